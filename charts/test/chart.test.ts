@@ -1,0 +1,895 @@
+// The Kubernetes side of the repository, checked without a cluster: the chart lints and renders
+// (default values, everything enabled, error cases), every rendered object validates against the
+// Kubernetes API models, the rendered wiring is consistent (selectors, ports, env, secrets,
+// network policies), and every workload folder has chart values, a skaffold artifact and a
+// Dockerfile. Workloads are discovered from services/ at run time, so a new service without its
+// entries fails here.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import yaml from 'js-yaml';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+
+const ROOT = path.resolve(__dirname, '../..');
+const CHART_DIR = 'charts/mailer';
+const CHART = path.join(ROOT, CHART_DIR);
+const HELM = path.join(ROOT, 'node_modules/.bin/helm');
+const RELEASE = 'mailer';
+const NAMESPACE = 'mailer-test';
+const FULL_VALUES = path.join(CHART, 'ci/full-values.yaml');
+const MONITORING_API = ['--api-versions', 'monitoring.coreos.com/v1'];
+
+// ---------------------------------------------------------------------------------------------
+// Types and helpers
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Obj = Record<string, any>;
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [key: string]: any;
+}
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+}
+interface Workload {
+  name: string;
+  /** Folder of the workload, relative to the repository root. */
+  dir: string;
+  /** Dotted path of the workload's entry in values.yaml. */
+  valuesKey: string;
+  isGateway: boolean;
+}
+
+function run(cmd: string, args: string[]) {
+  const res = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8' });
+  if (res.error) throw res.error;
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+function helm(args: string[]) {
+  return run(HELM, args);
+}
+
+/** `helm template`; throws with helm's message when it fails. */
+function render(args: string[] = []): K8sObject[] {
+  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...args]);
+  if (res.status !== 0) throw new Error(`helm template ${args.join(' ')} failed:\n${res.stderr}`);
+  return yaml.loadAll(res.stdout).filter((doc): doc is K8sObject => doc !== null && doc !== undefined);
+}
+
+/** `helm template` that must fail; returns helm's error output. */
+function renderFails(args: string[]): string {
+  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...args]);
+  expect(res.status).not.toBe(0);
+  return res.stderr;
+}
+
+function writeTempValues(values: Obj): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-chart-'));
+  const file = path.join(dir, 'values.yaml');
+  fs.writeFileSync(file, yaml.dump(values));
+  return file;
+}
+
+function readYaml<T = Obj>(rel: string): T {
+  return yaml.load(fs.readFileSync(path.join(ROOT, rel), 'utf8')) as T;
+}
+
+function byKind(objs: K8sObject[], kind: string): K8sObject[] {
+  return objs.filter((o) => o.kind === kind);
+}
+
+function find(objs: K8sObject[], kind: string, name: string): K8sObject {
+  const found = objs.filter((o) => o.kind === kind && o.metadata.name === name);
+  if (found.length !== 1) throw new Error(`expected exactly one ${kind}/${name}, found ${found.length}`);
+  return found[0];
+}
+
+function getPath(obj: Obj, dotted: string): unknown {
+  return dotted.split('.').reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+/** Kubernetes label-selector semantics (matchLabels AND matchExpressions; {} selects all). */
+function selects(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    switch (e.operator) {
+      case 'In': if (!has || !(e.values ?? []).includes(labels[e.key])) return false; break;
+      case 'NotIn': if (has && (e.values ?? []).includes(labels[e.key])) return false; break;
+      case 'Exists': if (!has) return false; break;
+      case 'DoesNotExist': if (has) return false; break;
+      default: throw new Error(`unknown selector operator ${e.operator}`);
+    }
+  }
+  return true;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+
+// ---------------------------------------------------------------------------------------------
+// Validation of every rendered object
+
+function validateServiceMonitor(o: K8sObject): void {
+  const spec = o.spec;
+  if (!spec || typeof spec !== 'object') throw new Error('ServiceMonitor without spec');
+  if (!spec.selector || (!spec.selector.matchLabels && !spec.selector.matchExpressions)) {
+    throw new Error('ServiceMonitor.spec.selector must select something');
+  }
+  if (spec.namespaceSelector && !Array.isArray(spec.namespaceSelector.matchNames) && spec.namespaceSelector.any !== true) {
+    throw new Error('ServiceMonitor.spec.namespaceSelector needs matchNames or any');
+  }
+  if (!Array.isArray(spec.endpoints) || spec.endpoints.length === 0) throw new Error('ServiceMonitor without endpoints');
+  const duration = /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
+  const allowed = new Set(['port', 'targetPort', 'path', 'scheme', 'interval', 'scrapeTimeout', 'honorLabels', 'honorTimestamps', 'relabelings', 'metricRelabelings', 'tlsConfig', 'params']);
+  for (const ep of spec.endpoints) {
+    for (const key of Object.keys(ep)) if (!allowed.has(key)) throw new Error(`unknown ServiceMonitor endpoint field ${key}`);
+    if (typeof ep.port !== 'string' || !ep.port) throw new Error('ServiceMonitor endpoint needs a named port');
+    if (ep.path !== undefined && !String(ep.path).startsWith('/')) throw new Error('endpoint path must start with /');
+    for (const k of ['interval', 'scrapeTimeout']) {
+      if (ep[k] !== undefined && !duration.test(ep[k])) throw new Error(`endpoint ${k} ${ep[k]} is not a Prometheus duration`);
+    }
+    if (ep.honorLabels !== undefined && typeof ep.honorLabels !== 'boolean') throw new Error('honorLabels must be boolean');
+  }
+}
+
+function validateRuleGroups(groups: unknown): void {
+  if (!Array.isArray(groups) || groups.length === 0) throw new Error('rule groups must be a non-empty list');
+  const names = new Set<string>();
+  for (const g of groups as Obj[]) {
+    if (typeof g.name !== 'string' || !g.name) throw new Error('rule group without name');
+    if (names.has(g.name)) throw new Error(`duplicate rule group ${g.name}`);
+    names.add(g.name);
+    if (!Array.isArray(g.rules) || g.rules.length === 0) throw new Error(`group ${g.name} without rules`);
+    for (const r of g.rules) {
+      if (typeof r.alert !== 'string' || !/^[A-Za-z_:][A-Za-z0-9_:]*$/.test(r.alert)) throw new Error(`bad alert name in ${g.name}`);
+      if (typeof r.expr !== 'string' || !r.expr.trim()) throw new Error(`${r.alert}: expr missing`);
+      if (r.for !== undefined && !/^[0-9]+(ms|s|m|h|d|w|y)$/.test(r.for)) throw new Error(`${r.alert}: bad for ${r.for}`);
+      if (!['critical', 'warning', 'info'].includes(r.labels?.severity)) throw new Error(`${r.alert}: severity label missing`);
+      if (!r.annotations?.summary || !r.annotations?.description) throw new Error(`${r.alert}: summary/description missing`);
+      let depth = 0;
+      for (const ch of r.expr) {
+        if (ch === '(') depth++;
+        if (ch === ')') depth--;
+        if (depth < 0) break;
+      }
+      if (depth !== 0) throw new Error(`${r.alert}: unbalanced parentheses`);
+    }
+  }
+}
+
+function validatePrometheusRule(o: K8sObject): void {
+  validateRuleGroups(o.spec?.groups);
+}
+
+const MODELS: Record<string, (o: K8sObject) => void> = {
+  'apps/v1/Deployment': (o) => new Deployment(o as any).validate(),
+  'v1/Service': (o) => new Service(o as any).validate(),
+  'v1/ConfigMap': (o) => new ConfigMap(o as any).validate(),
+  'v1/Secret': (o) => new Secret(o as any).validate(),
+  'v1/ServiceAccount': (o) => new ServiceAccount(o as any).validate(),
+  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as any).validate(),
+  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as any).validate(),
+  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as any).validate(),
+  'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': validatePrometheusRule,
+};
+
+function validateAll(objs: K8sObject[]): void {
+  expect(objs.length).toBeGreaterThan(0);
+  const seen = new Set<string>();
+  for (const o of objs) {
+    const key = `${o.apiVersion}/${o.kind}`;
+    const validate = MODELS[key];
+    if (!validate) throw new Error(`no validator for rendered ${key} ${o.metadata?.name}: add one to MODELS`);
+    try {
+      validate(o);
+    } catch (err) {
+      throw new Error(`${key} ${o.metadata?.name} is invalid: ${(err as Error).message}`);
+    }
+    expect(o.metadata.name).toMatch(DNS_LABEL);
+    expect(o.metadata.namespace ?? NAMESPACE).toBe(NAMESPACE);
+    for (const [k, v] of Object.entries(o.metadata.labels ?? {})) {
+      expect(typeof v).toBe('string');
+      if (!LABEL_VALUE.test(v)) throw new Error(`${key} ${o.metadata.name}: label ${k}=${v} is not a valid label value`);
+    }
+    const id = `${key}/${o.metadata.name}`;
+    if (seen.has(id)) throw new Error(`rendered twice: ${id}`);
+    seen.add(id);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The workloads, from the folders on disk
+
+const serviceDirs = fs
+  .readdirSync(path.join(ROOT, 'services'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+const WORKLOADS: Workload[] = [
+  { name: 'gateway', dir: 'gateway', valuesKey: 'gateway', isGateway: true },
+  ...serviceDirs.map((name) => ({ name, dir: `services/${name}`, valuesKey: `services.${name}`, isGateway: false })),
+];
+const SERVICES = WORKLOADS.filter((w) => !w.isGateway);
+const values = readYaml<Obj>(`${CHART_DIR}/values.yaml`);
+const workloadName = (w: Workload | string) => `${RELEASE}-${typeof w === 'string' ? w : w.name}`;
+const grpcAddrVar = (name: string) => `${name.toUpperCase().replace(/-/g, '_')}_GRPC_ADDR`;
+
+function containerOf(d: K8sObject, name: string): Obj {
+  const containers: Obj[] = d.spec.template.spec.containers;
+  const c = containers.find((x) => x.name === name);
+  if (!c) throw new Error(`${d.metadata.name} has no container ${name}`);
+  return c;
+}
+
+function envOf(container: Obj): Map<string, Obj> {
+  return new Map((container.env ?? []).map((e: Obj) => [e.name, e]));
+}
+
+test('the repository has the gateway and at least the six known services', () => {
+  expect(fs.existsSync(path.join(ROOT, 'gateway'))).toBe(true);
+  expect(serviceDirs).toEqual(expect.arrayContaining(['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook']));
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('helm lint --strict', () => {
+  test.each([
+    ['default values', []],
+    ['everything enabled (ci/full-values.yaml)', ['-f', FULL_VALUES]],
+    ['development overrides (values-dev.yaml)', ['-f', path.join(CHART, 'values-dev.yaml')]],
+  ])('%s', (_label, args) => {
+    const res = helm(['lint', '--strict', CHART_DIR, ...(args as string[])]);
+    expect(`${res.stdout}${res.stderr}`).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(res.status).toBe(0);
+  });
+});
+
+describe('default values', () => {
+  const objs = render();
+
+  test('every rendered object validates against its Kubernetes model', () => {
+    validateAll(objs);
+  });
+
+  test('optional objects stay off by default', () => {
+    for (const kind of ['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) {
+      expect(byKind(objs, kind)).toHaveLength(0);
+    }
+  });
+
+  test('one Deployment per workload folder and nothing else', () => {
+    expect(byKind(objs, 'Deployment').map((d) => d.metadata.name).sort()).toEqual(WORKLOADS.map(workloadName).sort());
+  });
+
+  describe.each(WORKLOADS.map((w) => [w.name, w] as const))('%s', (_name, w) => {
+    const d = find(objs, 'Deployment', workloadName(w));
+    const pod = d.spec.template.spec;
+    const c = containerOf(d, w.name);
+    const env = envOf(c);
+    const wv = getPath(values, w.valuesKey) as Obj;
+
+    test('selector matches its own pods only', () => {
+      expect(selects(d.spec.selector, d.spec.template.metadata.labels)).toBe(true);
+      for (const other of WORKLOADS.filter((x) => x !== w)) {
+        const od = find(objs, 'Deployment', workloadName(other));
+        expect(selects(d.spec.selector, od.spec.template.metadata.labels)).toBe(false);
+      }
+    });
+
+    test('runs its own image', () => {
+      expect(c.image).toBe(`mailer-${w.name}:0.1.0`);
+    });
+
+    test('non-root, read-only root filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp', () => {
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
+      expect(pod.securityContext.runAsUser).toBe(10001);
+      expect(pod.securityContext.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+      expect(c.securityContext.runAsNonRoot).toBe(true);
+      expect(c.securityContext.runAsUser).toBe(10001);
+      expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+      expect(c.securityContext.allowPrivilegeEscalation).toBe(false);
+      expect(c.securityContext.capabilities.drop).toEqual(['ALL']);
+      expect(c.securityContext.capabilities.add).toBeUndefined();
+      expect(c.securityContext.seccompProfile).toEqual({ type: 'RuntimeDefault' });
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.hostNetwork).toBeUndefined();
+    });
+
+    test('/tmp is the one writable path (emptyDir)', () => {
+      expect(c.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+      const vol = pod.volumes.find((v: Obj) => v.name === 'tmp');
+      expect(vol.emptyDir).toBeDefined();
+    });
+
+    test('resources are set', () => {
+      expect(c.resources.requests.cpu).toBeDefined();
+      expect(c.resources.requests.memory).toBeDefined();
+      expect(c.resources.limits.memory).toBeDefined();
+    });
+
+    test('probes: native gRPC for services, HTTP /healthz and /readyz for the gateway', () => {
+      for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect(c[probe]).toBeDefined();
+      if (w.isGateway) {
+        const httpPort = c.ports.find((p: Obj) => p.name === 'http');
+        expect(httpPort.containerPort).toBe(8080);
+        expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+        expect(c.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+        expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+        for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect(c[probe].grpc).toBeUndefined();
+      } else {
+        const grpcPort = c.ports.find((p: Obj) => p.name === 'grpc');
+        expect(grpcPort.containerPort).toBe(wv.grpcPort);
+        // Liveness asks for the "liveness" health name, which stays SERVING through a NATS or
+        // MongoDB outage (readiness then takes the pod out of rotation instead of a restart storm).
+        expect(c.startupProbe.grpc).toEqual({ port: wv.grpcPort });
+        expect(c.readinessProbe.grpc).toEqual({ port: wv.grpcPort });
+        expect(c.livenessProbe.grpc).toEqual({ port: wv.grpcPort, service: 'liveness' });
+        for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+          expect(c[probe].httpGet).toBeUndefined();
+          expect(c[probe].tcpSocket).toBeUndefined();
+        }
+      }
+    });
+
+    test('metrics on their own port 9464', () => {
+      expect(c.ports.find((p: Obj) => p.name === 'metrics')?.containerPort).toBe(9464);
+    });
+
+    test('environment: ConfigMap for settings, Secret for MONGODB_URI (services) and the gateway keys', () => {
+      const cm = find(objs, 'ConfigMap', RELEASE);
+      expect(c.envFrom).toEqual([{ configMapRef: { name: cm.metadata.name } }]);
+      const secret = find(objs, 'Secret', RELEASE);
+      // Least privilege: only the services have a store, only the gateway holds the API-key master
+      // key and the admin token.
+      const secretKeys = w.isGateway ? ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'] : ['MONGODB_URI'];
+      for (const key of secretKeys) {
+        expect(env.get(key)).toEqual({ name: key, valueFrom: { secretKeyRef: { name: secret.metadata.name, key } } });
+        expect(secret.data[key]).toBeTruthy();
+      }
+      for (const key of ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN'].filter((k) => !secretKeys.includes(k))) {
+        expect(env.has(key)).toBe(false);
+      }
+      // No secret travels as a literal value, in the env or the ConfigMap.
+      for (const key of ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN']) {
+        expect(env.get(key)?.value).toBeUndefined();
+        expect(cm.data[key]).toBeUndefined();
+      }
+      expect(env.get('MONGODB_DATABASE')?.value).toBe(w.isGateway ? undefined : `mailer_${w.name}`);
+      expect(env.get('OTEL_SERVICE_NAME')?.value).toBe(w.name);
+      if (w.isGateway) {
+        expect(env.get('GATEWAY_PORT')?.value).toBe('8080');
+        expect(env.get('ADMIN_PORT')?.value).toBe('8081');
+        // The gateway binds the admin listener to loopback unless told otherwise: the admin
+        // Service would reach nothing.
+        expect(env.get('ADMIN_HOST')?.value).toBe('0.0.0.0');
+        expect(env.get('GATEWAY_TRUST_PROXY')?.value).toBe(String(wv.trustProxy));
+      } else {
+        // Its own address is the listen address; the ConfigMap holds what clients dial.
+        expect(env.get(grpcAddrVar(w.name))?.value).toBe(`0.0.0.0:${wv.grpcPort}`);
+      }
+    });
+
+    test('a Service reaches the pods on named container ports', () => {
+      const svc = find(objs, 'Service', workloadName(w));
+      expect(selects(svc.spec.selector ? { matchLabels: svc.spec.selector } : undefined, d.spec.template.metadata.labels)).toBe(true);
+      const names = new Set(c.ports.map((p: Obj) => p.name));
+      for (const p of svc.spec.ports) expect(names.has(p.targetPort)).toBe(true);
+    });
+  });
+
+  test('the gateway admin port is only on a ClusterIP Service; the public Service carries HTTP only', () => {
+    const pub = find(objs, 'Service', workloadName('gateway'));
+    expect(pub.spec.ports.map((p: Obj) => p.name)).toEqual(['http']);
+    const admin = find(objs, 'Service', `${workloadName('gateway')}-admin`);
+    expect(admin.spec.type).toBe('ClusterIP');
+    expect(admin.spec.ports.find((p: Obj) => p.name === 'admin').port).toBe(8081);
+    const lb = render(['--set', 'gateway.service.type=LoadBalancer']);
+    expect(find(lb, 'Service', workloadName('gateway')).spec.type).toBe('LoadBalancer');
+    expect(find(lb, 'Service', `${workloadName('gateway')}-admin`).spec.type).toBe('ClusterIP');
+    for (const s of byKind(lb, 'Service').filter((x) => x.spec.type !== 'ClusterIP')) {
+      expect(s.spec.ports.map((p: Obj) => p.name)).toEqual(['http']);
+    }
+  });
+
+  test('the ConfigMap tells every client where each gRPC service listens', () => {
+    const cm = find(objs, 'ConfigMap', RELEASE);
+    expect(cm.data.NATS_URL).toBe(values.config.natsUrl);
+    expect(cm.data.METRICS_PORT).toBe('9464');
+    expect(cm.data.LOG_LEVEL).toBe('info');
+    for (const w of SERVICES) {
+      const port = (getPath(values, w.valuesKey) as Obj).grpcPort;
+      expect(cm.data[grpcAddrVar(w.name)]).toBe(`${workloadName(w)}:${port}`);
+      const svc = find(objs, 'Service', workloadName(w));
+      expect(svc.spec.ports.find((p: Obj) => p.name === 'grpc').port).toBe(port);
+    }
+  });
+
+  test('services that fetch customer URLs refuse private addresses', () => {
+    for (const name of ['rss', 'webhook']) {
+      const env = envOf(containerOf(find(objs, 'Deployment', workloadName(name)), name));
+      expect(env.get('OUTBOUND_ALLOW_PRIVATE')?.value).toBe('false');
+    }
+  });
+
+  test('the generated Secret holds a 32-byte master key and an admin token', () => {
+    const secret = find(objs, 'Secret', RELEASE);
+    const masterKey = Buffer.from(secret.data.API_KEY_MASTER_KEY, 'base64').toString('utf8');
+    expect(Buffer.from(masterKey, 'base64')).toHaveLength(32);
+    expect(Buffer.from(secret.data.ADMIN_TOKEN, 'base64').toString('utf8').length).toBeGreaterThanOrEqual(32);
+    expect(Buffer.from(secret.data.MONGODB_URI, 'base64').toString('utf8')).toBe(values.secrets.mongodbUri);
+    expect(secret.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+  });
+});
+
+describe('everything enabled (ci/full-values.yaml, monitoring API present)', () => {
+  const objs = render(['-f', FULL_VALUES, ...MONITORING_API]);
+  const full = readYaml<Obj>(`${CHART_DIR}/ci/full-values.yaml`);
+  const podLabels = (name: string) => find(objs, 'Deployment', workloadName(name)).spec.template.metadata.labels;
+
+  test('every rendered object validates', () => {
+    validateAll(objs);
+    for (const kind of ['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) {
+      expect(byKind(objs, kind).length).toBeGreaterThan(0);
+    }
+  });
+
+  test('ci/full-values.yaml enables HPA and PDB for every workload', () => {
+    for (const w of WORKLOADS) {
+      expect(getPath(full, `${w.valuesKey}.autoscaling.enabled`)).toBe(true);
+      expect(getPath(full, `${w.valuesKey}.pdb.enabled`)).toBe(true);
+    }
+  });
+
+  test.each(WORKLOADS.map((w) => [w.name]))('%s: HPA owns the replicas, PDB covers its pods', (name) => {
+    const hpa = find(objs, 'HorizontalPodAutoscaler', workloadName(name));
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: workloadName(name) });
+    expect(hpa.spec.maxReplicas).toBeGreaterThanOrEqual(hpa.spec.minReplicas);
+    expect(find(objs, 'Deployment', workloadName(name)).spec.replicas).toBeUndefined();
+    const pdb = find(objs, 'PodDisruptionBudget', workloadName(name));
+    expect(pdb.apiVersion).toBe('policy/v1');
+    expect(selects(pdb.spec.selector, podLabels(name))).toBe(true);
+    for (const other of WORKLOADS.filter((x) => x.name !== name)) expect(selects(pdb.spec.selector, podLabels(other.name))).toBe(false);
+  });
+
+  test('the ServiceMonitor scrapes exactly the Services with a metrics port, honouring the service label', () => {
+    const sm = find(objs, 'ServiceMonitor', RELEASE);
+    expect(sm.spec.namespaceSelector).toEqual({ matchNames: [NAMESPACE] });
+    expect(sm.metadata.labels?.release).toBe('kube-prometheus-stack');
+    const ep = sm.spec.endpoints[0];
+    expect(ep).toMatchObject({ port: 'metrics', path: '/metrics', honorLabels: true });
+    const selected = byKind(objs, 'Service').filter((s) => selects(sm.spec.selector, s.metadata.labels));
+    const withMetrics = byKind(objs, 'Service').filter((s) => s.spec.ports.some((p: Obj) => p.name === 'metrics'));
+    expect(selected.map((s) => s.metadata.name).sort()).toEqual(withMetrics.map((s) => s.metadata.name).sort());
+    // Every workload's pods are behind one of them.
+    for (const w of WORKLOADS) {
+      expect(selected.some((s) => selects({ matchLabels: s.spec.selector }, podLabels(w.name)))).toBe(true);
+    }
+  });
+
+  test('the PrometheusRule carries the alert files unchanged', () => {
+    const rule = find(objs, 'PrometheusRule', RELEASE);
+    const files = fs.readdirSync(path.join(CHART, 'alerts')).filter((f) => f.endsWith('.yaml')).sort();
+    const groups = files.flatMap((f) => readYaml<Obj>(`${CHART_DIR}/alerts/${f}`).groups);
+    expect(rule.spec.groups).toEqual(groups);
+  });
+
+  test('the dashboards ConfigMap carries the dashboard files unchanged', () => {
+    const cm = find(objs, 'ConfigMap', `${RELEASE}-dashboards`);
+    expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
+    const files = fs.readdirSync(path.join(CHART, 'dashboards')).filter((f) => f.endsWith('.json')).sort();
+    expect(Object.keys(cm.data).sort()).toEqual(files);
+    for (const f of files) expect(JSON.parse(cm.data[f])).toEqual(JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', f), 'utf8')));
+  });
+
+  describe('NetworkPolicies', () => {
+    const policies = byKind(objs, 'NetworkPolicy');
+    const stranger = { app: 'intruder' };
+    const otherRelease = (name: string) => ({ ...podLabels(name), 'app.kubernetes.io/instance': 'someone-else' });
+
+    /** The ingress rules of the policies selecting these pods that admit traffic to a named port. */
+    function rulesFor(labels: Record<string, string>, port: string): Obj[] {
+      const selecting = policies.filter((p) => selects(p.spec.podSelector, labels));
+      expect(selecting.length).toBeGreaterThan(0);
+      for (const p of selecting) expect(p.spec.policyTypes).toContain('Ingress');
+      return selecting
+        .flatMap((p) => p.spec.ingress ?? [])
+        .filter((r: Obj) => !r.ports || r.ports.some((x: Obj) => x.port === port));
+    }
+    /** Can a pod with these labels, in the policy's namespace, reach the port? */
+    function admitsPod(rules: Obj[], from: Record<string, string>): boolean {
+      return rules.some((r) => !r.from || r.from.length === 0 || r.from.some((peer: Obj) => !peer.namespaceSelector && !peer.ipBlock && selects(peer.podSelector, from)));
+    }
+    const admitsAnyone = (rules: Obj[]) => rules.some((r) => !r.from || r.from.length === 0);
+
+    test('one policy per workload, selecting exactly its pods', () => {
+      expect(policies.map((p) => p.metadata.name).sort()).toEqual(WORKLOADS.map(workloadName).sort());
+      for (const w of WORKLOADS) {
+        const p = find(objs, 'NetworkPolicy', workloadName(w));
+        for (const other of WORKLOADS) expect(selects(p.spec.podSelector, podLabels(other.name))).toBe(other === w);
+      }
+    });
+
+    test.each(SERVICES.map((w) => [w.name]))('%s accepts gRPC only from the gateway and the other services', (name) => {
+      const rules = rulesFor(podLabels(name), 'grpc');
+      expect(rules.length).toBeGreaterThan(0);
+      expect(admitsAnyone(rules)).toBe(false);
+      for (const r of rules) for (const peer of r.from) expect(peer.namespaceSelector ?? peer.ipBlock).toBeUndefined();
+      for (const w of WORKLOADS) expect(admitsPod(rules, podLabels(w.name))).toBe(true);
+      expect(admitsPod(rules, stranger)).toBe(false);
+      expect(admitsPod(rules, otherRelease('gateway'))).toBe(false);
+    });
+
+    test('the gateway admin port admits pods of the namespace only', () => {
+      const rules = rulesFor(podLabels('gateway'), 'admin');
+      expect(rules.length).toBeGreaterThan(0);
+      expect(admitsAnyone(rules)).toBe(false);
+      for (const r of rules) {
+        for (const peer of r.from) {
+          expect(peer.namespaceSelector).toBeUndefined();
+          expect(peer.ipBlock).toBeUndefined();
+        }
+      }
+      expect(admitsPod(rules, stranger)).toBe(true);
+    });
+
+    test('the gateway HTTP port is open; metrics only to the configured scrapers', () => {
+      expect(admitsAnyone(rulesFor(podLabels('gateway'), 'http'))).toBe(true);
+      for (const w of WORKLOADS) {
+        const rules = rulesFor(podLabels(w.name), 'metrics');
+        expect(admitsAnyone(rules)).toBe(false);
+        expect(rules.flatMap((r) => r.from)).toEqual(full.networkPolicy.metricsFrom);
+      }
+    });
+
+    test('policies name ports the pods actually declare', () => {
+      for (const p of policies) {
+        const d = byKind(objs, 'Deployment').find((x) => selects(p.spec.podSelector, x.spec.template.metadata.labels))!;
+        const names = new Set(d.spec.template.spec.containers.flatMap((c: Obj) => c.ports.map((x: Obj) => x.name)));
+        for (const r of p.spec.ingress) for (const port of r.ports ?? []) expect(names.has(port.port)).toBe(true);
+      }
+    });
+  });
+});
+
+describe('guards', () => {
+  test('the ServiceMonitor and PrometheusRule need the monitoring.coreos.com/v1 API', () => {
+    const objs = render(['-f', FULL_VALUES]);
+    expect(byKind(objs, 'ServiceMonitor')).toHaveLength(0);
+    expect(byKind(objs, 'PrometheusRule')).toHaveLength(0);
+    expect(byKind(objs, 'NetworkPolicy').length).toBeGreaterThan(0);
+  });
+
+  test('...and their values flags', () => {
+    const objs = render(MONITORING_API);
+    expect(byKind(objs, 'ServiceMonitor')).toHaveLength(0);
+    expect(byKind(objs, 'PrometheusRule')).toHaveLength(0);
+  });
+
+  test('existingSecret: no Secret is rendered and every reference points at it', () => {
+    const objs = render(['--set', 'secrets.existingSecret=mailer-prod-secrets']);
+    expect(byKind(objs, 'Secret')).toHaveLength(0);
+    const refs = byKind(objs, 'Deployment').flatMap((d) =>
+      d.spec.template.spec.containers.flatMap((c: Obj) => (c.env ?? []).filter((e: Obj) => e.valueFrom?.secretKeyRef)),
+    );
+    expect(refs.length).toBe(SERVICES.length + 2);
+    for (const r of refs) expect(r.valueFrom.secretKeyRef.name).toBe('mailer-prod-secrets');
+  });
+
+  test('provided keys are used as given', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const token = 'an-admin-token-of-at-least-32-characters';
+    const objs = render(['--set', `secrets.apiKeyMasterKey=${key}`, '--set', `secrets.adminToken=${token}`]);
+    const secret = find(objs, 'Secret', RELEASE);
+    expect(Buffer.from(secret.data.API_KEY_MASTER_KEY, 'base64').toString('utf8')).toBe(key);
+    expect(Buffer.from(secret.data.ADMIN_TOKEN, 'base64').toString('utf8')).toBe(token);
+  });
+
+  test('gateway.mongodb gives the gateway its own database', () => {
+    const objs = render(['--set', 'gateway.mongodb=true']);
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('gateway')), 'gateway'));
+    expect(env.get('MONGODB_URI')?.valueFrom?.secretKeyRef).toEqual({ name: RELEASE, key: 'MONGODB_URI' });
+    expect(env.get('MONGODB_DATABASE')?.value).toBe('mailer_gateway');
+  });
+
+  test('secretEnv adds Secret-sourced variables to one workload', () => {
+    const objs = render(['--set', 'services.messaging.secretEnv.SMTP_URL.name=smtp', '--set', 'services.messaging.secretEnv.SMTP_URL.key=url']);
+    validateAll(objs);
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('messaging')), 'messaging'));
+    expect(env.get('SMTP_URL')).toEqual({ name: 'SMTP_URL', valueFrom: { secretKeyRef: { name: 'smtp', key: 'url' } } });
+    expect(envOf(containerOf(find(objs, 'Deployment', workloadName('form')), 'form')).has('SMTP_URL')).toBe(false);
+  });
+
+  test('without existingSecret a MongoDB URI is required', () => {
+    expect(renderFails(['--set', 'secrets.mongodbUri='])).toContain('secrets.mongodbUri is required');
+  });
+
+  test('a service added only in values gets the full wiring (the template ranges over the map)', () => {
+    const file = writeTempValues({
+      services: {
+        billing: {
+          enabled: true,
+          image: { repository: 'mailer-billing' },
+          replicas: 1,
+          grpcPort: 50099,
+          resources: { requests: { cpu: '10m', memory: '64Mi' } },
+          autoscaling: { enabled: true, maxReplicas: 3 },
+          pdb: { enabled: true },
+        },
+        webhook: { enabled: false },
+      },
+      networkPolicy: { enabled: true },
+    });
+    const objs = render(['-f', file]);
+    validateAll(objs);
+    const d = find(objs, 'Deployment', workloadName('billing'));
+    expect(containerOf(d, 'billing').readinessProbe.grpc).toEqual({ port: 50099 });
+    expect(find(objs, 'Service', workloadName('billing')).spec.ports[0].port).toBe(50099);
+    expect(find(objs, 'ConfigMap', RELEASE).data.BILLING_GRPC_ADDR).toBe(`${workloadName('billing')}:50099`);
+    find(objs, 'HorizontalPodAutoscaler', workloadName('billing'));
+    find(objs, 'PodDisruptionBudget', workloadName('billing'));
+    const np = find(objs, 'NetworkPolicy', workloadName('subscriber'));
+    const grpcPeers = np.spec.ingress.find((r: Obj) => r.ports.some((p: Obj) => p.port === 'grpc')).from;
+    expect(grpcPeers.some((peer: Obj) => selects(peer.podSelector, d.spec.template.metadata.labels))).toBe(true);
+    // A disabled service disappears everywhere.
+    expect(objs.filter((o) => o.metadata.name === workloadName('webhook'))).toHaveLength(0);
+    expect(find(objs, 'ConfigMap', RELEASE).data.WEBHOOK_GRPC_ADDR).toBeUndefined();
+  });
+});
+
+describe('values.schema.json', () => {
+  const schema = JSON.parse(fs.readFileSync(path.join(CHART, 'values.schema.json'), 'utf8'));
+
+  test('is draft-07', () => {
+    expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
+    expect(schema.additionalProperties).toBe(false);
+  });
+
+  test('a well-typed override renders (so the failures below are the schema speaking)', () => {
+    const objs = render(['--set', 'services.subscriber.replicas=3']);
+    expect(find(objs, 'Deployment', workloadName('subscriber')).spec.replicas).toBe(3);
+  });
+
+  test.each([
+    ['a non-integer replica count', ['--set', 'services.subscriber.replicas=abc'], 'replicas'],
+    ['an unknown top-level key', ['--set', 'replicaCount=2'], 'replicaCount'],
+    ['an unknown workload key', ['--set', 'gateway.adminServiceType=LoadBalancer'], 'adminServiceType'],
+    ['a master key that is not 32 bytes of base64', ['--set', 'secrets.apiKeyMasterKey=c2hvcnQ='], 'apiKeyMasterKey'],
+    ['an out-of-range port', ['--set', 'services.form.grpcPort=70000'], 'grpcPort'],
+    ['a log level the processes reject', ['--set', 'config.logLevel=verbose'], 'logLevel'],
+    ['an admin token shorter than the gateway accepts', ['--set', 'secrets.adminToken=too-short-for-the-gateway'], 'adminToken'],
+    ['a trust-proxy hop count the gateway rejects', ['--set', 'gateway.trustProxy=11'], 'trustProxy'],
+    ['a service named gateway', ['-f', FULL_VALUES, '--set-json', 'services.gateway={"enabled":true,"image":{"repository":"x"},"replicas":1,"grpcPort":50000,"resources":{},"autoscaling":{"enabled":false},"pdb":{"enabled":false}}'], 'services'],
+  ])('rejects %s', (_label, args, mention) => {
+    const stderr = renderFails(args as string[]);
+    expect(stderr).toMatch(/schema/);
+    expect(stderr).toContain(mention as string);
+  });
+
+  test('documents every knob of values.yaml', () => {
+    const resolve = (s: Obj): Obj => (s.$ref ? resolve(getPath(schema, s.$ref.replace(/^#\//, '').replace(/\//g, '.')) as Obj) : s);
+    const undocumented: string[] = [];
+    // Entries of free-form maps (labels, env, quantities) are user data, described by the map.
+    const walk = (value: unknown, s: Obj | undefined, at: string, mapEntry: boolean) => {
+      if (!s) {
+        undocumented.push(`${at} (not in the schema)`);
+        return;
+      }
+      const node = resolve(s);
+      if (!mapEntry && !node.description && !s.description) undocumented.push(at);
+      if (value && typeof value === 'object' && !Array.isArray(value) && (node.properties || typeof node.additionalProperties === 'object')) {
+        for (const [k, v] of Object.entries(value)) {
+          const declared = node.properties?.[k];
+          const child = declared ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+          walk(v, child, `${at}.${k}`, !declared);
+        }
+      }
+    };
+    for (const [k, v] of Object.entries(values)) walk(v, schema.properties[k], k, false);
+    expect(undocumented).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('every workload folder is wired: chart values, skaffold artifact, Dockerfile', () => {
+  const skaffold = readYaml<Obj>('skaffold.yaml');
+  const artifacts: Obj[] = skaffold.build?.artifacts ?? [];
+  const releases: Obj[] = skaffold.deploy?.helm?.releases ?? [];
+
+  test('chart values have exactly the folders under services/ (plus the gateway)', () => {
+    expect(Object.keys(values.services).sort()).toEqual(serviceDirs);
+    expect(values.gateway).toBeDefined();
+    const ports = SERVICES.map((w) => (getPath(values, w.valuesKey) as Obj).grpcPort);
+    expect(new Set(ports).size).toBe(ports.length);
+  });
+
+  test('skaffold builds exactly one artifact per workload folder', () => {
+    expect(skaffold.apiVersion).toMatch(/^skaffold\/v4/);
+    expect(artifacts.map((a) => a.image).sort()).toEqual(WORKLOADS.map((w) => `mailer-${w.name}`).sort());
+  });
+
+  test('skaffold deploys charts/mailer with helm', () => {
+    expect(releases).toHaveLength(1);
+    expect(releases[0].chartPath).toBe(CHART_DIR);
+    for (const f of releases[0].valuesFiles ?? []) expect(fs.existsSync(path.join(ROOT, f))).toBe(true);
+  });
+
+  describe.each(WORKLOADS.map((w) => [w.name, w] as const))('%s', (_name, w) => {
+    const image = `mailer-${w.name}`;
+    const sanitized = image.replace(/[-/.:]/g, '_');
+
+    test('has a chart values entry whose image is its skaffold artifact', () => {
+      const wv = getPath(values, w.valuesKey) as Obj;
+      expect(wv).toBeDefined();
+      expect(wv.enabled).toBe(true);
+      expect(wv.image.repository).toBe(image);
+    });
+
+    test('has a skaffold artifact built from the repository root with its Dockerfile', () => {
+      const a = artifacts.find((x) => x.image === image);
+      expect(a).toBeDefined();
+      expect(a!.context).toBe('.');
+      expect(a!.docker?.dockerfile).toBe(`${w.dir}/Dockerfile`);
+    });
+
+    test('skaffold wires the built image into the chart values', () => {
+      const t = releases[0].setValueTemplates ?? {};
+      expect(t[`${w.valuesKey}.image.repository`]).toBe(`{{.IMAGE_REPO_${sanitized}}}`);
+      expect(t[`${w.valuesKey}.image.tag`]).toBe(`{{.IMAGE_TAG_${sanitized}}}@{{.IMAGE_DIGEST_${sanitized}}}`);
+    });
+
+    test('has a Dockerfile', () => {
+      expect(fs.existsSync(path.join(ROOT, w.dir, 'Dockerfile'))).toBe(true);
+    });
+  });
+});
+
+describe('Dockerfiles', () => {
+  const read = (w: Workload) => fs.readFileSync(path.join(ROOT, w.dir, 'Dockerfile'), 'utf8');
+  const normalize = (w: Workload) => read(w).split(w.dir).join('<workspace>');
+
+  test('are identical except for the workspace', () => {
+    const reference = normalize(WORKLOADS[0]);
+    for (const w of WORKLOADS) expect(normalize(w)).toBe(reference);
+    // The workspace path is all that differs, and it appears where it must.
+    for (const w of WORKLOADS) {
+      const text = read(w);
+      expect(text).toContain(`ARG WORKSPACE=${w.dir}\n`);
+      expect(text).toContain(`CMD ["node", "--enable-source-maps", "${w.dir}/dist/main.js"]`);
+    }
+  });
+
+  test('multi-stage Node 20 build: npm ci, tsc -b, production prune, non-root uid 10001', () => {
+    const text = read(WORKLOADS[0]);
+    expect(text).toMatch(/^ARG NODE_IMAGE=(node:20-bookworm-slim|gcr\.io\/distroless\/nodejs20\S*)$/m);
+    expect(text.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
+    expect(text).toMatch(/^COPY package\.json package-lock\.json tsconfig\.base\.json \.\/$/m);
+    expect(text).toMatch(/npm ci\b/);
+    expect(text).toMatch(/npx tsc -b \$\{WORKSPACE\}/);
+    expect(text).toMatch(/npm prune --omit=dev/);
+    expect(text).toMatch(/^USER 10001(:10001)?$/m);
+    // The last stage runs as that user and installs nothing.
+    const last = text.slice(text.lastIndexOf('\nFROM '));
+    expect(last).toMatch(/^USER 10001/m);
+    expect(last).not.toMatch(/npm (ci|install)/);
+  });
+
+  test('copy every workspace each image depends on (package.json deps and tsconfig references)', () => {
+    // Map workspace package names to folders.
+    const folders = ['proto', ...fs.readdirSync(path.join(ROOT, 'packages')).map((p) => `packages/${p}`), ...WORKLOADS.map((w) => w.dir)];
+    const byName = new Map<string, string>();
+    for (const f of folders) {
+      const pj = path.join(ROOT, f, 'package.json');
+      if (fs.existsSync(pj)) byName.set(JSON.parse(fs.readFileSync(pj, 'utf8')).name, f);
+    }
+    const depsOf = (folder: string): string[] => {
+      const pj = JSON.parse(fs.readFileSync(path.join(ROOT, folder, 'package.json'), 'utf8'));
+      const fromPkg = Object.keys(pj.dependencies ?? {}).filter((d) => byName.has(d)).map((d) => byName.get(d)!);
+      const tsconfig = path.join(ROOT, folder, 'tsconfig.json');
+      const fromTs = fs.existsSync(tsconfig)
+        ? ((JSON.parse(fs.readFileSync(tsconfig, 'utf8')).references ?? []) as Obj[]).map((r) => path.relative(ROOT, path.resolve(ROOT, folder, r.path)))
+        : [];
+      return [...fromPkg, ...fromTs];
+    };
+    for (const w of WORKLOADS) {
+      const text = read(w).split('${WORKSPACE}').join(w.dir);
+      const needed = new Set<string>();
+      const queue = [w.dir];
+      while (queue.length) {
+        const f = queue.pop()!;
+        if (needed.has(f)) continue;
+        needed.add(f);
+        queue.push(...depsOf(f));
+      }
+      for (const f of needed) {
+        expect(text).toContain(`COPY ${f}/package.json ${f}/\n`);
+        expect(text).toContain(`COPY ${f}/ ${f}/\n`);
+      }
+    }
+  });
+
+  test('.dockerignore keeps installed and built output out of the context', () => {
+    const lines = fs.readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    for (const pattern of ['**/node_modules', '**/dist', '**/*.tsbuildinfo', '.git']) expect(lines).toContain(pattern);
+    // Nothing an image compiles may be ignored.
+    for (const kept of ['package.json', 'package-lock.json', 'tsconfig.base.json', 'proto', 'packages', 'services', 'gateway']) {
+      expect(lines).not.toContain(kept);
+    }
+  });
+});
+
+describe('dashboards and alert rules', () => {
+  const dashboardFiles = fs.readdirSync(path.join(CHART, 'dashboards')).filter((f) => f.endsWith('.json'));
+  const alertFiles = fs.readdirSync(path.join(CHART, 'alerts')).filter((f) => f.endsWith('.yaml'));
+  const rules: Obj[] = alertFiles.flatMap((f) => readYaml<Obj>(`${CHART_DIR}/alerts/${f}`).groups.flatMap((g: Obj) => g.rules));
+  const ruleFor = (pred: (expr: string) => boolean) => rules.filter((r) => pred(r.expr));
+
+  test('a Grafana dashboard shows RED per route and per RPC, rate limits, consumer lag and store latency', () => {
+    expect(dashboardFiles.length).toBeGreaterThan(0);
+    const exprs: string[] = [];
+    for (const f of dashboardFiles) {
+      const d = JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', f), 'utf8'));
+      expect(d.uid).toMatch(/^[a-zA-Z0-9-]{1,40}$/);
+      expect(d.title).toBeTruthy();
+      const ids = d.panels.map((p: Obj) => p.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const p of d.panels.filter((x: Obj) => x.type !== 'row')) {
+        expect(p.targets.length).toBeGreaterThan(0);
+        for (const t of p.targets) {
+          expect(t.expr).toBeTruthy();
+          exprs.push(t.expr);
+        }
+      }
+    }
+    const all = exprs.join('\n');
+    expect(all).toMatch(/sum by \(route\) \(rate\(http_requests_total/);
+    expect(all).toMatch(/http_requests_total\{[^}]*status=~"5\.\."/);
+    expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(route, le\) \(rate\(http_request_duration_seconds_bucket/);
+    expect(all).toMatch(/sum by \(service, method\) \(rate\(grpc_server_handled_total/);
+    expect(all).toMatch(/grpc_server_handled_total\{[^}]*code[!=]~?"/);
+    expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(service, method, le\) \(rate\(grpc_server_handling_seconds_bucket/);
+    expect(all).toContain('rate_limit_rejections_total');
+    expect(all).toContain('jetstream_consumer_lag');
+    expect(all).toMatch(/store_operation_duration_seconds_bucket/);
+  });
+
+  test('alert rules are well-formed', () => {
+    expect(alertFiles.length).toBeGreaterThan(0);
+    for (const f of alertFiles) validateRuleGroups(readYaml<Obj>(`${CHART_DIR}/alerts/${f}`).groups);
+    const names = rules.map((r) => r.alert);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  test('alert on a high 5xx ratio, a high p99, growing consumer lag and restarting pods', () => {
+    expect(ruleFor((e) => /http_requests_total\{status=~"5\.\."\}/.test(e) && /\/\s*sum by/.test(e)).length).toBeGreaterThan(0);
+    expect(ruleFor((e) => /histogram_quantile\(0\.99,[\s\S]*http_request_duration_seconds_bucket/.test(e)).length).toBeGreaterThan(0);
+    expect(ruleFor((e) => /histogram_quantile\(0\.99,[\s\S]*grpc_server_handling_seconds_bucket/.test(e)).length).toBeGreaterThan(0);
+    expect(ruleFor((e) => /deriv\(jetstream_consumer_lag\[/.test(e)).length).toBeGreaterThan(0);
+    expect(ruleFor((e) => e.includes('kube_pod_container_status_restarts_total')).length).toBeGreaterThan(0);
+  });
+
+  test('rules that list workloads by name list every workload', () => {
+    const restart = ruleFor((e) => e.includes('kube_pod_container_status_restarts_total'))[0];
+    const containers = /container=~"([^"]+)"/.exec(restart.expr)![1].split('|').sort();
+    expect(containers).toEqual(WORKLOADS.map((w) => w.name).sort());
+    const down = ruleFor((e) => /^up\{/.test(e.trim()))[0];
+    const alternation = /\(([^)]+)\)"/.exec(down.expr)![1].split('|').sort();
+    expect(alternation).toEqual(WORKLOADS.map((w) => (w.isGateway ? 'gateway-admin' : w.name)).sort());
+  });
+});

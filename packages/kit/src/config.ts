@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+export { z };
+
+/**
+ * Reads and validates one process's configuration from the environment. A missing or bad value
+ * stops the process with one clear line per problem, before anything starts listening.
+ */
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+  exit: (message: string) => never = exitWithMessage,
+): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+  return exit(`invalid configuration:\n${lines.join('\n')}`);
+}
+
+function exitWithMessage(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(78); // EX_CONFIG
+}
+
+/** `host:port` with a numeric port. */
+export const hostPort = z
+  .string()
+  .regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051');
+
+export const port = z.coerce.number().int().min(0).max(65535);
+
+export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+
+/** Settings every process shares: metrics port, log level, NATS and storage. */
+export const commonConfig = {
+  METRICS_PORT: port.default(0),
+  LOG_LEVEL: logLevel,
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+};
+
+/** Storage of a gRPC service: MongoDB when MONGODB_URI is set, else the embedded store in DATA_DIR. */
+export const storeConfig = {
+  MONGODB_URI: z.string().url().optional(),
+  MONGODB_DATABASE: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  STORE_FSYNC: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+};

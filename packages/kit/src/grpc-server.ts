@@ -1,0 +1,118 @@
+import {
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type handleUnaryCall,
+  type sendUnaryData,
+  type UntypedServiceImplementation,
+  status,
+} from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import type { Logger } from './logger';
+import type { Metrics } from './metrics';
+import { DomainError } from './errors';
+
+/** A unary handler written as an async function: return the response or throw a DomainError. */
+export type AsyncHandlers<S> = {
+  [K in keyof S]: S[K] extends handleUnaryCall<infer Req, infer Res>
+    ? (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>
+    : never;
+};
+
+export interface GrpcServerOptions {
+  logger: Logger;
+  metrics: Metrics;
+  /** Connections are closed after this age so clients reconnect and pods rebalance. */
+  maxConnectionAgeMs?: number;
+}
+
+/**
+ * The gRPC server every service runs: keepalive, max connection age, grpc.health.v1, RED
+ * metrics and one error mapping for all handlers.
+ */
+export function createGrpcServer(opts: GrpcServerOptions) {
+  const { logger, metrics } = opts;
+  const server = new Server({
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_timeout_ms': 10_000,
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.max_connection_age_ms': opts.maxConnectionAgeMs ?? 5 * 60_000,
+    'grpc.max_connection_age_grace_ms': 30_000,
+    'grpc.max_receive_message_length': 16 * 1024 * 1024,
+  });
+  // '' is the whole server's status (readiness: store and NATS reachable). 'liveness' only says the
+  // process is alive, so a dependency outage takes pods out of rotation instead of restarting them.
+  const health = new HealthImplementation({ '': 'NOT_SERVING', liveness: 'SERVING' });
+  health.addToServer(server);
+  const serviceNames: string[] = [];
+
+  function add<S extends UntypedServiceImplementation>(definition: ServiceDefinition<S>, handlers: AsyncHandlers<S>): void {
+    const impl: UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(definition)) {
+      const handler = (handlers as Record<string, (req: unknown, call: ServerUnaryCall<unknown, unknown>) => Promise<unknown>>)[name];
+      if (!handler) throw new Error(`no handler for ${method.path}`);
+      impl[name] = wrapUnary(method.path, handler);
+      const serviceName = method.path.split('/')[1];
+      if (!serviceNames.includes(serviceName)) {
+        serviceNames.push(serviceName);
+        health.setStatus(serviceName, 'NOT_SERVING');
+      }
+    }
+    server.addService(definition, impl);
+  }
+
+  function wrapUnary(path: string, handler: (req: unknown, call: ServerUnaryCall<unknown, unknown>) => Promise<unknown>) {
+    return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const stop = metrics.grpcSeconds.startTimer({ method: path });
+      handler(call.request, call).then(
+        (response) => {
+          metrics.grpcHandled.inc({ method: path, code: 'OK' });
+          stop();
+          callback(null, response);
+        },
+        (err: unknown) => {
+          stop();
+          if (err instanceof DomainError) {
+            metrics.grpcHandled.inc({ method: path, code: status[err.code] });
+            callback({ code: err.code, details: err.message, metadata: err.toMetadata() });
+            return;
+          }
+          metrics.grpcHandled.inc({ method: path, code: 'INTERNAL' });
+          logger.error({ err, method: path }, 'unhandled error in gRPC handler');
+          callback({ code: status.INTERNAL, details: 'internal error' });
+        },
+      );
+    };
+  }
+
+  function setServing(serving: boolean): void {
+    const s = serving ? 'SERVING' : 'NOT_SERVING';
+    health.setStatus('', s);
+    for (const name of serviceNames) health.setStatus(name, s);
+  }
+
+  async function listen(address: string): Promise<number> {
+    return new Promise((resolve, reject) =>
+      server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+    );
+  }
+
+  /** NOT_SERVING first (load balancers stop sending), then drain, then force after the deadline. */
+  async function shutdown(deadlineMs = 10_000): Promise<void> {
+    setServing(false);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, deadlineMs);
+      server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  return { server, add, listen, setServing, shutdown };
+}
+export type GrpcServer = ReturnType<typeof createGrpcServer>;

@@ -1,0 +1,31 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * JSON logs with the service name on every line. Secrets never reach a log line: headers and
+ * fields that can carry them are redacted here once, whatever a caller logs.
+ */
+export function createLogger(service: string, level = 'info'): Logger {
+  return pino({
+    level,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: [
+        'apiKey',
+        '*.apiKey',
+        'key',
+        'secret',
+        '*.secret',
+        'token',
+        'req.headers["x-api-key"]',
+        'req.headers.authorization',
+        'req.headers["x-admin-token"]',
+        'headers["x-api-key"]',
+        'headers.authorization',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,52 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export { Counter, Histogram, Registry };
+export { Gauge } from 'prom-client';
+
+/**
+ * One registry per process (never prom-client's global one, so tests can build many apps in
+ * one jest worker), with default process metrics and the RED metrics of gRPC servers.
+ */
+export function createMetrics(service: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  const grpcHandled = new Counter({
+    name: 'grpc_server_handled_total',
+    help: 'gRPC calls completed, by method and status code',
+    labelNames: ['method', 'code'],
+    registers: [registry],
+  });
+  const grpcSeconds = new Histogram({
+    name: 'grpc_server_handling_seconds',
+    help: 'gRPC call latency',
+    labelNames: ['method'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  return { registry, grpcHandled, grpcSeconds };
+}
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Serves /metrics on its own port (never on a public listener). Port 0 picks a free one. */
+export async function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0'): Promise<http.Server & { port: number }> {
+  const server = http.createServer(async (req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await registry.metrics();
+      res.writeHead(200, { 'Content-Type': registry.contentType }).end(body);
+    } catch (err) {
+      res.writeHead(500).end(String(err));
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return Object.assign(server, { port: (server.address() as AddressInfo).port });
+}

@@ -1,0 +1,95 @@
+// The process runtime of gRPC services (store + NATS + gRPC). A subpath of its own
+// (`@mailer/kit/service`) so the gateway, which has no store, does not load mongoose.
+
+import path from 'node:path';
+import type { JetStreamClient, NatsConnection } from 'nats';
+import { openStore, type Store } from '@mailer/store';
+import { connectNats, ensureStreams, startOutboxRelay } from '@mailer/nats';
+import { createLogger, type Logger } from './logger';
+import { createMetrics, startMetricsServer, type Metrics } from './metrics';
+import { createGrpcServer, type GrpcServer } from './grpc-server';
+import { onShutdown, watchHealth } from './lifecycle';
+
+/** What every gRPC service process is given once its store, NATS and server exist. */
+export interface ServiceContext<C> {
+  name: string;
+  config: C;
+  logger: Logger;
+  metrics: Metrics;
+  store: Store;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  grpc: GrpcServer;
+  /** Wakes the outbox relay after a write that recorded events (it also polls). */
+  notifyOutbox(): void;
+}
+
+export interface ServiceConfig {
+  METRICS_PORT: number;
+  LOG_LEVEL: string;
+  NATS_URL: string;
+  MONGODB_URI?: string;
+  MONGODB_DATABASE?: string;
+  DATA_DIR: string;
+  STORE_FSYNC: boolean;
+}
+
+/**
+ * Starts a service process: metrics, store, NATS (streams declared), outbox relay, gRPC server
+ * with health, then `setup` registers the service's handlers (and starts its consumers, returning
+ * their stop functions). Health turns SERVING once listening and follows store and NATS after.
+ * SIGTERM: NOT_SERVING, drain gRPC, stop consumers and relay, drain NATS, close the store.
+ */
+export async function runService<C extends ServiceConfig>(opts: {
+  name: string;
+  config: C;
+  grpcAddress: string;
+  setup: (ctx: ServiceContext<C>) => Promise<Array<() => Promise<unknown>> | void>;
+}): Promise<void> {
+  const { name, config } = opts;
+  const logger = createLogger(name, config.LOG_LEVEL);
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+  try {
+    const metrics = createMetrics(name);
+    const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+    const store = await openStore({
+      mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
+      dataDir: path.join(config.DATA_DIR, name),
+      fsync: config.STORE_FSYNC,
+    });
+    const nc = await connectNats({ url: config.NATS_URL, name, log: (msg, extra) => logger.info(extra ?? {}, msg) });
+    await ensureStreams(nc);
+    const js = nc.jetstream();
+    const relay = startOutboxRelay({ store, js, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
+    const grpc = createGrpcServer({ logger, metrics });
+    const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify })) ?? [];
+    const grpcPort = await grpc.listen(opts.grpcAddress);
+    const stopHealth = watchHealth(
+      async () => !nc.isClosed() && (await store.ping()),
+      (ok) => {
+        grpc.setServing(ok);
+        logger.info({ serving: ok }, 'health changed');
+      },
+    );
+    onShutdown(logger, [
+      () => grpc.shutdown(),
+      async () => stopHealth(),
+      ...stops,
+      () => relay.stop(),
+      () => nc.drain(),
+      () => store.close(),
+      () => new Promise((resolve) => metricsServer.close(resolve)),
+    ]);
+    logger.info({ grpcPort, metricsPort: metricsServer.port, store: store.kind }, 'ready');
+  } catch (err) {
+    logger.fatal({ err }, 'failed to start');
+    process.exit(1);
+  }
+}
+
+/** Each service owns its own database: the URI's database part is replaced by the service's. */
+function withDatabase(uri: string, database: string): string {
+  const url = new URL(uri);
+  url.pathname = `/${database}`;
+  return url.toString();
+}

@@ -1,0 +1,33 @@
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
+
+let sdk: NodeSDK | undefined;
+
+/**
+ * Starts OpenTelemetry tracing for this process. It must run before express, http or
+ * @grpc/grpc-js are required, because instrumentations patch modules as they load: each
+ * main.ts therefore imports `@mailer/telemetry/register` as its very first line.
+ *
+ * The exporter is configured by the standard OTEL_* variables. Tracing is off unless an
+ * exporter is configured (OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+ * OTEL_TRACES_EXPORTER), so a laptop run does not log failed exports to localhost:4318.
+ */
+export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (sdk) return true;
+  const configured =
+    env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_TRACES_EXPORTER;
+  if (!configured || env.OTEL_SDK_DISABLED === 'true') return false;
+  env.OTEL_SERVICE_NAME ??= serviceName;
+  sdk = new NodeSDK({
+    instrumentations: [new HttpInstrumentation(), new ExpressInstrumentation(), new GrpcInstrumentation()],
+  });
+  sdk.start();
+  return true;
+}
+
+export async function stopTelemetry(): Promise<void> {
+  await sdk?.shutdown();
+  sdk = undefined;
+}

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './nats';
+
+/** The repository root (packages/testing/dist/.. or src/..). */
+export const repoRoot = path.resolve(__dirname, '..', '..', '..');
+
+export const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+export interface RunningProcess {
+  pid: number;
+  /** Fields of the process's "ready" log line (ports it bound). */
+  ready: Record<string, unknown>;
+  /** Everything the process printed so far (for assertions and failure messages). */
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  kill9(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Spawns `node <script>` and resolves once it logs its "ready" line (pino JSON with msg
+ * "ready"). Fails loudly with the process's output when it exits or is not ready in time.
+ */
+export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningProcess> {
+  const file = path.join(repoRoot, script);
+  if (!fs.existsSync(file)) throw new Error(`${script} is not built: run \`npm run build\` first`);
+  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    running.delete(child);
+    resolve(code);
+  }));
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${script} was not ready within ${timeoutMs} ms:\n${out.slice(-4000)}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      for (const line of out.split('\n')) {
+        if (!line.includes('"msg":"ready"')) continue;
+        clearTimeout(timer);
+        try {
+          resolve(JSON.parse(line));
+        } catch {
+          resolve({});
+        }
+        return;
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with code ${code} before it was ready:\n${out.slice(-4000)}`));
+    });
+  });
+  // Keep collecting output after ready, for assertions on logs.
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  return {
+    pid: child.pid!,
+    ready,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill9() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface RunningService extends RunningProcess {
+  name: ServiceName;
+  /** host:port the service listens on (what a client dials). */
+  address: string;
+  dataDir: string;
+}
+
+/** Starts one gRPC service as a real process on free ports with its own embedded store. */
+export async function startService(
+  name: ServiceName,
+  env: { NATS_URL: string; DATA_DIR?: string } & NodeJS.ProcessEnv,
+): Promise<RunningService> {
+  const grpcPort = await freePort();
+  const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
+  const address = `127.0.0.1:${grpcPort}`;
+  const proc = await spawnReady(`services/${name}/dist/main.js`, {
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    ...env,
+    DATA_DIR: dataDir,
+    [`${name.toUpperCase()}_GRPC_ADDR`]: address,
+  });
+  return { ...proc, name, address, dataDir };
+}
+
+/** The `<SVC>_GRPC_ADDR` variables that point a gateway at running services. */
+export function serviceAddresses(services: RunningService[]): Record<string, string> {
+  return Object.fromEntries(services.map((s) => [`${s.name.toUpperCase()}_GRPC_ADDR`, s.address]));
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env node
+// Runs the whole system on one machine as plain processes (what `npm run up` ends with):
+// nats-server (JetStream, data in .data/nats), the six gRPC services (embedded storage in
+// .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
+// Ctrl-C / SIGTERM stops every child; the next run keeps the data.
+'use strict';
+const { spawn, execFileSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const data = path.join(root, '.data');
+const logs = path.join(data, 'logs');
+const env = process.env;
+const GATEWAY_PORT = Number(env.GATEWAY_PORT || 8080);
+const ADMIN_PORT = Number(env.ADMIN_PORT || 8081);
+const NATS_PORT = Number(env.NATS_PORT || 4222);
+const NATS_URL = `nats://127.0.0.1:${NATS_PORT}`;
+const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'];
+const grpcAddr = (i) => `127.0.0.1:${50051 + i}`;
+const children = [];
+let stopping = false;
+
+function secrets() {
+  const file = path.join(data, 'secrets.json');
+  if (!fs.existsSync(file)) {
+    const fresh = { apiKeyMasterKey: crypto.randomBytes(32).toString('base64'), adminToken: crypto.randomBytes(32).toString('hex') };
+    fs.writeFileSync(file, JSON.stringify(fresh, null, 2), { mode: 0o600 });
+  }
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+function natsServerBinary() {
+  for (const candidate of ['nats-server', '/usr/sbin/nats-server', '/usr/bin/nats-server']) {
+    try {
+      execFileSync(candidate, ['--version'], { stdio: 'ignore' });
+      return candidate;
+    } catch {}
+  }
+  throw new Error('nats-server not found: apt-get install -y nats-server');
+}
+
+/** Starts a child whose output goes to .data/logs/<name>.log; resolves when `isReady` says so. */
+function start(name, command, args, childEnv, isReady) {
+  const log = fs.createWriteStream(path.join(logs, `${name}.log`), { flags: 'a' });
+  const child = spawn(command, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push({ name, child });
+  let seen = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      log.write(chunk);
+      if (seen !== null) {
+        seen += chunk.toString();
+        const info = isReady(seen);
+        if (info) {
+          seen = null;
+          resolve(info);
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code, signal) => {
+      log.end();
+      if (!stopping) {
+        const tail = fs.existsSync(path.join(logs, `${name}.log`)) ? fs.readFileSync(path.join(logs, `${name}.log`), 'utf8').split('\n').slice(-15).join('\n') : '';
+        reject(new Error(`${name} exited (${signal || code}). Last lines of .data/logs/${name}.log:\n${tail}`));
+        void stopAll(1);
+      }
+    });
+  });
+}
+
+const readyLine = (text) => {
+  const line = text.split('\n').find((l) => l.includes('"msg":"ready"'));
+  return line ? JSON.parse(line) : undefined;
+};
+
+function waitForPort(port, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => socket.end() && resolve());
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`nothing listens on port ${port} after ${timeoutMs} ms`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
+async function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  // Gateway first (stops taking requests), then services, then NATS.
+  for (const { child } of [...children].reverse()) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => {
+        const t = setTimeout(() => child.kill('SIGKILL'), 10000);
+        child.once('exit', () => (clearTimeout(t), resolve()));
+      });
+    }
+  }
+  process.exit(code);
+}
+
+function admin(args, adminEnv) {
+  return JSON.parse(execFileSync(process.execPath, [path.join(root, 'scripts', 'admin.js'), ...args], { env: { ...env, ...adminEnv }, encoding: 'utf8' }));
+}
+
+async function main() {
+  fs.mkdirSync(logs, { recursive: true });
+  const { apiKeyMasterKey, adminToken } = secrets();
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  const nats = start('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(NATS_PORT), '-sd', path.join(data, 'nats')], {}, () => undefined);
+  nats.catch((err) => console.error(err.message));
+  await waitForPort(NATS_PORT);
+
+  const common = { NATS_URL, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info' };
+  const addresses = Object.fromEntries(SERVICES.map((s, i) => [`${s.toUpperCase()}_GRPC_ADDR`, grpcAddr(i)]));
+  await Promise.all(
+    SERVICES.map((s, i) =>
+      start(s, process.execPath, [`services/${s}/dist/main.js`], { ...common, ...addresses, METRICS_PORT: String(9101 + i), MAILER_SERVICE: s }, readyLine),
+    ),
+  );
+  await start(
+    'gateway',
+    process.execPath,
+    ['gateway/dist/main.js'],
+    { ...common, ...addresses, GATEWAY_PORT: String(GATEWAY_PORT), ADMIN_PORT: String(ADMIN_PORT), METRICS_PORT: '9100', API_KEY_MASTER_KEY: apiKeyMasterKey, ADMIN_TOKEN: adminToken, MAILER_SERVICE: 'gateway' },
+    readyLine,
+  );
+
+  const adminUrl = `http://127.0.0.1:${ADMIN_PORT}`;
+  fs.writeFileSync(path.join(data, 'admin.json'), JSON.stringify({ adminUrl, adminToken }, null, 2), { mode: 0o600 });
+  const keyFile = path.join(data, 'dev-api-key');
+  const accountFile = path.join(data, 'dev-account-id');
+  let apiKey;
+  if (fs.existsSync(accountFile)) {
+    // The account survives restarts (its key lives in NATS KV); show the current key again.
+    ({ apiKey } = admin(['show-key', '--account', fs.readFileSync(accountFile, 'utf8').trim()], {}));
+  } else {
+    const created = admin(['create-account', '--name', 'development'], {});
+    fs.writeFileSync(accountFile, created.accountId, { mode: 0o600 });
+    apiKey = created.apiKey;
+  }
+  fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
+
+  const url = `http://127.0.0.1:${GATEWAY_PORT}`;
+  console.log(`
+mailer is up (logs in .data/logs/, data in .data/; Ctrl-C stops everything)
+  gateway:  ${url}   (OpenAPI: ${url}/openapi.json, docs: ${url}/docs)
+  API key:  ${apiKey}   (also in .data/dev-api-key)
+  try:      curl -H "X-API-Key: $(cat .data/dev-api-key)" ${url}/subscribers
+  operator: npm run --silent admin -- show-key --account $(cat .data/dev-account-id)
+`);
+}
+
+main().catch((err) => {
+  console.error(`up: ${err.message}`);
+  void stopAll(1);
+});

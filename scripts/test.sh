@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm test`: installs what is missing, builds, and runs every test (unit and integration against
+# real processes: nats-server, the services and the gateway). Extra arguments go to jest.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+cd "$root"
+export PATH="/usr/sbin:$PATH" # Debian installs nats-server there
+if [ -z "${MONGODB_URI:-}" ]; then
+  echo "test: MONGODB_URI is unset: the MongoDB adapter's contract tests will not run (embedded only)" >&2
+fi
+exec npx jest --maxWorkers=2 "$@"

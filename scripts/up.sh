@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# `npm run up`: installs what is missing, builds, then runs nats-server, every service and the
+# gateway as separate processes on embedded storage under .data/ (see scripts/run-local.js).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+exec node "$root/scripts/run-local.js"

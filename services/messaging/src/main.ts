@@ -1,0 +1,7 @@
+import '@mailer/telemetry/register';
+import { runService } from '@mailer/kit/service';
+import { loadMessagingConfig } from './config';
+import { setup } from './server';
+
+const config = loadMessagingConfig();
+void runService({ name: 'messaging', config, grpcAddress: config.MESSAGING_GRPC_ADDR, setup });

@@ -1,0 +1,10 @@
+import { commonConfig, hostPort, loadConfig, storeConfig, z } from '@mailer/kit';
+
+export const configSchema = z.object({
+  ...commonConfig,
+  ...storeConfig,
+  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
+});
+export type Config = z.infer<typeof configSchema>;
+
+export const loadSubscriberConfig = (env: NodeJS.ProcessEnv = process.env): Config => loadConfig(configSchema, env);

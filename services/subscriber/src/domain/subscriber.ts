@@ -1,0 +1,48 @@
+import { invalid } from '@mailer/kit';
+
+/** SubscriberStatus values (API.md section 2). */
+export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
+export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
+
+/** Statuses a customer may set by hand; the others are reached by events (bounce, complaint). */
+export const MANUAL_STATUSES: readonly SubscriberStatus[] = ['ACTIVE', 'UNSUBSCRIBED', 'BLOCKED'];
+
+/** A new subscriber may also start UNCONFIRMED (double opt-in pending). */
+export function statusForNewSubscriber(requested: SubscriberStatus | undefined): SubscriberStatus {
+  const status = requested ?? 'ACTIVE';
+  if (status !== 'UNCONFIRMED' && !MANUAL_STATUSES.includes(status)) {
+    throw invalid('subscriber_status_not_manual', `status ${status} cannot be set by hand; use ${[...MANUAL_STATUSES, 'UNCONFIRMED'].join(', ')}`);
+  }
+  return status;
+}
+
+export const MAX_FIRST_NAME_LENGTH = 255;
+
+/** First names are kept as given (trimmed); empty means none. */
+export function normalizeFirstName(raw: string | null | undefined): string | null {
+  if (raw === undefined || raw === null) return null;
+  const name = raw.trim();
+  if (name.length > MAX_FIRST_NAME_LENGTH) {
+    throw invalid('validation_failed', `firstName is longer than ${MAX_FIRST_NAME_LENGTH} characters`, [
+      { path: 'firstName', problem: `longer than ${MAX_FIRST_NAME_LENGTH} characters` },
+    ]);
+  }
+  return name.length ? name : null;
+}
+
+export const MAX_PAGE_SIZE = 1000;
+
+/** Pages are 1-based; the gateway validates too, but a service never trusts its callers. */
+export function pageWindow(pageNumber: number, pageSize: number): { pageNumber: number; pageSize: number; skip: number } {
+  const number = pageNumber || 1;
+  const size = pageSize || 50;
+  if (number < 1 || size < 1 || size > MAX_PAGE_SIZE) {
+    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
+  }
+  return { pageNumber: number, pageSize: size, skip: (number - 1) * size };
+}
+
+/** A prefix search on the canonical email or the lowercased first name, as a safe anchored regex. */
+export function prefixPattern(search: string): string {
+  return `^${search.trim().toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
+}
