@@ -7,6 +7,6 @@ module.exports = {
   roots: ['<rootDir>/proto', '<rootDir>/packages', '<rootDir>/services', '<rootDir>/gateway', '<rootDir>/charts', '<rootDir>/test'],
   testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: { module: 'commonjs', target: 'ES2022', esModuleInterop: true } }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', target: 'ES2022', esModuleInterop: true, isolatedModules: true } }] },
   testTimeout: 60000,
 };

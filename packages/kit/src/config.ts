@@ -36,6 +36,8 @@ export const commonConfig = {
   METRICS_PORT: port.default(0),
   LOG_LEVEL: logLevel,
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** How long a starting process keeps retrying NATS before it gives up (and Kubernetes restarts it). */
+  NATS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
 };
 
 /** Storage of a gRPC service: MongoDB when MONGODB_URI is set, else the embedded store in DATA_DIR. */

@@ -15,7 +15,8 @@ import { DomainError } from './errors';
 
 /** A unary handler written as an async function: return the response or throw a DomainError. */
 export type AsyncHandlers<S> = {
-  [K in keyof S]: S[K] extends handleUnaryCall<infer Req, infer Res>
+  // ts-proto's server interfaces extend grpc-js's index-signature type: keep the named methods only.
+  [K in keyof S as string extends K ? never : K]: S[K] extends handleUnaryCall<infer Req, infer Res>
     ? (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>
     : never;
 };

@@ -28,6 +28,7 @@ export interface ServiceConfig {
   METRICS_PORT: number;
   LOG_LEVEL: string;
   NATS_URL: string;
+  NATS_CONNECT_TIMEOUT_MS: number;
   MONGODB_URI?: string;
   MONGODB_DATABASE?: string;
   DATA_DIR: string;
@@ -57,7 +58,7 @@ export async function runService<C extends ServiceConfig>(opts: {
       dataDir: path.join(config.DATA_DIR, name),
       fsync: config.STORE_FSYNC,
     });
-    const nc = await connectNats({ url: config.NATS_URL, name, log: (msg, extra) => logger.info(extra ?? {}, msg) });
+    const nc = await connectNats({ url: config.NATS_URL, name, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, log: (msg, extra) => logger.info(extra ?? {}, msg) });
     await ensureStreams(nc);
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, log: (msg, extra) => logger.warn(extra ?? {}, msg) });

@@ -1,0 +1,91 @@
+// Every service process is real from day one: it starts, answers grpc.health.v1 and a gRPC call,
+// exposes Prometheus metrics on its own port, refuses bad configuration clearly and stops
+// gracefully on SIGTERM.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { protoPath } from 'grpc-health-check';
+import { createClient } from '@mailer/kit';
+import * as proto from '@mailer/proto';
+import { repoRoot, SERVICES, startNatsServer, startService, type RunningService, type ServiceName } from '@mailer/testing';
+
+const healthPkg = grpc.loadPackageDefinition(protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true })) as any;
+
+function healthCheck(address: string, service: string): Promise<string> {
+  const client = new healthPkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
+  return new Promise((resolve, reject) =>
+    client.check({ service }, { deadline: Date.now() + 3000 }, (err: Error | null, res: { status: string }) => {
+      client.close();
+      return err ? reject(err) : resolve(res.status);
+    }),
+  );
+}
+
+const clientOf: Record<Exclude<ServiceName, 'subscriber'>, any> = {
+  segment: proto.segmentV1.SegmentServiceClient,
+  form: proto.formV1.FormServiceClient,
+  rss: proto.rssV1.RssServiceClient,
+  messaging: proto.messagingV1.MessagingServiceClient,
+  webhook: proto.webhookV1.WebhookServiceClient,
+};
+
+let nats: Awaited<ReturnType<typeof startNatsServer>>;
+const started: RunningService[] = [];
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+  await nats?.stop();
+});
+
+describe.each(SERVICES.filter((s) => s !== 'subscriber') as Exclude<ServiceName, 'subscriber'>[])('%s service', (name) => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService(name, { NATS_URL: nats.url });
+    started.push(svc);
+  });
+
+  it('answers grpc.health.v1 SERVING for the server, its service and liveness', async () => {
+    expect(await healthCheck(svc.address, '')).toBe('SERVING');
+    expect(await healthCheck(svc.address, `mailer.${name}.v1.${name[0].toUpperCase()}${name.slice(1)}Service`)).toBe('SERVING');
+    expect(await healthCheck(svc.address, 'liveness')).toBe('SERVING');
+  });
+
+  it('answers its Describe RPC and counts it in /metrics on the metrics port', async () => {
+    const client = createClient(clientOf[name], svc.address);
+    expect(await client.describe({})).toEqual({ service: name, protoPackage: `mailer.${name}.v1` });
+    client.close();
+    const metrics = await (await fetch(`http://127.0.0.1:${svc.ready.metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`grpc_server_handled_total\\{method="/mailer\\.${name}\\.v1\\.\\w+/Describe",code="OK",service="${name}"\\} 1`));
+    expect(metrics).toContain('process_resident_memory_bytes');
+  });
+
+  it('stops gracefully on SIGTERM (exit code 0)', async () => {
+    expect(await svc.stop('SIGTERM')).toBe(0);
+    expect(svc.output()).toContain('"msg":"stopped"');
+  });
+});
+
+it('refuses to start with bad configuration, naming the variable', () => {
+  const res = spawnSync(process.execPath, [path.join(repoRoot, 'services/segment/dist/main.js')], {
+    env: { ...process.env, SEGMENT_GRPC_ADDR: 'nonsense', METRICS_PORT: '99999' },
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  expect(res.status).toBe(78);
+  expect(res.stderr).toContain('SEGMENT_GRPC_ADDR');
+  expect(res.stderr).toContain('METRICS_PORT');
+});
+
+it('fails loudly when NATS cannot be reached', () => {
+  const res = spawnSync(process.execPath, [path.join(repoRoot, 'services/form/dist/main.js')], {
+    env: { ...process.env, NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: path.join(require('node:os').tmpdir(), `mailer-form-${process.pid}`), NATS_CONNECT_TIMEOUT_MS: '1000' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(res.status).toBe(1);
+  expect(res.stdout + res.stderr).toContain('failed to start');
+});
