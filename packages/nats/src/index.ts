@@ -1,0 +1,14 @@
+export type { NatsConnection, JetStreamClient, KV } from 'nats';
+export { connectNats } from './connect';
+export type { ConnectNatsOptions } from './connect';
+export { STREAMS, streamSpecs, streamConfig, ensureStreams } from './streams';
+export type { StreamSpec, StreamSpecOptions } from './streams';
+export { publish, extractTraceContext, traceHeaders } from './publish';
+export type { PublishOptions, PublishResult } from './publish';
+export { runConsumer, consumerConfig } from './consumer';
+export type { HandlerResult, ConsumerOptions, ConsumedMessage, ConsumerHandle } from './consumer';
+export { outboxSchema, outboxRecord, startOutboxRelay, OUTBOX_COLLECTION } from './outbox';
+export type { OutboxDoc, OutboxRelay, OutboxRelayOptions } from './outbox';
+export { openKv } from './kv';
+export type { KvOptions } from './kv';
+export type { Log } from './log';

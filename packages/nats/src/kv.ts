@@ -1,0 +1,20 @@
+import { KV, NatsConnection } from 'nats';
+
+export interface KvOptions {
+  /** Entries expire this long after their last write (0 / unset: never). */
+  ttlMs?: number;
+  /** Revisions kept per key. Default 1. */
+  history?: number;
+}
+
+/**
+ * Opens a JetStream KV bucket, creating it when missing. An existing bucket is bound as it is: its
+ * ttl/history are whatever its creator chose, so every process sharing it (e.g. all gateway replicas
+ * reading API-key revocations) sees one consistent state.
+ */
+export async function openKv(nc: NatsConnection, bucket: string, opts: KvOptions = {}): Promise<KV> {
+  return nc.jetstream().views.kv(bucket, {
+    ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
+    ...(opts.history ? { history: opts.history } : {}),
+  });
+}

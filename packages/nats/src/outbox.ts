@@ -1,0 +1,164 @@
+// Transactional outbox. A store write that must emit an event inserts an outbox document in the same
+// store transaction; the relay later publishes pending documents and marks them sent. Whatever
+// crashes where, nothing is lost: an unmarked document is published again, with msgID = its _id, and
+// JetStream's duplicate window stores it once. A rolled-back transaction leaves no document, so
+// nothing is published for it.
+import { randomUUID } from 'node:crypto';
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { mongoose, Store } from '@mailer/store';
+import { JetStreamClient } from 'nats';
+import { errorInfo, Log, silent } from './log';
+import { publish, traceHeaders } from './publish';
+
+export interface OutboxDoc {
+  _id: string;
+  subject: string;
+  payload: unknown;
+  /** Trace context of the write, so the published message continues the request's trace. */
+  headers?: Record<string, string>;
+  createdAt: Date;
+  /** Unset while pending. */
+  publishedAt?: Date | null;
+}
+
+export const OUTBOX_COLLECTION = 'outbox';
+
+export const outboxSchema = new mongoose.Schema(
+  {
+    _id: { type: String, required: true },
+    subject: { type: String, required: true },
+    payload: { type: mongoose.Schema.Types.Mixed },
+    headers: { type: mongoose.Schema.Types.Mixed },
+    createdAt: { type: Date, required: true },
+    publishedAt: { type: Date },
+  },
+  // Mixed payloads may be empty objects; keep them rather than dropping the field.
+  { versionKey: false, minimize: false },
+);
+// The relay's query (pending, oldest first) and the clean-up of old published documents.
+outboxSchema.index({ publishedAt: 1, createdAt: 1 });
+
+let lastCreatedAt = 0;
+// Several records written in the same millisecond (one transaction emitting two facts) must still
+// publish in the order they were recorded, so createdAt is kept strictly increasing per process.
+function monotonicNow(): Date {
+  const now = Date.now();
+  lastCreatedAt = now > lastCreatedAt ? now : lastCreatedAt + 1;
+  return new Date(lastCreatedAt);
+}
+
+/** Builds an outbox document; the caller inserts it in the transaction of the write it belongs to. */
+export function outboxRecord(subject: string, payload: unknown, id: string = randomUUID()): OutboxDoc {
+  const headers = traceHeaders();
+  return {
+    _id: id,
+    subject,
+    payload: payload ?? null,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    createdAt: monotonicNow(),
+  };
+}
+
+export interface OutboxRelayOptions {
+  store: Store;
+  js: JetStreamClient;
+  /** Poll interval when nobody calls notify(). Default 1 s. */
+  intervalMs?: number;
+  /** Documents read per query. Default 100. */
+  batchSize?: number;
+  /** Published documents are deleted after this long. Default 24 h. */
+  retainPublishedMs?: number;
+  collection?: string;
+  log?: Log;
+}
+
+export interface OutboxRelay {
+  /** Stops polling and waits for a publish round in progress. */
+  stop(): Promise<void>;
+  /** Publishes everything pending now; resolves with the number of documents published. */
+  flush(): Promise<number>;
+  /** Wakes the relay early, e.g. right after a write committed an outbox document. */
+  notify(): void;
+}
+
+const CLEANUP_EVERY_MS = 60_000;
+
+export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
+  const log = opts.log ?? silent;
+  const intervalMs = opts.intervalMs ?? 1_000;
+  const batchSize = opts.batchSize ?? 100;
+  const retainPublishedMs = opts.retainPublishedMs ?? 24 * 60 * 60 * 1000;
+  const outbox = opts.store.collection<OutboxDoc>(opts.collection ?? OUTBOX_COLLECTION, outboxSchema);
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let lastCleanup = 0;
+  // One publish round at a time keeps createdAt order; callers arriving meanwhile share the next round.
+  let current: Promise<number> | undefined;
+  let queued: Promise<number> | undefined;
+
+  async function publishPending(): Promise<number> {
+    let published = 0;
+    while (!stopped) {
+      const pending = await outbox.find({ publishedAt: null }, { sort: { createdAt: 1, _id: 1 }, limit: batchSize });
+      for (const doc of pending) {
+        // Publishing stops at the first failure so later documents never overtake an earlier one.
+        await publish(opts.js, doc.subject, doc.payload, { msgID: doc._id, headers: doc.headers ?? undefined });
+        await outbox.updateOne({ _id: doc._id }, { $set: { publishedAt: new Date() } });
+        published++;
+      }
+      if (pending.length < batchSize) break;
+    }
+    if (Date.now() - lastCleanup >= CLEANUP_EVERY_MS) {
+      lastCleanup = Date.now();
+      await outbox.deleteMany({ publishedAt: { $lt: new Date(Date.now() - retainPublishedMs) } });
+    }
+    return published;
+  }
+
+  function round(): Promise<number> {
+    if (current) {
+      queued ??= current.catch(() => 0).then(() => {
+        queued = undefined;
+        return round();
+      });
+      return queued;
+    }
+    // The relay acts for no request: publish outside whatever context triggered it (notify() from a
+    // handler), so each message carries the trace context stored with its own record.
+    current = context.with(ROOT_CONTEXT, publishPending).finally(() => {
+      current = undefined;
+    });
+    return current;
+  }
+
+  function schedule(ms: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(tick, ms);
+    timer.unref();
+  }
+
+  function tick(): void {
+    round()
+      .then((n) => {
+        if (n > 0) log('outbox published', { count: n });
+      })
+      .catch((err) => log('outbox relay round failed; will retry', errorInfo(err)))
+      .finally(() => schedule(intervalMs));
+  }
+
+  schedule(0);
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await Promise.allSettled([current, queued]);
+    },
+    flush: round,
+    notify() {
+      schedule(0);
+    },
+  };
+}

@@ -1,0 +1,361 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Context, context, createContextKey, propagation, ROOT_CONTEXT, TextMapPropagator } from '@opentelemetry/api';
+import { NatsConnection } from 'nats';
+import { freePort, startNatsServer, NatsServerHandle } from '../../testing/src/nats';
+import { connectNats, ConsumedMessage, ensureStreams, ConsumerOptions, HandlerResult, publish, runConsumer } from '../src';
+import { freshStream, sleep, waitFor } from './helpers';
+
+let server: NatsServerHandle;
+let nc: NatsConnection;
+const handles: { stop(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  server = await startNatsServer();
+  nc = await connectNats({ url: server.url, name: 'consumer-test' });
+});
+
+afterEach(async () => {
+  await Promise.all(handles.splice(0).map((h) => h.stop()));
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await server?.stop();
+});
+
+function consume(opts: ConsumerOptions) {
+  const h = runConsumer(nc, opts);
+  handles.push(h);
+  return h;
+}
+
+async function publishMany(subject: string, n: number, from = 0): Promise<void> {
+  const js = nc.jetstream();
+  for (let i = from; i < from + n; i++) await publish(js, subject, { i }, { msgID: `${subject}-${i}` });
+}
+
+it('never runs more handlers at once than `concurrency`, and uses all of them', async () => {
+  const { name, subject } = await freshStream(nc);
+  await publishMany(subject('x'), 40);
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const seen = new Set<number>();
+  consume({
+    stream: name,
+    durable: 'bounded',
+    concurrency: 4,
+    handler: async (msg) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await sleep(25);
+      seen.add(msg.data.i);
+      inFlight--;
+      return 'ack';
+    },
+  });
+  await waitFor(() => seen.size === 40, 15_000, 'all 40 messages');
+  expect(maxInFlight).toBe(4);
+});
+
+it('redelivers a message whose handler threw, after the backoff delay for that delivery', async () => {
+  const { name, subject } = await freshStream(nc);
+  await publishMany(subject('x'), 1);
+  const deliveries: { at: number; count: number }[] = [];
+  const h = consume({
+    stream: name,
+    durable: 'retry',
+    backoffMs: [400, 800],
+    handler: async (msg) => {
+      deliveries.push({ at: Date.now(), count: msg.deliveryCount });
+      if (msg.deliveryCount < 3) throw new Error('transient');
+      return 'ack';
+    },
+  });
+  await waitFor(() => deliveries.length === 3, 10_000, 'third delivery');
+  expect(deliveries.map((d) => d.count)).toEqual([1, 2, 3]);
+  const gap1 = deliveries[1].at - deliveries[0].at;
+  const gap2 = deliveries[2].at - deliveries[1].at;
+  expect(gap1).toBeGreaterThanOrEqual(380);
+  expect(gap1).toBeLessThan(2_000);
+  expect(gap2).toBeGreaterThanOrEqual(780);
+  expect(gap2).toBeLessThan(2_500);
+  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+});
+
+it('honours a handler-chosen nak delay', async () => {
+  const { name, subject } = await freshStream(nc);
+  await publishMany(subject('x'), 1);
+  const at: number[] = [];
+  consume({
+    stream: name,
+    durable: 'nak',
+    handler: async (): Promise<HandlerResult> => {
+      at.push(Date.now());
+      return at.length === 1 ? { nakDelayMs: 300 } : 'ack';
+    },
+  });
+  await waitFor(() => at.length === 2, 5_000, 'redelivery');
+  expect(at[1] - at[0]).toBeGreaterThanOrEqual(280);
+});
+
+it('does not redeliver a message the handler terminated', async () => {
+  const { name, subject } = await freshStream(nc);
+  await publishMany(subject('x'), 1);
+  let calls = 0;
+  const h = consume({
+    stream: name,
+    durable: 'term',
+    ackWaitMs: 1_000,
+    handler: async () => {
+      calls++;
+      return 'term';
+    },
+  });
+  await waitFor(() => calls === 1);
+  await sleep(1_500); // beyond ack_wait: a merely unacked message would have come back by now
+  expect(calls).toBe(1);
+  expect(await h.lag()).toBe(0);
+});
+
+it('calls an always-failing handler exactly maxDeliver times', async () => {
+  const { name, subject } = await freshStream(nc);
+  await publishMany(subject('x'), 1);
+  let calls = 0;
+  const h = consume({
+    stream: name,
+    durable: 'poison',
+    maxDeliver: 3,
+    backoffMs: [50],
+    ackWaitMs: 1_000,
+    handler: async () => {
+      calls++;
+      throw new Error('always');
+    },
+  });
+  await waitFor(() => calls === 3, 5_000, 'three calls');
+  await sleep(1_500);
+  expect(calls).toBe(3);
+  expect(await h.lag()).toBe(0);
+});
+
+it('terminates a payload that is not JSON without calling the handler', async () => {
+  const { name, subject } = await freshStream(nc);
+  await nc.jetstream().publish(subject('x'), new TextEncoder().encode('{not json'));
+  await publishMany(subject('x'), 1);
+  const got: unknown[] = [];
+  const h = consume({ stream: name, durable: 'json', handler: async (m) => (got.push(m.data), 'ack') });
+  await waitFor(() => got.length === 1);
+  expect(got).toEqual([{ i: 0 }]);
+  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+});
+
+it('resumes a durable consumer after stop/restart without losing or reprocessing messages', async () => {
+  const { name, subject } = await freshStream(nc);
+  const processed: number[] = [];
+  const opts: ConsumerOptions = {
+    stream: name,
+    durable: 'resume',
+    concurrency: 3,
+    ackWaitMs: 1_000,
+    handler: async (msg) => {
+      processed.push(msg.data.i);
+      return 'ack';
+    },
+  };
+  await publishMany(subject('x'), 10);
+  const first = runConsumer(nc, opts);
+  await waitFor(() => processed.length === 10);
+  await first.stop();
+
+  await publishMany(subject('x'), 10, 10); // arrive while nobody consumes
+  const second = consume(opts);
+  await waitFor(() => processed.length >= 20, 10_000, '20 messages');
+  await sleep(1_500); // past ack_wait: any unacked or lost-then-redelivered message would show up
+  expect([...processed].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  expect(await second.lag()).toBe(0);
+});
+
+it('stop() waits for in-flight handlers and their acks', async () => {
+  const { name, subject } = await freshStream(nc);
+  await publishMany(subject('x'), 3);
+  let started = 0;
+  let finished = 0;
+  const h = runConsumer(nc, {
+    stream: name,
+    durable: 'drain',
+    handler: async () => {
+      started++;
+      await sleep(300);
+      finished++;
+      return 'ack';
+    },
+  });
+  await waitFor(() => started === 3);
+  await h.stop();
+  expect(finished).toBe(3);
+  const info = await (await nc.jetstreamManager()).consumers.info(name, 'drain');
+  expect(info.num_ack_pending + info.num_pending).toBe(0);
+});
+
+it('reports lag: undelivered plus delivered-but-unacked', async () => {
+  const { name, subject } = await freshStream(nc);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let started = 0;
+  const h = consume({
+    stream: name,
+    durable: 'lag',
+    concurrency: 2,
+    handler: async () => {
+      started++;
+      await gate;
+      return 'ack';
+    },
+  });
+  expect(await h.lag()).toBe(0);
+  await publishMany(subject('x'), 6);
+  await waitFor(() => started === 2);
+  expect(await h.lag()).toBe(6);
+  release();
+  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+  expect(started).toBe(6);
+});
+
+it('filters by subject and hands over subject, headers, seq and msgID', async () => {
+  const { name, subject } = await freshStream(nc);
+  const js = nc.jetstream();
+  await publish(js, subject('a'), { a: 1 }, { msgID: 'm-a', headers: { 'x-k': 'v' } });
+  const b = await publish(js, subject('b'), { b: 1 }, { msgID: 'm-b' });
+  const got: ConsumedMessage[] = [];
+  consume({ stream: name, durable: 'filter', filterSubject: subject('b'), handler: async (m) => (got.push(m), 'ack') });
+  await waitFor(() => got.length === 1);
+  await sleep(200);
+  expect(got).toHaveLength(1);
+  expect(got[0]).toMatchObject({ subject: subject('b'), data: { b: 1 }, seq: b.seq, deliveryCount: 1, msgID: 'm-b' });
+});
+
+it('waits for a stream created after the consumer started', async () => {
+  const name = `LATE${process.pid}`;
+  const got: number[] = [];
+  consume({ stream: name, durable: 'late', handler: async (m) => (got.push(m.data.i), 'ack') });
+  await sleep(300);
+  await ensureStreams(nc, [{ name, subjects: ['late.>'], retention: 'workqueue', maxAgeMs: 60_000, duplicateWindowMs: 10_000 }]);
+  await publish(nc.jetstream(), 'late.x', { i: 7 });
+  await waitFor(() => got.length === 1, 10_000, 'message on late stream');
+  expect(got).toEqual([7]);
+});
+
+it('updates the durable consumer when its options change between deployments', async () => {
+  const { name } = await freshStream(nc);
+  const opts = { stream: name, durable: 'cfg', handler: async () => 'ack' as const };
+  const a = runConsumer(nc, { ...opts, maxDeliver: 4, ackWaitMs: 2_000 });
+  await a.lag();
+  await a.stop();
+  const b = consume({ ...opts, maxDeliver: 6, ackWaitMs: 3_000 });
+  await b.lag();
+  const info = await (await nc.jetstreamManager()).consumers.info(name, 'cfg');
+  expect(info.config.max_deliver).toBe(6);
+  expect(info.config.ack_wait).toBe(3_000 * 1e6);
+  expect(info.config.ack_policy).toBe('explicit');
+});
+
+it('keeps consuming across a nats-server restart', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-restart-'));
+  const port = await freePort();
+  let own = await startNatsServer({ storeDir: dir, port });
+  const conn = await connectNats({ url: own.url, name: 'restart' });
+  const got: number[] = [];
+  const h = runConsumer(conn, { stream: 'RESTART', durable: 'r', handler: async (m) => (got.push(m.data.i), 'ack') });
+  try {
+    await ensureStreams(conn, [{ name: 'RESTART', subjects: ['restart.>'], retention: 'limits', maxAgeMs: 60_000, duplicateWindowMs: 10_000 }]);
+    await publish(conn.jetstream(), 'restart.x', { i: 1 });
+    await waitFor(() => got.length === 1);
+    await own.stop();
+    own = await startNatsServer({ storeDir: dir, port });
+    await waitFor(async () => {
+      try {
+        await publish(conn.jetstream(), 'restart.x', { i: 2 }, { msgID: 'after-restart' });
+        return true;
+      } catch {
+        return false; // still reconnecting
+      }
+    }, 15_000, 'publish after restart');
+    await waitFor(() => got.length === 2, 15_000, 'delivery after restart');
+    expect(got).toEqual([1, 2]);
+  } finally {
+    await h.stop();
+    await conn.close();
+    await own.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('rejects options that would make delivery unbounded or concurrency meaningless', () => {
+  const base = { stream: 'S', durable: 'd', handler: async () => 'ack' as const };
+  expect(() => runConsumer(nc, { ...base, maxDeliver: -1 })).toThrow(/maxDeliver/);
+  expect(() => runConsumer(nc, { ...base, concurrency: 0 })).toThrow(/concurrency/);
+  expect(() => runConsumer(nc, { ...base, backoffMs: [] })).toThrow(/backoffMs/);
+});
+
+describe('trace context', () => {
+  // Minimal stand-ins for the SDK pieces: a context manager over AsyncLocalStorage and a propagator
+  // that carries one value in a header. The code under test only uses the @opentelemetry/api facade.
+  const key = createContextKey('test-trace');
+  const als = new AsyncLocalStorage<Context>();
+  const propagator: TextMapPropagator = {
+    inject(ctx, carrier, setter) {
+      const v = ctx.getValue(key);
+      if (typeof v === 'string') setter.set(carrier, 'x-test-trace', v);
+    },
+    extract(ctx, carrier, getter) {
+      const v = getter.get(carrier, 'x-test-trace');
+      return typeof v === 'string' ? ctx.setValue(key, v) : ctx;
+    },
+    fields: () => ['x-test-trace'],
+  };
+
+  beforeAll(() => {
+    context.setGlobalContextManager({
+      active: () => als.getStore() ?? ROOT_CONTEXT,
+      with: (ctx, fn, thisArg, ...args) => als.run(ctx, () => fn.call(thisArg, ...args)),
+      bind: (_ctx, target) => target,
+      enable() {
+        return this;
+      },
+      disable() {
+        return this;
+      },
+    });
+    propagation.setGlobalPropagator(propagator);
+  });
+
+  afterAll(() => {
+    context.disable();
+    propagation.disable();
+  });
+
+  it('runs the handler inside the context the message was published in', async () => {
+    const { name, subject } = await freshStream(nc);
+    await context.with(ROOT_CONTEXT.setValue(key, 'trace-123'), () => publish(nc.jetstream(), subject('x'), { i: 1 }));
+    await publish(nc.jetstream(), subject('x'), { i: 2 }); // published outside any trace
+    const seen: [number, unknown, string | undefined][] = [];
+    consume({
+      stream: name,
+      durable: 'trace',
+      concurrency: 1,
+      handler: async (m) => {
+        await sleep(5); // the context must survive awaits inside the handler
+        seen.push([m.data.i, context.active().getValue(key), m.headers['x-test-trace']]);
+        return 'ack';
+      },
+    });
+    await waitFor(() => seen.length === 2);
+    expect(seen).toEqual([
+      [1, 'trace-123', 'trace-123'],
+      [2, undefined, undefined],
+    ]);
+  });
+});

@@ -1,0 +1,242 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Context, context, createContextKey, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
+import { mongoose, openStore, Store } from '@mailer/store';
+import { NatsConnection, StoredMsg } from 'nats';
+import { startNatsServer, NatsServerHandle } from '../../testing/src/nats';
+import { connectNats, ensureStreams, OUTBOX_COLLECTION, OutboxDoc, outboxRecord, outboxSchema, publish, startOutboxRelay } from '../src';
+import { sleep, waitFor } from './helpers';
+
+let server: NatsServerHandle;
+let nc: NatsConnection;
+const tempDirs: string[] = [];
+const cleanups: (() => Promise<unknown>)[] = [];
+let streamNo = 0;
+
+beforeAll(async () => {
+  server = await startNatsServer();
+  nc = await connectNats({ url: server.url, name: 'outbox-test' });
+});
+
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await server?.stop();
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+interface Subscriber {
+  _id: string;
+  email: string;
+}
+const subscriberSchema = new mongoose.Schema({ _id: String, email: { type: String, required: true } }, { versionKey: false });
+
+/** A store and a stream of their own per test: the relay publishes whatever the store holds. */
+async function fixture() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-test-'));
+  tempDirs.push(dir);
+  const store = await openStore({ dataDir: dir });
+  cleanups.push(() => store.close());
+  const name = `OB${++streamNo}`;
+  const prefix = name.toLowerCase();
+  await ensureStreams(nc, [{ name, subjects: [`${prefix}.>`], retention: 'limits', maxAgeMs: 3_600_000, duplicateWindowMs: 600_000 }]);
+  const subscribers = store.collection<Subscriber>('subscribers', subscriberSchema);
+  const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
+  const subject = `${prefix}.subscriber.created`;
+
+  /** The pattern services follow: the business write and its event commit together. */
+  async function createSubscriber(i: number, fail = false): Promise<OutboxDoc> {
+    const record = outboxRecord(subject, { subscriberId: `s${i}`, i });
+    await store.transaction(async (tx) => {
+      await subscribers.insertOne({ _id: `s${i}`, email: `s${i}@example.com` }, { tx });
+      await outbox.insertOne(record, { tx });
+      if (fail) throw new Error('business rule failed after the writes');
+    });
+    return record;
+  }
+
+  async function streamMessages(): Promise<StoredMsg[]> {
+    const jsm = await nc.jetstreamManager();
+    const { state } = await jsm.streams.info(name);
+    const out: StoredMsg[] = [];
+    for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+      out.push(await jsm.streams.getMessage(name, { seq }));
+    }
+    return out;
+  }
+
+  function relay(opts: { store?: Store; intervalMs?: number; retainPublishedMs?: number } = {}) {
+    const r = startOutboxRelay({ store: opts.store ?? store, js: nc.jetstream(), intervalMs: opts.intervalMs ?? 60_000, batchSize: 3, retainPublishedMs: opts.retainPublishedMs });
+    cleanups.push(() => r.stop());
+    return r;
+  }
+
+  return { store, name, subject, outbox, subscribers, createSubscriber, streamMessages, relay };
+}
+
+/** A store whose outbox marking fails after `okMarks` successes: the relay "dies" between publish and mark. */
+function crashingAfterMarks(store: Store, okMarks: number): Store {
+  let marks = 0;
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== 'collection') return Reflect.get(target, prop, receiver);
+      return (name: string, schema: mongoose.Schema) => {
+        const real = target.collection<OutboxDoc>(name, schema);
+        return new Proxy(real, {
+          get(c, p, r) {
+            if (p !== 'updateOne') return Reflect.get(c, p, r);
+            return async (...args: Parameters<typeof real.updateOne>) => {
+              if (++marks > okMarks) throw new Error('simulated crash before marking');
+              return c.updateOne(...args);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+it('publishes documents committed in a transaction once, in createdAt order, and marks them', async () => {
+  const f = await fixture();
+  const records: OutboxDoc[] = [];
+  for (let i = 0; i < 7; i++) records.push(await f.createSubscriber(i));
+  const r = f.relay();
+  expect(await r.flush()).toBe(7);
+  expect(await r.flush()).toBe(0);
+
+  const msgs = await f.streamMessages();
+  expect(msgs.map((m) => m.header.get('Nats-Msg-Id'))).toEqual(records.map((d) => d._id));
+  expect(msgs.map((m) => m.json<{ i: number }>().i)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  expect(msgs.every((m) => m.subject === f.subject)).toBe(true);
+  expect(await f.outbox.countDocuments({ publishedAt: null })).toBe(0);
+  expect(await f.outbox.countDocuments({ publishedAt: { $ne: null } })).toBe(7);
+});
+
+it('publishes nothing for a rolled-back transaction', async () => {
+  const f = await fixture();
+  await expect(f.createSubscriber(1, true)).rejects.toThrow('business rule failed');
+  await f.createSubscriber(2);
+  const r = f.relay();
+  expect(await r.flush()).toBe(1);
+  const msgs = await f.streamMessages();
+  expect(msgs.map((m) => m.json<{ i: number }>().i)).toEqual([2]);
+  expect(await f.subscribers.countDocuments({})).toBe(1);
+});
+
+it('a relay that dies between publish and mark loses nothing and JetStream stores each msgID once', async () => {
+  const f = await fixture();
+  const records: OutboxDoc[] = [];
+  for (let i = 0; i < 5; i++) records.push(await f.createSubscriber(i));
+
+  // First relay: marks two documents, publishes the third and "crashes" before marking it.
+  const crashing = f.relay({ store: crashingAfterMarks(f.store, 2) });
+  await expect(crashing.flush()).rejects.toThrow('simulated crash');
+  await crashing.stop();
+  expect(await f.outbox.countDocuments({ publishedAt: null })).toBe(3);
+  expect((await f.streamMessages()).length).toBe(3);
+
+  // Restarted relay re-publishes the unmarked third document; the stream de-duplicates it.
+  const restarted = f.relay();
+  expect(await restarted.flush()).toBe(3);
+  const msgs = await f.streamMessages();
+  expect(msgs.map((m) => m.header.get('Nats-Msg-Id'))).toEqual(records.map((d) => d._id));
+  expect(await f.outbox.countDocuments({ publishedAt: null })).toBe(0);
+});
+
+it('a relay that published everything but marked nothing is fully de-duplicated on restart', async () => {
+  const f = await fixture();
+  const records: OutboxDoc[] = [];
+  for (let i = 0; i < 4; i++) records.push(await f.createSubscriber(i));
+  const crashing = f.relay({ store: crashingAfterMarks(f.store, 0) });
+  await expect(crashing.flush()).rejects.toThrow('simulated crash');
+  // Only the first got out before the crash; publish the rest "by the dead relay" to widen the gap.
+  for (const d of records.slice(1)) await publish(nc.jetstream(), d.subject, d.payload, { msgID: d._id });
+  await crashing.stop();
+
+  const restarted = f.relay();
+  expect(await restarted.flush()).toBe(4);
+  const msgs = await f.streamMessages();
+  expect(msgs).toHaveLength(4);
+  expect(msgs.map((m) => m.header.get('Nats-Msg-Id'))).toEqual(records.map((d) => d._id));
+});
+
+it('two relays on the same store (two replicas) still publish each document once', async () => {
+  const f = await fixture();
+  for (let i = 0; i < 9; i++) await f.createSubscriber(i);
+  const a = f.relay();
+  const b = f.relay();
+  await Promise.all([a.flush(), b.flush()]);
+  expect(await f.outbox.countDocuments({ publishedAt: null })).toBe(0);
+  const msgs = await f.streamMessages();
+  expect(msgs.map((m) => m.json<{ i: number }>().i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+});
+
+it('publishes on its own timer, and at once after notify()', async () => {
+  const f = await fixture();
+  const polling = f.relay({ intervalMs: 100 });
+  await f.createSubscriber(1);
+  await waitFor(async () => (await f.streamMessages()).length === 1, 3_000, 'timer-driven publish');
+  await polling.stop();
+
+  const idle = f.relay({ intervalMs: 60_000 });
+  await sleep(100); // its start-up round is over; the next timer round is a minute away
+  await f.createSubscriber(2);
+  idle.notify();
+  await waitFor(async () => (await f.streamMessages()).length === 2, 2_000, 'notified publish');
+});
+
+it('deletes published documents once they are older than the retention', async () => {
+  const f = await fixture();
+  await f.createSubscriber(1);
+  await f.relay().flush();
+  await sleep(20);
+  await f.createSubscriber(2);
+  // A relay starting later cleans up: the first document is past the (tiny) retention.
+  const r = f.relay({ retainPublishedMs: 10 });
+  expect(await r.flush()).toBe(1);
+  const left = await f.outbox.find({});
+  expect(left.map((d) => (d.payload as { i: number }).i)).toEqual([2]);
+});
+
+it('carries the trace context of the write to the published message', async () => {
+  const key = createContextKey('trace');
+  const als = new AsyncLocalStorage<Context>();
+  context.setGlobalContextManager({
+    active: () => als.getStore() ?? ROOT_CONTEXT,
+    with: (ctx, fn, thisArg, ...args) => als.run(ctx, () => fn.call(thisArg, ...args)),
+    bind: (_c, t) => t,
+    enable() {
+      return this;
+    },
+    disable() {
+      return this;
+    },
+  });
+  propagation.setGlobalPropagator({
+    inject: (ctx, carrier, setter) => {
+      const v = ctx.getValue(key);
+      if (typeof v === 'string') setter.set(carrier, 'traceparent', v);
+    },
+    extract: (ctx) => ctx,
+    fields: () => ['traceparent'],
+  });
+  cleanups.push(async () => {
+    context.disable();
+    propagation.disable();
+  });
+
+  const f = await fixture();
+  const r = f.relay();
+  await context.with(ROOT_CONTEXT.setValue(key, 'request-trace'), async () => {
+    await f.createSubscriber(1);
+    // Flushing from inside another request must not stamp that request's context on the message.
+    await context.with(ROOT_CONTEXT.setValue(key, 'unrelated-request'), () => r.flush());
+  });
+  const [msg] = await f.streamMessages();
+  expect(msg.header.get('traceparent')).toBe('request-trace');
+});

@@ -1,0 +1,229 @@
+// Real nats-server processes for tests. JetStream semantics (dedup windows, redelivery, max_deliver,
+// work-queue retention) are exactly what the code under test relies on, so tests run against the
+// real binary rather than a fake; a missing binary is a loud failure, never a skipped test.
+import { spawn, ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export interface NatsServerHandle {
+  url: string;
+  port: number;
+  pid: number;
+  storeDir: string;
+  stop(): Promise<void>;
+}
+
+const INSTALL_HINT = 'nats-server not found: apt-get install -y nats-server';
+const START_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 5_000;
+
+/** Where nats-server is looked for: $NATS_SERVER_BIN, the Debian and usual locations, then $PATH. */
+export function natsServerCandidates(env: NodeJS.ProcessEnv = process.env): string[] {
+  const candidates: string[] = [];
+  if (env.NATS_SERVER_BIN) candidates.push(env.NATS_SERVER_BIN);
+  candidates.push('/usr/sbin/nats-server', '/usr/local/bin/nats-server', '/usr/bin/nats-server');
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (dir) candidates.push(path.join(dir, 'nats-server'));
+  }
+  return candidates;
+}
+
+/** The first executable nats-server among `candidates`; throws an install hint when there is none. */
+export function natsServerBinary(candidates: string[] = natsServerCandidates()): string {
+  for (const candidate of candidates) {
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here; try the next location
+    }
+  }
+  throw new Error(INSTALL_HINT);
+}
+
+/**
+ * Asks the kernel for an unused loopback port. There is an unavoidable window between closing the
+ * probe socket and the server binding it; startNatsServer retries on a bind failure to cover it.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      if (addr === null || typeof addr === 'string') {
+        srv.close();
+        reject(new Error('could not determine a free port'));
+        return;
+      }
+      const { port } = addr;
+      srv.close((err) => (err ? reject(err) : resolve(port)));
+    });
+  });
+}
+
+// Servers still running when the test process exits are killed synchronously (exit handlers cannot
+// await), so a crashed or interrupted jest worker does not leave orphan nats-servers holding ports.
+const running = new Map<number, { child: ChildProcess; tempDir?: string }>();
+let exitHandlerInstalled = false;
+
+function installExitHandler(): void {
+  if (exitHandlerInstalled) return;
+  exitHandlerInstalled = true;
+  process.on('exit', () => {
+    for (const [pid, entry] of running) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      if (entry.tempDir) fs.rmSync(entry.tempDir, { recursive: true, force: true });
+    }
+    running.clear();
+  });
+  // Signals would otherwise terminate without running 'exit' handlers. Only install when nobody else
+  // handles them, and re-raise the default behaviour by exiting with the conventional code.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    if (process.listenerCount(sig) === 0) {
+      process.once(sig, () => process.exit(128 + (sig === 'SIGINT' ? 2 : 15)));
+    }
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      sock.removeAllListeners();
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(500, () => done(false));
+    // nats-server greets every client with an INFO line; seeing it means the server is serving,
+    // not merely that something accepted a TCP connection.
+    sock.once('data', (buf) => done(buf.toString('utf8').startsWith('INFO')));
+    sock.once('error', () => done(false));
+  });
+}
+
+function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      resolve(false);
+    }, ms);
+    const onExit = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+async function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  if (await waitForExit(child, STOP_GRACE_MS)) return;
+  child.kill('SIGKILL');
+  await waitForExit(child, STOP_GRACE_MS);
+}
+
+async function startOnce(
+  bin: string,
+  storeDir: string,
+  fixedPort: number | undefined,
+): Promise<{ ok: true; handle: Omit<NatsServerHandle, 'storeDir' | 'stop'>; child: ChildProcess } | { ok: false; portInUse: boolean; message: string }> {
+  const port = fixedPort ?? (await freePort());
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  // nats-server logs to stderr; keep a bounded tail for the failure message.
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-8000);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  let spawnError: Error | undefined;
+  child.once('error', (err) => {
+    spawnError = err;
+  });
+
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (spawnError) break;
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    // "Server is ready" comes from our own child, so another process answering on a fixed port is not
+    // mistaken for it; the INFO greeting then proves clients are actually served.
+    if (/Server is ready/.test(output) && (await canConnect(port))) {
+      // Stop buffering output once up; the pipes must still be drained or the server could block.
+      child.stdout!.off('data', collect);
+      child.stderr!.off('data', collect);
+      child.stdout!.resume();
+      child.stderr!.resume();
+      return { ok: true, handle: { url: `nats://127.0.0.1:${port}`, port, pid: child.pid! }, child };
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  await killChild(child);
+  const portInUse = /address already in use/i.test(output);
+  const reason = spawnError
+    ? `spawn failed: ${spawnError.message}`
+    : child.exitCode !== null || child.signalCode !== null
+      ? `exited (code ${child.exitCode}, signal ${child.signalCode})`
+      : `did not accept connections within ${START_TIMEOUT_MS} ms`;
+  return {
+    ok: false,
+    portInUse,
+    message: `nats-server ${args.join(' ')} ${reason}\n--- nats-server output ---\n${output || '(none)'}`,
+  };
+}
+
+export interface StartNatsServerOptions {
+  /** Caller-owned JetStream directory (e.g. to restart a server over the same data); default: a temp dir removed by stop(). */
+  storeDir?: string;
+  /** Fixed port, for tests that must know it before the server runs (connect retries, restarts); default: a free one. */
+  port?: number;
+}
+
+/** Starts a JetStream-enabled nats-server on loopback and resolves once it serves clients. */
+export async function startNatsServer(opts: StartNatsServerOptions = {}): Promise<NatsServerHandle> {
+  const bin = natsServerBinary();
+  installExitHandler();
+  const tempDir = opts.storeDir ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'nats-test-'));
+  const storeDir = opts.storeDir ?? tempDir!;
+  fs.mkdirSync(storeDir, { recursive: true });
+
+  let last = '';
+  // A port taken between freePort() and the server's bind is retried with a fresh port; any other
+  // failure is reported at once.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const res = await startOnce(bin, storeDir, opts.port);
+    if (res.ok) {
+      const { child, handle } = res;
+      running.set(handle.pid, { child, tempDir });
+      let stopped: Promise<void> | undefined;
+      return {
+        ...handle,
+        storeDir,
+        stop() {
+          stopped ??= (async () => {
+            await killChild(child);
+            running.delete(handle.pid);
+            if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+          })();
+          return stopped;
+        },
+      };
+    }
+    last = res.message;
+    // A fixed port taken by someone else will not free itself: report it rather than retry.
+    if (!res.portInUse || opts.port !== undefined) break;
+  }
+  if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+  throw new Error(last);
+}
