@@ -5,6 +5,12 @@ export interface KvOptions {
   ttlMs?: number;
   /** Revisions kept per key. Default 1. */
   history?: number;
+  /**
+   * Direct gets may be answered by any replica of a clustered bucket, including one that lags: set
+   * false where a read must see every write acknowledged before it (API-key revocation). Default:
+   * the client's default (direct where the server supports it).
+   */
+  allowDirect?: boolean;
 }
 
 /**
@@ -16,5 +22,6 @@ export async function openKv(nc: NatsConnection, bucket: string, opts: KvOptions
   return nc.jetstream().views.kv(bucket, {
     ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
     ...(opts.history ? { history: opts.history } : {}),
+    ...(opts.allowDirect === undefined ? {} : { allow_direct: opts.allowDirect }),
   });
 }

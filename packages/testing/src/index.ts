@@ -1,2 +1,3 @@
 export * from './nats';
 export * from './processes';
+export * from './gateway';

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import type { JsonKv } from '../kv/json-kv';
+import { KvConflict } from '../kv/json-kv';
+import type { RateLimits } from '../ratelimit/policies';
+import { generateApiKey, looksLikeApiKey, type KeyCrypto } from './api-key';
+
+/**
+ * Accounts and their (at most one) API key, in one KV bucket shared by every gateway replica:
+ *
+ *   account.<accountId>   -> AccountRecord (the key's lookup hash and sealed value live here)
+ *   apikey.<lookupHash>   -> { accountId }  (index from a presented key to its account)
+ *
+ * The account record is the authority: a request is accepted only when the hash of the presented
+ * key equals the hash in the account record read during that request. Rotate and delete change the
+ * record with compare-and-set before they return, so from that moment every replica refuses the
+ * old value; the index entry is only a pointer, and a stale one (removed right after) refers to an
+ * account whose hash no longer matches. Nothing is cached across requests.
+ */
+
+export interface StoredApiKey {
+  lookupHash: string;
+  sealed: string;
+  createdAt: string;
+}
+
+export interface AccountRecord {
+  accountId: string;
+  name: string;
+  createdAt: string;
+  apiKey: StoredApiKey | null;
+  /** Overrides of the default rate limits (members absent = default). */
+  limits: Partial<RateLimits>;
+}
+
+export interface AuthenticatedAccount {
+  accountId: string;
+  limits: Partial<RateLimits>;
+}
+
+export class AccountNotFound extends Error {
+  constructor() {
+    super('account not found');
+  }
+}
+export class ApiKeyNotFound extends Error {
+  constructor() {
+    super('the account has no API key');
+  }
+}
+
+const accountKey = (accountId: string) => `account.${accountId}`;
+const indexKey = (lookupHash: string) => `apikey.${lookupHash}`;
+const MAX_CAS_ATTEMPTS = 10;
+
+export class AccountStore {
+  constructor(
+    private readonly kv: JsonKv,
+    private readonly crypto: KeyCrypto,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** The account a presented X-API-Key value belongs to, or null (one answer for every failure). */
+  async authenticate(presented: string): Promise<AuthenticatedAccount | null> {
+    if (!looksLikeApiKey(presented)) return null;
+    const hash = this.crypto.lookupHash(presented);
+    const index = await this.kv.get<{ accountId: string }>(indexKey(hash));
+    if (!index) return null;
+    const account = await this.kv.get<AccountRecord>(accountKey(index.value.accountId));
+    const current = account?.value.apiKey;
+    if (!current || !this.crypto.sameHash(current.lookupHash, hash)) return null;
+    return { accountId: account.value.accountId, limits: account.value.limits ?? {} };
+  }
+
+  async createAccount(name: string): Promise<{ accountId: string; apiKey: string }> {
+    const accountId = randomUUID();
+    const record: AccountRecord = { accountId, name, createdAt: this.now().toISOString(), apiKey: null, limits: {} };
+    await this.kv.create(accountKey(accountId), record);
+    const { apiKey } = await this.createKey(accountId);
+    return { accountId, apiKey };
+  }
+
+  async getAccount(accountId: string): Promise<AccountRecord> {
+    const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
+    if (!entry) throw new AccountNotFound();
+    return entry.value;
+  }
+
+  /** "create key": a new key when none exists; otherwise the existing one, unchanged. */
+  async createKey(accountId: string): Promise<{ apiKey: string; created: boolean }> {
+    return this.changeKey(accountId, (account) => {
+      if (account.apiKey) return { keep: this.crypto.open(account.apiKey.sealed, accountId) };
+      return { replace: true };
+    }).then(({ apiKey, changed }) => ({ apiKey, created: changed }));
+  }
+
+  /** "rotate key": a new value; the previous one is refused from the moment this returns. */
+  async rotateKey(accountId: string): Promise<string> {
+    const { apiKey } = await this.changeKey(accountId, (account) => {
+      if (!account.apiKey) throw new ApiKeyNotFound();
+      return { replace: true };
+    });
+    return apiKey;
+  }
+
+  /** "delete key": the value stops working at once; the account and its data stay. Idempotent. */
+  async deleteKey(accountId: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
+      if (!entry) throw new AccountNotFound();
+      const old = entry.value.apiKey;
+      if (!old) return;
+      try {
+        await this.kv.update(accountKey(accountId), { ...entry.value, apiKey: null }, entry.revision);
+      } catch (err) {
+        if (err instanceof KvConflict) continue;
+        throw err;
+      }
+      await this.kv.delete(indexKey(old.lookupHash));
+      return;
+    }
+    throw new Error('too many concurrent changes to the account');
+  }
+
+  /** "show key": the full current value (decrypted). */
+  async showKey(accountId: string): Promise<string> {
+    const account = await this.getAccount(accountId);
+    if (!account.apiKey) throw new ApiKeyNotFound();
+    return this.crypto.open(account.apiKey.sealed, accountId);
+  }
+
+  async setLimits(accountId: string, limits: Partial<RateLimits>): Promise<Partial<RateLimits>> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
+      if (!entry) throw new AccountNotFound();
+      const merged = { ...entry.value.limits, ...limits };
+      try {
+        await this.kv.update(accountKey(accountId), { ...entry.value, limits: merged }, entry.revision);
+        return merged;
+      } catch (err) {
+        if (!(err instanceof KvConflict)) throw err;
+      }
+    }
+    throw new Error('too many concurrent changes to the account');
+  }
+
+  /**
+   * Installs a new key (or keeps the current one) with compare-and-set on the account record, so
+   * two concurrent "create key" calls can never leave two keys. The index entry of the new key is
+   * written first (a key must be findable the moment it is returned); the old one is removed last.
+   */
+  private async changeKey(
+    accountId: string,
+    plan: (account: AccountRecord) => { keep: string } | { replace: true },
+  ): Promise<{ apiKey: string; changed: boolean }> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
+      if (!entry) throw new AccountNotFound();
+      const decision = plan(entry.value);
+      if ('keep' in decision) return { apiKey: decision.keep, changed: false };
+
+      const apiKey = generateApiKey();
+      const stored: StoredApiKey = {
+        lookupHash: this.crypto.lookupHash(apiKey),
+        sealed: this.crypto.seal(apiKey, accountId),
+        createdAt: this.now().toISOString(),
+      };
+      await this.kv.put(indexKey(stored.lookupHash), { accountId });
+      try {
+        await this.kv.update(accountKey(accountId), { ...entry.value, apiKey: stored }, entry.revision);
+      } catch (err) {
+        await this.kv.delete(indexKey(stored.lookupHash));
+        if (err instanceof KvConflict) continue;
+        throw err;
+      }
+      const old = entry.value.apiKey;
+      if (old) await this.kv.delete(indexKey(old.lookupHash));
+      return { apiKey, changed: true };
+    }
+    throw new Error('too many concurrent changes to the account');
+  }
+}

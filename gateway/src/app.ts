@@ -1,0 +1,69 @@
+import './types';
+import express, { type Express } from 'express';
+import type { Logger } from '@mailer/kit';
+import type { AccountStore } from './accounts/accounts';
+import type { ServiceClients } from './clients';
+import type { AcceptedEventKeys, EventSink } from './events/publisher';
+import type { IdempotencyStore } from './idempotency/store';
+import type { GatewayMetrics } from './metrics';
+import { rejectApiKeyInUrl } from './middleware/api-key-in-url';
+import { authenticate } from './middleware/authenticate';
+import { jsonBody } from './middleware/body';
+import { errorHandler, routeNotFound } from './middleware/errors';
+import { idempotency } from './middleware/idempotency';
+import { accountRateLimit } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-context';
+import type { RateLimiter } from './ratelimit/limiter';
+import { routesOf, type RouteEntry } from './route-table';
+import { accountRoutes } from './routes/account';
+import { eventRoutes } from './routes/events';
+import { publicRoutes, type Readiness } from './routes/public';
+import { subscriberRoutes } from './routes/subscribers';
+
+export interface AppDeps {
+  logger: Logger;
+  metrics: GatewayMetrics;
+  accounts: AccountStore;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  events: { sink: EventSink; acceptedKeys: AcceptedEventKeys };
+  clients: ServiceClients;
+  readiness: Readiness;
+  /** Reverse-proxy hops whose X-Forwarded-For is trusted for the client address. */
+  trustProxy: number;
+  unauthenticatedPerMinute: number;
+}
+
+/**
+ * The public HTTP app, in the order a request meets it:
+ *   request id + access log + metrics -> key-in-URL refusal -> public endpoints ->
+ *   authentication -> account rate limit -> JSON body -> idempotency -> routes -> 404/405 -> errors
+ * Authentication precedes routing, so an unauthenticated client learns nothing about paths, and
+ * nothing is parsed for it.
+ */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', deps.trustProxy);
+
+  let routes: RouteEntry[] | undefined;
+  const routeTable = () => (routes ??= routesOf(app));
+
+  app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, routes: routeTable }));
+  app.use(rejectApiKeyInUrl);
+  app.use(publicRoutes(deps.readiness));
+
+  app.use(authenticate({ accounts: deps.accounts, limiter: deps.limiter, metrics: deps.metrics, unauthenticatedPerMinute: deps.unauthenticatedPerMinute }));
+  app.use(accountRateLimit({ limiter: deps.limiter, metrics: deps.metrics }));
+  app.use(jsonBody());
+  app.use(idempotency(deps.idempotency));
+
+  app.use(subscriberRoutes(deps.clients));
+  app.use(eventRoutes(deps.events));
+  app.use(accountRoutes());
+
+  app.use(routeNotFound(routeTable));
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,54 @@
+import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
+import { createClient, type PromiseClient } from '@mailer/kit';
+import { subscriberV1 } from '@mailer/proto';
+import type { GatewayConfig } from '../config';
+
+/** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
+export const SERVICE_DEADLINE_MS = 5_000;
+const HEALTH_DEADLINE_MS = 1_000;
+
+// grpc.health.v1 (the definition ships with grpc-health-check, which the services' servers use too).
+const HealthClient = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, 'grpc.health.v1.Health');
+type HealthCheck = (
+  req: { service: string },
+  opts: { deadline: number },
+  cb: (err: Error | null, res?: { status?: string }) => void,
+) => void;
+
+/** grpc.health.v1 Check of one service: true only for SERVING within the deadline. */
+function healthChecker(address: string, serviceName: string) {
+  const raw = new HealthClient(address, credentials.createInsecure());
+  const check = (raw as unknown as { Check: HealthCheck }).Check.bind(raw);
+  return {
+    serving: () =>
+      new Promise<boolean>((resolve) =>
+        check({ service: serviceName }, { deadline: Date.now() + HEALTH_DEADLINE_MS }, (err, res) => resolve(!err && res?.status === 'SERVING')),
+      ),
+    close: () => raw.close(),
+  };
+}
+
+export interface ServiceClients {
+  subscriber: PromiseClient<subscriberV1.SubscriberServiceClient>;
+  /** True when the subscriber service reports SERVING within a short deadline. */
+  subscriberServing(): Promise<boolean>;
+  close(): void;
+}
+
+/**
+ * One long-lived promise client per service, created once at start (a channel multiplexes every
+ * call). The segment, form, rss, messaging and webhook clients join as their routes do.
+ */
+export function createServiceClients(config: GatewayConfig): ServiceClients {
+  const subscriber = createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS);
+  const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
+  return {
+    subscriber,
+    subscriberServing: subscriberHealth.serving,
+    close() {
+      subscriber.close();
+      subscriberHealth.close();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { commonConfig, hostPort, loadConfig, port, z } from '@mailer/kit';
+import { parseMasterKey } from './accounts/api-key';
+
+/** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
+export const configSchema = z.object({
+  ...commonConfig,
+  GATEWAY_PORT: port.default(8080),
+  /** The admin listener (account and key management) binds to this host only: never expose it publicly. */
+  ADMIN_PORT: port.default(8081),
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  ADMIN_TOKEN: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
+  API_KEY_MASTER_KEY: z.string({ error: 'is required (base64 of 32 random bytes, e.g. `openssl rand -base64 32`)' }).superRefine((value, ctx) => {
+    try {
+      parseMasterKey(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `${(err as Error).message} (e.g. \`openssl rand -base64 32\`)` });
+    }
+  }),
+  /** Reverse-proxy hops in front of the gateway whose X-Forwarded-For is trusted (0: use the socket address). */
+  GATEWAY_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /** Requests that fail authentication allowed per client address and minute (throttles key guessing). */
+  GATEWAY_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
+  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
+  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),
+  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:50054'),
+  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:50055'),
+  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:50056'),
+});
+
+export type GatewayConfig = z.infer<typeof configSchema>;
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return loadConfig(configSchema, env);
+}

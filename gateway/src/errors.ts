@@ -1,0 +1,141 @@
+import { fromServiceError, GrpcStatus, type Problem } from '@mailer/kit';
+
+export type { Problem };
+
+/** The body of every error response (ErrorMessageDto). */
+export interface ErrorMessageDto {
+  errorId: string;
+  message: string;
+  details?: Problem[];
+}
+
+/**
+ * An error the gateway answers with on purpose. Thrown from middleware and routes; the error
+ * handler turns it into `status` + ErrorMessageDto (+ headers such as Retry-After or Allow).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorId: string,
+    message: string,
+    readonly details?: Problem[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toDto(): ErrorMessageDto {
+    return this.details?.length
+      ? { errorId: this.errorId, message: this.message, details: this.details }
+      : { errorId: this.errorId, message: this.message };
+  }
+}
+
+/**
+ * Every errorId the gateway itself produces or passes through from a service, with its status.
+ * The OpenAPI document publishes this list; tests check the gateway uses no id outside it.
+ */
+export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; meaning: string }> = [
+  { errorId: 'validation_failed', status: 400, meaning: 'The body, a query or path parameter does not satisfy the operation contract; `details` lists each problem.' },
+  { errorId: 'malformed_json', status: 400, meaning: 'The body is not valid JSON.' },
+  { errorId: 'unknown_property', status: 400, meaning: 'The body (or query) holds a property the operation does not define; `details` names it. Free-form values (`properties`, `_serviceExampleRequest`, ...) accept any members.' },
+  { errorId: 'invalid_uuid', status: 400, meaning: 'A path parameter, query parameter or body member that must be a UUID is not one.' },
+  { errorId: 'invalid_email', status: 400, meaning: 'An email address has invalid syntax.' },
+  { errorId: 'api_key_in_url', status: 400, meaning: 'An API key was sent in the URL (apiKey, api_key, api-key, key, x-api-key query parameters, any case). Send it in the X-API-Key header; the key should be rotated since URLs end up in logs.' },
+  { errorId: 'invalid_idempotency_key', status: 400, meaning: 'The Idempotency-Key header is not 1-255 printable ASCII characters.' },
+  { errorId: 'malformed_request', status: 400, meaning: 'The request is not valid HTTP (framing, header syntax); the connection is closed.' },
+  { errorId: 'subscriber_status_not_manual', status: 400, meaning: 'The requested subscriber status cannot be set manually.' },
+  { errorId: 'api_key_missing', status: 401, meaning: 'No X-API-Key header. `Authorization: Bearer` is not accepted.' },
+  { errorId: 'api_key_invalid', status: 401, meaning: 'The X-API-Key value is blank, unknown, deleted, replaced by rotation, or the masked form. One text for all: the response does not tell which.' },
+  { errorId: 'operation_not_allowed_for_api_key', status: 403, meaning: 'The operation is for the application only (key management) and cannot be called with an API key.' },
+  { errorId: 'route_not_found', status: 404, meaning: 'No operation exists at this path.' },
+  { errorId: 'subscriber_not_found', status: 404, meaning: 'No subscriber with this id exists in the account.' },
+  { errorId: 'method_not_allowed', status: 405, meaning: 'The path exists but not with this method; the Allow header lists the methods it has.' },
+  { errorId: 'request_timeout', status: 408, meaning: 'The request headers were not received in time; the connection is closed.' },
+  { errorId: 'subscriber_email_exists', status: 409, meaning: 'A subscriber with this email address already exists in the account.' },
+  { errorId: 'idempotency_in_progress', status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.' },
+  { errorId: 'payload_too_large', status: 413, meaning: 'The body is larger than 1 MiB (10 MiB for /subscribers/sync).' },
+  { errorId: 'unsupported_media_type', status: 415, meaning: 'A body was sent with a Content-Type other than application/json (or an unsupported charset or encoding).' },
+  { errorId: 'idempotency_key_reused', status: 422, meaning: 'The Idempotency-Key was used within 24 h for a different request (method, path or body).' },
+  { errorId: 'rate_limited', status: 429, meaning: 'A rate limit is reached; wait Retry-After seconds. Rejected requests do not consume budget.' },
+  { errorId: 'headers_too_large', status: 431, meaning: 'The request headers are too large; the connection is closed.' },
+  { errorId: 'internal_error', status: 500, meaning: 'The request could not be completed. No details are exposed; the X-Request-Id identifies it in the server logs.' },
+  { errorId: 'service_unavailable', status: 503, meaning: 'A backing service or the message store is unavailable or timed out. Safe operations may be retried with backoff.' },
+];
+
+const GRPC_TO_HTTP: Partial<Record<GrpcStatus, number>> = {
+  [GrpcStatus.INVALID_ARGUMENT]: 400,
+  [GrpcStatus.OUT_OF_RANGE]: 400,
+  [GrpcStatus.NOT_FOUND]: 404,
+  [GrpcStatus.ALREADY_EXISTS]: 409,
+  [GrpcStatus.ABORTED]: 409,
+  [GrpcStatus.FAILED_PRECONDITION]: 409,
+  [GrpcStatus.PERMISSION_DENIED]: 403,
+  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
+  [GrpcStatus.UNAVAILABLE]: 503,
+  [GrpcStatus.DEADLINE_EXCEEDED]: 503,
+};
+
+/** A shared store (JetStream KV or stream) could not be reached or answered too late. */
+export class StoreUnavailable extends Error {
+  constructor(readonly operation: string, cause: unknown) {
+    super(`${operation}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoreUnavailable';
+  }
+}
+
+export const serviceUnavailable = () =>
+  new ApiError(503, 'service_unavailable', 'A backing service is unavailable. Retry later with backoff.');
+export const internalError = () =>
+  new ApiError(500, 'internal_error', 'The request could not be completed. Quote the X-Request-Id when reporting it.');
+
+function isGrpcError(err: unknown): err is { code: number; details?: string; metadata?: never } {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number' && 'metadata' in err;
+}
+
+/**
+ * The one place where a gRPC failure becomes HTTP. A service's DomainError keeps its errorId and
+ * message for 4xx; anything 5xx gets a generic text (a service's internal message never leaks).
+ */
+export function fromGrpcError(err: unknown): ApiError | undefined {
+  if (!isGrpcError(err)) return undefined;
+  const status = GRPC_TO_HTTP[err.code as GrpcStatus] ?? 500;
+  if (status === 503) return serviceUnavailable();
+  if (status >= 500) return internalError();
+  const domain = fromServiceError(err);
+  if (domain) return new ApiError(status, domain.errorId, domain.message, domain.details);
+  // Services raise DomainErrors; a 4xx code without an errorId has no stable code to publish, so it is
+  // treated as the bug it is (grpc-js's own local errors, e.g. message too large, land here too).
+  return internalError();
+}
+
+/**
+ * Maps anything thrown while handling a request to an ApiError: our own, gRPC, body-parser and
+ * router errors (which carry `status` and `type`), and finally 500 for everything else.
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof StoreUnavailable) return serviceUnavailable();
+  const grpc = fromGrpcError(err);
+  if (grpc) return grpc;
+  const e = err as { status?: unknown; statusCode?: unknown; type?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new ApiError(400, 'malformed_json', 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new ApiError(413, 'payload_too_large', 'The request body is too large.');
+    case 'encoding.unsupported':
+      return new ApiError(415, 'unsupported_media_type', 'The Content-Encoding of the body is not supported.');
+    case 'charset.unsupported':
+      return new ApiError(415, 'unsupported_media_type', 'The charset of the body is not supported; send UTF-8 JSON.');
+    case 'request.size.invalid':
+    case 'request.aborted':
+      return new ApiError(400, 'validation_failed', 'The request body was incomplete.');
+  }
+  if (status === 400) return new ApiError(400, 'validation_failed', 'The request could not be read (malformed path or header).');
+  if (status === 413) return new ApiError(413, 'payload_too_large', 'The request body is too large.');
+  if (status === 415) return new ApiError(415, 'unsupported_media_type', 'The request body has an unsupported media type.');
+  return internalError();
+}

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import type { NatsConnection } from 'nats';
+import { publish } from '@mailer/nats';
+import type { JsonKv } from '../kv/json-kv';
+
+/** The message stored on the EVENTS stream, subject `events.<accountId>` (read by messaging). */
+export interface CustomEvent {
+  eventId: string;
+  accountId: string;
+  eventKey: string;
+  email: string;
+  occurredAt: string;
+  receivedAt: string;
+  triggerAutomations: boolean;
+  properties: unknown;
+  consent: { source: string; givenAt: string } | null;
+}
+
+export interface EventSink {
+  /** Resolves only after JetStream acknowledged (stored) the message. */
+  publish(event: CustomEvent): Promise<{ duplicate: boolean }>;
+  /** Largest encoded event the stream accepts (the server's max_payload, less room for headers). */
+  maxEventBytes(): number;
+}
+
+/** Room kept for message headers (msgID, trace context) within the server's max_payload. */
+const HEADER_ALLOWANCE = 2_048;
+
+export function jetStreamEventSink(nc: NatsConnection): EventSink {
+  const js = nc.jetstream();
+  return {
+    maxEventBytes: () => (nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE,
+    async publish(event) {
+      // msgID = eventId: concurrent retries of one idempotencyKey inside the stream's duplicate window
+      // are stored once, and the PubAck says so.
+      const ack = await publish(js, `events.${event.accountId}`, event, { msgID: event.eventId });
+      return { duplicate: ack.duplicate };
+    },
+  };
+}
+
+/**
+ * idempotencyKeys accepted in the last 7 days (KV bucket TTL), per account. A retry found here is
+ * answered from the record without publishing again; the stream's duplicate window covers the
+ * short gap between a publish and this record.
+ */
+export class AcceptedEventKeys {
+  constructor(private readonly kv: JsonKv) {}
+
+  static key(accountId: string, idempotencyKey: string): string {
+    return `${accountId}.${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+  }
+
+  async find(accountId: string, idempotencyKey: string): Promise<string | null> {
+    const entry = await this.kv.get<{ eventId: string }>(AcceptedEventKeys.key(accountId, idempotencyKey));
+    return entry?.value.eventId ?? null;
+  }
+
+  async remember(accountId: string, idempotencyKey: string, eventId: string, acceptedAt: string): Promise<void> {
+    await this.kv.put(AcceptedEventKeys.key(accountId, idempotencyKey), { eventId, acceptedAt });
+  }
+}

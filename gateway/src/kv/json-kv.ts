@@ -1,0 +1,60 @@
+import type { KV } from 'nats';
+import { StoreUnavailable } from '../errors';
+
+/**
+ * The small slice of a JetStream KV bucket the gateway uses, with JSON values and an explicit
+ * conflict error for compare-and-set. Stores are written against this interface so their logic
+ * can be unit-tested on an in-memory map; production passes a real bucket (natsJsonKv).
+ */
+export interface JsonKv {
+  get<T>(key: string): Promise<{ value: T; revision: number } | null>;
+  /** Writes only when the key does not exist (or was deleted); throws KvConflict otherwise. */
+  create<T>(key: string, value: T): Promise<number>;
+  /** Writes only when the key's current revision is `revision`; throws KvConflict otherwise. */
+  update<T>(key: string, value: T, revision: number): Promise<number>;
+  put<T>(key: string, value: T): Promise<number>;
+  /** Deletes; with `revision`, only when that is still the current revision (KvConflict otherwise). */
+  delete(key: string, revision?: number): Promise<void>;
+}
+
+export class KvConflict extends Error {
+  constructor(key: string) {
+    super(`concurrent write on ${key}`);
+    this.name = 'KvConflict';
+  }
+}
+
+// JetStream's "wrong last sequence" API error: another writer got there first.
+const WRONG_LAST_SEQUENCE = 10071;
+
+function isConflict(err: unknown): boolean {
+  const e = err as { api_error?: { err_code?: number }; message?: string };
+  return e?.api_error?.err_code === WRONG_LAST_SEQUENCE || /wrong last sequence/i.test(e?.message ?? '');
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function natsJsonKv(kv: KV, bucket: string): JsonKv {
+  // Conflicts are part of the protocol; every other failure means the store is unreachable or slow.
+  const guard = async <R>(key: string, op: () => Promise<R>): Promise<R> => {
+    try {
+      return await op();
+    } catch (err) {
+      if (isConflict(err)) throw new KvConflict(key);
+      throw new StoreUnavailable(`kv ${bucket} ${key}`, err);
+    }
+  };
+  return {
+    async get<T>(key: string) {
+      const entry = await guard(key, () => kv.get(key));
+      // Deletes are tombstones in the stream: a DEL/PURGE entry means "no value".
+      if (!entry || entry.operation !== 'PUT' || entry.value.length === 0) return null;
+      return { value: JSON.parse(decoder.decode(entry.value)) as T, revision: entry.revision };
+    },
+    create: (key, value) => guard(key, () => kv.create(key, encoder.encode(JSON.stringify(value)))),
+    update: (key, value, revision) => guard(key, () => kv.update(key, encoder.encode(JSON.stringify(value)), revision)),
+    put: (key, value) => guard(key, () => kv.put(key, encoder.encode(JSON.stringify(value)))),
+    delete: (key, revision) => guard(key, () => kv.delete(key, revision === undefined ? undefined : { previousSeq: revision })),
+  };
+}

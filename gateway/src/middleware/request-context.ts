@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from '@mailer/kit';
+import type { GatewayMetrics } from '../metrics';
+import { matchRoute, type RouteEntry } from '../route-table';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's X-Request-Id when it is sane (1-128 of [A-Za-z0-9._:-]); otherwise a new UUID. */
+export function sanitizeRequestId(value: string | string[] | undefined): string {
+  return typeof value === 'string' && SANE_REQUEST_ID.test(value) ? value : randomUUID();
+}
+
+/**
+ * First middleware of every request: request id, a request-bound logger, one access-log line and
+ * the RED metrics when the response finishes. The log carries the path only, never the query
+ * string (it may hold a key sent by mistake), and never headers.
+ */
+export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; routes: () => RouteEntry[] }): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    req.requestId = sanitizeRequestId(req.headers['x-request-id']);
+    req.log = deps.logger.child({ requestId: req.requestId });
+    res.setHeader('X-Request-Id', req.requestId);
+
+    let logged = false;
+    const done = () => {
+      if (logged) return;
+      logged = true;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = req.route?.path ?? matchRoute(deps.routes(), req.path)?.path ?? 'unmatched';
+      // A response that never finished (client went away) has no meaningful status code.
+      const status = res.writableFinished ? String(res.statusCode) : 'aborted';
+      deps.metrics.httpRequests.inc({ method: req.method, route, status });
+      deps.metrics.httpDuration.observe({ method: req.method, route }, seconds);
+      req.log.info(
+        { accountId: req.account?.accountId, method: req.method, path: req.path, route, status: res.statusCode, durationMs: Math.round(seconds * 1000) },
+        'request',
+      );
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    next();
+  };
+}

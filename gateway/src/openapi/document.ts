@@ -1,0 +1,448 @@
+import { ERROR_CATALOGUE } from '../errors';
+import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
+
+/**
+ * The published OpenAPI 3.1 document, and the one source of request and response schemas: the
+ * request validator compiles its schemas from here (src/openapi/validator.ts), so what is
+ * documented is what is enforced. Where API.md and the specification are silent, the decision
+ * taken is written into the descriptions below.
+ */
+
+type Json = Record<string, unknown>;
+
+const ref = (kind: 'schemas' | 'parameters' | 'responses' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const schemaRef = (name: string) => ref('schemas', name);
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+const uuid = { type: 'string', format: 'uuid', examples: ['3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21'] };
+const instant = { type: 'string', format: 'date-time', description: 'UTC instant, ISO 8601 with `Z`.' };
+
+const STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
+
+const rateLimitHeaders = {
+  'RateLimit-Limit': ref('headers', 'RateLimitLimit'),
+  'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
+  'RateLimit-Reset': ref('headers', 'RateLimitReset'),
+  'RateLimit-Policy': ref('headers', 'RateLimitPolicy'),
+};
+const commonHeaders = { 'X-Request-Id': ref('headers', 'XRequestId'), ...rateLimitHeaders };
+
+/** A success response of an authenticated operation (with the headers every response carries). */
+function ok(description: string, schema: Json | undefined, extraHeaders: Json = {}) {
+  return {
+    description,
+    headers: { ...commonHeaders, ...extraHeaders },
+    ...(schema ? { content: json(schema) } : {}),
+  };
+}
+
+/** Error responses every authenticated operation can give. */
+const authenticatedErrors = {
+  '400': ref('responses', 'BadRequest'),
+  '401': ref('responses', 'Unauthorized'),
+  '429': ref('responses', 'TooManyRequests'),
+  '500': ref('responses', 'InternalError'),
+  '503': ref('responses', 'ServiceUnavailable'),
+};
+/** ... and those of operations with a JSON body (every POST also takes Idempotency-Key). */
+const bodyErrors = {
+  '409': ref('responses', 'Conflict'),
+  '413': ref('responses', 'PayloadTooLarge'),
+  '415': ref('responses', 'UnsupportedMediaType'),
+  '422': ref('responses', 'IdempotencyKeyReused'),
+};
+
+function errorResponse(description: string, errorIds: string[], extraHeaders: Json = {}) {
+  return {
+    description: `${description}\n\nerrorId: ${errorIds.map((id) => `\`${id}\``).join(', ')}`,
+    headers: { 'X-Request-Id': ref('headers', 'XRequestId'), ...extraHeaders },
+    content: json(schemaRef('ErrorMessageDto')),
+  };
+}
+
+const keyManagement = (summary: string, operationId: string) => ({
+  tags: ['Account'],
+  summary,
+  operationId,
+  description:
+    'App-only: obtaining, rotating and deleting the key is done by an account user in the application (and by the operator through the admin listener), never with the key itself. Any call with a valid API key is answered `403 operation_not_allowed_for_api_key`; without one, `401`.',
+  responses: {
+    '401': ref('responses', 'Unauthorized'),
+    '403': ref('responses', 'Forbidden'),
+    '429': ref('responses', 'TooManyRequests'),
+  },
+});
+
+const catalogueTable = [
+  '| status | errorId | meaning |',
+  '|---|---|---|',
+  ...ERROR_CATALOGUE.map((e) => `| ${e.status} | \`${e.errorId}\` | ${e.meaning} |`),
+].join('\n');
+
+const d = DEFAULT_RATE_LIMITS;
+
+const description = `Customer API of the email-marketing service (beta). Server-to-server only: never call it from a browser, a mobile app or a public page.
+
+## Authentication
+Every operation except the public ones (\`/healthz\`, \`/readyz\`, \`/openapi.json\`, \`/docs\`) needs the account's full API key in the \`X-API-Key\` header.
+\`Authorization: Bearer\` is not accepted (\`401 api_key_missing\`). A key in the URL (query parameters \`apiKey\`, \`api_key\`, \`api-key\`, \`key\`, \`x-api-key\`, any case) is refused with \`400 api_key_in_url\` before anything else, on every path, and the URL is never logged; rotate a key that was sent that way.
+The masked form (\`abcde*****\`) is not a key. Rotation and deletion take effect at once on every gateway replica.
+
+## Errors
+Every error answers \`ErrorMessageDto\` (\`errorId\`, \`message\`, optional \`details\` of \`{path, problem}\`; \`path\` is \`body.<member>\`, \`query.<name>\` or \`path.<name>\`). Unknown routes answer \`404 route_not_found\`; a known path with another method \`405 method_not_allowed\` with \`Allow\`. Authentication is checked before routing, so unauthenticated requests get \`401\` whatever the path. 5xx responses never carry internals; quote \`X-Request-Id\` when reporting one.
+
+${catalogueTable}
+
+## Request ids
+Every response carries \`X-Request-Id\`: the client's value when it is 1-128 characters of \`[A-Za-z0-9._:-]\`, otherwise a generated UUID. Server logs carry it.
+
+## Rate limits
+Per account, shared by all replicas: ${d.perMinute} requests per minute **and** ${d.perHour} per hour on the default API; \`/events\` has its own budget of ${d.eventsPerSecond} requests per second with a burst of ${d.eventsBurst} (token bucket). Limits are enforced with GCRA (a smoothed token bucket): the full budget may be spent at once, and it refills continuously.
+Every authenticated response carries \`RateLimit-Limit\` (capacity of the tightest limit), \`RateLimit-Remaining\`, \`RateLimit-Reset\` (seconds until that limit's budget is full again) and \`RateLimit-Policy\` (\`${d.perMinute};w=60, ${d.perHour};w=3600\`, or \`${d.eventsPerSecond};w=1;burst=${d.eventsBurst}\` on /events). \`429 rate_limited\` carries \`Retry-After\` (whole seconds, at least 1). Rejected requests do not consume budget. Limits may differ per account (operator setting).
+Requests that fail authentication are limited per client address (60 per minute by default); once an address has used that up, its requests are answered \`429\` before the key is even looked up, so guessing keys is throttled. Public operations and \`400 api_key_in_url\` carry no rate-limit headers.
+
+## Idempotency
+Any \`POST\` may carry \`Idempotency-Key\` (1-255 printable ASCII characters, no leading or trailing space; else \`400 invalid_idempotency_key\`). The same key with the same request (method, path and JSON body, member order ignored) within 24 h replays the first response (status and body) with \`Idempotency-Replay: true\`; with a different request \`422 idempotency_key_reused\`; while the first is still being processed \`409 idempotency_in_progress\` with \`Retry-After: 1\`. Keys are per account. 5xx responses are not stored, so a retry runs again; an attempt whose gateway died is taken over after 60 s.
+
+## Bodies
+JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB answer \`413\`. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
+
+## Identifiers and time
+UUIDs are lowercase (v4; v7 allowed for new ids), UUIDs in paths are accepted in any case. Instants are UTC ISO 8601 with \`Z\`.`;
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Mailer customer API',
+    version: '0.1.0-beta',
+    description,
+  },
+  servers: [{ url: '/', description: 'This gateway' }],
+  security: [{ ApiKey: [] }],
+  tags: [
+    { name: 'Subscribers' },
+    { name: 'Events' },
+    { name: 'Account' },
+    { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
+  ],
+  'x-error-catalogue': ERROR_CATALOGUE,
+  paths: {
+    '/subscribers': {
+      get: {
+        tags: ['Subscribers'],
+        operationId: 'listSubscribers',
+        summary: 'List subscribers (paginated)',
+        description:
+          'Ordered by registration time, newest first. `statusCounts` counts every status over the same filters except `status`. `search` is a case-insensitive prefix of the email address or first name. Filtering by `segmentId` arrives with the segment service (until then it is an unknown parameter).',
+        parameters: [
+          ref('parameters', 'PageNumber'),
+          ref('parameters', 'PageSize'),
+          { name: 'status', in: 'query', required: false, schema: schemaRef('SubscriberStatus') },
+          { name: 'tagId', in: 'query', required: false, schema: uuid, description: 'Only subscribers with this tag.' },
+          { name: 'topicId', in: 'query', required: false, schema: uuid, description: 'Only subscribers subscribed to this topic.' },
+          { name: 'search', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } },
+        ],
+        responses: {
+          '200': ok('One page of subscribers.', schemaRef('PaginatedSubscribersDto')),
+          ...authenticatedErrors,
+        },
+      },
+      post: {
+        tags: ['Subscribers'],
+        operationId: 'addSubscriber',
+        summary: 'Create a subscriber',
+        description:
+          'The email address is canonicalised (trimmed, lowercased) and unique per account. `subscriberStatus` defaults to `ACTIVE`; on create it may be `ACTIVE`, `UNSUBSCRIBED`, `BLOCKED` or `UNCONFIRMED`. `fields`, `tags` and `topicIds` of AddSubscriber are not accepted yet (they answer `unknown_property` until the field catalogue ships); without `topicIds` the account\'s default topic is used.',
+        parameters: [ref('parameters', 'IdempotencyKey')],
+        requestBody: { required: true, content: json(schemaRef('AddSubscriber')) },
+        responses: {
+          '201': ok('Created.', schemaRef('Subscriber'), { Location: ref('headers', 'Location'), 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }),
+          ...authenticatedErrors,
+          ...bodyErrors,
+        },
+      },
+    },
+    '/subscribers/{subscriberId}': {
+      get: {
+        tags: ['Subscribers'],
+        operationId: 'getSubscriber',
+        summary: 'Read one subscriber',
+        parameters: [ref('parameters', 'SubscriberId')],
+        responses: {
+          '200': ok('The subscriber.', schemaRef('Subscriber')),
+          ...authenticatedErrors,
+          '404': ref('responses', 'NotFound'),
+        },
+      },
+    },
+    '/events': {
+      post: {
+        tags: ['Events'],
+        operationId: 'sendCustomEvent',
+        summary: 'Send a custom event',
+        description: `Accepted with \`202\` only after the event is durably stored (JetStream acknowledgement); automations with an API-request trigger on \`eventKey\` then start asynchronously.
+- \`occurredAt\` defaults to the time of receipt and may not be more than 5 minutes in the future.
+- \`idempotencyKey\` makes a retry within 7 days a no-op answered \`202\` with \`duplicate: true\` and the first \`eventId\` (the first request's content wins; a retry with other content is not compared). Without it every request is a new event.
+- \`triggerAutomations: false\` records the event without starting automations.
+- An unknown \`email\` creates no subscriber unless \`consent\` is present (then an \`UNCONFIRMED\` subscriber is created).
+- \`properties\` is stored as sent (default \`{}\`); \`_serviceExampleRequest\` is a documentation aid that is accepted and ignored.
+- The stored event (the request without \`_serviceExampleRequest\`, plus about 300 bytes) must fit the event stream's message size limit (1 MiB less 2 KiB with NATS defaults), else \`413 payload_too_large\`.
+- Own rate limit: ${d.eventsPerSecond}/s, burst ${d.eventsBurst}, separate from the default budget.`,
+        parameters: [ref('parameters', 'IdempotencyKey')],
+        requestBody: { required: true, content: json(schemaRef('CustomEventRequestDto')) },
+        responses: {
+          '202': ok('Stored.', schemaRef('CustomEventAcceptedDto'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }),
+          ...authenticatedErrors,
+          ...bodyErrors,
+        },
+      },
+    },
+    '/account/api-key': {
+      get: keyManagement('Show the API key (app-only)', 'showApiKey'),
+      post: keyManagement('Create the API key (app-only)', 'createApiKey'),
+      delete: keyManagement('Delete the API key (app-only)', 'deleteApiKey'),
+    },
+    '/account/api-key/rotate': {
+      post: keyManagement('Rotate the API key (app-only)', 'rotateApiKey'),
+    },
+    '/healthz': {
+      get: {
+        tags: ['Operations'],
+        operationId: 'healthz',
+        summary: 'Liveness: the process is up',
+        security: [],
+        responses: { '200': { description: 'Up.', content: json(schemaRef('StatusDto')) } },
+      },
+    },
+    '/readyz': {
+      get: {
+        tags: ['Operations'],
+        operationId: 'readyz',
+        summary: 'Readiness: NATS reachable and the subscriber service SERVING',
+        security: [],
+        responses: {
+          '200': { description: 'Ready.', content: json(schemaRef('StatusDto')) },
+          '503': errorResponse('Not ready (no details on purpose).', ['service_unavailable']),
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        tags: ['Operations'],
+        operationId: 'openApiDocument',
+        summary: 'This OpenAPI 3.1 document',
+        security: [],
+        responses: { '200': { description: 'The document.', content: json({ type: 'object' }) } },
+      },
+    },
+    '/docs': {
+      get: {
+        tags: ['Operations'],
+        operationId: 'apiDocs',
+        summary: 'Interactive documentation (Swagger UI)',
+        security: [],
+        responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+  },
+  components: {
+    securitySchemes: {
+      ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The account\'s full API key (one per account, no scopes).' },
+    },
+    parameters: {
+      SubscriberId: { name: 'subscriberId', in: 'path', required: true, schema: uuid },
+      PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
+      PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+        description: 'Makes a retried POST safe for 24 h; see "Idempotency" above.',
+      },
+    },
+    headers: {
+      XRequestId: { description: 'The request id (echoed when sane, else generated).', schema: { type: 'string' } },
+      RateLimitLimit: { description: 'Capacity of the tightest limit (for /events: the burst).', schema: { type: 'integer' } },
+      RateLimitRemaining: { description: 'Requests left in the tightest limit.', schema: { type: 'integer' } },
+      RateLimitReset: { description: 'Seconds until the tightest limit\'s budget is full again.', schema: { type: 'integer' } },
+      RateLimitPolicy: { description: 'All limits that apply, e.g. `300;w=60, 2000;w=3600`.', schema: { type: 'string' } },
+      RetryAfter: { description: 'Whole seconds to wait (at least 1).', schema: { type: 'integer', minimum: 1 } },
+      IdempotencyReplay: { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+      Location: { description: 'Path of the created resource.', schema: { type: 'string' } },
+      Allow: { description: 'Methods the path supports.', schema: { type: 'string' } },
+    },
+    responses: {
+      BadRequest: errorResponse('The request does not satisfy the operation contract.', [
+        'validation_failed', 'malformed_json', 'unknown_property', 'invalid_uuid', 'invalid_email', 'api_key_in_url', 'invalid_idempotency_key', 'subscriber_status_not_manual',
+      ], rateLimitHeaders),
+      Unauthorized: errorResponse('No usable API key. One text for unknown, rotated, deleted and masked keys.', ['api_key_missing', 'api_key_invalid'], {
+        ...rateLimitHeaders,
+        'WWW-Authenticate': { description: '`ApiKey header="X-API-Key"`', schema: { type: 'string' } },
+      }),
+      Forbidden: errorResponse('The operation cannot be called with an API key.', ['operation_not_allowed_for_api_key'], rateLimitHeaders),
+      NotFound: errorResponse('The resource does not exist in the account (or the route does not exist).', ['subscriber_not_found', 'route_not_found'], rateLimitHeaders),
+      MethodNotAllowed: errorResponse('The path exists with other methods.', ['method_not_allowed'], { ...rateLimitHeaders, Allow: ref('headers', 'Allow') }),
+      Conflict: errorResponse('Conflict with the current state, or the same Idempotency-Key is still in flight (then with Retry-After: 1).', ['subscriber_email_exists', 'idempotency_in_progress'], {
+        ...rateLimitHeaders,
+        'Retry-After': ref('headers', 'RetryAfter'),
+      }),
+      PayloadTooLarge: errorResponse('The body is over 1 MiB.', ['payload_too_large'], rateLimitHeaders),
+      UnsupportedMediaType: errorResponse('The body is not JSON.', ['unsupported_media_type'], rateLimitHeaders),
+      IdempotencyKeyReused: errorResponse('The Idempotency-Key was used for a different request.', ['idempotency_key_reused'], rateLimitHeaders),
+      TooManyRequests: errorResponse('A rate limit is reached.', ['rate_limited'], { ...rateLimitHeaders, 'Retry-After': ref('headers', 'RetryAfter') }),
+      InternalError: errorResponse('Unexpected failure (no details).', ['internal_error'], rateLimitHeaders),
+      ServiceUnavailable: errorResponse('A backing service or the message store is unavailable.', ['service_unavailable'], rateLimitHeaders),
+    },
+    schemas: {
+      ErrorMessageDto: {
+        type: 'object',
+        required: ['errorId', 'message'],
+        properties: {
+          errorId: { type: 'string', description: 'Stable machine-readable code (catalogue above and in `x-error-catalogue`).', examples: ['validation_failed'] },
+          message: { type: 'string', description: 'Human-readable text; may change.' },
+          details: { type: 'array', items: schemaRef('Problem') },
+        },
+        additionalProperties: false,
+      },
+      Problem: {
+        type: 'object',
+        required: ['path', 'problem'],
+        properties: {
+          path: { type: 'string', examples: ['body.email', 'query.pageSize', 'path.subscriberId'] },
+          problem: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+      StatusDto: {
+        type: 'object',
+        required: ['status'],
+        properties: { status: { type: 'string', enum: ['ok'] } },
+        additionalProperties: false,
+      },
+      SubscriberStatus: {
+        type: 'string',
+        enum: [...STATUSES],
+        description:
+          '`UNCONFIRMED` (double opt-in pending), `ACTIVE` (confirmed, mailable), `UNSUBSCRIBED`, `BOUNCED`, `COMPLAINED`, `BLOCKED`. Manually settable: `ACTIVE`, `UNSUBSCRIBED`, `BLOCKED`.',
+      },
+      AddSubscriber: {
+        type: 'object',
+        required: ['email'],
+        properties: {
+          email: { type: 'string', minLength: 1, maxLength: 320, description: 'Trimmed and lowercased by the service; invalid syntax answers `400 invalid_email`.' },
+          firstName: { type: ['string', 'null'], maxLength: 200, description: 'null means none.' },
+          subscriberStatus: { type: 'string', enum: ['ACTIVE', 'UNSUBSCRIBED', 'BLOCKED', 'UNCONFIRMED'], default: 'ACTIVE' },
+        },
+        additionalProperties: false,
+      },
+      BuiltInFieldRef: {
+        type: 'object',
+        required: ['type', 'builtInField'],
+        properties: { type: { const: 'BUILT_IN' }, builtInField: { type: 'string', enum: ['EMAIL', 'FIRST_NAME'] } },
+        additionalProperties: false,
+      },
+      CustomFieldRef: {
+        type: 'object',
+        required: ['type', 'fieldId'],
+        properties: { type: { const: 'CUSTOM' }, fieldId: uuid },
+        additionalProperties: false,
+      },
+      FieldRef: { oneOf: [schemaRef('BuiltInFieldRef'), schemaRef('CustomFieldRef')] },
+      SubscriberFieldValue: {
+        type: 'object',
+        required: ['fieldRef', 'personalizationTagName', 'label', 'displayValue'],
+        properties: {
+          fieldRef: schemaRef('FieldRef'),
+          personalizationTagName: { type: 'string' },
+          label: { type: 'string' },
+          displayValue: { type: 'string' },
+        },
+        additionalProperties: false,
+      },
+      Subscriber: {
+        type: 'object',
+        required: ['id', 'email', 'firstName', 'subscriberStatus', 'values', 'tags', 'registeredAt'],
+        properties: {
+          id: uuid,
+          email: { type: 'string', description: 'Canonical (lowercase).' },
+          firstName: { type: ['string', 'null'] },
+          subscriberStatus: schemaRef('SubscriberStatus'),
+          values: { type: 'array', items: schemaRef('SubscriberFieldValue'), description: 'Display values.' },
+          tags: { type: 'array', items: uuid },
+          registeredAt: instant,
+          lastImportedAtUtc: { ...instant, description: 'Latest successful import participation, when recorded (absent otherwise).' },
+          gdprAgreement: { type: 'string', description: 'Text of the agreement, when applicable (absent otherwise).' },
+        },
+        additionalProperties: false,
+      },
+      SubscriberOverview: {
+        type: 'object',
+        required: ['id', 'email', 'firstName', 'subscriberStatus', 'tags', 'registeredAt'],
+        properties: {
+          id: uuid,
+          email: { type: 'string' },
+          firstName: { type: ['string', 'null'] },
+          subscriberStatus: schemaRef('SubscriberStatus'),
+          tags: { type: 'array', items: uuid },
+          registeredAt: instant,
+        },
+        additionalProperties: false,
+      },
+      SubscriberStatusCountsDto: {
+        type: 'object',
+        required: [...STATUSES],
+        properties: Object.fromEntries(STATUSES.map((s) => [s, { type: 'integer', format: 'int64', minimum: 0 }])),
+        additionalProperties: false,
+      },
+      PaginatedSubscribersDto: {
+        type: 'object',
+        required: ['items', 'pageNumber', 'pageSize', 'totalItems', 'totalPages', 'statusCounts'],
+        properties: {
+          items: { type: 'array', items: schemaRef('SubscriberOverview') },
+          pageNumber: { type: 'integer', format: 'int32', minimum: 1 },
+          pageSize: { type: 'integer', format: 'int32', minimum: 1 },
+          totalItems: { type: 'integer', format: 'int64', minimum: 0 },
+          totalPages: { type: 'integer', format: 'int32', minimum: 0 },
+          statusCounts: schemaRef('SubscriberStatusCountsDto'),
+        },
+        additionalProperties: false,
+      },
+      CustomEventConsentDto: {
+        type: 'object',
+        required: ['source', 'givenAt'],
+        properties: {
+          source: { type: 'string', minLength: 1, maxLength: 500, description: 'Where the consent was given (e.g. a checkout page URL).' },
+          givenAt: instant,
+        },
+        additionalProperties: false,
+      },
+      CustomEventRequestDto: {
+        type: 'object',
+        required: ['eventKey', 'email'],
+        properties: {
+          eventKey: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,99}$', examples: ['order.completed'] },
+          email: { type: 'string', format: 'email', maxLength: 320, description: 'Invalid syntax answers `400 invalid_email`. Stored lowercased.' },
+          occurredAt: { ...instant, description: 'Default: time of receipt. At most 5 minutes in the future.' },
+          idempotencyKey: { type: 'string', minLength: 1, maxLength: 255 },
+          triggerAutomations: { type: 'boolean', default: true },
+          properties: { description: 'Free-form JSON value, stored as sent (default `{}`).' },
+          consent: schemaRef('CustomEventConsentDto'),
+          _serviceExampleRequest: { description: 'Free-form documentation aid; accepted and ignored.' },
+        },
+        additionalProperties: false,
+      },
+      CustomEventAcceptedDto: {
+        type: 'object',
+        required: ['eventId', 'duplicate'],
+        properties: {
+          eventId: { ...uuid, description: 'Derived from the idempotencyKey when one was sent (same id for every retry), else new.' },
+          duplicate: { type: 'boolean', description: 'True when an event with this idempotencyKey was already accepted; nothing new was stored.' },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+} as const;
+
+export type OpenApiDocument = typeof openApiDocument;

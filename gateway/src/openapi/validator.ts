@@ -1,0 +1,171 @@
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { ApiError, type Problem } from '../errors';
+import { openApiDocument } from './document';
+
+/**
+ * Request validation compiled from the OpenAPI document (the one source of schemas), with
+ * Ajv's JSON Schema 2020-12 dialect, which OpenAPI 3.1 schemas are. Ajv's errors are turned into
+ * the contract's errorIds here:
+ *   additionalProperties -> 400 unknown_property (naming the member)
+ *   format uuid          -> 400 invalid_uuid
+ *   format email         -> 400 invalid_email
+ *   anything else        -> 400 validation_failed
+ * with every problem in `details` as {path, problem}, path being `body.a.b[2]`, `query.x`, `path.x`.
+ */
+
+const DOCUMENT_ID = 'https://mailer.invalid/openapi.json';
+type Location = 'body' | 'query' | 'path';
+type Schema = Record<string, unknown>;
+
+function createAjv(coerceTypes: boolean) {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: true, coerceTypes });
+  addFormats(ajv);
+  // The document is registered whole so `#/components/...` references resolve; `components` is
+  // an OpenAPI member, not a JSON Schema keyword.
+  ajv.addKeyword('components');
+  ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: openApiDocument.components.schemas } });
+  return ajv;
+}
+
+// Bodies are JSON and must have the right types; query and path values are strings and are coerced.
+const bodyAjv = createAjv(false);
+const paramAjv = createAjv(true);
+
+/** A schema of the document made usable outside it: local references point into the registered document. */
+function absolute<T>(schema: T): T {
+  return JSON.parse(JSON.stringify(schema), (key, value) =>
+    key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `${DOCUMENT_ID}${value}` : value,
+  );
+}
+
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required?: boolean;
+  schema: Schema;
+}
+
+function resolveParameter(p: unknown): Parameter {
+  const r = (p as { $ref?: string }).$ref;
+  if (!r) return p as Parameter;
+  const name = r.replace('#/components/parameters/', '');
+  return (openApiDocument.components.parameters as Record<string, unknown>)[name] as Parameter;
+}
+
+function operations(): Map<string, { parameters: Parameter[]; body?: Schema; bodyRequired: boolean }> {
+  const out = new Map<string, { parameters: Parameter[]; body?: Schema; bodyRequired: boolean }>();
+  for (const item of Object.values(openApiDocument.paths as Record<string, Record<string, unknown>>)) {
+    for (const op of Object.values(item) as Array<Record<string, unknown>>) {
+      const body = (op.requestBody as { required?: boolean; content?: Record<string, { schema: Schema }> } | undefined);
+      out.set(op.operationId as string, {
+        parameters: ((op.parameters as unknown[]) ?? []).map(resolveParameter),
+        body: body?.content?.['application/json']?.schema,
+        bodyRequired: body?.required ?? false,
+      });
+    }
+  }
+  return out;
+}
+
+function objectSchema(params: Parameter[]): Schema {
+  return absolute({
+    type: 'object',
+    properties: Object.fromEntries(params.map((p) => [p.name, p.schema])),
+    required: params.filter((p) => p.required).map((p) => p.name),
+    additionalProperties: false,
+  });
+}
+
+export interface RequestValidator {
+  /** Validates (and fills defaults into) the given values; throws ApiError on the first failing location. */
+  (input: { params?: object; query?: object; body?: unknown }): { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown };
+}
+
+const compiled = new Map<string, RequestValidator>();
+
+/** The validator of one operation of the document (by operationId), compiled once. */
+export function requestValidator(operationId: string): RequestValidator {
+  const cached = compiled.get(operationId);
+  if (cached) return cached;
+  const op = operations().get(operationId);
+  if (!op) throw new Error(`no operation ${operationId} in the OpenAPI document`);
+  const pathCheck = paramAjv.compile(objectSchema(op.parameters.filter((p) => p.in === 'path')));
+  const queryCheck = paramAjv.compile(objectSchema(op.parameters.filter((p) => p.in === 'query')));
+  const bodyCheck = op.body ? bodyAjv.compile(absolute(op.body)) : undefined;
+
+  const validator: RequestValidator = (input) => {
+    const params = { ...(input.params ?? {}) } as Record<string, unknown>;
+    const query = { ...(input.query ?? {}) } as Record<string, unknown>;
+    run(pathCheck, params, 'path');
+    run(queryCheck, query, 'query');
+    let body = input.body;
+    if (bodyCheck) {
+      if (body === undefined) {
+        if (op.bodyRequired) throw new ApiError(400, 'validation_failed', 'A JSON request body is required.', [{ path: 'body', problem: 'is required' }]);
+      } else {
+        run(bodyCheck, body, 'body');
+      }
+    } else if (body !== undefined && !(typeof body === 'object' && body !== null && Object.keys(body).length === 0)) {
+      body = undefined; // operations without a body ignore one (an empty `{}` from a client library is common)
+    }
+    return { params, query, body };
+  };
+  compiled.set(operationId, validator);
+  return validator;
+}
+
+function run(check: ValidateFunction, value: unknown, location: Location): void {
+  if (!check(value)) throw validationError(check.errors ?? [], location);
+}
+
+/** A JSON pointer (`/consent/givenAt`, `/items/3`) as `body.consent.givenAt` / `body.items[3]`. */
+export function problemPath(location: Location, pointer: string, member?: string): string {
+  const parts = pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (member !== undefined) parts.push(member);
+  let out: string = location;
+  for (const part of parts) out += /^\d+$/.test(part) ? `[${part}]` : `.${part}`;
+  return out;
+}
+
+const MAX_DETAILS = 20;
+
+/** Ajv errors -> the contract's ApiError (see the header comment for the mapping). */
+export function validationError(errors: ErrorObject[], location: Location): ApiError {
+  const problems: Array<Problem & { errorId: string }> = [];
+  for (const e of errors) {
+    if (e.keyword === 'additionalProperties') {
+      const member = String((e.params as { additionalProperty: string }).additionalProperty);
+      problems.push({ errorId: 'unknown_property', path: problemPath(location, e.instancePath, member), problem: 'is not a known property' });
+    } else if (e.keyword === 'required') {
+      const member = String((e.params as { missingProperty: string }).missingProperty);
+      problems.push({ errorId: 'validation_failed', path: problemPath(location, e.instancePath, member), problem: 'is required' });
+    } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'uuid') {
+      problems.push({ errorId: 'invalid_uuid', path: problemPath(location, e.instancePath), problem: 'must be a UUID' });
+    } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'email') {
+      problems.push({ errorId: 'invalid_email', path: problemPath(location, e.instancePath), problem: 'must be a valid email address' });
+    } else if (e.keyword === 'if' || e.keyword === 'oneOf' || e.keyword === 'anyOf') {
+      continue; // summaries of the branch errors listed separately
+    } else {
+      problems.push({ errorId: 'validation_failed', path: problemPath(location, e.instancePath), problem: e.message ?? 'is invalid' });
+    }
+  }
+  const unique = problems.filter((p, i) => problems.findIndex((q) => q.path === p.path && q.problem === p.problem) === i);
+  const details = unique.slice(0, MAX_DETAILS).map(({ path, problem }) => ({ path, problem }));
+  const pick = (id: string) => unique.find((p) => p.errorId === id);
+  const unknown = pick('unknown_property');
+  if (unknown) return new ApiError(400, 'unknown_property', `Unknown property ${unknown.path}.`, details);
+  const uuid = pick('invalid_uuid');
+  if (uuid) return new ApiError(400, 'invalid_uuid', `${uuid.path} must be a UUID.`, details);
+  const email = pick('invalid_email');
+  if (email) return new ApiError(400, 'invalid_email', `${email.path} must be a valid email address.`, details);
+  const first = unique[0];
+  return new ApiError(400, 'validation_failed', first ? `${first.path} ${first.problem}.` : 'The request is invalid.', details);
+}
+
+/** Validates a value against a named schema of the document (tests use it on response bodies). */
+export function schemaErrors(schemaName: string, value: unknown): ErrorObject[] {
+  const check = bodyAjv.getSchema(`${DOCUMENT_ID}#/components/schemas/${schemaName}`);
+  if (!check) throw new Error(`no schema ${schemaName}`);
+  return check(structuredClone(value)) ? [] : (check.errors ?? []);
+}

@@ -1,0 +1,36 @@
+import { Router } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { ApiError } from '../errors';
+import { openApiDocument } from '../openapi/document';
+
+export interface Readiness {
+  /** NATS connected and answering. */
+  nats(): Promise<boolean>;
+  /** The subscriber service reports SERVING. */
+  subscriber(): Promise<boolean>;
+}
+
+/** Public endpoints: no key, no rate limit, and no details beyond the status. */
+export function publicRoutes(readiness: Readiness): Router {
+  const router = Router();
+
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  router.get('/readyz', async (_req, res) => {
+    const [nats, subscriber] = await Promise.all([readiness.nats(), readiness.subscriber()]);
+    if (!nats || !subscriber) throw new ApiError(503, 'service_unavailable', 'Not ready.');
+    res.json({ status: 'ok' });
+  });
+
+  router.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+
+  // swagger-ui's assets are served under /docs/; the page itself is the one documented route.
+  router.use('/docs', swaggerUi.serveFiles(openApiDocument as object));
+  router.get('/docs', swaggerUi.setup(openApiDocument as object, { customSiteTitle: 'Mailer customer API' }));
+
+  return router;
+}

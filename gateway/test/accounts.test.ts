@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { AccountNotFound, AccountStore, ApiKeyNotFound } from '../src/accounts/accounts';
+import { createKeyCrypto, maskApiKey } from '../src/accounts/api-key';
+import { memoryKv } from './support/memory-kv';
+
+function store() {
+  const kv = memoryKv();
+  return { kv, accounts: new AccountStore(kv, createKeyCrypto(randomBytes(32).toString('base64'))) };
+}
+
+describe('AccountStore: the spec\'s API key state table', () => {
+  it('create account -> a key that authenticates to that account', async () => {
+    const { accounts } = store();
+    const { accountId, apiKey } = await accounts.createAccount('Acme');
+    expect(await accounts.authenticate(apiKey)).toEqual({ accountId, limits: {} });
+    expect(await accounts.showKey(accountId)).toBe(apiKey);
+  });
+
+  it('never stores the key in clear', async () => {
+    const { accounts, kv } = store();
+    const { apiKey } = await accounts.createAccount('Acme');
+    for (const [k, v] of kv.dump()) {
+      expect(k).not.toContain(apiKey);
+      expect(v.value).not.toContain(apiKey);
+      expect(v.value).not.toContain(apiKey.slice(3));
+    }
+  });
+
+  it('create key when a key exists: the existing key, unchanged, no second key', async () => {
+    const { accounts, kv } = store();
+    const { accountId, apiKey } = await accounts.createAccount('Acme');
+    const before = [...kv.dump().keys()].filter((k) => k.startsWith('apikey.'));
+    expect(await accounts.createKey(accountId)).toEqual({ apiKey, created: false });
+    expect([...kv.dump().keys()].filter((k) => k.startsWith('apikey.'))).toEqual(before);
+  });
+
+  it('concurrent create-key on an account without a key leaves exactly one key', async () => {
+    const { accounts, kv } = store();
+    const { accountId } = await accounts.createAccount('Acme');
+    await accounts.deleteKey(accountId);
+    const results = await Promise.all(Array.from({ length: 8 }, () => accounts.createKey(accountId)));
+    const keys = new Set(results.map((r) => r.apiKey));
+    expect(keys.size).toBe(1);
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect([...kv.dump().keys()].filter((k) => k.startsWith('apikey.'))).toHaveLength(1);
+    expect(await accounts.authenticate([...keys][0])).not.toBeNull();
+  });
+
+  it('rotate: the new value works, the previous one is refused at once', async () => {
+    const { accounts } = store();
+    const { accountId, apiKey: old } = await accounts.createAccount('Acme');
+    const fresh = await accounts.rotateKey(accountId);
+    expect(fresh).not.toBe(old);
+    expect(await accounts.authenticate(old)).toBeNull();
+    expect(await accounts.authenticate(fresh)).toMatchObject({ accountId });
+    expect(await accounts.showKey(accountId)).toBe(fresh);
+  });
+
+  it('a stale index entry of a rotated key does not authenticate (the account record decides)', async () => {
+    const { accounts, kv } = store();
+    const { accountId, apiKey: old } = await accounts.createAccount('Acme');
+    const oldIndex = [...kv.dump()].find(([k]) => k.startsWith('apikey.'))!;
+    await accounts.rotateKey(accountId);
+    // Simulate the old index entry surviving (e.g. its delete failed).
+    await kv.put(oldIndex[0], JSON.parse(oldIndex[1].value));
+    expect(await accounts.authenticate(old)).toBeNull();
+  });
+
+  it('delete: refused at once, account data kept, not restorable; idempotent', async () => {
+    const { accounts } = store();
+    const { accountId, apiKey } = await accounts.createAccount('Acme');
+    await accounts.setLimits(accountId, { perMinute: 7 });
+    await accounts.deleteKey(accountId);
+    expect(await accounts.authenticate(apiKey)).toBeNull();
+    await expect(accounts.showKey(accountId)).rejects.toBeInstanceOf(ApiKeyNotFound);
+    await expect(accounts.rotateKey(accountId)).rejects.toBeInstanceOf(ApiKeyNotFound);
+    await accounts.deleteKey(accountId);
+    const account = await accounts.getAccount(accountId);
+    expect(account).toMatchObject({ name: 'Acme', apiKey: null, limits: { perMinute: 7 } });
+    const { apiKey: next, created } = await accounts.createKey(accountId);
+    expect(created).toBe(true);
+    expect(next).not.toBe(apiKey);
+    expect(await accounts.authenticate(apiKey)).toBeNull();
+  });
+
+  it('masked, blank and foreign keys are refused', async () => {
+    const { accounts } = store();
+    const { apiKey } = await accounts.createAccount('Acme');
+    const other = store();
+    const { apiKey: foreign } = await other.accounts.createAccount('Other');
+    // One character changed (never to itself: the key may already end in 'X').
+    const altered = `${apiKey.slice(0, -1)}${apiKey.endsWith('X') ? 'Y' : 'X'}`;
+    for (const bad of ['', '   ', maskApiKey(apiKey), altered, foreign]) {
+      expect(await accounts.authenticate(bad)).toBeNull();
+    }
+  });
+
+  it('unknown accounts', async () => {
+    const { accounts } = store();
+    const id = '00000000-0000-4000-8000-000000000000';
+    await expect(accounts.getAccount(id)).rejects.toBeInstanceOf(AccountNotFound);
+    await expect(accounts.createKey(id)).rejects.toBeInstanceOf(AccountNotFound);
+    await expect(accounts.deleteKey(id)).rejects.toBeInstanceOf(AccountNotFound);
+    await expect(accounts.setLimits(id, { perMinute: 1 })).rejects.toBeInstanceOf(AccountNotFound);
+  });
+
+  it('limits merge and are returned by authenticate', async () => {
+    const { accounts } = store();
+    const { accountId, apiKey } = await accounts.createAccount('Acme');
+    await accounts.setLimits(accountId, { perMinute: 5 });
+    await accounts.setLimits(accountId, { eventsBurst: 9 });
+    expect(await accounts.authenticate(apiKey)).toEqual({ accountId, limits: { perMinute: 5, eventsBurst: 9 } });
+  });
+});

@@ -1,0 +1,198 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { startService, type RunningService } from '@mailer/testing';
+import { schemaErrors } from '../src/openapi/validator';
+import { adminRequest, createAccount, startGateway, startStack, type Stack } from './support/harness';
+
+// Generated bad (and some good) requests against a real gateway: never a 5xx other than a
+// documented 503, always an ErrorMessageDto on errors, and the process keeps answering.
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20240611);
+const CASES = Number(process.env.FUZZ_CASES ?? 600);
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = rng(SEED);
+const int = (n: number) => Math.floor(random() * n);
+const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+const chance = (p: number) => random() < p;
+
+const WEIRD_STRINGS = ['', ' ', 'null', '0', '-1', '1e309', '9'.repeat(40), '%', '%%', '%zz', '%00', '\u0000', 'ü', '😀', '<script>', "' OR 1=1 --", '../../etc/passwd', 'a'.repeat(5000), '__proto__', 'constructor', '{"a":1}', 'true'];
+const KNOWN_PATHS = ['/events', '/subscribers', '/subscribers/3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21', '/account/api-key', '/account/api-key/rotate', '/healthz', '/readyz', '/openapi.json'];
+
+function randomString(): string {
+  if (chance(0.4)) return pick(WEIRD_STRINGS);
+  const alphabet = 'abcXYZ019 ._-:/?#[]@!$&\'()*+,;=%"\\<>{}|^`~\u00e9\u4e2d';
+  return Array.from({ length: int(30) }, () => alphabet[int(alphabet.length)]).join('');
+}
+
+function randomJson(depth = 0): unknown {
+  switch (int(depth > 4 ? 5 : 8)) {
+    case 0: return randomString();
+    case 1: return pick([0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 123456789012345678901234567890]);
+    case 2: return chance(0.5);
+    case 3: return null;
+    case 4: return pick(['order.paid', 'ann@example.org', '2024-01-01T00:00:00Z', '3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21', 'ACTIVE']);
+    case 5: return Array.from({ length: int(5) }, () => randomJson(depth + 1));
+    default: {
+      const o: Record<string, unknown> = {};
+      const keys = ['eventKey', 'email', 'occurredAt', 'idempotencyKey', 'triggerAutomations', 'properties', 'consent', 'firstName', 'subscriberStatus', 'fields', 'tags', '__proto__', 'constructor', randomString()];
+      for (let i = 0; i < int(6); i++) o[pick(keys)] = randomJson(depth + 1);
+      return o;
+    }
+  }
+}
+
+function mutatedValidBody(): unknown {
+  const base: Record<string, unknown> = chance(0.5)
+    ? { eventKey: 'order.paid', email: 'ann@example.org', idempotencyKey: `k${int(5)}` }
+    : { email: `f${int(1000)}@example.org`, firstName: 'F' };
+  const key = pick([...Object.keys(base), 'occurredAt', 'consent', 'properties', 'subscriberStatus', 'extra']);
+  if (chance(0.8)) base[key] = randomJson(1);
+  else delete base[key];
+  return base;
+}
+
+function randomBody(): { body?: string | Buffer; contentType?: string; encoding?: string } {
+  switch (int(7)) {
+    case 0: return {};
+    case 1: return { body: JSON.stringify(randomJson()), contentType: 'application/json' };
+    case 2: return { body: JSON.stringify(mutatedValidBody()), contentType: pick(['application/json', 'application/json; charset=utf-8', 'application/merge-patch+json']) };
+    case 3: return { body: JSON.stringify(mutatedValidBody()).slice(0, int(40)), contentType: 'application/json' };
+    case 4: return { body: Buffer.from(Array.from({ length: int(200) }, () => int(256))), contentType: pick(['application/json', 'application/octet-stream', 'text/plain', 'multipart/form-data; boundary=x', 'garbage']) };
+    case 5: return { body: chance(0.5) ? gzipSync(JSON.stringify(mutatedValidBody())) : Buffer.from('not gzip'), contentType: 'application/json', encoding: pick(['gzip', 'deflate', 'br', 'identity', 'x-unknown']) };
+    default: return { body: '{"a":'.repeat(int(2000)) + '1' + '}'.repeat(int(2000)), contentType: 'application/json' };
+  }
+}
+
+function randomPath(): string {
+  let p = chance(0.7) ? pick(KNOWN_PATHS) : '/' + Array.from({ length: 1 + int(4) }, () => encodeURIComponent(randomString()).slice(0, 50)).join('/');
+  if (chance(0.1)) p = p.replace(/\/[^/]*$/, '/' + pick(['%E0%A4%A', '%', '..', '.', '%2F', encodeURIComponent('ü'), encodeURIComponent(randomString())]));
+  if (chance(0.05)) p = p.toUpperCase();
+  if (chance(0.05)) p += '/';
+  if (chance(0.5)) {
+    const names = ['pageNumber', 'pageSize', 'status', 'search', 'tagId', 'topicId', 'segmentId', 'a[b]', 'pageSize[]', randomString()];
+    const pairs = Array.from({ length: 1 + int(4) }, () => `${encodeURIComponent(pick(names))}=${encodeURIComponent(randomString())}`);
+    if (chance(0.05)) pairs.push(pick(['apiKey=x', 'KEY=1', 'x-api-key=']));
+    if (chance(0.1)) pairs.push(pick(['%', '&&&', '=', 'a=%zz', 'pageSize=1&pageSize=2']));
+    p += '?' + pairs.join('&');
+  }
+  return p;
+}
+
+/** Header values fetch accepts (latin1 without controls). */
+function headerValue(): string {
+  return randomString().replace(/[^\x20-\x7e\xa0-\xff]/g, '').trim();
+}
+
+interface RawResponse {
+  status: number;
+  headers: { get(name: string): string | undefined };
+  text: string;
+}
+
+/** node:http rather than fetch: it sends what fetch refuses (bodies on GET, odd paths as written). */
+function rawRequest(base: string, method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<RawResponse> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: { get: (name) => res.headers[name.toLowerCase()] as string | undefined },
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    // Explicit framing: Node sends bodies of GET/DELETE/OPTIONS unframed otherwise.
+    if (body !== undefined) req.setHeader('content-length', Buffer.byteLength(body));
+    req.end(body);
+  });
+}
+
+let stack: Stack;
+let subscriber: RunningService | undefined;
+let gw: Stack['gateways'][number];
+let apiKey: string;
+
+beforeAll(async () => {
+  stack = await startStack(0);
+  // With the subscriber service built, valid subscriber requests really reach it.
+  if (fs.existsSync(path.resolve(__dirname, '..', '..', 'services', 'subscriber', 'dist', 'main.js'))) {
+    subscriber = await startService('subscriber', { NATS_URL: stack.nats.url });
+  }
+  gw = await startGateway({
+    NATS_URL: stack.nats.url,
+    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '1000000',
+    SUBSCRIBER_GRPC_ADDR: subscriber?.address ?? '127.0.0.1:1',
+  });
+  let accountId: string;
+  ({ accountId, apiKey } = await createAccount(gw, 'fuzz'));
+  // Generous limits: the point is the inputs, not 429s.
+  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000, eventsPerSecond: 100_000, eventsBurst: 100_000 });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await subscriber?.stop();
+  await stack?.stop();
+});
+
+it(`survives ${CASES} generated requests (seed ${SEED})`, async () => {
+  const failures: string[] = [];
+  for (let i = 0; i < CASES; i++) {
+    const method = pick(['GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+    const p = randomPath();
+    const { body, contentType, encoding } = method === 'GET' || method === 'OPTIONS' ? (chance(0.1) ? randomBody() : {}) : randomBody();
+    const headers: Record<string, string> = {};
+    if (chance(0.85)) headers['x-api-key'] = chance(0.9) ? apiKey : headerValue();
+    if (chance(0.1)) headers.authorization = `Bearer ${headerValue()}`;
+    if (contentType) headers['content-type'] = contentType;
+    if (encoding) headers['content-encoding'] = encoding;
+    if (chance(0.3)) headers['idempotency-key'] = headerValue() || 'k';
+    if (chance(0.3)) headers['x-request-id'] = headerValue();
+    if (chance(0.1)) headers['x-forwarded-for'] = headerValue();
+    const label = `#${i} ${method} ${p.slice(0, 120)} ${JSON.stringify({ ...headers, 'x-api-key': headers['x-api-key'] === apiKey ? '<valid>' : headers['x-api-key'] }).slice(0, 200)}`;
+    let res: RawResponse;
+    try {
+      res = await rawRequest(gw.url, method, p, headers, body);
+    } catch (err) {
+      failures.push(`${label}: transport error ${(err as Error).message}`);
+      continue;
+    }
+    const text = res.text;
+    const allowed503 = res.status === 503 && !subscriber && /^\/subscribers/i.test(p);
+    if (res.status >= 500 && !allowed503) failures.push(`${label}: ${res.status} ${text.slice(0, 200)}`);
+    if (!res.headers.get('x-request-id')) failures.push(`${label}: no X-Request-Id`);
+    if (res.status >= 400) {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      if (!json || schemaErrors('ErrorMessageDto', json).length) failures.push(`${label}: ${res.status} not an ErrorMessageDto: ${text.slice(0, 200)}`);
+    }
+  }
+  expect(failures).toEqual([]);
+  // Still alive and answering.
+  expect(subscriber === undefined ? 'subscriber service not built: 503 allowed on /subscribers' : 'with subscriber service').toBeTruthy();
+  const health = await fetch(`${gw.url}/healthz`);
+  expect(health.status).toBe(200);
+  expect(() => process.kill(gw.pid, 0)).not.toThrow();
+}, 180_000);

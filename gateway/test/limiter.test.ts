@@ -1,0 +1,67 @@
+import { RateLimiter, addressBudgetKey, accountBudgetKey } from '../src/ratelimit/limiter';
+import type { Limit } from '../src/ratelimit/gcra';
+import { KvConflict, type JsonKv } from '../src/kv/json-kv';
+import { memoryKv } from './support/memory-kv';
+
+const perMinute = (count: number): Limit[] => [{ name: 'minute', count, windowMs: 60_000, burst: count }];
+
+describe('RateLimiter (shared KV state, compare-and-set)', () => {
+  it('two replicas on one store spend one budget exactly, even fully concurrent', async () => {
+    const kv = memoryKv();
+    const now = () => 1_000_000;
+    const a = new RateLimiter(kv, now);
+    const b = new RateLimiter(kv, now);
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).consume('acc', perMinute(25))));
+    expect(results.filter((d) => d.allowed)).toHaveLength(25);
+    // Rejected requests wrote nothing: the next one is still rejected with the same wait.
+    const next = await a.consume('acc', perMinute(25));
+    expect(next.allowed).toBe(false);
+    expect(next.retryAfterSeconds).toBe(3);
+  });
+
+  it('a rejection does not write', async () => {
+    const kv = memoryKv();
+    const limiter = new RateLimiter(kv, () => 0);
+    await limiter.consume('k', perMinute(1));
+    const revision = kv.dump().get('k')!.revision;
+    for (let i = 0; i < 5; i++) expect((await limiter.consume('k', perMinute(1))).allowed).toBe(false);
+    expect(kv.dump().get('k')!.revision).toBe(revision);
+  });
+
+  it('peek decides without recording', async () => {
+    const kv = memoryKv();
+    const limiter = new RateLimiter(kv, () => 0);
+    for (let i = 0; i < 3; i++) expect((await limiter.peek('k', perMinute(1))).allowed).toBe(true);
+    expect(kv.dump().size).toBe(0);
+    await limiter.consume('k', perMinute(1));
+    expect((await limiter.peek('k', perMinute(1))).allowed).toBe(false);
+  });
+
+  it('retries on conflicts and gives up after too many', async () => {
+    const kv = memoryKv();
+    let conflicts = 3;
+    const flaky: JsonKv = {
+      ...kv,
+      async create(key, value) {
+        if (conflicts-- > 0) throw new KvConflict(key);
+        return kv.create(key, value);
+      },
+    };
+    expect((await new RateLimiter(flaky, () => 0).consume('k', perMinute(5))).allowed).toBe(true);
+    const always: JsonKv = { ...kv, create: async (key) => { throw new KvConflict(key); }, get: async () => null };
+    await expect(new RateLimiter(always, () => 0, 3).consume('x', perMinute(5))).rejects.toThrow(/contended/);
+  });
+
+  it('store failures propagate (the request fails instead of passing unlimited)', async () => {
+    const broken: JsonKv = { ...memoryKv(), get: async () => { throw new Error('nats down'); } };
+    await expect(new RateLimiter(broken).consume('k', perMinute(5))).rejects.toThrow('nats down');
+  });
+
+  it('budget keys are valid KV keys', () => {
+    expect(addressBudgetKey('::ffff:127.0.0.1')).toBe('address.__ffff_127_0_0_1');
+    expect(addressBudgetKey('2001:db8::1')).toBe('address.2001_db8__1');
+    expect(addressBudgetKey('')).toBe('address.unknown');
+    expect(accountBudgetKey('events', 'abc')).toBe('account.abc.events');
+    for (const k of [addressBudgetKey('a b*>c'), addressBudgetKey('1.2.3.4'), addressBudgetKey('.')]) expect(k).toMatch(/^address\.[A-Za-z0-9_-]+$/);
+  });
+});

@@ -1,0 +1,83 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { createApp, type AppDeps } from '../src/app';
+import { ERROR_CATALOGUE } from '../src/errors';
+import { createGatewayMetrics } from '../src/metrics';
+import { openApiDocument } from '../src/openapi/document';
+import { routesOf } from '../src/route-table';
+
+// The app is built without listening and without any store: only its route table is read.
+function app() {
+  const unused = new Proxy({}, { get: () => { throw new Error('not used'); } });
+  return createApp({
+    logger: unused,
+    metrics: createGatewayMetrics(),
+    accounts: unused,
+    limiter: unused,
+    idempotency: unused,
+    events: { sink: unused, acceptedKeys: unused },
+    clients: unused,
+    readiness: unused,
+    trustProxy: 0,
+    unauthenticatedPerMinute: 60,
+  } as unknown as AppDeps);
+}
+
+const doc = openApiDocument as unknown as {
+  paths: Record<string, Record<string, { operationId: string; security?: unknown[]; responses: Record<string, unknown>; parameters?: unknown[] }>>;
+  components: { responses: Record<string, { description: string }> };
+};
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const api = await SwaggerParser.validate(structuredClone(openApiDocument) as never);
+    expect((api as { openapi: string }).openapi).toBe('3.1.0');
+  });
+
+  it('documents exactly the routes registered in Express (and vice versa)', () => {
+    const registered = routesOf(app())
+      .flatMap((r) => r.methods.map((m) => `${m} ${r.path.replace(/:(\w+)/g, '{$1}')}`))
+      .sort();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    expect(registered).toEqual(documented);
+    expect(registered).toContain('POST /events');
+    expect(registered).toContain('GET /subscribers/{subscriberId}');
+  });
+
+  it('every operation has an id and responses; authenticated ones document 401 and 429', () => {
+    const ids = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        expect(op.operationId).toBeTruthy();
+        ids.add(op.operationId);
+        const isPublic = Array.isArray(op.security) && op.security.length === 0;
+        if (!isPublic) {
+          expect([`${method} ${path}`, op.responses['401']]).toEqual([`${method} ${path}`, expect.anything()]);
+          expect(op.responses['429']).toBeDefined();
+        }
+        if (method === 'post' && !path.startsWith('/account')) {
+          expect(JSON.stringify(op.parameters)).toContain('IdempotencyKey');
+          expect(op.responses['422']).toBeDefined();
+        }
+      }
+    }
+    expect(ids.size).toBe(Object.values(doc.paths).flatMap((i) => Object.keys(i)).length);
+  });
+
+  it('every errorId named in a documented response is in the catalogue, and the catalogue is published', () => {
+    const catalogue = new Set(ERROR_CATALOGUE.map((e) => e.errorId));
+    for (const response of Object.values(doc.components.responses)) {
+      const ids = [...response.description.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+      expect(ids.length).toBeGreaterThan(0);
+      for (const id of ids) expect(catalogue).toContain(id);
+    }
+    expect((openApiDocument as unknown as { 'x-error-catalogue': unknown })['x-error-catalogue']).toEqual(ERROR_CATALOGUE);
+    expect(openApiDocument.info.description).toContain('| 429 | `rate_limited` |');
+  });
+
+  it('uses the X-API-Key header security scheme globally', () => {
+    expect(openApiDocument.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(openApiDocument.security).toEqual([{ ApiKey: [] }]);
+  });
+});
