@@ -1,0 +1,96 @@
+import type mongoose from 'mongoose';
+
+/** A MongoDB query document, e.g. `{ accountId, status: { $in: ['active'] } }`. */
+export type Filter = Record<string, unknown>;
+/** A MongoDB update document (`$set`, `$inc`, ...). A document without operators is treated as `$set`, as mongoose does. */
+export type Update = Record<string, unknown>;
+
+export interface FindOptions {
+  sort?: Record<string, 1 | -1>;
+  skip?: number;
+  limit?: number;
+  projection?: Record<string, 0 | 1>;
+}
+
+export interface WriteOptions {
+  tx?: Transaction;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  upsert?: boolean;
+}
+
+export interface UpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedId?: string;
+}
+
+export type BulkOp =
+  | { insertOne: { document: any } }
+  | { updateOne: { filter: Filter; update: Update; upsert?: boolean } }
+  | { updateMany: { filter: Filter; update: Update } }
+  | { deleteOne: { filter: Filter } }
+  | { deleteMany: { filter: Filter } };
+
+export interface BulkWriteResult {
+  insertedCount: number;
+  matchedCount: number;
+  modifiedCount: number;
+  deletedCount: number;
+  upsertedCount: number;
+}
+
+export interface Collection<T extends { _id: string }> {
+  readonly name: string;
+  findOne(filter: Filter, options?: FindOptions): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  countDocuments(filter: Filter): Promise<number>;
+  /** Throws DocumentValidationError (schema) or DuplicateKeyError (unique index); nothing is written then. */
+  insertOne(doc: T, options?: WriteOptions): Promise<void>;
+  /** All-or-nothing: ordered and atomic on embedded; inside a transaction on mongo (the given one, or its own when the server supports transactions). */
+  insertMany(docs: T[], options?: WriteOptions): Promise<void>;
+  updateOne(filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult>;
+  /** Returns the document before the update by default (MongoDB's default), or after with `returnDocument: 'after'`. */
+  findOneAndUpdate(
+    filter: Filter,
+    update: Update,
+    options?: UpdateOptions & { returnDocument?: 'before' | 'after' },
+  ): Promise<T | null>;
+  deleteOne(filter: Filter, options?: WriteOptions): Promise<number>;
+  deleteMany(filter: Filter, options?: WriteOptions): Promise<number>;
+  /** Ordered; atomic on embedded, and on mongo when transactions are available. */
+  bulkWrite(ops: BulkOp[], options?: WriteOptions): Promise<BulkWriteResult>;
+  /** Supported stages (checked on both adapters so code cannot depend on one): see SUPPORTED_STAGES. */
+  aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]>;
+}
+
+/**
+ * Opaque handle passed to writes (`{ tx }`) that must commit together.
+ * Reads do not take a transaction: they always see committed state, on both adapters.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface Transaction {}
+
+export interface Store {
+  readonly kind: 'embedded' | 'mongo';
+  /** Same name twice returns the same collection (the schema must then be the same object). */
+  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema): Collection<T>;
+  /** All writes passing `{ tx }` commit together or not at all. */
+  transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R>;
+  /** For health checks: false once the store is closed or failed. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface StoreConfig {
+  /** When set, the mongo adapter is used; otherwise the embedded one. */
+  mongodbUri?: string;
+  /** Embedded adapter: directory holding the snapshot and the journal (created if missing). */
+  dataDir: string;
+  /** Embedded adapter: fdatasync the journal before acknowledging a write (survives power loss, not only process death). Default false. */
+  fsync?: boolean;
+  /** Embedded adapter tuning: compact at start once the journal is larger than this (and than half the snapshot). Default 64 MiB. */
+  compactThresholdBytes?: number;
+}
