@@ -18,14 +18,14 @@ async function main() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const subscriber = await startService('subscriber', { NATS_URL: nats.url, LOG_LEVEL: 'warn' });
+    const subscriber = await startService('subscriber', { NATS_URL: nats.url });
     stops.push(() => subscriber.stop());
     const gw = await startGateway({ NATS_URL: nats.url, ...serviceAddresses([subscriber]) });
     stops.push(() => gw.stop());
 
     const { accountId, apiKey } = await createAccount(gw, 'bench');
     // The benchmark measures the request path, not the spec's 300/min budget.
-    await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 100_000_000, perHour: 100_000_000 });
+    await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
     const created = await fetch(`${gw.url}/subscribers`, {
       method: 'POST',
       headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },

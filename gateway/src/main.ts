@@ -24,7 +24,8 @@ async function main() {
 
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
   await ensureStreams(nc, [STREAMS.EVENTS]);
-  const kv = async (b: { name: string; ttlMs: number }) => natsJsonKv(await openKv(nc, b.name, { ttlMs: b.ttlMs, history: 1, allowDirect: false }), b.name);
+  const kv = async (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) =>
+    natsJsonKv(await openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false }), b.name);
 
   const accounts = new AccountStore(await kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY));
   const clients = createServiceClients(config);

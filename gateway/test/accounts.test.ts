@@ -56,6 +56,20 @@ describe('AccountStore: the spec\'s API key state table', () => {
     expect(await accounts.showKey(accountId)).toBe(fresh);
   });
 
+  it('a key used before rotate/delete on another replica is refused by this one at once (no cached authorisation)', async () => {
+    const kv = memoryKv();
+    const crypto = createKeyCrypto(randomBytes(32).toString('base64'));
+    const replicaA = new AccountStore(kv, crypto);
+    const replicaB = new AccountStore(kv, crypto);
+    const { accountId, apiKey } = await replicaA.createAccount('Acme');
+    for (let i = 0; i < 3; i++) expect(await replicaB.authenticate(apiKey)).toMatchObject({ accountId });
+    const rotated = await replicaA.rotateKey(accountId);
+    expect(await replicaB.authenticate(apiKey)).toBeNull();
+    expect(await replicaB.authenticate(rotated)).toMatchObject({ accountId });
+    await replicaA.deleteKey(accountId);
+    expect(await replicaB.authenticate(rotated)).toBeNull();
+  });
+
   it('a stale index entry of a rotated key does not authenticate (the account record decides)', async () => {
     const { accounts, kv } = store();
     const { accountId, apiKey: old } = await accounts.createAccount('Acme');

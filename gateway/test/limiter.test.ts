@@ -19,6 +19,25 @@ describe('RateLimiter (shared KV state, compare-and-set)', () => {
     expect(next.retryAfterSeconds).toBe(3);
   });
 
+  it('decides concurrent requests of one replica in batches: few KV round trips, exact budget', async () => {
+    const kv = memoryKv();
+    let reads = 0;
+    let writes = 0;
+    const counted: JsonKv = {
+      ...kv,
+      get: async (key) => (reads++, kv.get(key)),
+      create: async (key, value) => (writes++, kv.create(key, value)),
+      update: async (key, value, revision) => (writes++, kv.update(key, value, revision)),
+    };
+    const limiter = new RateLimiter(counted, () => 5_000_000);
+    const results = await Promise.all(Array.from({ length: 200 }, () => limiter.consume('acc', perMinute(150))));
+    expect(results.filter((d) => d.allowed)).toHaveLength(150);
+    // Remaining counts down without gaps or repeats across the batches.
+    expect(results.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => b - a)).toEqual(Array.from({ length: 150 }, (_, i) => 149 - i));
+    expect(writes).toBeLessThanOrEqual(3);
+    expect(reads).toBeLessThanOrEqual(1);
+  });
+
   it('a rejection does not write', async () => {
     const kv = memoryKv();
     const limiter = new RateLimiter(kv, () => 0);

@@ -51,8 +51,16 @@ export class ApiKeyNotFound extends Error {
 const accountKey = (accountId: string) => `account.${accountId}`;
 const indexKey = (lookupHash: string) => `apikey.${lookupHash}`;
 const MAX_CAS_ATTEMPTS = 10;
+const MAX_CACHED_KEY_OWNERS = 10_000;
 
 export class AccountStore {
+  /**
+   * lookup hash -> accountId of keys seen here. Safe to keep: a key value belongs to one account
+   * for ever, and the account record, read on every request, decides whether it is still that
+   * account's current key. Only hits are cached, so a key created elsewhere works at once.
+   */
+  private readonly keyOwners = new Map<string, string>();
+
   constructor(
     private readonly kv: JsonKv,
     private readonly crypto: KeyCrypto,
@@ -63,12 +71,19 @@ export class AccountStore {
   async authenticate(presented: string): Promise<AuthenticatedAccount | null> {
     if (!looksLikeApiKey(presented)) return null;
     const hash = this.crypto.lookupHash(presented);
-    const index = await this.kv.get<{ accountId: string }>(indexKey(hash));
-    if (!index) return null;
-    const account = await this.kv.get<AccountRecord>(accountKey(index.value.accountId));
+    const accountId = this.keyOwners.get(hash) ?? (await this.kv.get<{ accountId: string }>(indexKey(hash)))?.value.accountId;
+    if (!accountId) return null;
+    const account = await this.kv.get<AccountRecord>(accountKey(accountId));
     const current = account?.value.apiKey;
     if (!current || !this.crypto.sameHash(current.lookupHash, hash)) return null;
+    this.rememberOwner(hash, accountId);
     return { accountId: account.value.accountId, limits: account.value.limits ?? {} };
+  }
+
+  private rememberOwner(hash: string, accountId: string): void {
+    if (this.keyOwners.has(hash)) return;
+    if (this.keyOwners.size >= MAX_CACHED_KEY_OWNERS) this.keyOwners.delete(this.keyOwners.keys().next().value!);
+    this.keyOwners.set(hash, accountId);
   }
 
   async createAccount(name: string): Promise<{ accountId: string; apiKey: string }> {

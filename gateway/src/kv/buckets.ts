@@ -13,8 +13,9 @@ const HOUR = 3_600_000;
  * TTLs: rate-limit state outlives its longest window, so an expired entry equals a full bucket.
  */
 export const BUCKETS = {
-  accounts: { name: 'gateway-accounts', ttlMs: 0 },
-  rateLimits: { name: 'gateway-rate-limits', ttlMs: MAX_STATE_AGE_MS + HOUR },
-  idempotency: { name: 'gateway-idempotency', ttlMs: 24 * HOUR },
-  eventKeys: { name: 'gateway-event-keys', ttlMs: 7 * 24 * HOUR },
+  accounts: { name: 'gateway-accounts', ttlMs: 0, storage: 'file' },
+  // Memory storage: budgets lost with the NATS server simply refill, and every request writes here.
+  rateLimits: { name: 'gateway-rate-limits', ttlMs: MAX_STATE_AGE_MS + HOUR, storage: 'memory' },
+  idempotency: { name: 'gateway-idempotency', ttlMs: 24 * HOUR, storage: 'file' },
+  eventKeys: { name: 'gateway-event-keys', ttlMs: 7 * 24 * HOUR, storage: 'file' },
 } as const;

@@ -34,7 +34,8 @@ export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; 
       deps.metrics.httpRequests.inc({ method: req.method, route, status });
       deps.metrics.httpDuration.observe({ method: req.method, route }, seconds);
       req.log.info(
-        { accountId: req.account?.accountId, method: req.method, path: req.path, route, status: res.statusCode, durationMs: Math.round(seconds * 1000) },
+        // accountId is already bound to req.log by authentication.
+        { method: req.method, path: req.path, route, status: res.statusCode, durationMs: Math.round(seconds * 1000) },
         'request',
       );
     };

@@ -6,12 +6,27 @@ import { decide, type Decision, type GcraState, type Limit } from './gcra';
  * (account or client address) holding the GCRA state, updated with compare-and-set on its
  * revision. A rejected request writes nothing, so it consumes nothing.
  *
- * Requests of one process for the same entry are queued behind each other (a per-key promise
- * chain): compare-and-set conflicts then only arise between replicas, not between the many
- * concurrent requests one replica is serving.
+ * Under load many requests of one process hit the same entry at once. They are decided in
+ * batches: while one compare-and-set is in flight, newcomers queue, and the next round decides
+ * every queued request against the evolving state and records them all in ONE write. The last
+ * written entry (value + revision) is kept, so a round usually needs no read either: a replica's
+ * throughput is not bounded by KV round trips, and a conflict (another replica wrote) only costs a
+ * re-read. Every allowed request is durably recorded before it is answered: budgets stay exact.
  */
+interface Waiter {
+  limits: Limit[];
+  resolve(decision: Decision): void;
+  reject(err: unknown): void;
+}
+
+type Entry = { value: GcraState; revision: number } | null;
+
+const MAX_CACHED_ENTRIES = 10_000;
+
 export class RateLimiter {
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly waiting = new Map<string, Waiter[]>();
+  private readonly draining = new Set<string>();
+  private readonly lastWritten = new Map<string, Entry>();
 
   constructor(
     private readonly kv: JsonKv,
@@ -21,7 +36,12 @@ export class RateLimiter {
 
   /** Decides and, when allowed, records the request. */
   consume(key: string, limits: Limit[]): Promise<Decision> {
-    return this.serialised(key, () => this.consumeNow(key, limits));
+    return new Promise((resolve, reject) => {
+      const queue = this.waiting.get(key);
+      if (queue) queue.push({ limits, resolve, reject });
+      else this.waiting.set(key, [{ limits, resolve, reject }]);
+      if (!this.draining.has(key)) void this.drain(key);
+    });
   }
 
   /** Decides without recording anything (would a request be allowed right now?). */
@@ -30,33 +50,52 @@ export class RateLimiter {
     return decide(limits, entry?.value ?? {}, this.now());
   }
 
-  private async consumeNow(key: string, limits: Limit[]): Promise<Decision> {
+  private async drain(key: string): Promise<void> {
+    this.draining.add(key);
+    try {
+      for (let batch = this.waiting.get(key); batch?.length; batch = this.waiting.get(key)) {
+        this.waiting.delete(key);
+        try {
+          const decisions = await this.decideBatch(key, batch);
+          batch.forEach((w, i) => w.resolve(decisions[i]));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      this.draining.delete(key);
+    }
+  }
+
+  private async decideBatch(key: string, batch: Waiter[]): Promise<Decision[]> {
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const entry = await this.kv.get<GcraState>(key);
-      const decision = decide(limits, entry?.value ?? {}, this.now());
-      if (!decision.allowed) return decision;
-      try {
-        if (entry) await this.kv.update(key, decision.state, entry.revision);
-        else await this.kv.create(key, decision.state);
+      const entry = this.lastWritten.has(key) ? this.lastWritten.get(key)! : await this.kv.get<GcraState>(key);
+      const now = this.now();
+      let state = entry?.value ?? {};
+      const decisions = batch.map((w) => {
+        const decision = decide(w.limits, state, now);
+        if (decision.allowed) state = decision.state;
         return decision;
+      });
+      if (!decisions.some((d) => d.allowed)) return decisions;
+      try {
+        const revision = entry ? await this.kv.update(key, state, entry.revision) : await this.kv.create(key, state);
+        this.remember(key, { value: state, revision });
+        return decisions;
       } catch (err) {
+        this.lastWritten.delete(key);
         if (!(err instanceof KvConflict)) throw err;
-        // Another replica spent budget in between: back off a little, re-read, decide again.
-        await new Promise((r) => setTimeout(r, Math.random() * 2 * (attempt + 1)));
+        // Another replica spent budget in between (or the entry expired): re-read, decide again.
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 2 * attempt));
       }
     }
     throw new Error(`rate limit state ${key} is too contended`);
   }
 
-  private serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(key) ?? Promise.resolve();
-    const result = previous.then(task, task);
-    const tail = result.catch(() => undefined);
-    this.queues.set(key, tail);
-    void tail.then(() => {
-      if (this.queues.get(key) === tail) this.queues.delete(key);
-    });
-    return result;
+  private remember(key: string, entry: Entry): void {
+    this.lastWritten.delete(key);
+    if (this.lastWritten.size >= MAX_CACHED_ENTRIES) this.lastWritten.delete(this.lastWritten.keys().next().value!);
+    this.lastWritten.set(key, entry);
   }
 }
 

@@ -1,4 +1,4 @@
-import { KV, NatsConnection } from 'nats';
+import { KV, NatsConnection, StorageType } from 'nats';
 
 export interface KvOptions {
   /** Entries expire this long after their last write (0 / unset: never). */
@@ -11,6 +11,8 @@ export interface KvOptions {
    * the client's default (direct where the server supports it).
    */
   allowDirect?: boolean;
+  /** 'memory' for state that may be lost with the NATS server (rate-limit budgets refill). Default file. */
+  storage?: 'file' | 'memory';
 }
 
 /**
@@ -23,5 +25,6 @@ export async function openKv(nc: NatsConnection, bucket: string, opts: KvOptions
     ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
     ...(opts.history ? { history: opts.history } : {}),
     ...(opts.allowDirect === undefined ? {} : { allow_direct: opts.allowDirect }),
+    ...(opts.storage === 'memory' ? { storage: StorageType.Memory } : {}),
   });
 }

@@ -26,15 +26,31 @@ process.on('exit', () => {
 });
 
 /**
- * Spawns `node <script>` and resolves once it logs its "ready" line (pino JSON with msg
- * "ready"). Fails loudly with the process's output when it exits or is not ready in time.
+ * Spawns `node <script>` and resolves once it logs its "ready" line (pino JSON with msg "ready",
+ * at info level: LOG_LEVEL must stay info or lower). Fails loudly with the process's output when
+ * it exits or is not ready in time.
  */
 export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningProcess> {
   const file = path.join(repoRoot, script);
   if (!fs.existsSync(file)) throw new Error(`${script} is not built: run \`npm run build\` first`);
   const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
+  // Output is kept for assertions on logs and for failure messages; the "ready" scan looks only
+  // at new lines and stops once found (rescanning everything per chunk would be quadratic).
   let out = '';
+  let pending = '';
+  let onLine: ((line: string) => void) | undefined;
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString();
+    out += text;
+    if (!onLine) return;
+    pending += text;
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) onLine?.(line);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
     running.delete(child);
     resolve(code);
@@ -44,28 +60,21 @@ export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeout
       child.kill('SIGKILL');
       reject(new Error(`${script} was not ready within ${timeoutMs} ms:\n${out.slice(-4000)}`));
     }, timeoutMs);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      for (const line of out.split('\n')) {
-        if (!line.includes('"msg":"ready"')) continue;
-        clearTimeout(timer);
-        try {
-          resolve(JSON.parse(line));
-        } catch {
-          resolve({});
-        }
-        return;
+    onLine = (line) => {
+      if (!line.includes('"msg":"ready"')) return;
+      clearTimeout(timer);
+      onLine = undefined;
+      try {
+        resolve(JSON.parse(line));
+      } catch {
+        resolve({});
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`${script} exited with code ${code} before it was ready:\n${out.slice(-4000)}`));
     });
   });
-  // Keep collecting output after ready, for assertions on logs.
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return {
     pid: child.pid!,
     ready,
