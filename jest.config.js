@@ -9,4 +9,5 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', target: 'ES2022', esModuleInterop: true, isolatedModules: true } }] },
   testTimeout: 60000,
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };
