@@ -11,15 +11,20 @@ const net = require('node:net');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const data = path.join(root, '.data');
-const logs = path.join(data, 'logs');
 const env = process.env;
-const GATEWAY_PORT = Number(env.GATEWAY_PORT || 8080);
-const ADMIN_PORT = Number(env.ADMIN_PORT || 8081);
-const NATS_PORT = Number(env.NATS_PORT || 4222);
+// Knobs (all optional): where the data lives and which ports are used. A base port of 0 lets every
+// process pick a free port (the services report theirs and the gateway is pointed at them).
+const data = path.resolve(env.MAILER_DATA_DIR || path.join(root, '.data'));
+const logs = path.join(data, 'logs');
+const port = (name, fallback) => Number(env[name] ?? fallback);
+const GATEWAY_PORT = port('GATEWAY_PORT', 8080);
+const ADMIN_PORT = port('ADMIN_PORT', 8081);
+const NATS_PORT = port('NATS_PORT', 4222);
+const GRPC_BASE_PORT = port('GRPC_BASE_PORT', 50051);
+const METRICS_BASE_PORT = port('METRICS_BASE_PORT', 9100);
 const NATS_URL = `nats://127.0.0.1:${NATS_PORT}`;
 const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'];
-const grpcAddr = (i) => `127.0.0.1:${50051 + i}`;
+const offset = (base, i) => (base === 0 ? 0 : base + i);
 const children = [];
 let stopping = false;
 
@@ -111,7 +116,7 @@ async function stopAll(code) {
 }
 
 function admin(args, adminEnv) {
-  return JSON.parse(execFileSync(process.execPath, [path.join(root, 'scripts', 'admin.js'), ...args], { env: { ...env, ...adminEnv }, encoding: 'utf8' }));
+  return JSON.parse(execFileSync(process.execPath, [path.join(root, 'scripts', 'admin.js'), ...args], { env: { ...env, ...adminEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 async function main() {
@@ -125,42 +130,61 @@ async function main() {
   await waitForPort(NATS_PORT);
 
   const common = { NATS_URL, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info' };
-  const addresses = Object.fromEntries(SERVICES.map((s, i) => [`${s.toUpperCase()}_GRPC_ADDR`, grpcAddr(i)]));
-  await Promise.all(
+  const started = await Promise.all(
     SERVICES.map((s, i) =>
-      start(s, process.execPath, [`services/${s}/dist/main.js`], { ...common, ...addresses, METRICS_PORT: String(9101 + i), MAILER_SERVICE: s }, readyLine),
+      start(
+        s,
+        process.execPath,
+        [`services/${s}/dist/main.js`],
+        { ...common, [`${s.toUpperCase()}_GRPC_ADDR`]: `127.0.0.1:${offset(GRPC_BASE_PORT, i)}`, METRICS_PORT: String(offset(METRICS_BASE_PORT, i + 1)), MAILER_SERVICE: s },
+        readyLine,
+      ),
     ),
   );
-  await start(
+  const addresses = Object.fromEntries(SERVICES.map((s, i) => [`${s.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${started[i].grpcPort}`]));
+  const gateway = await start(
     'gateway',
     process.execPath,
     ['gateway/dist/main.js'],
-    { ...common, ...addresses, GATEWAY_PORT: String(GATEWAY_PORT), ADMIN_PORT: String(ADMIN_PORT), METRICS_PORT: '9100', API_KEY_MASTER_KEY: apiKeyMasterKey, ADMIN_TOKEN: adminToken, MAILER_SERVICE: 'gateway' },
+    {
+      ...common,
+      ...addresses,
+      GATEWAY_PORT: String(GATEWAY_PORT),
+      ADMIN_PORT: String(ADMIN_PORT),
+      METRICS_PORT: String(METRICS_BASE_PORT),
+      API_KEY_MASTER_KEY: apiKeyMasterKey,
+      ADMIN_TOKEN: adminToken,
+      MAILER_SERVICE: 'gateway',
+    },
     readyLine,
   );
 
-  const adminUrl = `http://127.0.0.1:${ADMIN_PORT}`;
+  const adminUrl = `http://127.0.0.1:${gateway.adminPort}`;
   fs.writeFileSync(path.join(data, 'admin.json'), JSON.stringify({ adminUrl, adminToken }, null, 2), { mode: 0o600 });
+  const adminEnv = { ADMIN_URL: adminUrl, ADMIN_TOKEN: adminToken };
   const keyFile = path.join(data, 'dev-api-key');
   const accountFile = path.join(data, 'dev-account-id');
   let apiKey;
   if (fs.existsSync(accountFile)) {
-    // The account survives restarts (its key lives in NATS KV); show the current key again.
-    ({ apiKey } = admin(['show-key', '--account', fs.readFileSync(accountFile, 'utf8').trim()], {}));
+    // The account survives restarts (its key lives in NATS KV): show its key again, or give it a
+    // new one if an operator deleted it.
+    const accountId = fs.readFileSync(accountFile, 'utf8').trim();
+    ({ apiKey } = admin(['create-key', '--account', accountId], adminEnv));
   } else {
-    const created = admin(['create-account', '--name', 'development'], {});
+    const created = admin(['create-account', '--name', 'development'], adminEnv);
     fs.writeFileSync(accountFile, created.accountId, { mode: 0o600 });
     apiKey = created.apiKey;
   }
   fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
 
-  const url = `http://127.0.0.1:${GATEWAY_PORT}`;
+  const url = `http://127.0.0.1:${gateway.port}`;
+  const shown = (file) => path.relative(process.cwd(), file) || file;
   console.log(`
-mailer is up (logs in .data/logs/, data in .data/; Ctrl-C stops everything)
+mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops everything)
   gateway:  ${url}   (OpenAPI: ${url}/openapi.json, docs: ${url}/docs)
-  API key:  ${apiKey}   (also in .data/dev-api-key)
-  try:      curl -H "X-API-Key: $(cat .data/dev-api-key)" ${url}/subscribers
-  operator: npm run --silent admin -- show-key --account $(cat .data/dev-account-id)
+  API key:  ${apiKey}   (also in ${shown(keyFile)})
+  try:      curl -H "X-API-Key: $(cat ${shown(keyFile)})" ${url}/subscribers
+  operator: npm run --silent admin -- show-key --account $(cat ${shown(accountFile)})
 `);
 }
 
