@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -11,6 +12,13 @@ export function createLogger(service: string, level = 'info'): Logger {
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // Lines written inside a traced request carry its ids, so logs and traces join up.
+    mixin() {
+      const span = trace.getActiveSpan();
+      if (!span) return {};
+      const { traceId, spanId } = span.spanContext();
+      return { traceId, spanId };
+    },
     redact: {
       paths: [
         'apiKey',
