@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
 import { onShutdown, watchHealth } from './lifecycle';
+import { instrumentStore } from './store-metrics';
 
 /** What every gRPC service process is given once its store, NATS and server exist. */
 export interface ServiceContext<C> {
@@ -53,11 +54,12 @@ export async function runService<C extends ServiceConfig>(opts: {
   try {
     const metrics = createMetrics(name);
     const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-    const store = await openStore({
+    const rawStore = await openStore({
       mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
       dataDir: path.join(config.DATA_DIR, name),
       fsync: config.STORE_FSYNC,
     });
+    const store = instrumentStore(rawStore, metrics.registry);
     const nc = await connectNats({ url: config.NATS_URL, name, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, log: (msg, extra) => logger.info(extra ?? {}, msg) });
     await ensureStreams(nc);
     const js = nc.jetstream();

@@ -115,6 +115,19 @@ it('emits subscriber.created on the DOMAIN stream through the outbox, once per s
   ]);
 });
 
+it('times store operations per collection in /metrics', async () => {
+  await add(A, 'metrics@example.org');
+  const metrics = await (await fetch(`http://127.0.0.1:${svc.ready.metricsPort}/metrics`)).text();
+  const count = (operation: string) => {
+    const line = metrics
+      .split('\n')
+      .find((l) => l.startsWith('store_operation_duration_seconds_count{') && l.includes('collection="subscribers"') && l.includes(`operation="${operation}"`) && l.includes('outcome="ok"'));
+    return Number(line?.split(' ').pop() ?? 0);
+  };
+  expect(count('insertOne')).toBeGreaterThan(0);
+  expect(count('findOne')).toBeGreaterThan(0);
+});
+
 it('keeps every acknowledged subscriber across a kill -9 and restart', async () => {
   const E = '55555555-5555-4555-8555-555555555555';
   const ids: string[] = [];
