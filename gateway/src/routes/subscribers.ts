@@ -125,6 +125,7 @@ export function subscriberRoutes(clients: ServiceClients): Router {
         tags: [],
         topicIds: [],
         topicIdsGiven: false,
+        fields: [],
       },
       call(req.requestId),
     );
