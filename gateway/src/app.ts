@@ -16,6 +16,7 @@ import { requestContext } from './middleware/request-context';
 import type { RateLimiter } from './ratelimit/limiter';
 import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
+import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { subscriberRoutes } from './routes/subscribers';
@@ -60,6 +61,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(idempotency(deps.idempotency));
 
   app.use(subscriberRoutes(deps.clients));
+  app.use(catalogRoutes(deps.clients));
   app.use(eventRoutes(deps.events));
   app.use(accountRoutes());
 

@@ -31,7 +31,7 @@ describe('error catalogue: every error is an ErrorMessageDto', () => {
     expect(put.headers.get('allow')).toBe('GET, POST, HEAD');
     const patch = await call(gw, 'PATCH', '/subscribers/3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21', { apiKey, body: {} });
     expectError(patch, 405, 'method_not_allowed');
-    expect(patch.headers.get('allow')).toBe('GET, HEAD');
+    expect(patch.headers.get('allow')).toBe('DELETE, GET, HEAD');
   });
 
   it('malformed JSON -> 400 malformed_json', async () => {

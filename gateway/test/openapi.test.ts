@@ -4,6 +4,8 @@ import { ERROR_CATALOGUE } from '../src/errors';
 import { createGatewayMetrics } from '../src/metrics';
 import { openApiDocument } from '../src/openapi/document';
 import { routesOf } from '../src/route-table';
+import { fieldOperations, tagOperations, topicOperations } from '../src/routes/catalog';
+import { subscriberOperations } from '../src/routes/subscribers';
 
 // The app is built without listening and without any store: only its route table is read.
 function app() {
@@ -74,6 +76,43 @@ describe('OpenAPI document', () => {
     }
     expect((openApiDocument as unknown as { 'x-error-catalogue': unknown })['x-error-catalogue']).toEqual(ERROR_CATALOGUE);
     expect(openApiDocument.info.description).toContain('| 429 | `rate_limited` |');
+  });
+
+  it('every errorId an operation documents is in the catalogue; the subscriber domain\'s ids are all documented', () => {
+    const catalogue = new Set(ERROR_CATALOGUE.map((e) => e.errorId));
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          const description = (response as { description?: string }).description;
+          if (!description || !/^[45]/.test(status)) continue; // a $ref to a component (checked above), or a success
+          const line = description.split('\n').find((l) => l.startsWith('errorId: ')) ?? '';
+          expect([`${method} ${path} ${status}`, line]).toEqual([`${method} ${path} ${status}`, expect.stringMatching(/^errorId: `/)]);
+          for (const [, id] of line.matchAll(/`([a-z_]+)`/g)) {
+            expect([`${method} ${path} ${status}`, id, catalogue.has(id)]).toEqual([`${method} ${path} ${status}`, id, true]);
+            documented.add(id);
+          }
+          const entry = ERROR_CATALOGUE.filter((e) => line.includes(`\`${e.errorId}\``));
+          for (const e of entry) expect([`${method} ${path}`, e.errorId, e.status]).toEqual([`${method} ${path}`, e.errorId, Number(status)]);
+        }
+      }
+    }
+    const serviceIds = [
+      'subscriber_not_found', 'field_not_found', 'tag_not_found', 'topic_not_found', 'option_not_found', 'invalid_uuid', 'duplicate_ids', 'invalid_email',
+      'subscriber_status_not_manual', 'field_value_kind_mismatch', 'option_inactive', 'required_field_missing', 'field_options_required',
+      'field_options_not_allowed', 'invalid_personalization_tag_name', 'topic_inactive', 'sync_too_many_rows', 'validation_failed',
+      'subscriber_email_exists', 'personalization_tag_name_exists', 'tag_name_exists', 'field_archived', 'field_archive_blocked',
+      'field_not_archived', 'field_delete_blocked', 'field_usage_unknown', 'topic_is_default',
+    ];
+    for (const id of serviceIds) expect([id, documented.has(id)]).toEqual([id, true]);
+    for (const id of [...serviceIds, 'built_in_field_immutable', 'duplicate_email_in_request']) expect(catalogue).toContain(id);
+  });
+
+  it('each route handler validates against the operation documented at its path and method', () => {
+    for (const op of [...subscriberOperations, ...fieldOperations, ...tagOperations, ...topicOperations]) {
+      const path = op.path.replace(/:(\w+)/g, '{$1}');
+      expect([op.method, path, doc.paths[path]?.[op.method]?.operationId]).toEqual([op.method, path, op.operationId]);
+    }
   });
 
   it('uses the X-API-Key header security scheme globally', () => {

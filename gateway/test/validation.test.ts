@@ -17,8 +17,10 @@ const sendEvent = (body: unknown) => requestValidator('sendCustomEvent')({ body 
 describe('request validation from the OpenAPI document', () => {
   it('accepts a valid body and fills defaults', () => {
     expect(sendEvent(event()).body).toEqual({ ...event(), triggerAutomations: true });
+    // No default status is filled in: "not given" must reach the service (a sync row keeps the status).
     const add = requestValidator('addSubscriber')({ body: { email: 'a@b.c' } });
-    expect(add.body).toEqual({ email: 'a@b.c', subscriberStatus: 'ACTIVE' });
+    expect(add.body).toEqual({ email: 'a@b.c' });
+    expect(requestValidator('addField')({ body: { label: 'L', fieldType: 'TEXT' } }).body).toEqual({ label: 'L', fieldType: 'TEXT', required: false, internal: false });
   });
 
   it('unknown member -> unknown_property naming it (also nested)', () => {
@@ -68,10 +70,11 @@ describe('request validation from the OpenAPI document', () => {
     expect(failure(() => sendEvent(undefined)).details).toEqual([{ path: 'body', problem: 'is required' }]);
   });
 
-  it('AddSubscriber leaves fields/tags/topicIds out for now and restricts the create status', () => {
+  it('AddSubscriber takes fields/tags/topicIds and restricts the create status', () => {
     for (const member of ['fields', 'tags', 'topicIds']) {
-      expect(failure(() => requestValidator('addSubscriber')({ body: { email: 'a@b.c', [member]: [] } })).errorId).toBe('unknown_property');
+      expect(() => requestValidator('addSubscriber')({ body: { email: 'a@b.c', [member]: [] } })).not.toThrow();
     }
+    expect(failure(() => requestValidator('addSubscriber')({ body: { email: 'a@b.c', accountId: 'x' } })).errorId).toBe('unknown_property');
     expect(failure(() => requestValidator('addSubscriber')({ body: { email: 'a@b.c', subscriberStatus: 'BOUNCED' } })).errorId).toBe('validation_failed');
     expect(() => requestValidator('addSubscriber')({ body: { email: 'a@b.c', firstName: null } })).not.toThrow();
   });

@@ -5,3 +5,4 @@ export * as formV1 from './gen/mailer/form/v1/form';
 export * as rssV1 from './gen/mailer/rss/v1/rss';
 export * as messagingV1 from './gen/mailer/messaging/v1/messaging';
 export * as webhookV1 from './gen/mailer/webhook/v1/webhook';
+export * as commonV1 from './gen/mailer/common/v1/field_usage';

@@ -2,7 +2,7 @@ import express, { type RequestHandler } from 'express';
 import { ApiError } from '../errors';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-/** Bulk sync carries up to 1,000 subscribers (arrives with the sync operation). */
+/** Bulk sync carries up to 1,000 subscribers, with their field values. */
 export const BODY_LIMITS: Record<string, number> = { '/subscribers/sync': 10 * 1024 * 1024 };
 
 const JSON_TYPES = ['application/json', 'application/*+json'];

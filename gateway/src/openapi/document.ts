@@ -1,5 +1,7 @@
 import { ERROR_CATALOGUE } from '../errors';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
+import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
+import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber-domain';
 
 /**
  * The published OpenAPI 3.1 document, and the one source of request and response schemas: the
@@ -7,59 +9,6 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
  * documented is what is enforced. Where API.md and the specification are silent, the decision
  * taken is written into the descriptions below.
  */
-
-type Json = Record<string, unknown>;
-
-const ref = (kind: 'schemas' | 'parameters' | 'responses' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
-const schemaRef = (name: string) => ref('schemas', name);
-const json = (schema: Json) => ({ 'application/json': { schema } });
-
-const uuid = { type: 'string', format: 'uuid', examples: ['3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21'] };
-const instant = { type: 'string', format: 'date-time', description: 'UTC instant, ISO 8601 with `Z`.' };
-
-const STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
-
-const rateLimitHeaders = {
-  'RateLimit-Limit': ref('headers', 'RateLimitLimit'),
-  'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
-  'RateLimit-Reset': ref('headers', 'RateLimitReset'),
-  'RateLimit-Policy': ref('headers', 'RateLimitPolicy'),
-};
-const commonHeaders = { 'X-Request-Id': ref('headers', 'XRequestId'), ...rateLimitHeaders };
-
-/** A success response of an authenticated operation (with the headers every response carries). */
-function ok(description: string, schema: Json | undefined, extraHeaders: Json = {}) {
-  return {
-    description,
-    headers: { ...commonHeaders, ...extraHeaders },
-    ...(schema ? { content: json(schema) } : {}),
-  };
-}
-
-/** Error responses every authenticated operation can give. */
-const authenticatedErrors = {
-  '400': ref('responses', 'BadRequest'),
-  '401': ref('responses', 'Unauthorized'),
-  '429': ref('responses', 'TooManyRequests'),
-  '500': ref('responses', 'InternalError'),
-  '503': ref('responses', 'ServiceUnavailable'),
-};
-/** ... and those of operations with a JSON body (every POST also takes Idempotency-Key). */
-const bodyErrors = {
-  '409': ref('responses', 'Conflict'),
-  '413': ref('responses', 'PayloadTooLarge'),
-  '415': ref('responses', 'UnsupportedMediaType'),
-  '422': ref('responses', 'IdempotencyKeyReused'),
-};
-
-function errorResponse(description: string, errorIds: string[], extraHeaders: Json = {}) {
-  return {
-    description: `${description}\n\nerrorId: ${errorIds.map((id) => `\`${id}\``).join(', ')}`,
-    headers: { 'X-Request-Id': ref('headers', 'XRequestId'), ...extraHeaders },
-    content: json(schemaRef('ErrorMessageDto')),
-  };
-}
-
 const keyManagement = (summary: string, operationId: string) => ({
   tags: ['Account'],
   summary,
@@ -105,10 +54,10 @@ Requests that fail authentication are limited per client address (60 per minute 
 Any \`POST\` may carry \`Idempotency-Key\` (1-255 printable ASCII characters, no leading or trailing space; else \`400 invalid_idempotency_key\`). The same key with the same request (method, path and JSON body, member order ignored) within 24 h replays the first response (status and body) with \`Idempotency-Replay: true\`; with a different request \`422 idempotency_key_reused\`; while the first is still being processed \`409 idempotency_in_progress\` with \`Retry-After: 1\`. Keys are per account. 5xx responses are not stored, so a retry runs again; an attempt whose gateway died is taken over after 60 s.
 
 ## Bodies
-JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB answer \`413\`. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
+JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\`) answer \`413\`. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
 
 ## Identifiers and time
-UUIDs are lowercase (v4; v7 allowed for new ids), UUIDs in paths are accepted in any case. Instants are UTC ISO 8601 with \`Z\`.`;
+UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Instants are UTC ISO 8601 with \`Z\`.`;
 
 export const openApiDocument = {
   openapi: '3.1.0',
@@ -120,61 +69,14 @@ export const openApiDocument = {
   servers: [{ url: '/', description: 'This gateway' }],
   security: [{ ApiKey: [] }],
   tags: [
-    { name: 'Subscribers' },
+    ...subscriberDomainTags,
     { name: 'Events' },
     { name: 'Account' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
   ],
   'x-error-catalogue': ERROR_CATALOGUE,
   paths: {
-    '/subscribers': {
-      get: {
-        tags: ['Subscribers'],
-        operationId: 'listSubscribers',
-        summary: 'List subscribers (paginated)',
-        description:
-          'Ordered by registration time, newest first. `statusCounts` counts every status over the same filters except `status`. `search` is a case-insensitive prefix of the email address or first name. Filtering by `segmentId` arrives with the segment service (until then it is an unknown parameter).',
-        parameters: [
-          ref('parameters', 'PageNumber'),
-          ref('parameters', 'PageSize'),
-          { name: 'status', in: 'query', required: false, schema: schemaRef('SubscriberStatus') },
-          { name: 'tagId', in: 'query', required: false, schema: uuid, description: 'Only subscribers with this tag.' },
-          { name: 'topicId', in: 'query', required: false, schema: uuid, description: 'Only subscribers subscribed to this topic.' },
-          { name: 'search', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } },
-        ],
-        responses: {
-          '200': ok('One page of subscribers.', schemaRef('PaginatedSubscribersDto')),
-          ...authenticatedErrors,
-        },
-      },
-      post: {
-        tags: ['Subscribers'],
-        operationId: 'addSubscriber',
-        summary: 'Create a subscriber',
-        description:
-          'The email address is canonicalised (trimmed, lowercased) and unique per account. `subscriberStatus` defaults to `ACTIVE`; on create it may be `ACTIVE`, `UNSUBSCRIBED`, `BLOCKED` or `UNCONFIRMED`. `fields`, `tags` and `topicIds` of AddSubscriber are not accepted yet (they answer `unknown_property` until the field catalogue ships); without `topicIds` the account\'s default topic is used.',
-        parameters: [ref('parameters', 'IdempotencyKey')],
-        requestBody: { required: true, content: json(schemaRef('AddSubscriber')) },
-        responses: {
-          '201': ok('Created.', schemaRef('Subscriber'), { Location: ref('headers', 'Location'), 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }),
-          ...authenticatedErrors,
-          ...bodyErrors,
-        },
-      },
-    },
-    '/subscribers/{subscriberId}': {
-      get: {
-        tags: ['Subscribers'],
-        operationId: 'getSubscriber',
-        summary: 'Read one subscriber',
-        parameters: [ref('parameters', 'SubscriberId')],
-        responses: {
-          '200': ok('The subscriber.', schemaRef('Subscriber')),
-          ...authenticatedErrors,
-          '404': ref('responses', 'NotFound'),
-        },
-      },
-    },
+    ...subscriberDomainPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -250,7 +152,7 @@ export const openApiDocument = {
       ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The account\'s full API key (one per account, no scopes).' },
     },
     parameters: {
-      SubscriberId: { name: 'subscriberId', in: 'path', required: true, schema: uuid },
+      ...subscriberDomainParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -320,94 +222,7 @@ export const openApiDocument = {
         properties: { status: { type: 'string', enum: ['ok'] } },
         additionalProperties: false,
       },
-      SubscriberStatus: {
-        type: 'string',
-        enum: [...STATUSES],
-        description:
-          '`UNCONFIRMED` (double opt-in pending), `ACTIVE` (confirmed, mailable), `UNSUBSCRIBED`, `BOUNCED`, `COMPLAINED`, `BLOCKED`. Manually settable: `ACTIVE`, `UNSUBSCRIBED`, `BLOCKED`.',
-      },
-      AddSubscriber: {
-        type: 'object',
-        required: ['email'],
-        properties: {
-          email: { type: 'string', minLength: 1, maxLength: 320, description: 'Trimmed and lowercased by the service; invalid syntax answers `400 invalid_email`.' },
-          firstName: { type: ['string', 'null'], maxLength: 200, description: 'null means none.' },
-          subscriberStatus: { type: 'string', enum: ['ACTIVE', 'UNSUBSCRIBED', 'BLOCKED', 'UNCONFIRMED'], default: 'ACTIVE' },
-        },
-        additionalProperties: false,
-      },
-      BuiltInFieldRef: {
-        type: 'object',
-        required: ['type', 'builtInField'],
-        properties: { type: { const: 'BUILT_IN' }, builtInField: { type: 'string', enum: ['EMAIL', 'FIRST_NAME'] } },
-        additionalProperties: false,
-      },
-      CustomFieldRef: {
-        type: 'object',
-        required: ['type', 'fieldId'],
-        properties: { type: { const: 'CUSTOM' }, fieldId: uuid },
-        additionalProperties: false,
-      },
-      FieldRef: { oneOf: [schemaRef('BuiltInFieldRef'), schemaRef('CustomFieldRef')] },
-      SubscriberFieldValue: {
-        type: 'object',
-        required: ['fieldRef', 'personalizationTagName', 'label', 'displayValue'],
-        properties: {
-          fieldRef: schemaRef('FieldRef'),
-          personalizationTagName: { type: 'string' },
-          label: { type: 'string' },
-          displayValue: { type: 'string' },
-        },
-        additionalProperties: false,
-      },
-      Subscriber: {
-        type: 'object',
-        required: ['id', 'email', 'firstName', 'subscriberStatus', 'values', 'tags', 'registeredAt'],
-        properties: {
-          id: uuid,
-          email: { type: 'string', description: 'Canonical (lowercase).' },
-          firstName: { type: ['string', 'null'] },
-          subscriberStatus: schemaRef('SubscriberStatus'),
-          values: { type: 'array', items: schemaRef('SubscriberFieldValue'), description: 'Display values.' },
-          tags: { type: 'array', items: uuid },
-          registeredAt: instant,
-          lastImportedAtUtc: { ...instant, description: 'Latest successful import participation, when recorded (absent otherwise).' },
-          gdprAgreement: { type: 'string', description: 'Text of the agreement, when applicable (absent otherwise).' },
-        },
-        additionalProperties: false,
-      },
-      SubscriberOverview: {
-        type: 'object',
-        required: ['id', 'email', 'firstName', 'subscriberStatus', 'tags', 'registeredAt'],
-        properties: {
-          id: uuid,
-          email: { type: 'string' },
-          firstName: { type: ['string', 'null'] },
-          subscriberStatus: schemaRef('SubscriberStatus'),
-          tags: { type: 'array', items: uuid },
-          registeredAt: instant,
-        },
-        additionalProperties: false,
-      },
-      SubscriberStatusCountsDto: {
-        type: 'object',
-        required: [...STATUSES],
-        properties: Object.fromEntries(STATUSES.map((s) => [s, { type: 'integer', format: 'int64', minimum: 0 }])),
-        additionalProperties: false,
-      },
-      PaginatedSubscribersDto: {
-        type: 'object',
-        required: ['items', 'pageNumber', 'pageSize', 'totalItems', 'totalPages', 'statusCounts'],
-        properties: {
-          items: { type: 'array', items: schemaRef('SubscriberOverview') },
-          pageNumber: { type: 'integer', format: 'int32', minimum: 1 },
-          pageSize: { type: 'integer', format: 'int32', minimum: 1 },
-          totalItems: { type: 'integer', format: 'int64', minimum: 0 },
-          totalPages: { type: 'integer', format: 'int32', minimum: 0 },
-          statusCounts: schemaRef('SubscriberStatusCountsDto'),
-        },
-        additionalProperties: false,
-      },
+      ...subscriberDomainSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -2,16 +2,21 @@ import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
 import addFormats from 'ajv-formats';
 import { ApiError, type Problem } from '../errors';
 import { openApiDocument } from './document';
+import { ERROR_IDS_KEYWORD, PER_ITEM_KEYWORD } from './keywords';
 
 /**
  * Request validation compiled from the OpenAPI document (the one source of schemas), with
  * Ajv's JSON Schema 2020-12 dialect, which OpenAPI 3.1 schemas are. Ajv's errors are turned into
- * the contract's errorIds here:
- *   additionalProperties -> 400 unknown_property (naming the member)
- *   format uuid          -> 400 invalid_uuid
- *   format email         -> 400 invalid_email
- *   anything else        -> 400 validation_failed
+ * the contract's errorIds here, the first that applies winning:
+ *   additionalProperties                    -> 400 unknown_property (naming the member)
+ *   a keyword named in the schema's `x-error-ids` (e.g. `{maxItems: "sync_too_many_rows"}`) -> that id
+ *   uniqueItems                             -> 400 duplicate_ids (id arrays; the service answers the same)
+ *   format uuid                             -> 400 invalid_uuid
+ *   format email                            -> 400 invalid_email
+ *   anything else                           -> 400 validation_failed
  * with every problem in `details` as {path, problem}, path being `body.a.b[2]`, `query.x`, `path.x`.
+ * Discriminated unions (`discriminator` + `oneOf`, the field values) check only the branch the
+ * discriminator names, so a wrong member of one kind is not reported as unknown in the others.
  */
 
 const DOCUMENT_ID = 'https://mailer.invalid/openapi.json';
@@ -19,8 +24,10 @@ type Location = 'body' | 'query' | 'path';
 type Schema = Record<string, unknown>;
 
 function createAjv(coerceTypes: boolean) {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: true, coerceTypes });
+  // verbose: errors carry their schema, where `x-error-ids` is read.
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: true, coerceTypes, discriminator: true, verbose: true });
   addFormats(ajv);
+  ajv.addKeyword({ keyword: ERROR_IDS_KEYWORD, schemaType: 'object' });
   // The document is registered whole so `#/components/...` references resolve; `components` is
   // an OpenAPI member, not a JSON Schema keyword.
   ajv.addKeyword('components');
@@ -53,15 +60,23 @@ function resolveParameter(p: unknown): Parameter {
   return (openApiDocument.components.parameters as Record<string, unknown>)[name] as Parameter;
 }
 
-function operations(): Map<string, { parameters: Parameter[]; body?: Schema; bodyRequired: boolean }> {
-  const out = new Map<string, { parameters: Parameter[]; body?: Schema; bodyRequired: boolean }>();
+interface OperationSchemas {
+  parameters: Parameter[];
+  body?: Schema;
+  bodyRequired: boolean;
+  perItem?: string;
+}
+
+function operations(): Map<string, OperationSchemas> {
+  const out = new Map<string, OperationSchemas>();
   for (const item of Object.values(openApiDocument.paths as Record<string, Record<string, unknown>>)) {
     for (const op of Object.values(item) as Array<Record<string, unknown>>) {
-      const body = (op.requestBody as { required?: boolean; content?: Record<string, { schema: Schema }> } | undefined);
+      const body = op.requestBody as { required?: boolean; content?: Record<string, { schema: Schema }>; [PER_ITEM_KEYWORD]?: string } | undefined;
       out.set(op.operationId as string, {
         parameters: ((op.parameters as unknown[]) ?? []).map(resolveParameter),
         body: body?.content?.['application/json']?.schema,
         bodyRequired: body?.required ?? false,
+        perItem: body?.[PER_ITEM_KEYWORD],
       });
     }
   }
@@ -77,9 +92,25 @@ function objectSchema(params: Parameter[]): Schema {
   });
 }
 
+/** An item of a per-item validated array that failed, with the error it would have answered alone. */
+export interface ItemError {
+  index: number;
+  error: ApiError;
+}
+
 export interface RequestValidator {
-  /** Validates (and fills defaults into) the given values; throws ApiError on the first failing location. */
-  (input: { params?: object; query?: object; body?: unknown }): { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown };
+  /**
+   * Validates (and fills defaults into) the given values; throws ApiError on the first failing
+   * location. For an operation whose requestBody names an array in `x-validated-per-item` (sync),
+   * problems inside single items do not fail the request: they are returned in `itemErrors`
+   * (one bad row never spoils the others); problems outside the items still throw.
+   */
+  (input: { params?: object; query?: object; body?: unknown }): {
+    params: Record<string, unknown>;
+    query: Record<string, unknown>;
+    body: unknown;
+    itemErrors: ItemError[];
+  };
 }
 
 const compiled = new Map<string, RequestValidator>();
@@ -100,16 +131,19 @@ export function requestValidator(operationId: string): RequestValidator {
     run(pathCheck, params, 'path');
     run(queryCheck, query, 'query');
     let body = input.body;
+    let itemErrors: ItemError[] = [];
     if (bodyCheck) {
       if (body === undefined) {
         if (op.bodyRequired) throw new ApiError(400, 'validation_failed', 'A JSON request body is required.', [{ path: 'body', problem: 'is required' }]);
+      } else if (op.perItem) {
+        itemErrors = runPerItem(bodyCheck, body, op.perItem);
       } else {
         run(bodyCheck, body, 'body');
       }
     } else if (body !== undefined && !(typeof body === 'object' && body !== null && Object.keys(body).length === 0)) {
       body = undefined; // operations without a body ignore one (an empty `{}` from a client library is common)
     }
-    return { params, query, body };
+    return { params, query, body, itemErrors };
   };
   compiled.set(operationId, validator);
   return validator;
@@ -117,6 +151,26 @@ export function requestValidator(operationId: string): RequestValidator {
 
 function run(check: ValidateFunction, value: unknown, location: Location): void {
   if (!check(value)) throw validationError(check.errors ?? [], location);
+}
+
+/** Body validation where problems inside `body[member][i]` belong to item i (see RequestValidator). */
+function runPerItem(check: ValidateFunction, body: unknown, member: string): ItemError[] {
+  if (check(body)) return [];
+  const itemPath = new RegExp(`^/${member}/(\\d+)(?:/|$)`);
+  const byItem = new Map<number, ErrorObject[]>();
+  const outside: ErrorObject[] = [];
+  for (const e of check.errors ?? []) {
+    const m = itemPath.exec(e.instancePath);
+    if (!m) {
+      outside.push(e);
+      continue;
+    }
+    const index = Number(m[1]);
+    byItem.set(index, [...(byItem.get(index) ?? []), e]);
+  }
+  // A problem of the request itself (too many rows, a bad mode) fails it as a whole, reported alone.
+  if (outside.length) throw validationError(outside, 'body');
+  return [...byItem].sort(([a], [b]) => a - b).map(([index, errors]) => ({ index, error: validationError(errors, 'body') }));
 }
 
 /** A JSON pointer (`/consent/givenAt`, `/items/3`) as `body.consent.givenAt` / `body.items[3]`. */
@@ -132,9 +186,15 @@ const MAX_DETAILS = 20;
 
 /** Ajv errors -> the contract's ApiError (see the header comment for the mapping). */
 export function validationError(errors: ErrorObject[], location: Location): ApiError {
-  const problems: Array<Problem & { errorId: string }> = [];
+  const problems: Array<Problem & { errorId: string; specific?: boolean }> = [];
   for (const e of errors) {
-    if (e.keyword === 'additionalProperties') {
+    const declared = (e.parentSchema as Record<string, Record<string, string> | undefined> | undefined)?.[ERROR_IDS_KEYWORD]?.[e.keyword];
+    if (declared) {
+      problems.push({ errorId: declared, specific: true, path: problemPath(location, e.instancePath), problem: e.message ?? 'is invalid' });
+    } else if (e.keyword === 'uniqueItems') {
+      const { i, j } = e.params as { i: number; j: number };
+      problems.push({ errorId: 'duplicate_ids', specific: true, path: problemPath(location, e.instancePath), problem: `holds the same id twice (items ${Math.min(i, j)} and ${Math.max(i, j)})` });
+    } else if (e.keyword === 'additionalProperties') {
       const member = String((e.params as { additionalProperty: string }).additionalProperty);
       problems.push({ errorId: 'unknown_property', path: problemPath(location, e.instancePath, member), problem: 'is not a known property' });
     } else if (e.keyword === 'required') {
@@ -144,7 +204,7 @@ export function validationError(errors: ErrorObject[], location: Location): ApiE
       problems.push({ errorId: 'invalid_uuid', path: problemPath(location, e.instancePath), problem: 'must be a UUID' });
     } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'email') {
       problems.push({ errorId: 'invalid_email', path: problemPath(location, e.instancePath), problem: 'must be a valid email address' });
-    } else if (e.keyword === 'if' || e.keyword === 'oneOf' || e.keyword === 'anyOf') {
+    } else if (e.keyword === 'if' || e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'discriminator') {
       continue; // summaries of the branch errors listed separately
     } else {
       problems.push({ errorId: 'validation_failed', path: problemPath(location, e.instancePath), problem: e.message ?? 'is invalid' });
@@ -155,6 +215,8 @@ export function validationError(errors: ErrorObject[], location: Location): ApiE
   const pick = (id: string) => unique.find((p) => p.errorId === id);
   const unknown = pick('unknown_property');
   if (unknown) return new ApiError(400, 'unknown_property', `Unknown property ${unknown.path}.`, details);
+  const specific = unique.find((p) => p.specific);
+  if (specific) return new ApiError(400, specific.errorId, `${specific.path} ${specific.problem}.`, details);
   const uuid = pick('invalid_uuid');
   if (uuid) return new ApiError(400, 'invalid_uuid', `${uuid.path} must be a UUID.`, details);
   const email = pick('invalid_email');

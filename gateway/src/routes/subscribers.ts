@@ -1,146 +1,139 @@
-import { Router } from 'express';
-import { subscriberV1 } from '@mailer/proto';
+import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
-import { validated } from './validated';
+import { SubscriberStatuses, type SubscriberStatus } from '../mapping/enums';
+import { fieldValueEntryJson, fieldValueToProto, type FieldValueRequest } from '../mapping/field-values';
+import {
+  addSubscriberToProto,
+  listSubscribersToProto,
+  pageJson,
+  replaceSubscriberDataToProto,
+  replaceSubscriberTopicsToProto,
+  subscriberDataJson,
+  subscriberJson,
+  subscriberTopicsJson,
+  syncResultsJson,
+  syncToProto,
+  taggingAddResultJson,
+  taggingRemovalResultJson,
+  taggingToProto,
+  type AddSubscriberBody,
+  type ListSubscribersQuery,
+  type RefusedRow,
+  type ReplaceSubscriberDataBody,
+  type ReplaceSubscriberTopicsBody,
+  type SyncBody,
+  type TaggingBody,
+} from '../mapping/subscribers';
+import { present } from '../mapping/numbers';
+import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-type Status = 'UNCONFIRMED' | 'ACTIVE' | 'UNSUBSCRIBED' | 'BOUNCED' | 'COMPLAINED' | 'BLOCKED';
-const S = subscriberV1.SubscriberStatus;
+// Subscribers (subscriber service): one operation per row of API.md's table. Literal paths
+// (sync, tags/add, by-email) come before `/subscribers/:subscriberId`.
 
-const STATUS_TO_PROTO: Record<Status, subscriberV1.SubscriberStatus> = {
-  UNCONFIRMED: S.SUBSCRIBER_STATUS_UNCONFIRMED,
-  ACTIVE: S.SUBSCRIBER_STATUS_ACTIVE,
-  UNSUBSCRIBED: S.SUBSCRIBER_STATUS_UNSUBSCRIBED,
-  BOUNCED: S.SUBSCRIBER_STATUS_BOUNCED,
-  COMPLAINED: S.SUBSCRIBER_STATUS_COMPLAINED,
-  BLOCKED: S.SUBSCRIBER_STATUS_BLOCKED,
-};
-const STATUS_FROM_PROTO = new Map(Object.entries(STATUS_TO_PROTO).map(([name, value]) => [value, name as Status]));
+type ById = { subscriberId: string };
+type ByField = ById & { fieldId: string };
 
-export function statusFromProto(status: subscriberV1.SubscriberStatus): Status {
-  const name = STATUS_FROM_PROTO.get(status);
-  if (!name) throw new Error(`subscriber service returned an unknown status ${status}`);
-  return name;
-}
+export const subscriberOperations: Operation[] = [
+  operation<never, ListSubscribersQuery>('get', '/subscribers', 'listSubscribers', async ({ clients, accountId, query, call }) =>
+    ok(pageJson(await clients.subscriber.listSubscribers(listSubscribersToProto(accountId, query), call))),
+  ),
 
-function fieldRefJson(ref: subscriberV1.FieldRef | undefined) {
-  const r = ref?.ref;
-  if (r?.$case === 'fieldId') return { type: 'CUSTOM', fieldId: r.value };
-  return { type: 'BUILT_IN', builtInField: r?.value ?? 'EMAIL' };
-}
+  operation<AddSubscriberBody>('post', '/subscribers', 'addSubscriber', async ({ clients, accountId, body, call }) => {
+    const { subscriber } = await clients.subscriber.addSubscriber(addSubscriberToProto(accountId, body), call);
+    const json = subscriberJson(present(subscriber, 'the subscriber'));
+    return created(json, `/subscribers/${json.id}`);
+  }),
 
-/** Subscriber (read record) as the contract spells it; optional members appear only when recorded. */
-export function subscriberJson(s: subscriberV1.Subscriber) {
-  return {
-    id: s.id,
-    email: s.email,
-    firstName: s.firstName ?? null,
-    subscriberStatus: statusFromProto(s.subscriberStatus),
-    values: s.values.map((v) => ({
-      fieldRef: fieldRefJson(v.fieldRef),
-      personalizationTagName: v.personalizationTagName,
-      label: v.label,
-      displayValue: v.displayValue,
-    })),
-    tags: s.tags,
-    registeredAt: s.registeredAt,
-    ...(s.lastImportedAtUtc ? { lastImportedAtUtc: s.lastImportedAtUtc } : {}),
-    ...(s.gdprAgreement ? { gdprAgreement: s.gdprAgreement } : {}),
-  };
-}
-
-function overviewJson(s: subscriberV1.SubscriberOverview) {
-  return {
-    id: s.id,
-    email: s.email,
-    firstName: s.firstName ?? null,
-    subscriberStatus: statusFromProto(s.subscriberStatus),
-    tags: s.tags,
-    registeredAt: s.registeredAt,
-  };
-}
-
-function statusCountsJson(c: subscriberV1.StatusCounts | undefined) {
-  const n = (v: string | undefined) => Number(v ?? 0);
-  return {
-    UNCONFIRMED: n(c?.unconfirmed),
-    ACTIVE: n(c?.active),
-    UNSUBSCRIBED: n(c?.unsubscribed),
-    BOUNCED: n(c?.bounced),
-    COMPLAINED: n(c?.complained),
-    BLOCKED: n(c?.blocked),
-  };
-}
-
-interface AddSubscriberBody {
-  email: string;
-  firstName?: string | null;
-  subscriberStatus: Status;
-}
-interface ListQuery {
-  pageNumber: number;
-  pageSize: number;
-  status?: Status;
-  tagId?: string;
-  topicId?: string;
-  search?: string;
-}
-
-/** Subscribers (subscriber service). The account always comes from the API key, never from the request. */
-export function subscriberRoutes(clients: ServiceClients): Router {
-  const router = Router();
-  const call = (requestId: string) => ({ metadata: { 'x-request-id': requestId } });
-
-  router.get('/subscribers', async (req, res) => {
-    const { query } = validated<never, ListQuery>('listSubscribers', req);
-    const page = await clients.subscriber.listSubscribers(
-      {
-        accountId: req.account!.accountId,
-        pageNumber: query.pageNumber,
-        pageSize: query.pageSize,
-        status: query.status ? STATUS_TO_PROTO[query.status] : S.SUBSCRIBER_STATUS_UNSPECIFIED,
-        tagId: query.tagId?.toLowerCase(),
-        topicId: query.topicId?.toLowerCase(),
-        search: query.search,
-      },
-      call(req.requestId),
-    );
-    res.json({
-      items: page.items.map(overviewJson),
-      pageNumber: page.pageNumber,
-      pageSize: page.pageSize,
-      totalItems: Number(page.totalItems),
-      totalPages: page.totalPages,
-      statusCounts: statusCountsJson(page.statusCounts),
+  operation<SyncBody>('post', '/subscribers/sync', 'syncSubscribers', async ({ clients, accountId, body, itemErrors, call }) => {
+    const refusedIndexes = new Set(itemErrors.map((e) => e.index));
+    const refused: RefusedRow[] = itemErrors.map(({ index, error }) => {
+      const email = (body.subscribers[index] as { email?: unknown } | null)?.email;
+      // as the service answers a row it cannot read: the email as sent, cut to a sane length
+      return { index, email: typeof email === 'string' ? email.slice(0, 264) : '', errorId: error.errorId, message: error.message };
     });
-  });
+    const accepted = body.subscribers.flatMap((row, index) => (refusedIndexes.has(index) ? [] : [{ index, row: row as AddSubscriberBody }]));
+    const { request, indexes } = syncToProto(accountId, body.mode, accepted);
+    const response = accepted.length ? await clients.subscriber.syncSubscribers(request, call) : undefined;
+    return ok(syncResultsJson(response, indexes, refused));
+  }),
 
-  router.post('/subscribers', async (req, res) => {
-    const { body } = validated<AddSubscriberBody>('addSubscriber', req);
-    const { subscriber } = await clients.subscriber.addSubscriber(
-      {
-        accountId: req.account!.accountId,
-        email: body.email,
-        firstName: body.firstName ?? undefined,
-        subscriberStatus: STATUS_TO_PROTO[body.subscriberStatus],
-        tags: [],
-        topicIds: [],
-        topicIdsGiven: false,
-      },
-      call(req.requestId),
-    );
-    if (!subscriber) throw new Error('subscriber service answered AddSubscriber without a subscriber');
-    res.status(201).location(`/subscribers/${subscriber.id}`).json(subscriberJson(subscriber));
-  });
+  operation<never, never, { email: string }>('get', '/subscribers/by-email/:email', 'getSubscriberByEmail', async ({ clients, accountId, params, call }) => {
+    const { subscriber } = await clients.subscriber.getSubscriberByEmail({ accountId, email: params.email }, call);
+    return ok(subscriberJson(present(subscriber, 'the subscriber')));
+  }),
 
-  router.get('/subscribers/:subscriberId', async (req, res) => {
-    const { params } = validated<never, never, { subscriberId: string }>('getSubscriber', req);
-    const { subscriber } = await clients.subscriber.getSubscriber(
-      { accountId: req.account!.accountId, subscriberId: params.subscriberId.toLowerCase() },
-      call(req.requestId),
-    );
-    if (!subscriber) throw new Error('subscriber service answered GetSubscriber without a subscriber');
-    res.json(subscriberJson(subscriber));
-  });
+  operation<TaggingBody>('post', '/subscribers/tags/add', 'addTagsToSubscribers', async ({ clients, accountId, body, call }) =>
+    ok(taggingAddResultJson(await clients.subscriber.addTagsToSubscribers(taggingToProto(accountId, body), call))),
+  ),
 
-  return router;
-}
+  operation<TaggingBody>('post', '/subscribers/tags/remove', 'removeTagsFromSubscribers', async ({ clients, accountId, body, call }) =>
+    ok(taggingRemovalResultJson(await clients.subscriber.removeTagsFromSubscribers(taggingToProto(accountId, body), call))),
+  ),
+
+  operation<never, never, ById>('get', '/subscribers/:subscriberId', 'getSubscriber', async ({ clients, accountId, params, call }) => {
+    const { subscriber } = await clients.subscriber.getSubscriber({ accountId, subscriberId: params.subscriberId }, call);
+    return ok(subscriberJson(present(subscriber, 'the subscriber')));
+  }),
+
+  operation<never, never, ById>('delete', '/subscribers/:subscriberId', 'deleteSubscriber', async ({ clients, accountId, params, call }) => {
+    await clients.subscriber.deleteSubscriber({ accountId, subscriberId: params.subscriberId }, call);
+    return noContent();
+  }),
+
+  operation<never, never, ById>('get', '/subscribers/:subscriberId/data', 'getSubscriberData', async ({ clients, accountId, params, call }) =>
+    ok(subscriberDataJson((await clients.subscriber.getSubscriberData({ accountId, subscriberId: params.subscriberId }, call)).data)),
+  ),
+
+  operation<ReplaceSubscriberDataBody, never, ById>('put', '/subscribers/:subscriberId/data', 'replaceSubscriberData', async ({ clients, accountId, params, body, call }) =>
+    ok(subscriberDataJson((await clients.subscriber.replaceSubscriberData(replaceSubscriberDataToProto(accountId, params.subscriberId, body), call)).data)),
+  ),
+
+  operation<{ email: string }, never, ById>('put', '/subscribers/:subscriberId/email', 'replaceSubscriberEmail', async ({ clients, accountId, params, body, call }) =>
+    ok(subscriberDataJson((await clients.subscriber.replaceSubscriberEmail({ accountId, subscriberId: params.subscriberId, email: body.email }, call)).data)),
+  ),
+
+  operation<{ firstName: string | null }, never, ById>('put', '/subscribers/:subscriberId/first-name', 'replaceSubscriberFirstName', async ({ clients, accountId, params, body, call }) => {
+    const request = { accountId, subscriberId: params.subscriberId, firstName: body.firstName ?? undefined };
+    return ok(subscriberDataJson((await clients.subscriber.replaceSubscriberFirstName(request, call)).data));
+  }),
+
+  operation<{ subscriberStatus: SubscriberStatus }, never, ById>('put', '/subscribers/:subscriberId/status', 'replaceSubscriberStatus', async ({ clients, accountId, params, body, call }) => {
+    const request = { accountId, subscriberId: params.subscriberId, subscriberStatus: SubscriberStatuses.toProto(body.subscriberStatus) };
+    return ok(subscriberDataJson((await clients.subscriber.replaceSubscriberStatus(request, call)).data));
+  }),
+
+  operation<never, never, ById>('get', '/subscribers/:subscriberId/topics', 'getSubscriberTopics', async ({ clients, accountId, params, call }) =>
+    ok(subscriberTopicsJson((await clients.subscriber.getSubscriberTopics({ accountId, subscriberId: params.subscriberId }, call)).topics)),
+  ),
+
+  operation<ReplaceSubscriberTopicsBody, never, ById>('put', '/subscribers/:subscriberId/topics', 'replaceSubscriberTopics', async ({ clients, accountId, params, body, call }) =>
+    ok(subscriberTopicsJson((await clients.subscriber.replaceSubscriberTopics(replaceSubscriberTopicsToProto(accountId, params.subscriberId, body), call)).topics)),
+  ),
+
+  operation<{ source?: string } | undefined, never, ById & { topicId: string }>(
+    'post',
+    '/subscribers/:subscriberId/topics/:topicId/opt-out',
+    'optOutOfTopic',
+    async ({ clients, accountId, params, body, call }) => {
+      const request = { accountId, subscriberId: params.subscriberId, topicId: params.topicId, source: body?.source };
+      return ok(subscriberTopicsJson((await clients.subscriber.optOutOfTopic(request, call)).topics));
+    },
+  ),
+
+  operation<never, never, ById>('get', '/subscribers/:subscriberId/field-values', 'listFieldValues', async ({ clients, accountId, params, call }) => {
+    const { values } = await clients.subscriber.listFieldValues({ accountId, subscriberId: params.subscriberId }, call);
+    return ok({ values: values.map(fieldValueEntryJson) });
+  }),
+
+  operation<FieldValueRequest, never, ByField>('put', '/subscribers/:subscriberId/field-values/:fieldId', 'setFieldValue', async ({ clients, accountId, params, body, call }) => {
+    const request = { accountId, subscriberId: params.subscriberId, fieldId: params.fieldId, value: fieldValueToProto(body) };
+    return ok(fieldValueEntryJson(present((await clients.subscriber.setFieldValue(request, call)).value, 'the field value')));
+  }),
+
+  operation<never, never, ByField>('delete', '/subscribers/:subscriberId/field-values/:fieldId', 'deleteFieldValue', async ({ clients, accountId, params, call }) => {
+    await clients.subscriber.deleteFieldValue({ accountId, subscriberId: params.subscriberId, fieldId: params.fieldId }, call);
+    return noContent();
+  }),
+];
+
+export const subscriberRoutes = (clients: ServiceClients): Router => mount(subscriberOperations, clients);

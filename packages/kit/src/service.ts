@@ -47,6 +47,8 @@ export async function runService<C extends ServiceConfig>(opts: {
   config: C;
   grpcAddress: string;
   setup: (ctx: ServiceContext<C>) => Promise<Array<() => Promise<unknown>> | void>;
+  /** Outbox relay tuning (see startOutboxRelay); defaults suit services that emit few events. */
+  outbox?: { batchSize?: number; retainPublishedMs?: number };
 }): Promise<void> {
   const { name, config } = opts;
   const logger = createLogger(name, config.LOG_LEVEL);
@@ -63,7 +65,7 @@ export async function runService<C extends ServiceConfig>(opts: {
     const nc = await connectNats({ url: config.NATS_URL, name, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, log: (msg, extra) => logger.info(extra ?? {}, msg) });
     await ensureStreams(nc);
     const js = nc.jetstream();
-    const relay = startOutboxRelay({ store, js, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
+    const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const grpc = createGrpcServer({ logger, metrics });
     const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify })) ?? [];
     const grpcPort = await grpc.listen(opts.grpcAddress);

@@ -66,7 +66,12 @@ export interface OutboxRelayOptions {
   intervalMs?: number;
   /** Documents read per query. Default 100. */
   batchSize?: number;
-  /** Published documents are deleted after this long. Default 24 h. */
+  /**
+   * Published documents are deleted after this long. Default 24 h. 0 deletes them as soon as they are
+   * published (one delete per batch): the outbox then only ever holds pending documents, which keeps a
+   * service that emits an event per write (bulk imports) from holding every recent payload in memory
+   * and from scanning them on each round. JetStream keeps the history either way.
+   */
   retainPublishedMs?: number;
   collection?: string;
   log?: Log;
@@ -100,20 +105,48 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   async function publishPending(): Promise<number> {
     let published = 0;
     while (!stopped) {
-      const pending = await outbox.find({ publishedAt: null }, { sort: { createdAt: 1, _id: 1 }, limit: batchSize });
-      for (const doc of pending) {
-        // Publishing stops at the first failure so later documents never overtake an earlier one.
-        await publish(opts.js, doc.subject, doc.payload, { msgID: doc._id, headers: doc.headers ?? undefined });
-        await outbox.updateOne({ _id: doc._id }, { $set: { publishedAt: new Date() } });
-        published++;
+      // Without retention every document in the outbox is pending; `$exists: false` (equivalent here:
+      // records never carry publishedAt until published) is also a condition the embedded store
+      // tests without falling back to its generic evaluator, which matters with a large backlog.
+      const pendingFilter = retainPublishedMs === 0 ? { publishedAt: { $exists: false } } : { publishedAt: null };
+      const pending = await outbox.find(pendingFilter, { sort: { createdAt: 1, _id: 1 }, limit: batchSize });
+      if (retainPublishedMs === 0) {
+        published += await publishAndDelete(pending);
+      } else {
+        for (const doc of pending) {
+          // Publishing stops at the first failure so later documents never overtake an earlier one.
+          await publish(opts.js, doc.subject, doc.payload, { msgID: doc._id, headers: doc.headers ?? undefined });
+          await outbox.updateOne({ _id: doc._id }, { $set: { publishedAt: new Date() } });
+          published++;
+        }
       }
       if (pending.length < batchSize) break;
     }
-    if (Date.now() - lastCleanup >= CLEANUP_EVERY_MS) {
+    if (retainPublishedMs > 0 && Date.now() - lastCleanup >= CLEANUP_EVERY_MS) {
       lastCleanup = Date.now();
       await outbox.deleteMany({ publishedAt: { $lt: new Date(Date.now() - retainPublishedMs) } });
     }
     return published;
+  }
+
+  /**
+   * Publishes a batch pipelined (sent in order on the one connection, acknowledgements awaited
+   * together), then deletes the published prefix in one write. On a failure the prefix before it is
+   * deleted and the rest stays pending; a later document of the batch that JetStream did store is
+   * published again next round and de-duplicated by its msgID. So a failure can let a document
+   * overtake an earlier one (consumers of per-entity events order them by the version they carry);
+   * without failures the stream holds the outbox order. A crash before the delete re-publishes the
+   * batch on restart, again stored once per msgID.
+   */
+  async function publishAndDelete(pending: OutboxDoc[]): Promise<number> {
+    const acks = await Promise.allSettled(
+      pending.map((doc) => publish(opts.js, doc.subject, doc.payload, { msgID: doc._id, headers: doc.headers ?? undefined })),
+    );
+    const failed = acks.findIndex((a) => a.status === 'rejected');
+    const done = pending.slice(0, failed === -1 ? pending.length : failed).map((d) => d._id);
+    if (done.length) await outbox.deleteMany({ _id: { $in: done } });
+    if (failed !== -1) throw (acks[failed] as PromiseRejectedResult).reason;
+    return done.length;
   }
 
   function round(): Promise<number> {

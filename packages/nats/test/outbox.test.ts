@@ -203,6 +203,25 @@ it('deletes published documents once they are older than the retention', async (
   expect(left.map((d) => (d.payload as { i: number }).i)).toEqual([2]);
 });
 
+it('with retainPublishedMs 0 deletes each batch once published, in order, and keeps what a failure left unpublished', async () => {
+  const f = await fixture();
+  const records: OutboxDoc[] = [];
+  for (let i = 0; i < 7; i++) records.push(await f.createSubscriber(i));
+  const r = f.relay({ retainPublishedMs: 0 });
+  expect(await r.flush()).toBe(7);
+  expect(await f.outbox.countDocuments({})).toBe(0);
+  const msgs = await f.streamMessages();
+  expect(msgs.map((m) => m.header.get('Nats-Msg-Id'))).toEqual(records.map((d) => d._id));
+
+  // A publish that fails mid-batch: what was published is deleted, the rest stays pending.
+  await f.createSubscriber(7);
+  await f.outbox.insertOne(outboxRecord('no-stream-takes.this.subject', { i: 8 }));
+  await f.createSubscriber(9);
+  await expect(r.flush()).rejects.toThrow();
+  const left = await f.outbox.find({}, { sort: { createdAt: 1 } });
+  expect(left.map((d) => (d.payload as { i: number }).i)).toEqual([8, 9]);
+});
+
 it('carries the trace context of the write to the published message', async () => {
   const key = createContextKey('trace');
   const als = new AsyncLocalStorage<Context>();

@@ -1,10 +1,16 @@
 import type { ServiceContext } from '@mailer/kit/service';
-import { formV1 } from '@mailer/proto';
+import { commonV1, formV1 } from '@mailer/proto';
 import type { Config } from './config';
 
 /** Registers the form service's handlers. Its domain arrives in a later issue. */
 export async function setup(ctx: ServiceContext<Config>): Promise<void> {
   ctx.grpc.add(formV1.FormServiceService, {
     describe: async () => ({ service: 'form', protoPackage: formV1.protobufPackage }),
+  });
+  // The subscriber service asks every service that can use a subscriber field before a field is
+  // archived or deleted. This service's own usages (its artifacts referencing fields) are reported
+  // here once they exist; until then it answers, truthfully, that it uses none.
+  ctx.grpc.add(commonV1.FieldUsageServiceService, {
+    listFieldUsages: async () => ({ usages: [] }),
   });
 }

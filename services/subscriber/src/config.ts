@@ -4,6 +4,22 @@ export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
+  // The services asked for their usages of a field (FieldUsageService); same defaults as their own configs.
+  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
+  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),
+  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:50054'),
+  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:50055'),
+  /** Deadline of each ListFieldUsages call; a source slower than this counts as not answered. */
+  FIELD_USAGE_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
+  /** Outbox relay: documents per round, and how long published ones are kept (0: deleted once published). */
+  OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  OUTBOX_RETAIN_PUBLISHED_MS: z.coerce.number().int().min(0).default(0),
+  /**
+   * Bulk writes (sync, bulk tagging) wait while more events than this are waiting to be published,
+   * so a long import cannot outrun the relay and pile up events in memory; they answer UNAVAILABLE
+   * (event_backlog_full) when the backlog does not shrink in time (NATS down).
+   */
+  OUTBOX_MAX_PENDING: z.coerce.number().int().min(100).default(10_000),
 });
 export type Config = z.infer<typeof configSchema>;
 

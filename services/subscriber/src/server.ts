@@ -1,11 +1,28 @@
 import type { ServiceContext } from '@mailer/kit/service';
 import { subscriberV1 } from '@mailer/proto';
+import { fieldUsageSources } from './clients/field-usage';
 import type { Config } from './config';
+import { catalogHandlers } from './handlers/catalog';
+import type { Deps } from './handlers/context';
 import { subscriberHandlers } from './handlers/subscribers';
+import { catalogRepository } from './store/catalog';
 import { subscriberRepository } from './store/subscribers';
 
 /** Registers the subscriber service's handlers on its gRPC server. */
-export async function setup(ctx: ServiceContext<Config>): Promise<void> {
-  const repo = subscriberRepository(ctx.store);
-  ctx.grpc.add(subscriberV1.SubscriberServiceService, subscriberHandlers(repo, ctx.notifyOutbox));
+export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+  const { config } = ctx;
+  const usage = fieldUsageSources(
+    { segment: config.SEGMENT_GRPC_ADDR, form: config.FORM_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR, rss: config.RSS_GRPC_ADDR },
+    config.FIELD_USAGE_DEADLINE_MS,
+  );
+  const deps: Deps = {
+    store: ctx.store,
+    subscribers: subscriberRepository(ctx.store),
+    catalog: catalogRepository(ctx.store),
+    usage,
+    notify: ctx.notifyOutbox,
+    maxPendingEvents: config.OUTBOX_MAX_PENDING,
+  };
+  ctx.grpc.add(subscriberV1.SubscriberServiceService, { ...subscriberHandlers(deps), ...catalogHandlers(deps) });
+  return [async () => usage.close()];
 }

@@ -1,6 +1,6 @@
 import { DomainError } from '@mailer/kit';
 import { canonicalEmail } from '../src/domain/email';
-import { normalizeFirstName, pageWindow, prefixPattern, statusForNewSubscriber } from '../src/domain/subscriber';
+import { manualStatus, normalizeFirstName, pageWindow, prefixPattern, statusForNewSubscriber } from '../src/domain/subscriber';
 
 const errorIdOf = (fn: () => unknown): string | undefined => {
   try {
@@ -29,6 +29,14 @@ describe('statusForNewSubscriber', () => {
   );
 });
 
+describe('manualStatus', () => {
+  it.each(['ACTIVE', 'UNSUBSCRIBED', 'BLOCKED'] as const)('accepts %s', (s) => expect(manualStatus(s)).toBe(s));
+  it.each(['UNCONFIRMED', 'BOUNCED', 'COMPLAINED'] as const)('refuses %s with subscriber_status_not_manual', (s) =>
+    expect(errorIdOf(() => manualStatus(s))).toBe('subscriber_status_not_manual'),
+  );
+  it('requires a status', () => expect(errorIdOf(() => manualStatus(undefined))).toBe('validation_failed'));
+});
+
 describe('normalizeFirstName', () => {
   it('keeps the trimmed name; blank and null mean none', () => {
     expect(normalizeFirstName(' Ann ')).toBe('Ann');
@@ -55,4 +63,5 @@ describe('prefixPattern', () => {
     expect(re.test('axb+(c@x.org')).toBe(false);
     expect(re.test('za.b+(')).toBe(false);
   });
+  it('refuses searches longer than 254 characters', () => expect(errorIdOf(() => prefixPattern('x'.repeat(255)))).toBe('validation_failed'));
 });

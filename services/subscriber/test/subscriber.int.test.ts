@@ -40,7 +40,7 @@ async function errorOf(p: Promise<unknown>) {
 }
 
 const add = (accountId: string, email: string, extra: Partial<subscriberV1.AddSubscriberRequest> = {}) =>
-  client.addSubscriber({ accountId, email, subscriberStatus: S.SUBSCRIBER_STATUS_UNSPECIFIED, tags: [], topicIds: [], topicIdsGiven: false, ...extra });
+  client.addSubscriber({ accountId, email, subscriberStatus: S.SUBSCRIBER_STATUS_UNSPECIFIED, tags: [], topicIds: [], topicIdsGiven: false, fields: [], ...extra });
 
 it('answers grpc.health.v1 SERVING', async () => {
   const { HealthClient } = await healthClient();
@@ -111,7 +111,12 @@ it('emits subscriber.created on the DOMAIN stream through the outbox, once per s
   }
   const mine = seen.filter((e: any) => e.subscriber.id === subscriber!.id);
   expect(mine).toEqual([
-    expect.objectContaining({ type: 'subscriber.created', accountId: D, subscriber: expect.objectContaining({ email: 'event@example.org', firstName: 'Eve', subscriberStatus: 'ACTIVE' }) }),
+    expect.objectContaining({
+      type: 'subscriber.created',
+      accountId: D,
+      version: 1,
+      subscriber: expect.objectContaining({ email: 'event@example.org', firstName: 'Eve', subscriberStatus: 'ACTIVE', tags: [], topicIds: [], optOuts: [], fields: [] }),
+    }),
   ]);
 });
 

@@ -1,4 +1,5 @@
 import { invalid } from '@mailer/kit';
+import { LIMITS } from './limits';
 
 /** SubscriberStatus values (API.md section 2). */
 export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
@@ -16,7 +17,16 @@ export function statusForNewSubscriber(requested: SubscriberStatus | undefined):
   return status;
 }
 
-export const MAX_FIRST_NAME_LENGTH = 255;
+/** A status set on an existing subscriber (replacement, sync update): manual statuses only. */
+export function manualStatus(requested: SubscriberStatus | undefined, path = 'subscriberStatus'): SubscriberStatus {
+  if (requested === undefined) throw invalid('validation_failed', `${path} is required`, [{ path, problem: 'required' }]);
+  if (!MANUAL_STATUSES.includes(requested)) {
+    throw invalid('subscriber_status_not_manual', `status ${requested} cannot be set by hand; use ${MANUAL_STATUSES.join(', ')}`);
+  }
+  return requested;
+}
+
+export const MAX_FIRST_NAME_LENGTH = LIMITS.firstName;
 
 /** First names are kept as given (trimmed); empty means none. */
 export function normalizeFirstName(raw: string | null | undefined): string | null {
@@ -30,13 +40,13 @@ export function normalizeFirstName(raw: string | null | undefined): string | nul
   return name.length ? name : null;
 }
 
-export const MAX_PAGE_SIZE = 1000;
+export const MAX_PAGE_SIZE = LIMITS.pageSize;
 
 /** Pages are 1-based; the gateway validates too, but a service never trusts its callers. */
 export function pageWindow(pageNumber: number, pageSize: number): { pageNumber: number; pageSize: number; skip: number } {
   const number = pageNumber || 1;
   const size = pageSize || 50;
-  if (number < 1 || size < 1 || size > MAX_PAGE_SIZE) {
+  if (number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
     throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
   }
   return { pageNumber: number, pageSize: size, skip: (number - 1) * size };
@@ -44,5 +54,8 @@ export function pageWindow(pageNumber: number, pageSize: number): { pageNumber: 
 
 /** A prefix search on the canonical email or the lowercased first name, as a safe anchored regex. */
 export function prefixPattern(search: string): string {
+  if (search.length > LIMITS.search) {
+    throw invalid('validation_failed', `search is longer than ${LIMITS.search} characters`, [{ path: 'search', problem: `longer than ${LIMITS.search} characters` }]);
+  }
   return `^${search.trim().toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
 }

@@ -1,8 +1,9 @@
-import { DuplicateKeyError, mongoose, type Store } from '@mailer/store';
-import { outboxRecord, outboxSchema } from '@mailer/nats';
 import { conflict } from '@mailer/kit';
-import type { SubscriberStatus } from '../domain/subscriber';
-import { SUBSCRIBER_STATUSES } from '../domain/subscriber';
+import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
+import { outboxRecord, outboxSchema, type OutboxDoc } from '@mailer/nats';
+import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
+import type { OptOut, StoredValue, SubscriberState } from '../domain/types';
+import { ConcurrentChange } from './atomic';
 
 /** A subscriber as stored. Instants are ISO strings: they sort correctly and survive any adapter. */
 export interface SubscriberDoc {
@@ -10,14 +11,21 @@ export interface SubscriberDoc {
   accountId: string;
   email: string;
   firstName: string | null;
-  /** Lowercased first name, for case-insensitive prefix search that an index can serve. */
-  firstNameLower: string | null;
   status: SubscriberStatus;
   tags: string[];
   topicIds: string[];
+  optOuts?: OptOut[];
+  /** fieldId -> bare value (the field's type gives the kind); absent when empty. */
+  fields?: Record<string, StoredValue>;
   registeredAt: string;
   updatedAt: string;
+  version: number;
 }
+
+const optOutSchema = new mongoose.Schema<OptOut>(
+  { topicId: { type: String, required: true }, at: { type: String, required: true }, source: { type: String, required: true } },
+  { _id: false },
+);
 
 export const subscriberSchema = new mongoose.Schema<SubscriberDoc>(
   {
@@ -25,75 +33,265 @@ export const subscriberSchema = new mongoose.Schema<SubscriberDoc>(
     accountId: { type: String, required: true },
     email: { type: String, required: true },
     firstName: { type: String, default: null },
-    firstNameLower: { type: String, default: null },
     status: { type: String, required: true, enum: SUBSCRIBER_STATUSES },
-    tags: { type: [String], default: [] },
-    topicIds: { type: [String], default: [] },
+    // empty collections are not stored (absent = empty): a million subscribers, a few bytes each
+    tags: { type: [String], default: undefined },
+    topicIds: { type: [String], default: undefined },
+    optOuts: { type: [optOutSchema], default: undefined },
+    fields: { type: mongoose.Schema.Types.Mixed },
     registeredAt: { type: String, required: true },
     updatedAt: { type: String, required: true },
+    version: { type: Number, required: true },
   },
   { versionKey: false },
 );
 // Email addresses are unique per account; other accounts may hold the same address.
 subscriberSchema.index({ accountId: 1, email: 1 }, { unique: true });
-// Default list order (registeredAt, then id) and the status filter.
+// Default list order (registeredAt, then id) and the list filters.
 subscriberSchema.index({ accountId: 1, registeredAt: 1, _id: 1 });
 subscriberSchema.index({ accountId: 1, status: 1, registeredAt: 1 });
-subscriberSchema.index({ accountId: 1, firstNameLower: 1 });
+// Search matches first names case-insensitively (a lowercased copy per subscriber would cost ~40 MB
+// per million subscribers on the embedded store, which keeps every document in memory).
+subscriberSchema.index({ accountId: 1, firstName: 1 });
+subscriberSchema.index({ accountId: 1, tags: 1 });
+subscriberSchema.index({ accountId: 1, topicIds: 1 });
+
+export function toState(doc: SubscriberDoc): SubscriberState {
+  return {
+    id: doc._id,
+    email: doc.email,
+    firstName: doc.firstName ?? null,
+    status: doc.status,
+    tags: doc.tags ?? [],
+    topicIds: doc.topicIds ?? [],
+    optOuts: doc.optOuts ?? [],
+    fields: doc.fields ?? {},
+    registeredAt: doc.registeredAt,
+    version: doc.version ?? 1,
+  };
+}
+
+const COLLECTIONS = ['tags', 'topicIds', 'optOuts', 'fields'] as const;
+const isEmpty = (v: unknown[] | Record<string, unknown>): boolean => (Array.isArray(v) ? v.length === 0 : Object.keys(v).length === 0);
+
+export function toDoc(accountId: string, s: SubscriberState, now: string): SubscriberDoc {
+  const doc: SubscriberDoc = {
+    _id: s.id,
+    accountId,
+    email: s.email,
+    firstName: s.firstName,
+    status: s.status,
+    tags: s.tags,
+    topicIds: s.topicIds,
+    optOuts: s.optOuts,
+    fields: s.fields,
+    registeredAt: s.registeredAt,
+    updatedAt: now,
+    version: s.version,
+  };
+  for (const c of COLLECTIONS) if (isEmpty(doc[c] ?? [])) delete doc[c];
+  return doc;
+}
+
+/** The update document that makes a stored subscriber equal to `s`: empty collections are unset. */
+function replacement(s: SubscriberState, now: string): Record<string, unknown> {
+  const { _id, accountId, registeredAt, ...set } = toDoc('', s, now);
+  const unset: Record<string, ''> = {};
+  for (const c of COLLECTIONS) if (!(c in set)) unset[c] = '';
+  return Object.keys(unset).length ? { $set: set, $unset: unset } : { $set: set };
+}
+
+/** Per-account subscriber counts by status, kept in the same transaction as every subscriber write. */
+export interface StatusCountsDoc {
+  _id: string;
+  accountId: string;
+  counts: Record<SubscriberStatus, number>;
+}
+
+export const statusCountsSchema = new mongoose.Schema<StatusCountsDoc>(
+  { _id: { type: String, required: true }, accountId: { type: String, required: true }, counts: { type: mongoose.Schema.Types.Mixed, required: true } },
+  { versionKey: false, minimize: false },
+);
+
+/** Measured on the embedded store: one indexed findOne costs about what testing ~400 documents does. */
+const EQUALITY_LOOKUP_RATIO = 400;
+
+const zeroCounts = (): Record<SubscriberStatus, number> => Object.fromEntries(SUBSCRIBER_STATUSES.map((s) => [s, 0])) as Record<SubscriberStatus, number>;
 
 export interface SubscriberQuery {
   status?: SubscriberStatus;
   tagId?: string;
   topicId?: string;
-  /** Anchored, escaped regex source matched against email or first name. */
+  /** Anchored, escaped, lowercase regex source: matched against the canonical email, and the first name ignoring case. */
   prefix?: string;
+}
+
+/** One unit of subscriber writes plus the events they emit, committed together. */
+export interface SubscriberWrites {
+  inserts?: SubscriberState[];
+  /** `before.version` guards each update (optimistic concurrency). */
+  updates?: Array<{ before: SubscriberState; after: SubscriberState }>;
+  deletes?: SubscriberState[];
+  events?: Array<{ subject: string; payload: unknown }>;
 }
 
 export function subscriberRepository(store: Store) {
   const subscribers = store.collection<SubscriberDoc>('subscribers', subscriberSchema);
-  const outbox = store.collection('outbox', outboxSchema);
+  const outbox = store.collection<OutboxDoc>('outbox', outboxSchema);
+  const statusCounts = store.collection<StatusCountsDoc>('subscriber_status_counts', statusCountsSchema);
+
+  /** Counts every status by testing each subscriber of the account (what the counters save). */
+  async function countByStatus(filter: Record<string, unknown>): Promise<Record<SubscriberStatus, number>> {
+    const perStatus = await Promise.all(SUBSCRIBER_STATUSES.map((s) => subscribers.countDocuments({ ...filter, status: s })));
+    return Object.fromEntries(SUBSCRIBER_STATUSES.map((s, i) => [s, perStatus[i]])) as Record<SubscriberStatus, number>;
+  }
+
+  /**
+   * Applies the status changes of one write to the account's counters (in its transaction). An
+   * account without counters yet (data written before they existed) gets them counted first.
+   */
+  async function adjustCounts(tx: Transaction, accountId: string, w: SubscriberWrites): Promise<void> {
+    const delta = zeroCounts();
+    for (const s of w.inserts ?? []) delta[s.status]++;
+    for (const s of w.deletes ?? []) delta[s.status]--;
+    for (const { before, after } of w.updates ?? []) {
+      if (before.status === after.status) continue;
+      delta[before.status]--;
+      delta[after.status]++;
+    }
+    const changed = SUBSCRIBER_STATUSES.filter((s) => delta[s] !== 0);
+    if (changed.length === 0) return;
+    const current = await statusCounts.findOne({ _id: accountId, accountId });
+    if (current) {
+      const res = await statusCounts.updateOne({ _id: accountId, accountId }, { $inc: Object.fromEntries(changed.map((s) => [`counts.${s}`, delta[s]])) }, { tx });
+      if (res.matchedCount !== 1) throw new ConcurrentChange('status counts');
+      return;
+    }
+    const counts = await countByStatus({ accountId });
+    for (const s of SUBSCRIBER_STATUSES) counts[s] += delta[s];
+    try {
+      await statusCounts.insertOne({ _id: accountId, accountId, counts }, { tx });
+    } catch (err) {
+      if (err instanceof DuplicateKeyError) throw new ConcurrentChange('status counts');
+      throw err;
+    }
+  }
 
   /** Filters of a list query, without its status: statusCounts are counted over these. */
   function baseFilter(accountId: string, q: SubscriberQuery): Record<string, unknown> {
     const filter: Record<string, unknown> = { accountId };
     if (q.tagId) filter.tags = q.tagId;
     if (q.topicId) filter.topicIds = q.topicId;
-    if (q.prefix) filter.$or = [{ email: { $regex: q.prefix } }, { firstNameLower: { $regex: q.prefix } }];
+    if (q.prefix) filter.$or = [{ email: { $regex: q.prefix } }, { firstName: { $regex: q.prefix, $options: 'i' } }];
     return filter;
   }
 
   return {
-    /** Inserts the subscriber and its domain event in one atomic write (outbox). */
-    async insert(doc: SubscriberDoc, event: { subject: string; payload: unknown }): Promise<void> {
-      try {
-        await store.transaction(async (tx) => {
-          await subscribers.insertOne(doc, { tx });
-          await outbox.insertOne(outboxRecord(event.subject, event.payload), { tx });
-        });
-      } catch (err) {
-        if (err instanceof DuplicateKeyError) {
-          throw conflict('subscriber_email_exists', `a subscriber with email ${doc.email} already exists`);
-        }
-        throw err;
-      }
+    async get(accountId: string, id: string): Promise<SubscriberState | null> {
+      const doc = await subscribers.findOne({ accountId, _id: id });
+      return doc ? toState(doc) : null;
     },
 
-    get(accountId: string, id: string): Promise<SubscriberDoc | null> {
-      return subscribers.findOne({ accountId, _id: id });
+    async getByEmail(accountId: string, email: string): Promise<SubscriberState | null> {
+      const doc = await subscribers.findOne({ accountId, email });
+      return doc ? toState(doc) : null;
+    },
+
+    /**
+     * Subscribers of the account holding any of the emails: one `$in` query for a whole sync request.
+     * The embedded store answers `$in` by testing every subscriber of the account (its planner uses
+     * the unique (accountId, email) index for equalities only), so for a large account and few
+     * emails, equality lookups through that index are cheaper there.
+     */
+    async findByEmails(accountId: string, emails: string[]): Promise<Map<string, SubscriberState>> {
+      if (emails.length === 0) return new Map();
+      let docs: SubscriberDoc[];
+      if (store.kind === 'embedded' && (await subscribers.countDocuments({ accountId })) > EQUALITY_LOOKUP_RATIO * emails.length) {
+        docs = (await Promise.all(emails.map((email) => subscribers.findOne({ accountId, email })))).filter((d): d is SubscriberDoc => d !== null);
+      } else {
+        docs = await subscribers.find({ accountId, email: { $in: emails } });
+      }
+      return new Map(docs.map((d) => [d.email, toState(d)]));
+    },
+
+    async findByIds(accountId: string, ids: string[]): Promise<SubscriberState[]> {
+      if (ids.length === 0) return [];
+      return (await subscribers.find({ accountId, _id: { $in: ids } })).map(toState);
+    },
+
+    /** Commits inserts, guarded updates, deletes and their outbox events in the given transaction. */
+    async write(tx: Transaction, accountId: string, w: SubscriberWrites, now: string): Promise<void> {
+      try {
+        if (w.inserts?.length) await subscribers.insertMany(w.inserts.map((s) => toDoc(accountId, s, now)), { tx });
+        if (w.updates?.length) {
+          const res = await subscribers.bulkWrite(
+            w.updates.map(({ before, after }) => ({
+              updateOne: { filter: { accountId, _id: before.id, version: before.version }, update: replacement(after, now) },
+            })),
+            { tx },
+          );
+          if (res.matchedCount !== w.updates.length) throw new ConcurrentChange('subscriber');
+        }
+        if (w.deletes?.length) {
+          const res = await subscribers.bulkWrite(
+            w.deletes.map((s) => ({ deleteOne: { filter: { accountId, _id: s.id, version: s.version } } })),
+            { tx },
+          );
+          if (res.deletedCount !== w.deletes.length) throw new ConcurrentChange('subscriber');
+        }
+      } catch (err) {
+        if (err instanceof DuplicateKeyError) throw conflict('subscriber_email_exists', `a subscriber with email ${String(err.key.email ?? '')} already exists`);
+        throw err;
+      }
+      await adjustCounts(tx, accountId, w);
+      if (w.events?.length) await outbox.insertMany(w.events.map((e) => outboxRecord(e.subject, e.payload)), { tx });
+    },
+
+    /** Account-wide changes (a tag, field or topic removed everywhere) with one event for the whole account. */
+    async updateAll(tx: Transaction, filter: Record<string, unknown>, update: Record<string, unknown>): Promise<number> {
+      const res = await subscribers.updateMany(filter, update, { tx });
+      return res.modifiedCount;
+    },
+
+    async insertEvents(tx: Transaction, events: Array<{ subject: string; payload: unknown }>): Promise<void> {
+      if (events.length) await outbox.insertMany(events.map((e) => outboxRecord(e.subject, e.payload)), { tx });
+    },
+
+    /** Events recorded and not yet published (the whole outbox while published records are deleted). */
+    pendingEvents(): Promise<number> {
+      return outbox.countDocuments({});
+    },
+
+    count(filter: Record<string, unknown>): Promise<number> {
+      return subscribers.countDocuments(filter);
     },
 
     async list(accountId: string, q: SubscriberQuery, skip: number, limit: number) {
       const base = baseFilter(accountId, q);
       const filter = q.status ? { ...base, status: q.status } : base;
-      const [items, total, grouped] = await Promise.all([
-        subscribers.find(filter, { sort: { registeredAt: 1, _id: 1 }, skip, limit }),
-        subscribers.countDocuments(filter),
-        subscribers.aggregate<{ _id: SubscriberStatus; n: number }>([{ $match: base }, { $group: { _id: '$status', n: { $sum: 1 } } }]),
-      ]);
-      const counts = Object.fromEntries(SUBSCRIBER_STATUSES.map((s) => [s, 0])) as Record<SubscriberStatus, number>;
-      for (const g of grouped) counts[g._id] = g.n;
-      return { items, total, counts };
+      // statusCounts are over the filters except status. Without other filters they are the
+      // account's counters; with them, one count per status (a $group aggregate would copy every
+      // matching document on the embedded store; counts only test them).
+      const unfiltered = Object.keys(base).length === 1;
+      const kept = unfiltered ? await statusCounts.findOne({ _id: accountId, accountId }) : null;
+      const counts = kept ? { ...zeroCounts(), ...kept.counts } : unfiltered && (await subscribers.countDocuments({ accountId })) === 0 ? zeroCounts() : await countByStatus(base);
+      const total = q.status ? counts[q.status] : SUBSCRIBER_STATUSES.reduce((a, s) => a + counts[s], 0);
+      const items = await page(filter, total, skip, limit);
+      return { items: items.map(toState), total, counts };
     },
   };
+
+  /**
+   * A page in (registeredAt, _id) order. Past the middle the page is read backwards from the end
+   * (reverse order, skip counted from the end): the embedded store sorts every document up to
+   * skip + limit, so this halves the work for deep pages; on MongoDB it is the same index walk.
+   */
+  async function page(filter: Record<string, unknown>, total: number, skip: number, limit: number): Promise<SubscriberDoc[]> {
+    if (skip >= total) return [];
+    if (skip + limit / 2 <= total / 2) return subscribers.find(filter, { sort: { registeredAt: 1, _id: 1 }, skip, limit });
+    const end = Math.min(total, skip + limit);
+    const docs = await subscribers.find(filter, { sort: { registeredAt: -1, _id: -1 }, skip: total - end, limit: end - skip });
+    return docs.reverse();
+  }
 }
 export type SubscriberRepository = ReturnType<typeof subscriberRepository>;

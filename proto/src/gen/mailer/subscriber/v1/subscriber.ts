@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { FieldUsage } from "../../common/v1/field_usage";
 
 export const protobufPackage = "mailer.subscriber.v1";
 
@@ -86,21 +87,265 @@ export function subscriberStatusToJSON(object: SubscriberStatus): string {
   }
 }
 
-/** Display value of one field (SubscriberFieldValue of API.md). */
+export enum FieldType {
+  FIELD_TYPE_UNSPECIFIED = 0,
+  FIELD_TYPE_TEXT = 1,
+  FIELD_TYPE_LONG_TEXT = 2,
+  FIELD_TYPE_EMAIL = 3,
+  FIELD_TYPE_NUMBER = 4,
+  FIELD_TYPE_DATE = 5,
+  FIELD_TYPE_BOOLEAN = 6,
+  FIELD_TYPE_SINGLE_CHOICE = 7,
+  FIELD_TYPE_MULTI_CHOICE = 8,
+  UNRECOGNIZED = -1,
+}
+
+export function fieldTypeFromJSON(object: any): FieldType {
+  switch (object) {
+    case 0:
+    case "FIELD_TYPE_UNSPECIFIED":
+      return FieldType.FIELD_TYPE_UNSPECIFIED;
+    case 1:
+    case "FIELD_TYPE_TEXT":
+      return FieldType.FIELD_TYPE_TEXT;
+    case 2:
+    case "FIELD_TYPE_LONG_TEXT":
+      return FieldType.FIELD_TYPE_LONG_TEXT;
+    case 3:
+    case "FIELD_TYPE_EMAIL":
+      return FieldType.FIELD_TYPE_EMAIL;
+    case 4:
+    case "FIELD_TYPE_NUMBER":
+      return FieldType.FIELD_TYPE_NUMBER;
+    case 5:
+    case "FIELD_TYPE_DATE":
+      return FieldType.FIELD_TYPE_DATE;
+    case 6:
+    case "FIELD_TYPE_BOOLEAN":
+      return FieldType.FIELD_TYPE_BOOLEAN;
+    case 7:
+    case "FIELD_TYPE_SINGLE_CHOICE":
+      return FieldType.FIELD_TYPE_SINGLE_CHOICE;
+    case 8:
+    case "FIELD_TYPE_MULTI_CHOICE":
+      return FieldType.FIELD_TYPE_MULTI_CHOICE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return FieldType.UNRECOGNIZED;
+  }
+}
+
+export function fieldTypeToJSON(object: FieldType): string {
+  switch (object) {
+    case FieldType.FIELD_TYPE_UNSPECIFIED:
+      return "FIELD_TYPE_UNSPECIFIED";
+    case FieldType.FIELD_TYPE_TEXT:
+      return "FIELD_TYPE_TEXT";
+    case FieldType.FIELD_TYPE_LONG_TEXT:
+      return "FIELD_TYPE_LONG_TEXT";
+    case FieldType.FIELD_TYPE_EMAIL:
+      return "FIELD_TYPE_EMAIL";
+    case FieldType.FIELD_TYPE_NUMBER:
+      return "FIELD_TYPE_NUMBER";
+    case FieldType.FIELD_TYPE_DATE:
+      return "FIELD_TYPE_DATE";
+    case FieldType.FIELD_TYPE_BOOLEAN:
+      return "FIELD_TYPE_BOOLEAN";
+    case FieldType.FIELD_TYPE_SINGLE_CHOICE:
+      return "FIELD_TYPE_SINGLE_CHOICE";
+    case FieldType.FIELD_TYPE_MULTI_CHOICE:
+      return "FIELD_TYPE_MULTI_CHOICE";
+    case FieldType.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum BuiltInField {
+  BUILT_IN_FIELD_UNSPECIFIED = 0,
+  BUILT_IN_FIELD_EMAIL = 1,
+  BUILT_IN_FIELD_FIRST_NAME = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function builtInFieldFromJSON(object: any): BuiltInField {
+  switch (object) {
+    case 0:
+    case "BUILT_IN_FIELD_UNSPECIFIED":
+      return BuiltInField.BUILT_IN_FIELD_UNSPECIFIED;
+    case 1:
+    case "BUILT_IN_FIELD_EMAIL":
+      return BuiltInField.BUILT_IN_FIELD_EMAIL;
+    case 2:
+    case "BUILT_IN_FIELD_FIRST_NAME":
+      return BuiltInField.BUILT_IN_FIELD_FIRST_NAME;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return BuiltInField.UNRECOGNIZED;
+  }
+}
+
+export function builtInFieldToJSON(object: BuiltInField): string {
+  switch (object) {
+    case BuiltInField.BUILT_IN_FIELD_UNSPECIFIED:
+      return "BUILT_IN_FIELD_UNSPECIFIED";
+    case BuiltInField.BUILT_IN_FIELD_EMAIL:
+      return "BUILT_IN_FIELD_EMAIL";
+    case BuiltInField.BUILT_IN_FIELD_FIRST_NAME:
+      return "BUILT_IN_FIELD_FIRST_NAME";
+    case BuiltInField.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum SyncMode {
+  /** SYNC_MODE_UNSPECIFIED - UPSERT */
+  SYNC_MODE_UNSPECIFIED = 0,
+  SYNC_MODE_UPSERT = 1,
+  SYNC_MODE_CREATE_ONLY = 2,
+  SYNC_MODE_UPDATE_ONLY = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function syncModeFromJSON(object: any): SyncMode {
+  switch (object) {
+    case 0:
+    case "SYNC_MODE_UNSPECIFIED":
+      return SyncMode.SYNC_MODE_UNSPECIFIED;
+    case 1:
+    case "SYNC_MODE_UPSERT":
+      return SyncMode.SYNC_MODE_UPSERT;
+    case 2:
+    case "SYNC_MODE_CREATE_ONLY":
+      return SyncMode.SYNC_MODE_CREATE_ONLY;
+    case 3:
+    case "SYNC_MODE_UPDATE_ONLY":
+      return SyncMode.SYNC_MODE_UPDATE_ONLY;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SyncMode.UNRECOGNIZED;
+  }
+}
+
+export function syncModeToJSON(object: SyncMode): string {
+  switch (object) {
+    case SyncMode.SYNC_MODE_UNSPECIFIED:
+      return "SYNC_MODE_UNSPECIFIED";
+    case SyncMode.SYNC_MODE_UPSERT:
+      return "SYNC_MODE_UPSERT";
+    case SyncMode.SYNC_MODE_CREATE_ONLY:
+      return "SYNC_MODE_CREATE_ONLY";
+    case SyncMode.SYNC_MODE_UPDATE_ONLY:
+      return "SYNC_MODE_UPDATE_ONLY";
+    case SyncMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum SyncOutcome {
+  SYNC_OUTCOME_UNSPECIFIED = 0,
+  SYNC_OUTCOME_CREATED = 1,
+  SYNC_OUTCOME_UPDATED = 2,
+  SYNC_OUTCOME_UNCHANGED = 3,
+  SYNC_OUTCOME_FAILED = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function syncOutcomeFromJSON(object: any): SyncOutcome {
+  switch (object) {
+    case 0:
+    case "SYNC_OUTCOME_UNSPECIFIED":
+      return SyncOutcome.SYNC_OUTCOME_UNSPECIFIED;
+    case 1:
+    case "SYNC_OUTCOME_CREATED":
+      return SyncOutcome.SYNC_OUTCOME_CREATED;
+    case 2:
+    case "SYNC_OUTCOME_UPDATED":
+      return SyncOutcome.SYNC_OUTCOME_UPDATED;
+    case 3:
+    case "SYNC_OUTCOME_UNCHANGED":
+      return SyncOutcome.SYNC_OUTCOME_UNCHANGED;
+    case 4:
+    case "SYNC_OUTCOME_FAILED":
+      return SyncOutcome.SYNC_OUTCOME_FAILED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SyncOutcome.UNRECOGNIZED;
+  }
+}
+
+export function syncOutcomeToJSON(object: SyncOutcome): string {
+  switch (object) {
+    case SyncOutcome.SYNC_OUTCOME_UNSPECIFIED:
+      return "SYNC_OUTCOME_UNSPECIFIED";
+    case SyncOutcome.SYNC_OUTCOME_CREATED:
+      return "SYNC_OUTCOME_CREATED";
+    case SyncOutcome.SYNC_OUTCOME_UPDATED:
+      return "SYNC_OUTCOME_UPDATED";
+    case SyncOutcome.SYNC_OUTCOME_UNCHANGED:
+      return "SYNC_OUTCOME_UNCHANGED";
+    case SyncOutcome.SYNC_OUTCOME_FAILED:
+      return "SYNC_OUTCOME_FAILED";
+    case SyncOutcome.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** FieldRef: a built-in field or a custom field id. */
+export interface FieldRef {
+  ref: { $case: "builtInField"; value: BuiltInField } | { $case: "fieldId"; value: string } | undefined;
+}
+
+/** A typed field value; the set member is its kind. labels: option labels, in responses only. */
+export interface FieldValue {
+  value:
+    | //
+    /** TEXT (TEXT and LONG_TEXT fields) */
+    { $case: "text"; value: string }
+    | //
+    /** EMAIL */
+    { $case: "email"; value: string }
+    | //
+    /** NUMBER */
+    { $case: "number"; value: number }
+    | //
+    /** DATE, LocalDate */
+    { $case: "date"; value: string }
+    | //
+    /** BOOLEAN */
+    { $case: "booleanValue"; value: boolean }
+    | //
+    /** SINGLE_OPTION */
+    { $case: "optionId"; value: string }
+    | //
+    /** MULTI_OPTION */
+    { $case: "optionIds"; value: OptionIds }
+    | undefined;
+  labels: string[];
+}
+
+export interface OptionIds {
+  ids: string[];
+}
+
+export interface FieldValueInput {
+  fieldId: string;
+  value: FieldValue | undefined;
+}
+
+/** Display value of one field (SubscriberFieldValue). */
 export interface SubscriberFieldValue {
   fieldRef: FieldRef | undefined;
   personalizationTagName: string;
   label: string;
   displayValue: string;
-}
-
-export interface FieldRef {
-  ref:
-    | //
-    /** EMAIL | FIRST_NAME */
-    { $case: "builtInField"; value: string }
-    | { $case: "fieldId"; value: string }
-    | undefined;
 }
 
 export interface Subscriber {
@@ -124,6 +369,18 @@ export interface SubscriberOverview {
   registeredAt: string;
 }
 
+/** SubscriberData: the canonical replaceable representation. */
+export interface SubscriberData {
+  subscriberId: string;
+  email: string;
+  firstName?: string | undefined;
+  subscriberStatus: SubscriberStatus;
+  /** sorted by field_id */
+  fields: FieldValueInput[];
+  /** sorted */
+  tags: string[];
+}
+
 export interface AddSubscriberRequest {
   accountId: string;
   email: string;
@@ -136,6 +393,7 @@ export interface AddSubscriberRequest {
   topicIds: string[];
   /** distinguishes "no topicIds" (default topic) from an empty list */
   topicIdsGiven: boolean;
+  fields: FieldValueInput[];
 }
 
 export interface AddSubscriberResponse {
@@ -149,6 +407,23 @@ export interface GetSubscriberRequest {
 
 export interface GetSubscriberResponse {
   subscriber: Subscriber | undefined;
+}
+
+export interface GetSubscriberByEmailRequest {
+  accountId: string;
+  email: string;
+}
+
+export interface GetSubscriberByEmailResponse {
+  subscriber: Subscriber | undefined;
+}
+
+export interface DeleteSubscriberRequest {
+  accountId: string;
+  subscriberId: string;
+}
+
+export interface DeleteSubscriberResponse {
 }
 
 export interface ListSubscribersRequest {
@@ -175,11 +450,944 @@ export interface ListSubscribersResponse {
   items: SubscriberOverview[];
   pageNumber: number;
   pageSize: number;
-  /** int64 as a decimal string (ts-proto forceLong=string) */
   totalItems: string;
   totalPages: number;
   statusCounts: StatusCounts | undefined;
 }
+
+export interface SyncSubscribersRequest {
+  accountId: string;
+  /** account_id of rows is ignored */
+  subscribers: AddSubscriberRequest[];
+  mode: SyncMode;
+}
+
+export interface SyncResult {
+  index: number;
+  email: string;
+  subscriberId?: string | undefined;
+  outcome: SyncOutcome;
+  errorId?: string | undefined;
+  message?: string | undefined;
+}
+
+export interface SyncSubscribersResponse {
+  results: SyncResult[];
+}
+
+export interface GetSubscriberDataRequest {
+  accountId: string;
+  subscriberId: string;
+}
+
+export interface GetSubscriberDataResponse {
+  data: SubscriberData | undefined;
+}
+
+export interface ReplaceSubscriberDataRequest {
+  accountId: string;
+  subscriberId: string;
+  email: string;
+  /** absent = null = cleared */
+  firstName?: string | undefined;
+  subscriberStatus: SubscriberStatus;
+  fields: FieldValueInput[];
+  tags: string[];
+}
+
+export interface ReplaceSubscriberDataResponse {
+  data: SubscriberData | undefined;
+}
+
+export interface ReplaceSubscriberEmailRequest {
+  accountId: string;
+  subscriberId: string;
+  email: string;
+}
+
+export interface ReplaceSubscriberEmailResponse {
+  data: SubscriberData | undefined;
+}
+
+export interface ReplaceSubscriberFirstNameRequest {
+  accountId: string;
+  subscriberId: string;
+  /** absent = null = cleared */
+  firstName?: string | undefined;
+}
+
+export interface ReplaceSubscriberFirstNameResponse {
+  data: SubscriberData | undefined;
+}
+
+export interface ReplaceSubscriberStatusRequest {
+  accountId: string;
+  subscriberId: string;
+  subscriberStatus: SubscriberStatus;
+}
+
+export interface ReplaceSubscriberStatusResponse {
+  data: SubscriberData | undefined;
+}
+
+export interface SubscriberTopic {
+  topicId: string;
+  label: string;
+  subscribed: boolean;
+  optedOut: boolean;
+  optedOutAt?: string | undefined;
+  optOutSource?: string | undefined;
+}
+
+export interface GetSubscriberTopicsRequest {
+  accountId: string;
+  subscriberId: string;
+}
+
+export interface GetSubscriberTopicsResponse {
+  topics: SubscriberTopic[];
+}
+
+export interface ReplaceSubscriberTopicsRequest {
+  accountId: string;
+  subscriberId: string;
+  topicIds: string[];
+  overrideOptOuts: boolean;
+}
+
+export interface ReplaceSubscriberTopicsResponse {
+  topics: SubscriberTopic[];
+}
+
+export interface OptOutOfTopicRequest {
+  accountId: string;
+  subscriberId: string;
+  topicId: string;
+  source?: string | undefined;
+}
+
+export interface OptOutOfTopicResponse {
+  topics: SubscriberTopic[];
+}
+
+export interface FieldValueEntry {
+  fieldId: string;
+  personalizationTagName: string;
+  value: FieldValue | undefined;
+}
+
+export interface ListFieldValuesRequest {
+  accountId: string;
+  subscriberId: string;
+}
+
+export interface ListFieldValuesResponse {
+  values: FieldValueEntry[];
+}
+
+export interface SetFieldValueRequest {
+  accountId: string;
+  subscriberId: string;
+  fieldId: string;
+  value: FieldValue | undefined;
+}
+
+export interface SetFieldValueResponse {
+  value: FieldValueEntry | undefined;
+}
+
+export interface DeleteFieldValueRequest {
+  accountId: string;
+  subscriberId: string;
+  fieldId: string;
+}
+
+export interface DeleteFieldValueResponse {
+}
+
+export interface AddTagsToSubscribersRequest {
+  accountId: string;
+  subscriberIds: string[];
+  tagIds: string[];
+}
+
+export interface AddTagsToSubscribersResponse {
+  selectedSubscriberCount: number;
+  taggedSubscriberCount: number;
+  alreadyTaggedSubscriberCount: number;
+  skippedSubscriberCount: number;
+  skippedByStatus: { [key: string]: number };
+}
+
+export interface AddTagsToSubscribersResponse_SkippedByStatusEntry {
+  key: string;
+  value: number;
+}
+
+export interface RemoveTagsFromSubscribersRequest {
+  accountId: string;
+  subscriberIds: string[];
+  tagIds: string[];
+}
+
+export interface RemoveTagsFromSubscribersResponse {
+  selectedSubscriberCount: number;
+  updatedSubscriberCount: number;
+  withoutSelectedTagsSubscriberCount: number;
+  skippedSubscriberCount: number;
+  skippedByStatus: { [key: string]: number };
+}
+
+export interface RemoveTagsFromSubscribersResponse_SkippedByStatusEntry {
+  key: string;
+  value: number;
+}
+
+/** Field: built-in (built_in_field set, field_id empty) or custom (field_id set). */
+export interface Field {
+  ref: FieldRef | undefined;
+  personalizationTagName: string;
+  label: string;
+  fieldType: FieldType;
+  required: boolean;
+  internal: boolean;
+  active: boolean;
+  position: number;
+  options: FieldOption[];
+}
+
+export interface FieldOption {
+  /** absent only when adding an option in an update */
+  id?: string | undefined;
+  label: string;
+  position: number;
+  active: boolean;
+}
+
+export interface ListFieldsRequest {
+  accountId: string;
+  includeArchived: boolean;
+}
+
+export interface ListFieldsResponse {
+  fields: Field[];
+}
+
+export interface AddFieldRequest {
+  accountId: string;
+  personalizationTagName?: string | undefined;
+  label: string;
+  fieldType: FieldType;
+  required: boolean;
+  internal: boolean;
+  options: string[];
+}
+
+export interface AddFieldResponse {
+  field: Field | undefined;
+}
+
+export interface GetFieldRequest {
+  accountId: string;
+  fieldId: string;
+}
+
+export interface GetFieldResponse {
+  field: Field | undefined;
+}
+
+/** PATCH: only the members that are set change; options, when given, is the complete list. */
+export interface UpdateFieldRequest {
+  accountId: string;
+  fieldId: string;
+  label?: string | undefined;
+  required?: boolean | undefined;
+  internal?: boolean | undefined;
+  position?: number | undefined;
+  options: FieldOption[];
+  optionsGiven: boolean;
+}
+
+export interface UpdateFieldResponse {
+  field: Field | undefined;
+}
+
+export interface ArchiveFieldRequest {
+  accountId: string;
+  fieldId: string;
+}
+
+export interface ArchiveFieldResponse {
+  field: Field | undefined;
+}
+
+export interface RestoreFieldRequest {
+  accountId: string;
+  fieldId: string;
+}
+
+export interface RestoreFieldResponse {
+  field: Field | undefined;
+}
+
+export interface DeleteFieldRequest {
+  accountId: string;
+  fieldId: string;
+}
+
+export interface DeleteFieldResponse {
+}
+
+/** Which service was asked for its usages of a field, and whether it answered. */
+export interface UsageSource {
+  service: string;
+  answered: boolean;
+  error?: string | undefined;
+}
+
+export interface FieldUsageReport {
+  fieldId: string;
+  fieldLabel: string;
+  personalizationTagName: string;
+  fieldType: FieldType;
+  subscriberValueCount: string;
+  archiveBlocked: boolean;
+  permanentDeleteBlocked: boolean;
+  blockingUsages: FieldUsage[];
+  warningUsages: FieldUsage[];
+  contentMergeTagUsages: FieldUsage[];
+  permanentDeleteBlockingUsages: FieldUsage[];
+  externalHints: FieldUsage[];
+  sources: UsageSource[];
+}
+
+export interface GetFieldUsageRequest {
+  accountId: string;
+  fieldId: string;
+}
+
+export interface GetFieldUsageResponse {
+  report: FieldUsageReport | undefined;
+}
+
+export interface FieldFormUse {
+  id: string;
+  name: string;
+}
+
+export interface ListFieldFormsRequest {
+  accountId: string;
+  fieldId: string;
+}
+
+export interface ListFieldFormsResponse {
+  forms: FieldFormUse[];
+}
+
+export interface Tag {
+  id: string;
+  name: string;
+  subscriberCount: string;
+  createdAt: string;
+}
+
+export interface ListTagsRequest {
+  accountId: string;
+}
+
+export interface ListTagsResponse {
+  items: Tag[];
+}
+
+export interface AddTagRequest {
+  accountId: string;
+  name: string;
+}
+
+export interface AddTagResponse {
+  tag: Tag | undefined;
+}
+
+export interface GetTagRequest {
+  accountId: string;
+  tagId: string;
+}
+
+export interface GetTagResponse {
+  tag: Tag | undefined;
+}
+
+export interface RenameTagRequest {
+  accountId: string;
+  tagId: string;
+  name: string;
+}
+
+export interface RenameTagResponse {
+  tag: Tag | undefined;
+}
+
+export interface DeleteTagRequest {
+  accountId: string;
+  tagId: string;
+}
+
+export interface DeleteTagResponse {
+}
+
+export interface Topic {
+  id: string;
+  label: string;
+  description?: string | undefined;
+  active: boolean;
+  isDefault: boolean;
+  subscriberCount: string;
+  createdAt: string;
+}
+
+export interface ListTopicsRequest {
+  accountId: string;
+}
+
+export interface ListTopicsResponse {
+  items: Topic[];
+}
+
+export interface AddTopicRequest {
+  accountId: string;
+  label: string;
+  description?: string | undefined;
+  enrollExistingSubscribers: boolean;
+}
+
+export interface AddTopicResponse {
+  topic: Topic | undefined;
+}
+
+export interface GetTopicRequest {
+  accountId: string;
+  topicId: string;
+}
+
+export interface GetTopicResponse {
+  topic: Topic | undefined;
+}
+
+export interface UpdateTopicRequest {
+  accountId: string;
+  topicId: string;
+  label?: string | undefined;
+  description?:
+    | string
+    | undefined;
+  /** description: null clears it */
+  descriptionGiven: boolean;
+  active?: boolean | undefined;
+  isDefault?: boolean | undefined;
+}
+
+export interface UpdateTopicResponse {
+  topic: Topic | undefined;
+}
+
+export interface DeleteTopicRequest {
+  accountId: string;
+  topicId: string;
+}
+
+export interface DeleteTopicResponse {
+}
+
+function createBaseFieldRef(): FieldRef {
+  return { ref: undefined };
+}
+
+export const FieldRef: MessageFns<FieldRef> = {
+  encode(message: FieldRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.ref?.$case) {
+      case "builtInField":
+        writer.uint32(8).int32(message.ref.value);
+        break;
+      case "fieldId":
+        writer.uint32(18).string(message.ref.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.ref = { $case: "builtInField", value: reader.int32() as any };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ref = { $case: "fieldId", value: reader.string() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldRef {
+    return {
+      ref: isSet(object.builtInField)
+        ? { $case: "builtInField", value: builtInFieldFromJSON(object.builtInField) }
+        : isSet(object.built_in_field)
+        ? { $case: "builtInField", value: builtInFieldFromJSON(object.built_in_field) }
+        : isSet(object.fieldId)
+        ? { $case: "fieldId", value: globalThis.String(object.fieldId) }
+        : isSet(object.field_id)
+        ? { $case: "fieldId", value: globalThis.String(object.field_id) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: FieldRef): unknown {
+    const obj: any = {};
+    if (message.ref?.$case === "builtInField") {
+      obj.builtInField = builtInFieldToJSON(message.ref.value);
+    } else if (message.ref?.$case === "fieldId") {
+      obj.fieldId = message.ref.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldRef>): FieldRef {
+    return FieldRef.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldRef>): FieldRef {
+    const message = createBaseFieldRef();
+    switch (object.ref?.$case) {
+      case "builtInField": {
+        if (object.ref?.value !== undefined && object.ref?.value !== null) {
+          message.ref = { $case: "builtInField", value: object.ref.value };
+        }
+        break;
+      }
+      case "fieldId": {
+        if (object.ref?.value !== undefined && object.ref?.value !== null) {
+          message.ref = { $case: "fieldId", value: object.ref.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseFieldValue(): FieldValue {
+  return { value: undefined, labels: [] };
+}
+
+export const FieldValue: MessageFns<FieldValue> = {
+  encode(message: FieldValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.value?.$case) {
+      case "text":
+        writer.uint32(10).string(message.value.value);
+        break;
+      case "email":
+        writer.uint32(18).string(message.value.value);
+        break;
+      case "number":
+        writer.uint32(25).double(message.value.value);
+        break;
+      case "date":
+        writer.uint32(34).string(message.value.value);
+        break;
+      case "booleanValue":
+        writer.uint32(40).bool(message.value.value);
+        break;
+      case "optionId":
+        writer.uint32(50).string(message.value.value);
+        break;
+      case "optionIds":
+        OptionIds.encode(message.value.value, writer.uint32(58).fork()).join();
+        break;
+    }
+    for (const v of message.labels) {
+      writer.uint32(66).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.value = { $case: "text", value: reader.string() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = { $case: "email", value: reader.string() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.value = { $case: "number", value: reader.double() };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.value = { $case: "date", value: reader.string() };
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.value = { $case: "booleanValue", value: reader.bool() };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.value = { $case: "optionId", value: reader.string() };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.value = { $case: "optionIds", value: OptionIds.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.labels.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldValue {
+    return {
+      value: isSet(object.text)
+        ? { $case: "text", value: globalThis.String(object.text) }
+        : isSet(object.email)
+        ? { $case: "email", value: globalThis.String(object.email) }
+        : isSet(object.number)
+        ? { $case: "number", value: globalThis.Number(object.number) }
+        : isSet(object.date)
+        ? { $case: "date", value: globalThis.String(object.date) }
+        : isSet(object.booleanValue)
+        ? { $case: "booleanValue", value: globalThis.Boolean(object.booleanValue) }
+        : isSet(object.boolean_value)
+        ? { $case: "booleanValue", value: globalThis.Boolean(object.boolean_value) }
+        : isSet(object.optionId)
+        ? { $case: "optionId", value: globalThis.String(object.optionId) }
+        : isSet(object.option_id)
+        ? { $case: "optionId", value: globalThis.String(object.option_id) }
+        : isSet(object.optionIds)
+        ? { $case: "optionIds", value: OptionIds.fromJSON(object.optionIds) }
+        : isSet(object.option_ids)
+        ? { $case: "optionIds", value: OptionIds.fromJSON(object.option_ids) }
+        : undefined,
+      labels: globalThis.Array.isArray(object?.labels) ? object.labels.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: FieldValue): unknown {
+    const obj: any = {};
+    if (message.value?.$case === "text") {
+      obj.text = message.value.value;
+    } else if (message.value?.$case === "email") {
+      obj.email = message.value.value;
+    } else if (message.value?.$case === "number") {
+      obj.number = floatToJson(message.value.value);
+    } else if (message.value?.$case === "date") {
+      obj.date = message.value.value;
+    } else if (message.value?.$case === "booleanValue") {
+      obj.booleanValue = message.value.value;
+    } else if (message.value?.$case === "optionId") {
+      obj.optionId = message.value.value;
+    } else if (message.value?.$case === "optionIds") {
+      obj.optionIds = OptionIds.toJSON(message.value.value);
+    }
+    if (message.labels?.length) {
+      obj.labels = message.labels;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldValue>): FieldValue {
+    return FieldValue.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldValue>): FieldValue {
+    const message = createBaseFieldValue();
+    switch (object.value?.$case) {
+      case "text": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "text", value: object.value.value };
+        }
+        break;
+      }
+      case "email": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "email", value: object.value.value };
+        }
+        break;
+      }
+      case "number": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "number", value: object.value.value };
+        }
+        break;
+      }
+      case "date": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "date", value: object.value.value };
+        }
+        break;
+      }
+      case "booleanValue": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "booleanValue", value: object.value.value };
+        }
+        break;
+      }
+      case "optionId": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "optionId", value: object.value.value };
+        }
+        break;
+      }
+      case "optionIds": {
+        if (object.value?.value !== undefined && object.value?.value !== null) {
+          message.value = { $case: "optionIds", value: OptionIds.fromPartial(object.value.value) };
+        }
+        break;
+      }
+    }
+    message.labels = object.labels?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseOptionIds(): OptionIds {
+  return { ids: [] };
+}
+
+export const OptionIds: MessageFns<OptionIds> = {
+  encode(message: OptionIds, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.ids) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OptionIds {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOptionIds();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OptionIds {
+    return { ids: globalThis.Array.isArray(object?.ids) ? object.ids.map((e: any) => globalThis.String(e)) : [] };
+  },
+
+  toJSON(message: OptionIds): unknown {
+    const obj: any = {};
+    if (message.ids?.length) {
+      obj.ids = message.ids;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OptionIds>): OptionIds {
+    return OptionIds.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OptionIds>): OptionIds {
+    const message = createBaseOptionIds();
+    message.ids = object.ids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseFieldValueInput(): FieldValueInput {
+  return { fieldId: "", value: undefined };
+}
+
+export const FieldValueInput: MessageFns<FieldValueInput> = {
+  encode(message: FieldValueInput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fieldId !== "") {
+      writer.uint32(10).string(message.fieldId);
+    }
+    if (message.value !== undefined) {
+      FieldValue.encode(message.value, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldValueInput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldValueInput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = FieldValue.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldValueInput {
+    return {
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+      value: isSet(object.value) ? FieldValue.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: FieldValueInput): unknown {
+    const obj: any = {};
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    if (message.value !== undefined) {
+      obj.value = FieldValue.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldValueInput>): FieldValueInput {
+    return FieldValueInput.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldValueInput>): FieldValueInput {
+    const message = createBaseFieldValueInput();
+    message.fieldId = object.fieldId ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? FieldValue.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
 
 function createBaseSubscriberFieldValue(): SubscriberFieldValue {
   return { fieldRef: undefined, personalizationTagName: "", label: "", displayValue: "" };
@@ -308,111 +1516,6 @@ export const SubscriberFieldValue: MessageFns<SubscriberFieldValue> = {
     message.personalizationTagName = object.personalizationTagName ?? "";
     message.label = object.label ?? "";
     message.displayValue = object.displayValue ?? "";
-    return message;
-  },
-};
-
-function createBaseFieldRef(): FieldRef {
-  return { ref: undefined };
-}
-
-export const FieldRef: MessageFns<FieldRef> = {
-  encode(message: FieldRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    switch (message.ref?.$case) {
-      case "builtInField":
-        writer.uint32(10).string(message.ref.value);
-        break;
-      case "fieldId":
-        writer.uint32(18).string(message.ref.value);
-        break;
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): FieldRef {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseFieldRef();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.ref = { $case: "builtInField", value: reader.string() };
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.ref = { $case: "fieldId", value: reader.string() };
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): FieldRef {
-    return {
-      ref: isSet(object.builtInField)
-        ? { $case: "builtInField", value: globalThis.String(object.builtInField) }
-        : isSet(object.built_in_field)
-        ? { $case: "builtInField", value: globalThis.String(object.built_in_field) }
-        : isSet(object.fieldId)
-        ? { $case: "fieldId", value: globalThis.String(object.fieldId) }
-        : isSet(object.field_id)
-        ? { $case: "fieldId", value: globalThis.String(object.field_id) }
-        : undefined,
-    };
-  },
-
-  toJSON(message: FieldRef): unknown {
-    const obj: any = {};
-    if (message.ref?.$case === "builtInField") {
-      obj.builtInField = message.ref.value;
-    } else if (message.ref?.$case === "fieldId") {
-      obj.fieldId = message.ref.value;
-    }
-    return obj;
-  },
-
-  create(base?: DeepPartial<FieldRef>): FieldRef {
-    return FieldRef.fromPartial(base ?? {});
-  },
-  fromPartial(object: DeepPartial<FieldRef>): FieldRef {
-    const message = createBaseFieldRef();
-    switch (object.ref?.$case) {
-      case "builtInField": {
-        if (object.ref?.value !== undefined && object.ref?.value !== null) {
-          message.ref = { $case: "builtInField", value: object.ref.value };
-        }
-        break;
-      }
-      case "fieldId": {
-        if (object.ref?.value !== undefined && object.ref?.value !== null) {
-          message.ref = { $case: "fieldId", value: object.ref.value };
-        }
-        break;
-      }
-    }
     return message;
   },
 };
@@ -809,6 +1912,169 @@ export const SubscriberOverview: MessageFns<SubscriberOverview> = {
   },
 };
 
+function createBaseSubscriberData(): SubscriberData {
+  return { subscriberId: "", email: "", firstName: undefined, subscriberStatus: 0, fields: [], tags: [] };
+}
+
+export const SubscriberData: MessageFns<SubscriberData> = {
+  encode(message: SubscriberData, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.subscriberId !== "") {
+      writer.uint32(10).string(message.subscriberId);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.firstName !== undefined) {
+      writer.uint32(26).string(message.firstName);
+    }
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(32).int32(message.subscriberStatus);
+    }
+    for (const v of message.fields) {
+      FieldValueInput.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.tags) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubscriberData {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubscriberData();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.firstName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.subscriberStatus = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fields.push(FieldValueInput.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubscriberData {
+    return {
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      firstName: isSet(object.firstName)
+        ? globalThis.String(object.firstName)
+        : isSet(object.first_name)
+        ? globalThis.String(object.first_name)
+        : undefined,
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
+      fields: globalThis.Array.isArray(object?.fields)
+        ? object.fields.map((e: any) => FieldValueInput.fromJSON(e))
+        : [],
+      tags: globalThis.Array.isArray(object?.tags) ? object.tags.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: SubscriberData): unknown {
+    const obj: any = {};
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.firstName !== undefined) {
+      obj.firstName = message.firstName;
+    }
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
+    }
+    if (message.fields?.length) {
+      obj.fields = message.fields.map((e) => FieldValueInput.toJSON(e));
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SubscriberData>): SubscriberData {
+    return SubscriberData.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SubscriberData>): SubscriberData {
+    const message = createBaseSubscriberData();
+    message.subscriberId = object.subscriberId ?? "";
+    message.email = object.email ?? "";
+    message.firstName = object.firstName ?? undefined;
+    message.subscriberStatus = object.subscriberStatus ?? 0;
+    message.fields = object.fields?.map((e) => FieldValueInput.fromPartial(e)) || [];
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBaseAddSubscriberRequest(): AddSubscriberRequest {
   return {
     accountId: "",
@@ -818,6 +2084,7 @@ function createBaseAddSubscriberRequest(): AddSubscriberRequest {
     tags: [],
     topicIds: [],
     topicIdsGiven: false,
+    fields: [],
   };
 }
 
@@ -843,6 +2110,9 @@ export const AddSubscriberRequest: MessageFns<AddSubscriberRequest> = {
     }
     if (message.topicIdsGiven !== false) {
       writer.uint32(56).bool(message.topicIdsGiven);
+    }
+    for (const v of message.fields) {
+      FieldValueInput.encode(v!, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -916,6 +2186,14 @@ export const AddSubscriberRequest: MessageFns<AddSubscriberRequest> = {
             message.topicIdsGiven = reader.bool();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.fields.push(FieldValueInput.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -959,6 +2237,9 @@ export const AddSubscriberRequest: MessageFns<AddSubscriberRequest> = {
         : isSet(object.topic_ids_given)
         ? globalThis.Boolean(object.topic_ids_given)
         : false,
+      fields: globalThis.Array.isArray(object?.fields)
+        ? object.fields.map((e: any) => FieldValueInput.fromJSON(e))
+        : [],
     };
   },
 
@@ -985,6 +2266,9 @@ export const AddSubscriberRequest: MessageFns<AddSubscriberRequest> = {
     if (message.topicIdsGiven !== false) {
       obj.topicIdsGiven = message.topicIdsGiven;
     }
+    if (message.fields?.length) {
+      obj.fields = message.fields.map((e) => FieldValueInput.toJSON(e));
+    }
     return obj;
   },
 
@@ -1000,6 +2284,7 @@ export const AddSubscriberRequest: MessageFns<AddSubscriberRequest> = {
     message.tags = object.tags?.map((e) => e) || [];
     message.topicIds = object.topicIds?.map((e) => e) || [];
     message.topicIdsGiven = object.topicIdsGiven ?? false;
+    message.fields = object.fields?.map((e) => FieldValueInput.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1231,6 +2516,309 @@ export const GetSubscriberResponse: MessageFns<GetSubscriberResponse> = {
     message.subscriber = (object.subscriber !== undefined && object.subscriber !== null)
       ? Subscriber.fromPartial(object.subscriber)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseGetSubscriberByEmailRequest(): GetSubscriberByEmailRequest {
+  return { accountId: "", email: "" };
+}
+
+export const GetSubscriberByEmailRequest: MessageFns<GetSubscriberByEmailRequest> = {
+  encode(message: GetSubscriberByEmailRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSubscriberByEmailRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSubscriberByEmailRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSubscriberByEmailRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+    };
+  },
+
+  toJSON(message: GetSubscriberByEmailRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSubscriberByEmailRequest>): GetSubscriberByEmailRequest {
+    return GetSubscriberByEmailRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSubscriberByEmailRequest>): GetSubscriberByEmailRequest {
+    const message = createBaseGetSubscriberByEmailRequest();
+    message.accountId = object.accountId ?? "";
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSubscriberByEmailResponse(): GetSubscriberByEmailResponse {
+  return { subscriber: undefined };
+}
+
+export const GetSubscriberByEmailResponse: MessageFns<GetSubscriberByEmailResponse> = {
+  encode(message: GetSubscriberByEmailResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.subscriber !== undefined) {
+      Subscriber.encode(message.subscriber, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSubscriberByEmailResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSubscriberByEmailResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subscriber = Subscriber.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSubscriberByEmailResponse {
+    return { subscriber: isSet(object.subscriber) ? Subscriber.fromJSON(object.subscriber) : undefined };
+  },
+
+  toJSON(message: GetSubscriberByEmailResponse): unknown {
+    const obj: any = {};
+    if (message.subscriber !== undefined) {
+      obj.subscriber = Subscriber.toJSON(message.subscriber);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSubscriberByEmailResponse>): GetSubscriberByEmailResponse {
+    return GetSubscriberByEmailResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSubscriberByEmailResponse>): GetSubscriberByEmailResponse {
+    const message = createBaseGetSubscriberByEmailResponse();
+    message.subscriber = (object.subscriber !== undefined && object.subscriber !== null)
+      ? Subscriber.fromPartial(object.subscriber)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteSubscriberRequest(): DeleteSubscriberRequest {
+  return { accountId: "", subscriberId: "" };
+}
+
+export const DeleteSubscriberRequest: MessageFns<DeleteSubscriberRequest> = {
+  encode(message: DeleteSubscriberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSubscriberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSubscriberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteSubscriberRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteSubscriberRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteSubscriberRequest>): DeleteSubscriberRequest {
+    return DeleteSubscriberRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSubscriberRequest>): DeleteSubscriberRequest {
+    const message = createBaseDeleteSubscriberRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteSubscriberResponse(): DeleteSubscriberResponse {
+  return {};
+}
+
+export const DeleteSubscriberResponse: MessageFns<DeleteSubscriberResponse> = {
+  encode(_: DeleteSubscriberResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSubscriberResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSubscriberResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteSubscriberResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteSubscriberResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteSubscriberResponse>): DeleteSubscriberResponse {
+    return DeleteSubscriberResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteSubscriberResponse>): DeleteSubscriberResponse {
+    const message = createBaseDeleteSubscriberResponse();
     return message;
   },
 };
@@ -1750,12 +3338,7955 @@ export const ListSubscribersResponse: MessageFns<ListSubscribersResponse> = {
   },
 };
 
+function createBaseSyncSubscribersRequest(): SyncSubscribersRequest {
+  return { accountId: "", subscribers: [], mode: 0 };
+}
+
+export const SyncSubscribersRequest: MessageFns<SyncSubscribersRequest> = {
+  encode(message: SyncSubscribersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    for (const v of message.subscribers) {
+      AddSubscriberRequest.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.mode !== 0) {
+      writer.uint32(24).int32(message.mode);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SyncSubscribersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSyncSubscribersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscribers.push(AddSubscriberRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SyncSubscribersRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscribers: globalThis.Array.isArray(object?.subscribers)
+        ? object.subscribers.map((e: any) => AddSubscriberRequest.fromJSON(e))
+        : [],
+      mode: isSet(object.mode) ? syncModeFromJSON(object.mode) : 0,
+    };
+  },
+
+  toJSON(message: SyncSubscribersRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscribers?.length) {
+      obj.subscribers = message.subscribers.map((e) => AddSubscriberRequest.toJSON(e));
+    }
+    if (message.mode !== 0) {
+      obj.mode = syncModeToJSON(message.mode);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SyncSubscribersRequest>): SyncSubscribersRequest {
+    return SyncSubscribersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SyncSubscribersRequest>): SyncSubscribersRequest {
+    const message = createBaseSyncSubscribersRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscribers = object.subscribers?.map((e) => AddSubscriberRequest.fromPartial(e)) || [];
+    message.mode = object.mode ?? 0;
+    return message;
+  },
+};
+
+function createBaseSyncResult(): SyncResult {
+  return { index: 0, email: "", subscriberId: undefined, outcome: 0, errorId: undefined, message: undefined };
+}
+
+export const SyncResult: MessageFns<SyncResult> = {
+  encode(message: SyncResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.index !== 0) {
+      writer.uint32(8).int32(message.index);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.subscriberId !== undefined) {
+      writer.uint32(26).string(message.subscriberId);
+    }
+    if (message.outcome !== 0) {
+      writer.uint32(32).int32(message.outcome);
+    }
+    if (message.errorId !== undefined) {
+      writer.uint32(42).string(message.errorId);
+    }
+    if (message.message !== undefined) {
+      writer.uint32(50).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SyncResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSyncResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.index = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SyncResult {
+    return {
+      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : undefined,
+      outcome: isSet(object.outcome) ? syncOutcomeFromJSON(object.outcome) : 0,
+      errorId: isSet(object.errorId)
+        ? globalThis.String(object.errorId)
+        : isSet(object.error_id)
+        ? globalThis.String(object.error_id)
+        : undefined,
+      message: isSet(object.message) ? globalThis.String(object.message) : undefined,
+    };
+  },
+
+  toJSON(message: SyncResult): unknown {
+    const obj: any = {};
+    if (message.index !== 0) {
+      obj.index = Math.round(message.index);
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.subscriberId !== undefined) {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.outcome !== 0) {
+      obj.outcome = syncOutcomeToJSON(message.outcome);
+    }
+    if (message.errorId !== undefined) {
+      obj.errorId = message.errorId;
+    }
+    if (message.message !== undefined) {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SyncResult>): SyncResult {
+    return SyncResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SyncResult>): SyncResult {
+    const message = createBaseSyncResult();
+    message.index = object.index ?? 0;
+    message.email = object.email ?? "";
+    message.subscriberId = object.subscriberId ?? undefined;
+    message.outcome = object.outcome ?? 0;
+    message.errorId = object.errorId ?? undefined;
+    message.message = object.message ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSyncSubscribersResponse(): SyncSubscribersResponse {
+  return { results: [] };
+}
+
+export const SyncSubscribersResponse: MessageFns<SyncSubscribersResponse> = {
+  encode(message: SyncSubscribersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      SyncResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SyncSubscribersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSyncSubscribersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(SyncResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SyncSubscribersResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results) ? object.results.map((e: any) => SyncResult.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: SyncSubscribersResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => SyncResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SyncSubscribersResponse>): SyncSubscribersResponse {
+    return SyncSubscribersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SyncSubscribersResponse>): SyncSubscribersResponse {
+    const message = createBaseSyncSubscribersResponse();
+    message.results = object.results?.map((e) => SyncResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetSubscriberDataRequest(): GetSubscriberDataRequest {
+  return { accountId: "", subscriberId: "" };
+}
+
+export const GetSubscriberDataRequest: MessageFns<GetSubscriberDataRequest> = {
+  encode(message: GetSubscriberDataRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSubscriberDataRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSubscriberDataRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSubscriberDataRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetSubscriberDataRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSubscriberDataRequest>): GetSubscriberDataRequest {
+    return GetSubscriberDataRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSubscriberDataRequest>): GetSubscriberDataRequest {
+    const message = createBaseGetSubscriberDataRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSubscriberDataResponse(): GetSubscriberDataResponse {
+  return { data: undefined };
+}
+
+export const GetSubscriberDataResponse: MessageFns<GetSubscriberDataResponse> = {
+  encode(message: GetSubscriberDataResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data !== undefined) {
+      SubscriberData.encode(message.data, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSubscriberDataResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSubscriberDataResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = SubscriberData.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSubscriberDataResponse {
+    return { data: isSet(object.data) ? SubscriberData.fromJSON(object.data) : undefined };
+  },
+
+  toJSON(message: GetSubscriberDataResponse): unknown {
+    const obj: any = {};
+    if (message.data !== undefined) {
+      obj.data = SubscriberData.toJSON(message.data);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSubscriberDataResponse>): GetSubscriberDataResponse {
+    return GetSubscriberDataResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSubscriberDataResponse>): GetSubscriberDataResponse {
+    const message = createBaseGetSubscriberDataResponse();
+    message.data = (object.data !== undefined && object.data !== null)
+      ? SubscriberData.fromPartial(object.data)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberDataRequest(): ReplaceSubscriberDataRequest {
+  return {
+    accountId: "",
+    subscriberId: "",
+    email: "",
+    firstName: undefined,
+    subscriberStatus: 0,
+    fields: [],
+    tags: [],
+  };
+}
+
+export const ReplaceSubscriberDataRequest: MessageFns<ReplaceSubscriberDataRequest> = {
+  encode(message: ReplaceSubscriberDataRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    if (message.firstName !== undefined) {
+      writer.uint32(34).string(message.firstName);
+    }
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(40).int32(message.subscriberStatus);
+    }
+    for (const v of message.fields) {
+      FieldValueInput.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.tags) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberDataRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberDataRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.firstName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.subscriberStatus = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.fields.push(FieldValueInput.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.tags.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberDataRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      firstName: isSet(object.firstName)
+        ? globalThis.String(object.firstName)
+        : isSet(object.first_name)
+        ? globalThis.String(object.first_name)
+        : undefined,
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
+      fields: globalThis.Array.isArray(object?.fields)
+        ? object.fields.map((e: any) => FieldValueInput.fromJSON(e))
+        : [],
+      tags: globalThis.Array.isArray(object?.tags)
+        ? object.tags.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ReplaceSubscriberDataRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.firstName !== undefined) {
+      obj.firstName = message.firstName;
+    }
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
+    }
+    if (message.fields?.length) {
+      obj.fields = message.fields.map((e) => FieldValueInput.toJSON(e));
+    }
+    if (message.tags?.length) {
+      obj.tags = message.tags;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberDataRequest>): ReplaceSubscriberDataRequest {
+    return ReplaceSubscriberDataRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberDataRequest>): ReplaceSubscriberDataRequest {
+    const message = createBaseReplaceSubscriberDataRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.email = object.email ?? "";
+    message.firstName = object.firstName ?? undefined;
+    message.subscriberStatus = object.subscriberStatus ?? 0;
+    message.fields = object.fields?.map((e) => FieldValueInput.fromPartial(e)) || [];
+    message.tags = object.tags?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberDataResponse(): ReplaceSubscriberDataResponse {
+  return { data: undefined };
+}
+
+export const ReplaceSubscriberDataResponse: MessageFns<ReplaceSubscriberDataResponse> = {
+  encode(message: ReplaceSubscriberDataResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data !== undefined) {
+      SubscriberData.encode(message.data, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberDataResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberDataResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = SubscriberData.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberDataResponse {
+    return { data: isSet(object.data) ? SubscriberData.fromJSON(object.data) : undefined };
+  },
+
+  toJSON(message: ReplaceSubscriberDataResponse): unknown {
+    const obj: any = {};
+    if (message.data !== undefined) {
+      obj.data = SubscriberData.toJSON(message.data);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberDataResponse>): ReplaceSubscriberDataResponse {
+    return ReplaceSubscriberDataResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberDataResponse>): ReplaceSubscriberDataResponse {
+    const message = createBaseReplaceSubscriberDataResponse();
+    message.data = (object.data !== undefined && object.data !== null)
+      ? SubscriberData.fromPartial(object.data)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberEmailRequest(): ReplaceSubscriberEmailRequest {
+  return { accountId: "", subscriberId: "", email: "" };
+}
+
+export const ReplaceSubscriberEmailRequest: MessageFns<ReplaceSubscriberEmailRequest> = {
+  encode(message: ReplaceSubscriberEmailRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberEmailRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberEmailRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberEmailRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+    };
+  },
+
+  toJSON(message: ReplaceSubscriberEmailRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberEmailRequest>): ReplaceSubscriberEmailRequest {
+    return ReplaceSubscriberEmailRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberEmailRequest>): ReplaceSubscriberEmailRequest {
+    const message = createBaseReplaceSubscriberEmailRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberEmailResponse(): ReplaceSubscriberEmailResponse {
+  return { data: undefined };
+}
+
+export const ReplaceSubscriberEmailResponse: MessageFns<ReplaceSubscriberEmailResponse> = {
+  encode(message: ReplaceSubscriberEmailResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data !== undefined) {
+      SubscriberData.encode(message.data, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberEmailResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberEmailResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = SubscriberData.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberEmailResponse {
+    return { data: isSet(object.data) ? SubscriberData.fromJSON(object.data) : undefined };
+  },
+
+  toJSON(message: ReplaceSubscriberEmailResponse): unknown {
+    const obj: any = {};
+    if (message.data !== undefined) {
+      obj.data = SubscriberData.toJSON(message.data);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberEmailResponse>): ReplaceSubscriberEmailResponse {
+    return ReplaceSubscriberEmailResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberEmailResponse>): ReplaceSubscriberEmailResponse {
+    const message = createBaseReplaceSubscriberEmailResponse();
+    message.data = (object.data !== undefined && object.data !== null)
+      ? SubscriberData.fromPartial(object.data)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberFirstNameRequest(): ReplaceSubscriberFirstNameRequest {
+  return { accountId: "", subscriberId: "", firstName: undefined };
+}
+
+export const ReplaceSubscriberFirstNameRequest: MessageFns<ReplaceSubscriberFirstNameRequest> = {
+  encode(message: ReplaceSubscriberFirstNameRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.firstName !== undefined) {
+      writer.uint32(26).string(message.firstName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberFirstNameRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberFirstNameRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.firstName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberFirstNameRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      firstName: isSet(object.firstName)
+        ? globalThis.String(object.firstName)
+        : isSet(object.first_name)
+        ? globalThis.String(object.first_name)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ReplaceSubscriberFirstNameRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.firstName !== undefined) {
+      obj.firstName = message.firstName;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberFirstNameRequest>): ReplaceSubscriberFirstNameRequest {
+    return ReplaceSubscriberFirstNameRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberFirstNameRequest>): ReplaceSubscriberFirstNameRequest {
+    const message = createBaseReplaceSubscriberFirstNameRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.firstName = object.firstName ?? undefined;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberFirstNameResponse(): ReplaceSubscriberFirstNameResponse {
+  return { data: undefined };
+}
+
+export const ReplaceSubscriberFirstNameResponse: MessageFns<ReplaceSubscriberFirstNameResponse> = {
+  encode(message: ReplaceSubscriberFirstNameResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data !== undefined) {
+      SubscriberData.encode(message.data, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberFirstNameResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberFirstNameResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = SubscriberData.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberFirstNameResponse {
+    return { data: isSet(object.data) ? SubscriberData.fromJSON(object.data) : undefined };
+  },
+
+  toJSON(message: ReplaceSubscriberFirstNameResponse): unknown {
+    const obj: any = {};
+    if (message.data !== undefined) {
+      obj.data = SubscriberData.toJSON(message.data);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberFirstNameResponse>): ReplaceSubscriberFirstNameResponse {
+    return ReplaceSubscriberFirstNameResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberFirstNameResponse>): ReplaceSubscriberFirstNameResponse {
+    const message = createBaseReplaceSubscriberFirstNameResponse();
+    message.data = (object.data !== undefined && object.data !== null)
+      ? SubscriberData.fromPartial(object.data)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberStatusRequest(): ReplaceSubscriberStatusRequest {
+  return { accountId: "", subscriberId: "", subscriberStatus: 0 };
+}
+
+export const ReplaceSubscriberStatusRequest: MessageFns<ReplaceSubscriberStatusRequest> = {
+  encode(message: ReplaceSubscriberStatusRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(24).int32(message.subscriberStatus);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberStatusRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberStatusRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.subscriberStatus = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberStatusRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
+    };
+  },
+
+  toJSON(message: ReplaceSubscriberStatusRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberStatusRequest>): ReplaceSubscriberStatusRequest {
+    return ReplaceSubscriberStatusRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberStatusRequest>): ReplaceSubscriberStatusRequest {
+    const message = createBaseReplaceSubscriberStatusRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.subscriberStatus = object.subscriberStatus ?? 0;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberStatusResponse(): ReplaceSubscriberStatusResponse {
+  return { data: undefined };
+}
+
+export const ReplaceSubscriberStatusResponse: MessageFns<ReplaceSubscriberStatusResponse> = {
+  encode(message: ReplaceSubscriberStatusResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data !== undefined) {
+      SubscriberData.encode(message.data, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberStatusResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberStatusResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = SubscriberData.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberStatusResponse {
+    return { data: isSet(object.data) ? SubscriberData.fromJSON(object.data) : undefined };
+  },
+
+  toJSON(message: ReplaceSubscriberStatusResponse): unknown {
+    const obj: any = {};
+    if (message.data !== undefined) {
+      obj.data = SubscriberData.toJSON(message.data);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberStatusResponse>): ReplaceSubscriberStatusResponse {
+    return ReplaceSubscriberStatusResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberStatusResponse>): ReplaceSubscriberStatusResponse {
+    const message = createBaseReplaceSubscriberStatusResponse();
+    message.data = (object.data !== undefined && object.data !== null)
+      ? SubscriberData.fromPartial(object.data)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSubscriberTopic(): SubscriberTopic {
+  return { topicId: "", label: "", subscribed: false, optedOut: false, optedOutAt: undefined, optOutSource: undefined };
+}
+
+export const SubscriberTopic: MessageFns<SubscriberTopic> = {
+  encode(message: SubscriberTopic, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.topicId !== "") {
+      writer.uint32(10).string(message.topicId);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.subscribed !== false) {
+      writer.uint32(24).bool(message.subscribed);
+    }
+    if (message.optedOut !== false) {
+      writer.uint32(32).bool(message.optedOut);
+    }
+    if (message.optedOutAt !== undefined) {
+      writer.uint32(42).string(message.optedOutAt);
+    }
+    if (message.optOutSource !== undefined) {
+      writer.uint32(50).string(message.optOutSource);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubscriberTopic {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubscriberTopic();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.subscribed = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.optedOut = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.optedOutAt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.optOutSource = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubscriberTopic {
+    return {
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      subscribed: isSet(object.subscribed) ? globalThis.Boolean(object.subscribed) : false,
+      optedOut: isSet(object.optedOut)
+        ? globalThis.Boolean(object.optedOut)
+        : isSet(object.opted_out)
+        ? globalThis.Boolean(object.opted_out)
+        : false,
+      optedOutAt: isSet(object.optedOutAt)
+        ? globalThis.String(object.optedOutAt)
+        : isSet(object.opted_out_at)
+        ? globalThis.String(object.opted_out_at)
+        : undefined,
+      optOutSource: isSet(object.optOutSource)
+        ? globalThis.String(object.optOutSource)
+        : isSet(object.opt_out_source)
+        ? globalThis.String(object.opt_out_source)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SubscriberTopic): unknown {
+    const obj: any = {};
+    if (message.topicId !== "") {
+      obj.topicId = message.topicId;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.subscribed !== false) {
+      obj.subscribed = message.subscribed;
+    }
+    if (message.optedOut !== false) {
+      obj.optedOut = message.optedOut;
+    }
+    if (message.optedOutAt !== undefined) {
+      obj.optedOutAt = message.optedOutAt;
+    }
+    if (message.optOutSource !== undefined) {
+      obj.optOutSource = message.optOutSource;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SubscriberTopic>): SubscriberTopic {
+    return SubscriberTopic.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SubscriberTopic>): SubscriberTopic {
+    const message = createBaseSubscriberTopic();
+    message.topicId = object.topicId ?? "";
+    message.label = object.label ?? "";
+    message.subscribed = object.subscribed ?? false;
+    message.optedOut = object.optedOut ?? false;
+    message.optedOutAt = object.optedOutAt ?? undefined;
+    message.optOutSource = object.optOutSource ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetSubscriberTopicsRequest(): GetSubscriberTopicsRequest {
+  return { accountId: "", subscriberId: "" };
+}
+
+export const GetSubscriberTopicsRequest: MessageFns<GetSubscriberTopicsRequest> = {
+  encode(message: GetSubscriberTopicsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSubscriberTopicsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSubscriberTopicsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSubscriberTopicsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetSubscriberTopicsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSubscriberTopicsRequest>): GetSubscriberTopicsRequest {
+    return GetSubscriberTopicsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSubscriberTopicsRequest>): GetSubscriberTopicsRequest {
+    const message = createBaseGetSubscriberTopicsRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSubscriberTopicsResponse(): GetSubscriberTopicsResponse {
+  return { topics: [] };
+}
+
+export const GetSubscriberTopicsResponse: MessageFns<GetSubscriberTopicsResponse> = {
+  encode(message: GetSubscriberTopicsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.topics) {
+      SubscriberTopic.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSubscriberTopicsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSubscriberTopicsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topics.push(SubscriberTopic.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSubscriberTopicsResponse {
+    return {
+      topics: globalThis.Array.isArray(object?.topics)
+        ? object.topics.map((e: any) => SubscriberTopic.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: GetSubscriberTopicsResponse): unknown {
+    const obj: any = {};
+    if (message.topics?.length) {
+      obj.topics = message.topics.map((e) => SubscriberTopic.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSubscriberTopicsResponse>): GetSubscriberTopicsResponse {
+    return GetSubscriberTopicsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSubscriberTopicsResponse>): GetSubscriberTopicsResponse {
+    const message = createBaseGetSubscriberTopicsResponse();
+    message.topics = object.topics?.map((e) => SubscriberTopic.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberTopicsRequest(): ReplaceSubscriberTopicsRequest {
+  return { accountId: "", subscriberId: "", topicIds: [], overrideOptOuts: false };
+}
+
+export const ReplaceSubscriberTopicsRequest: MessageFns<ReplaceSubscriberTopicsRequest> = {
+  encode(message: ReplaceSubscriberTopicsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    for (const v of message.topicIds) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.overrideOptOuts !== false) {
+      writer.uint32(32).bool(message.overrideOptOuts);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberTopicsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberTopicsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topicIds.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.overrideOptOuts = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberTopicsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      topicIds: globalThis.Array.isArray(object?.topicIds)
+        ? object.topicIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.topic_ids)
+        ? object.topic_ids.map((e: any) => globalThis.String(e))
+        : [],
+      overrideOptOuts: isSet(object.overrideOptOuts)
+        ? globalThis.Boolean(object.overrideOptOuts)
+        : isSet(object.override_opt_outs)
+        ? globalThis.Boolean(object.override_opt_outs)
+        : false,
+    };
+  },
+
+  toJSON(message: ReplaceSubscriberTopicsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.topicIds?.length) {
+      obj.topicIds = message.topicIds;
+    }
+    if (message.overrideOptOuts !== false) {
+      obj.overrideOptOuts = message.overrideOptOuts;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberTopicsRequest>): ReplaceSubscriberTopicsRequest {
+    return ReplaceSubscriberTopicsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberTopicsRequest>): ReplaceSubscriberTopicsRequest {
+    const message = createBaseReplaceSubscriberTopicsRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.topicIds = object.topicIds?.map((e) => e) || [];
+    message.overrideOptOuts = object.overrideOptOuts ?? false;
+    return message;
+  },
+};
+
+function createBaseReplaceSubscriberTopicsResponse(): ReplaceSubscriberTopicsResponse {
+  return { topics: [] };
+}
+
+export const ReplaceSubscriberTopicsResponse: MessageFns<ReplaceSubscriberTopicsResponse> = {
+  encode(message: ReplaceSubscriberTopicsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.topics) {
+      SubscriberTopic.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReplaceSubscriberTopicsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReplaceSubscriberTopicsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topics.push(SubscriberTopic.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReplaceSubscriberTopicsResponse {
+    return {
+      topics: globalThis.Array.isArray(object?.topics)
+        ? object.topics.map((e: any) => SubscriberTopic.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ReplaceSubscriberTopicsResponse): unknown {
+    const obj: any = {};
+    if (message.topics?.length) {
+      obj.topics = message.topics.map((e) => SubscriberTopic.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReplaceSubscriberTopicsResponse>): ReplaceSubscriberTopicsResponse {
+    return ReplaceSubscriberTopicsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReplaceSubscriberTopicsResponse>): ReplaceSubscriberTopicsResponse {
+    const message = createBaseReplaceSubscriberTopicsResponse();
+    message.topics = object.topics?.map((e) => SubscriberTopic.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseOptOutOfTopicRequest(): OptOutOfTopicRequest {
+  return { accountId: "", subscriberId: "", topicId: "", source: undefined };
+}
+
+export const OptOutOfTopicRequest: MessageFns<OptOutOfTopicRequest> = {
+  encode(message: OptOutOfTopicRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.topicId !== "") {
+      writer.uint32(26).string(message.topicId);
+    }
+    if (message.source !== undefined) {
+      writer.uint32(34).string(message.source);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OptOutOfTopicRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOptOutOfTopicRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OptOutOfTopicRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : undefined,
+    };
+  },
+
+  toJSON(message: OptOutOfTopicRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.topicId !== "") {
+      obj.topicId = message.topicId;
+    }
+    if (message.source !== undefined) {
+      obj.source = message.source;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OptOutOfTopicRequest>): OptOutOfTopicRequest {
+    return OptOutOfTopicRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OptOutOfTopicRequest>): OptOutOfTopicRequest {
+    const message = createBaseOptOutOfTopicRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.topicId = object.topicId ?? "";
+    message.source = object.source ?? undefined;
+    return message;
+  },
+};
+
+function createBaseOptOutOfTopicResponse(): OptOutOfTopicResponse {
+  return { topics: [] };
+}
+
+export const OptOutOfTopicResponse: MessageFns<OptOutOfTopicResponse> = {
+  encode(message: OptOutOfTopicResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.topics) {
+      SubscriberTopic.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OptOutOfTopicResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOptOutOfTopicResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topics.push(SubscriberTopic.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OptOutOfTopicResponse {
+    return {
+      topics: globalThis.Array.isArray(object?.topics)
+        ? object.topics.map((e: any) => SubscriberTopic.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: OptOutOfTopicResponse): unknown {
+    const obj: any = {};
+    if (message.topics?.length) {
+      obj.topics = message.topics.map((e) => SubscriberTopic.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OptOutOfTopicResponse>): OptOutOfTopicResponse {
+    return OptOutOfTopicResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OptOutOfTopicResponse>): OptOutOfTopicResponse {
+    const message = createBaseOptOutOfTopicResponse();
+    message.topics = object.topics?.map((e) => SubscriberTopic.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFieldValueEntry(): FieldValueEntry {
+  return { fieldId: "", personalizationTagName: "", value: undefined };
+}
+
+export const FieldValueEntry: MessageFns<FieldValueEntry> = {
+  encode(message: FieldValueEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fieldId !== "") {
+      writer.uint32(10).string(message.fieldId);
+    }
+    if (message.personalizationTagName !== "") {
+      writer.uint32(18).string(message.personalizationTagName);
+    }
+    if (message.value !== undefined) {
+      FieldValue.encode(message.value, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldValueEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldValueEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personalizationTagName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.value = FieldValue.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldValueEntry {
+    return {
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+      personalizationTagName: isSet(object.personalizationTagName)
+        ? globalThis.String(object.personalizationTagName)
+        : isSet(object.personalization_tag_name)
+        ? globalThis.String(object.personalization_tag_name)
+        : "",
+      value: isSet(object.value) ? FieldValue.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: FieldValueEntry): unknown {
+    const obj: any = {};
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    if (message.personalizationTagName !== "") {
+      obj.personalizationTagName = message.personalizationTagName;
+    }
+    if (message.value !== undefined) {
+      obj.value = FieldValue.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldValueEntry>): FieldValueEntry {
+    return FieldValueEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldValueEntry>): FieldValueEntry {
+    const message = createBaseFieldValueEntry();
+    message.fieldId = object.fieldId ?? "";
+    message.personalizationTagName = object.personalizationTagName ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? FieldValue.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListFieldValuesRequest(): ListFieldValuesRequest {
+  return { accountId: "", subscriberId: "" };
+}
+
+export const ListFieldValuesRequest: MessageFns<ListFieldValuesRequest> = {
+  encode(message: ListFieldValuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFieldValuesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFieldValuesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFieldValuesRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListFieldValuesRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFieldValuesRequest>): ListFieldValuesRequest {
+    return ListFieldValuesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFieldValuesRequest>): ListFieldValuesRequest {
+    const message = createBaseListFieldValuesRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    return message;
+  },
+};
+
+function createBaseListFieldValuesResponse(): ListFieldValuesResponse {
+  return { values: [] };
+}
+
+export const ListFieldValuesResponse: MessageFns<ListFieldValuesResponse> = {
+  encode(message: ListFieldValuesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.values) {
+      FieldValueEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFieldValuesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFieldValuesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.values.push(FieldValueEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFieldValuesResponse {
+    return {
+      values: globalThis.Array.isArray(object?.values)
+        ? object.values.map((e: any) => FieldValueEntry.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListFieldValuesResponse): unknown {
+    const obj: any = {};
+    if (message.values?.length) {
+      obj.values = message.values.map((e) => FieldValueEntry.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFieldValuesResponse>): ListFieldValuesResponse {
+    return ListFieldValuesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFieldValuesResponse>): ListFieldValuesResponse {
+    const message = createBaseListFieldValuesResponse();
+    message.values = object.values?.map((e) => FieldValueEntry.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSetFieldValueRequest(): SetFieldValueRequest {
+  return { accountId: "", subscriberId: "", fieldId: "", value: undefined };
+}
+
+export const SetFieldValueRequest: MessageFns<SetFieldValueRequest> = {
+  encode(message: SetFieldValueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(26).string(message.fieldId);
+    }
+    if (message.value !== undefined) {
+      FieldValue.encode(message.value, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetFieldValueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetFieldValueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.value = FieldValue.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetFieldValueRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+      value: isSet(object.value) ? FieldValue.fromJSON(object.value) : undefined,
+    };
+  },
+
+  toJSON(message: SetFieldValueRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    if (message.value !== undefined) {
+      obj.value = FieldValue.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetFieldValueRequest>): SetFieldValueRequest {
+    return SetFieldValueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetFieldValueRequest>): SetFieldValueRequest {
+    const message = createBaseSetFieldValueRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    message.value = (object.value !== undefined && object.value !== null)
+      ? FieldValue.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetFieldValueResponse(): SetFieldValueResponse {
+  return { value: undefined };
+}
+
+export const SetFieldValueResponse: MessageFns<SetFieldValueResponse> = {
+  encode(message: SetFieldValueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.value !== undefined) {
+      FieldValueEntry.encode(message.value, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetFieldValueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetFieldValueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.value = FieldValueEntry.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetFieldValueResponse {
+    return { value: isSet(object.value) ? FieldValueEntry.fromJSON(object.value) : undefined };
+  },
+
+  toJSON(message: SetFieldValueResponse): unknown {
+    const obj: any = {};
+    if (message.value !== undefined) {
+      obj.value = FieldValueEntry.toJSON(message.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetFieldValueResponse>): SetFieldValueResponse {
+    return SetFieldValueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetFieldValueResponse>): SetFieldValueResponse {
+    const message = createBaseSetFieldValueResponse();
+    message.value = (object.value !== undefined && object.value !== null)
+      ? FieldValueEntry.fromPartial(object.value)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteFieldValueRequest(): DeleteFieldValueRequest {
+  return { accountId: "", subscriberId: "", fieldId: "" };
+}
+
+export const DeleteFieldValueRequest: MessageFns<DeleteFieldValueRequest> = {
+  encode(message: DeleteFieldValueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(26).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFieldValueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFieldValueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFieldValueRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteFieldValueRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFieldValueRequest>): DeleteFieldValueRequest {
+    return DeleteFieldValueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFieldValueRequest>): DeleteFieldValueRequest {
+    const message = createBaseDeleteFieldValueRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFieldValueResponse(): DeleteFieldValueResponse {
+  return {};
+}
+
+export const DeleteFieldValueResponse: MessageFns<DeleteFieldValueResponse> = {
+  encode(_: DeleteFieldValueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFieldValueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFieldValueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteFieldValueResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteFieldValueResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFieldValueResponse>): DeleteFieldValueResponse {
+    return DeleteFieldValueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteFieldValueResponse>): DeleteFieldValueResponse {
+    const message = createBaseDeleteFieldValueResponse();
+    return message;
+  },
+};
+
+function createBaseAddTagsToSubscribersRequest(): AddTagsToSubscribersRequest {
+  return { accountId: "", subscriberIds: [], tagIds: [] };
+}
+
+export const AddTagsToSubscribersRequest: MessageFns<AddTagsToSubscribersRequest> = {
+  encode(message: AddTagsToSubscribersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    for (const v of message.subscriberIds) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.tagIds) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTagsToSubscribersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTagsToSubscribersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberIds.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.tagIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTagsToSubscribersRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberIds: globalThis.Array.isArray(object?.subscriberIds)
+        ? object.subscriberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subscriber_ids)
+        ? object.subscriber_ids.map((e: any) => globalThis.String(e))
+        : [],
+      tagIds: globalThis.Array.isArray(object?.tagIds)
+        ? object.tagIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.tag_ids)
+        ? object.tag_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: AddTagsToSubscribersRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberIds?.length) {
+      obj.subscriberIds = message.subscriberIds;
+    }
+    if (message.tagIds?.length) {
+      obj.tagIds = message.tagIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddTagsToSubscribersRequest>): AddTagsToSubscribersRequest {
+    return AddTagsToSubscribersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddTagsToSubscribersRequest>): AddTagsToSubscribersRequest {
+    const message = createBaseAddTagsToSubscribersRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberIds = object.subscriberIds?.map((e) => e) || [];
+    message.tagIds = object.tagIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseAddTagsToSubscribersResponse(): AddTagsToSubscribersResponse {
+  return {
+    selectedSubscriberCount: 0,
+    taggedSubscriberCount: 0,
+    alreadyTaggedSubscriberCount: 0,
+    skippedSubscriberCount: 0,
+    skippedByStatus: {},
+  };
+}
+
+export const AddTagsToSubscribersResponse: MessageFns<AddTagsToSubscribersResponse> = {
+  encode(message: AddTagsToSubscribersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.selectedSubscriberCount !== 0) {
+      writer.uint32(8).int32(message.selectedSubscriberCount);
+    }
+    if (message.taggedSubscriberCount !== 0) {
+      writer.uint32(16).int32(message.taggedSubscriberCount);
+    }
+    if (message.alreadyTaggedSubscriberCount !== 0) {
+      writer.uint32(24).int32(message.alreadyTaggedSubscriberCount);
+    }
+    if (message.skippedSubscriberCount !== 0) {
+      writer.uint32(32).int32(message.skippedSubscriberCount);
+    }
+    globalThis.Object.entries(message.skippedByStatus).forEach(([key, value]: [string, number]) => {
+      AddTagsToSubscribersResponse_SkippedByStatusEntry.encode({ key: key as any, value }, writer.uint32(42).fork())
+        .join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTagsToSubscribersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTagsToSubscribersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.selectedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.taggedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.alreadyTaggedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.skippedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = AddTagsToSubscribersResponse_SkippedByStatusEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              message.skippedByStatus[entry5.key] = entry5.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTagsToSubscribersResponse {
+    return {
+      selectedSubscriberCount: isSet(object.selectedSubscriberCount)
+        ? globalThis.Number(object.selectedSubscriberCount)
+        : isSet(object.selected_subscriber_count)
+        ? globalThis.Number(object.selected_subscriber_count)
+        : 0,
+      taggedSubscriberCount: isSet(object.taggedSubscriberCount)
+        ? globalThis.Number(object.taggedSubscriberCount)
+        : isSet(object.tagged_subscriber_count)
+        ? globalThis.Number(object.tagged_subscriber_count)
+        : 0,
+      alreadyTaggedSubscriberCount: isSet(object.alreadyTaggedSubscriberCount)
+        ? globalThis.Number(object.alreadyTaggedSubscriberCount)
+        : isSet(object.already_tagged_subscriber_count)
+        ? globalThis.Number(object.already_tagged_subscriber_count)
+        : 0,
+      skippedSubscriberCount: isSet(object.skippedSubscriberCount)
+        ? globalThis.Number(object.skippedSubscriberCount)
+        : isSet(object.skipped_subscriber_count)
+        ? globalThis.Number(object.skipped_subscriber_count)
+        : 0,
+      skippedByStatus: isObject(object.skippedByStatus)
+        ? (globalThis.Object.entries(object.skippedByStatus) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.skipped_by_status)
+        ? (globalThis.Object.entries(object.skipped_by_status) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: AddTagsToSubscribersResponse): unknown {
+    const obj: any = {};
+    if (message.selectedSubscriberCount !== 0) {
+      obj.selectedSubscriberCount = Math.round(message.selectedSubscriberCount);
+    }
+    if (message.taggedSubscriberCount !== 0) {
+      obj.taggedSubscriberCount = Math.round(message.taggedSubscriberCount);
+    }
+    if (message.alreadyTaggedSubscriberCount !== 0) {
+      obj.alreadyTaggedSubscriberCount = Math.round(message.alreadyTaggedSubscriberCount);
+    }
+    if (message.skippedSubscriberCount !== 0) {
+      obj.skippedSubscriberCount = Math.round(message.skippedSubscriberCount);
+    }
+    if (message.skippedByStatus) {
+      const entries = globalThis.Object.entries(message.skippedByStatus) as [string, number][];
+      if (entries.length > 0) {
+        obj.skippedByStatus = {};
+        entries.forEach(([k, v]) => {
+          obj.skippedByStatus[k] = Math.round(v);
+        });
+      }
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddTagsToSubscribersResponse>): AddTagsToSubscribersResponse {
+    return AddTagsToSubscribersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddTagsToSubscribersResponse>): AddTagsToSubscribersResponse {
+    const message = createBaseAddTagsToSubscribersResponse();
+    message.selectedSubscriberCount = object.selectedSubscriberCount ?? 0;
+    message.taggedSubscriberCount = object.taggedSubscriberCount ?? 0;
+    message.alreadyTaggedSubscriberCount = object.alreadyTaggedSubscriberCount ?? 0;
+    message.skippedSubscriberCount = object.skippedSubscriberCount ?? 0;
+    message.skippedByStatus = (globalThis.Object.entries(object.skippedByStatus ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseAddTagsToSubscribersResponse_SkippedByStatusEntry(): AddTagsToSubscribersResponse_SkippedByStatusEntry {
+  return { key: "", value: 0 };
+}
+
+export const AddTagsToSubscribersResponse_SkippedByStatusEntry: MessageFns<
+  AddTagsToSubscribersResponse_SkippedByStatusEntry
+> = {
+  encode(
+    message: AddTagsToSubscribersResponse_SkippedByStatusEntry,
+    writer: BinaryWriter = new BinaryWriter(),
+  ): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTagsToSubscribersResponse_SkippedByStatusEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTagsToSubscribersResponse_SkippedByStatusEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTagsToSubscribersResponse_SkippedByStatusEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: AddTagsToSubscribersResponse_SkippedByStatusEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create(
+    base?: DeepPartial<AddTagsToSubscribersResponse_SkippedByStatusEntry>,
+  ): AddTagsToSubscribersResponse_SkippedByStatusEntry {
+    return AddTagsToSubscribersResponse_SkippedByStatusEntry.fromPartial(base ?? {});
+  },
+  fromPartial(
+    object: DeepPartial<AddTagsToSubscribersResponse_SkippedByStatusEntry>,
+  ): AddTagsToSubscribersResponse_SkippedByStatusEntry {
+    const message = createBaseAddTagsToSubscribersResponse_SkippedByStatusEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseRemoveTagsFromSubscribersRequest(): RemoveTagsFromSubscribersRequest {
+  return { accountId: "", subscriberIds: [], tagIds: [] };
+}
+
+export const RemoveTagsFromSubscribersRequest: MessageFns<RemoveTagsFromSubscribersRequest> = {
+  encode(message: RemoveTagsFromSubscribersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    for (const v of message.subscriberIds) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.tagIds) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveTagsFromSubscribersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveTagsFromSubscribersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberIds.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.tagIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveTagsFromSubscribersRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      subscriberIds: globalThis.Array.isArray(object?.subscriberIds)
+        ? object.subscriberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subscriber_ids)
+        ? object.subscriber_ids.map((e: any) => globalThis.String(e))
+        : [],
+      tagIds: globalThis.Array.isArray(object?.tagIds)
+        ? object.tagIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.tag_ids)
+        ? object.tag_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RemoveTagsFromSubscribersRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.subscriberIds?.length) {
+      obj.subscriberIds = message.subscriberIds;
+    }
+    if (message.tagIds?.length) {
+      obj.tagIds = message.tagIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RemoveTagsFromSubscribersRequest>): RemoveTagsFromSubscribersRequest {
+    return RemoveTagsFromSubscribersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RemoveTagsFromSubscribersRequest>): RemoveTagsFromSubscribersRequest {
+    const message = createBaseRemoveTagsFromSubscribersRequest();
+    message.accountId = object.accountId ?? "";
+    message.subscriberIds = object.subscriberIds?.map((e) => e) || [];
+    message.tagIds = object.tagIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseRemoveTagsFromSubscribersResponse(): RemoveTagsFromSubscribersResponse {
+  return {
+    selectedSubscriberCount: 0,
+    updatedSubscriberCount: 0,
+    withoutSelectedTagsSubscriberCount: 0,
+    skippedSubscriberCount: 0,
+    skippedByStatus: {},
+  };
+}
+
+export const RemoveTagsFromSubscribersResponse: MessageFns<RemoveTagsFromSubscribersResponse> = {
+  encode(message: RemoveTagsFromSubscribersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.selectedSubscriberCount !== 0) {
+      writer.uint32(8).int32(message.selectedSubscriberCount);
+    }
+    if (message.updatedSubscriberCount !== 0) {
+      writer.uint32(16).int32(message.updatedSubscriberCount);
+    }
+    if (message.withoutSelectedTagsSubscriberCount !== 0) {
+      writer.uint32(24).int32(message.withoutSelectedTagsSubscriberCount);
+    }
+    if (message.skippedSubscriberCount !== 0) {
+      writer.uint32(32).int32(message.skippedSubscriberCount);
+    }
+    globalThis.Object.entries(message.skippedByStatus).forEach(([key, value]: [string, number]) => {
+      RemoveTagsFromSubscribersResponse_SkippedByStatusEntry.encode(
+        { key: key as any, value },
+        writer.uint32(42).fork(),
+      ).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveTagsFromSubscribersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveTagsFromSubscribersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.selectedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.updatedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.withoutSelectedTagsSubscriberCount = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.skippedSubscriberCount = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            const entry5 = RemoveTagsFromSubscribersResponse_SkippedByStatusEntry.decode(reader, reader.uint32());
+            if (entry5.value !== undefined) {
+              message.skippedByStatus[entry5.key] = entry5.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveTagsFromSubscribersResponse {
+    return {
+      selectedSubscriberCount: isSet(object.selectedSubscriberCount)
+        ? globalThis.Number(object.selectedSubscriberCount)
+        : isSet(object.selected_subscriber_count)
+        ? globalThis.Number(object.selected_subscriber_count)
+        : 0,
+      updatedSubscriberCount: isSet(object.updatedSubscriberCount)
+        ? globalThis.Number(object.updatedSubscriberCount)
+        : isSet(object.updated_subscriber_count)
+        ? globalThis.Number(object.updated_subscriber_count)
+        : 0,
+      withoutSelectedTagsSubscriberCount: isSet(object.withoutSelectedTagsSubscriberCount)
+        ? globalThis.Number(object.withoutSelectedTagsSubscriberCount)
+        : isSet(object.without_selected_tags_subscriber_count)
+        ? globalThis.Number(object.without_selected_tags_subscriber_count)
+        : 0,
+      skippedSubscriberCount: isSet(object.skippedSubscriberCount)
+        ? globalThis.Number(object.skippedSubscriberCount)
+        : isSet(object.skipped_subscriber_count)
+        ? globalThis.Number(object.skipped_subscriber_count)
+        : 0,
+      skippedByStatus: isObject(object.skippedByStatus)
+        ? (globalThis.Object.entries(object.skippedByStatus) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.skipped_by_status)
+        ? (globalThis.Object.entries(object.skipped_by_status) as [string, any][]).reduce(
+          (acc: { [key: string]: number }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.Number(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: RemoveTagsFromSubscribersResponse): unknown {
+    const obj: any = {};
+    if (message.selectedSubscriberCount !== 0) {
+      obj.selectedSubscriberCount = Math.round(message.selectedSubscriberCount);
+    }
+    if (message.updatedSubscriberCount !== 0) {
+      obj.updatedSubscriberCount = Math.round(message.updatedSubscriberCount);
+    }
+    if (message.withoutSelectedTagsSubscriberCount !== 0) {
+      obj.withoutSelectedTagsSubscriberCount = Math.round(message.withoutSelectedTagsSubscriberCount);
+    }
+    if (message.skippedSubscriberCount !== 0) {
+      obj.skippedSubscriberCount = Math.round(message.skippedSubscriberCount);
+    }
+    if (message.skippedByStatus) {
+      const entries = globalThis.Object.entries(message.skippedByStatus) as [string, number][];
+      if (entries.length > 0) {
+        obj.skippedByStatus = {};
+        entries.forEach(([k, v]) => {
+          obj.skippedByStatus[k] = Math.round(v);
+        });
+      }
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RemoveTagsFromSubscribersResponse>): RemoveTagsFromSubscribersResponse {
+    return RemoveTagsFromSubscribersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RemoveTagsFromSubscribersResponse>): RemoveTagsFromSubscribersResponse {
+    const message = createBaseRemoveTagsFromSubscribersResponse();
+    message.selectedSubscriberCount = object.selectedSubscriberCount ?? 0;
+    message.updatedSubscriberCount = object.updatedSubscriberCount ?? 0;
+    message.withoutSelectedTagsSubscriberCount = object.withoutSelectedTagsSubscriberCount ?? 0;
+    message.skippedSubscriberCount = object.skippedSubscriberCount ?? 0;
+    message.skippedByStatus = (globalThis.Object.entries(object.skippedByStatus ?? {}) as [string, number][]).reduce(
+      (acc: { [key: string]: number }, [key, value]: [string, number]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.Number(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseRemoveTagsFromSubscribersResponse_SkippedByStatusEntry(): RemoveTagsFromSubscribersResponse_SkippedByStatusEntry {
+  return { key: "", value: 0 };
+}
+
+export const RemoveTagsFromSubscribersResponse_SkippedByStatusEntry: MessageFns<
+  RemoveTagsFromSubscribersResponse_SkippedByStatusEntry
+> = {
+  encode(
+    message: RemoveTagsFromSubscribersResponse_SkippedByStatusEntry,
+    writer: BinaryWriter = new BinaryWriter(),
+  ): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== 0) {
+      writer.uint32(16).int32(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveTagsFromSubscribersResponse_SkippedByStatusEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveTagsFromSubscribersResponse_SkippedByStatusEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.value = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveTagsFromSubscribersResponse_SkippedByStatusEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.Number(object.value) : 0,
+    };
+  },
+
+  toJSON(message: RemoveTagsFromSubscribersResponse_SkippedByStatusEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== 0) {
+      obj.value = Math.round(message.value);
+    }
+    return obj;
+  },
+
+  create(
+    base?: DeepPartial<RemoveTagsFromSubscribersResponse_SkippedByStatusEntry>,
+  ): RemoveTagsFromSubscribersResponse_SkippedByStatusEntry {
+    return RemoveTagsFromSubscribersResponse_SkippedByStatusEntry.fromPartial(base ?? {});
+  },
+  fromPartial(
+    object: DeepPartial<RemoveTagsFromSubscribersResponse_SkippedByStatusEntry>,
+  ): RemoveTagsFromSubscribersResponse_SkippedByStatusEntry {
+    const message = createBaseRemoveTagsFromSubscribersResponse_SkippedByStatusEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseField(): Field {
+  return {
+    ref: undefined,
+    personalizationTagName: "",
+    label: "",
+    fieldType: 0,
+    required: false,
+    internal: false,
+    active: false,
+    position: 0,
+    options: [],
+  };
+}
+
+export const Field: MessageFns<Field> = {
+  encode(message: Field, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ref !== undefined) {
+      FieldRef.encode(message.ref, writer.uint32(10).fork()).join();
+    }
+    if (message.personalizationTagName !== "") {
+      writer.uint32(18).string(message.personalizationTagName);
+    }
+    if (message.label !== "") {
+      writer.uint32(26).string(message.label);
+    }
+    if (message.fieldType !== 0) {
+      writer.uint32(32).int32(message.fieldType);
+    }
+    if (message.required !== false) {
+      writer.uint32(40).bool(message.required);
+    }
+    if (message.internal !== false) {
+      writer.uint32(48).bool(message.internal);
+    }
+    if (message.active !== false) {
+      writer.uint32(56).bool(message.active);
+    }
+    if (message.position !== 0) {
+      writer.uint32(64).int32(message.position);
+    }
+    for (const v of message.options) {
+      FieldOption.encode(v!, writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Field {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseField();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ref = FieldRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personalizationTagName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.fieldType = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.required = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.internal = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.position = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.options.push(FieldOption.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Field {
+    return {
+      ref: isSet(object.ref) ? FieldRef.fromJSON(object.ref) : undefined,
+      personalizationTagName: isSet(object.personalizationTagName)
+        ? globalThis.String(object.personalizationTagName)
+        : isSet(object.personalization_tag_name)
+        ? globalThis.String(object.personalization_tag_name)
+        : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      fieldType: isSet(object.fieldType)
+        ? fieldTypeFromJSON(object.fieldType)
+        : isSet(object.field_type)
+        ? fieldTypeFromJSON(object.field_type)
+        : 0,
+      required: isSet(object.required) ? globalThis.Boolean(object.required) : false,
+      internal: isSet(object.internal) ? globalThis.Boolean(object.internal) : false,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+      position: isSet(object.position) ? globalThis.Number(object.position) : 0,
+      options: globalThis.Array.isArray(object?.options) ? object.options.map((e: any) => FieldOption.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: Field): unknown {
+    const obj: any = {};
+    if (message.ref !== undefined) {
+      obj.ref = FieldRef.toJSON(message.ref);
+    }
+    if (message.personalizationTagName !== "") {
+      obj.personalizationTagName = message.personalizationTagName;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.fieldType !== 0) {
+      obj.fieldType = fieldTypeToJSON(message.fieldType);
+    }
+    if (message.required !== false) {
+      obj.required = message.required;
+    }
+    if (message.internal !== false) {
+      obj.internal = message.internal;
+    }
+    if (message.active !== false) {
+      obj.active = message.active;
+    }
+    if (message.position !== 0) {
+      obj.position = Math.round(message.position);
+    }
+    if (message.options?.length) {
+      obj.options = message.options.map((e) => FieldOption.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Field>): Field {
+    return Field.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Field>): Field {
+    const message = createBaseField();
+    message.ref = (object.ref !== undefined && object.ref !== null) ? FieldRef.fromPartial(object.ref) : undefined;
+    message.personalizationTagName = object.personalizationTagName ?? "";
+    message.label = object.label ?? "";
+    message.fieldType = object.fieldType ?? 0;
+    message.required = object.required ?? false;
+    message.internal = object.internal ?? false;
+    message.active = object.active ?? false;
+    message.position = object.position ?? 0;
+    message.options = object.options?.map((e) => FieldOption.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFieldOption(): FieldOption {
+  return { id: undefined, label: "", position: 0, active: false };
+}
+
+export const FieldOption: MessageFns<FieldOption> = {
+  encode(message: FieldOption, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.position !== 0) {
+      writer.uint32(24).int32(message.position);
+    }
+    if (message.active !== false) {
+      writer.uint32(32).bool(message.active);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldOption {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldOption();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.position = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldOption {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : undefined,
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      position: isSet(object.position) ? globalThis.Number(object.position) : 0,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+    };
+  },
+
+  toJSON(message: FieldOption): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = message.id;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.position !== 0) {
+      obj.position = Math.round(message.position);
+    }
+    if (message.active !== false) {
+      obj.active = message.active;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldOption>): FieldOption {
+    return FieldOption.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldOption>): FieldOption {
+    const message = createBaseFieldOption();
+    message.id = object.id ?? undefined;
+    message.label = object.label ?? "";
+    message.position = object.position ?? 0;
+    message.active = object.active ?? false;
+    return message;
+  },
+};
+
+function createBaseListFieldsRequest(): ListFieldsRequest {
+  return { accountId: "", includeArchived: false };
+}
+
+export const ListFieldsRequest: MessageFns<ListFieldsRequest> = {
+  encode(message: ListFieldsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.includeArchived !== false) {
+      writer.uint32(16).bool(message.includeArchived);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFieldsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFieldsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.includeArchived = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFieldsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      includeArchived: isSet(object.includeArchived)
+        ? globalThis.Boolean(object.includeArchived)
+        : isSet(object.include_archived)
+        ? globalThis.Boolean(object.include_archived)
+        : false,
+    };
+  },
+
+  toJSON(message: ListFieldsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.includeArchived !== false) {
+      obj.includeArchived = message.includeArchived;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFieldsRequest>): ListFieldsRequest {
+    return ListFieldsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFieldsRequest>): ListFieldsRequest {
+    const message = createBaseListFieldsRequest();
+    message.accountId = object.accountId ?? "";
+    message.includeArchived = object.includeArchived ?? false;
+    return message;
+  },
+};
+
+function createBaseListFieldsResponse(): ListFieldsResponse {
+  return { fields: [] };
+}
+
+export const ListFieldsResponse: MessageFns<ListFieldsResponse> = {
+  encode(message: ListFieldsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.fields) {
+      Field.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFieldsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFieldsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fields.push(Field.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFieldsResponse {
+    return { fields: globalThis.Array.isArray(object?.fields) ? object.fields.map((e: any) => Field.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListFieldsResponse): unknown {
+    const obj: any = {};
+    if (message.fields?.length) {
+      obj.fields = message.fields.map((e) => Field.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFieldsResponse>): ListFieldsResponse {
+    return ListFieldsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFieldsResponse>): ListFieldsResponse {
+    const message = createBaseListFieldsResponse();
+    message.fields = object.fields?.map((e) => Field.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAddFieldRequest(): AddFieldRequest {
+  return {
+    accountId: "",
+    personalizationTagName: undefined,
+    label: "",
+    fieldType: 0,
+    required: false,
+    internal: false,
+    options: [],
+  };
+}
+
+export const AddFieldRequest: MessageFns<AddFieldRequest> = {
+  encode(message: AddFieldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.personalizationTagName !== undefined) {
+      writer.uint32(18).string(message.personalizationTagName);
+    }
+    if (message.label !== "") {
+      writer.uint32(26).string(message.label);
+    }
+    if (message.fieldType !== 0) {
+      writer.uint32(32).int32(message.fieldType);
+    }
+    if (message.required !== false) {
+      writer.uint32(40).bool(message.required);
+    }
+    if (message.internal !== false) {
+      writer.uint32(48).bool(message.internal);
+    }
+    for (const v of message.options) {
+      writer.uint32(58).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddFieldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddFieldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personalizationTagName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.fieldType = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.required = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.internal = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.options.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddFieldRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      personalizationTagName: isSet(object.personalizationTagName)
+        ? globalThis.String(object.personalizationTagName)
+        : isSet(object.personalization_tag_name)
+        ? globalThis.String(object.personalization_tag_name)
+        : undefined,
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      fieldType: isSet(object.fieldType)
+        ? fieldTypeFromJSON(object.fieldType)
+        : isSet(object.field_type)
+        ? fieldTypeFromJSON(object.field_type)
+        : 0,
+      required: isSet(object.required) ? globalThis.Boolean(object.required) : false,
+      internal: isSet(object.internal) ? globalThis.Boolean(object.internal) : false,
+      options: globalThis.Array.isArray(object?.options) ? object.options.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: AddFieldRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.personalizationTagName !== undefined) {
+      obj.personalizationTagName = message.personalizationTagName;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.fieldType !== 0) {
+      obj.fieldType = fieldTypeToJSON(message.fieldType);
+    }
+    if (message.required !== false) {
+      obj.required = message.required;
+    }
+    if (message.internal !== false) {
+      obj.internal = message.internal;
+    }
+    if (message.options?.length) {
+      obj.options = message.options;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddFieldRequest>): AddFieldRequest {
+    return AddFieldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddFieldRequest>): AddFieldRequest {
+    const message = createBaseAddFieldRequest();
+    message.accountId = object.accountId ?? "";
+    message.personalizationTagName = object.personalizationTagName ?? undefined;
+    message.label = object.label ?? "";
+    message.fieldType = object.fieldType ?? 0;
+    message.required = object.required ?? false;
+    message.internal = object.internal ?? false;
+    message.options = object.options?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseAddFieldResponse(): AddFieldResponse {
+  return { field: undefined };
+}
+
+export const AddFieldResponse: MessageFns<AddFieldResponse> = {
+  encode(message: AddFieldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== undefined) {
+      Field.encode(message.field, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddFieldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddFieldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = Field.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddFieldResponse {
+    return { field: isSet(object.field) ? Field.fromJSON(object.field) : undefined };
+  },
+
+  toJSON(message: AddFieldResponse): unknown {
+    const obj: any = {};
+    if (message.field !== undefined) {
+      obj.field = Field.toJSON(message.field);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddFieldResponse>): AddFieldResponse {
+    return AddFieldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddFieldResponse>): AddFieldResponse {
+    const message = createBaseAddFieldResponse();
+    message.field = (object.field !== undefined && object.field !== null) ? Field.fromPartial(object.field) : undefined;
+    return message;
+  },
+};
+
+function createBaseGetFieldRequest(): GetFieldRequest {
+  return { accountId: "", fieldId: "" };
+}
+
+export const GetFieldRequest: MessageFns<GetFieldRequest> = {
+  encode(message: GetFieldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFieldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFieldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFieldRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetFieldRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFieldRequest>): GetFieldRequest {
+    return GetFieldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFieldRequest>): GetFieldRequest {
+    const message = createBaseGetFieldRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetFieldResponse(): GetFieldResponse {
+  return { field: undefined };
+}
+
+export const GetFieldResponse: MessageFns<GetFieldResponse> = {
+  encode(message: GetFieldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== undefined) {
+      Field.encode(message.field, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFieldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFieldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = Field.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFieldResponse {
+    return { field: isSet(object.field) ? Field.fromJSON(object.field) : undefined };
+  },
+
+  toJSON(message: GetFieldResponse): unknown {
+    const obj: any = {};
+    if (message.field !== undefined) {
+      obj.field = Field.toJSON(message.field);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFieldResponse>): GetFieldResponse {
+    return GetFieldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFieldResponse>): GetFieldResponse {
+    const message = createBaseGetFieldResponse();
+    message.field = (object.field !== undefined && object.field !== null) ? Field.fromPartial(object.field) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateFieldRequest(): UpdateFieldRequest {
+  return {
+    accountId: "",
+    fieldId: "",
+    label: undefined,
+    required: undefined,
+    internal: undefined,
+    position: undefined,
+    options: [],
+    optionsGiven: false,
+  };
+}
+
+export const UpdateFieldRequest: MessageFns<UpdateFieldRequest> = {
+  encode(message: UpdateFieldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    if (message.label !== undefined) {
+      writer.uint32(26).string(message.label);
+    }
+    if (message.required !== undefined) {
+      writer.uint32(32).bool(message.required);
+    }
+    if (message.internal !== undefined) {
+      writer.uint32(40).bool(message.internal);
+    }
+    if (message.position !== undefined) {
+      writer.uint32(48).int32(message.position);
+    }
+    for (const v of message.options) {
+      FieldOption.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.optionsGiven !== false) {
+      writer.uint32(64).bool(message.optionsGiven);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateFieldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateFieldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.required = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.internal = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.position = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.options.push(FieldOption.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.optionsGiven = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateFieldRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : undefined,
+      required: isSet(object.required) ? globalThis.Boolean(object.required) : undefined,
+      internal: isSet(object.internal) ? globalThis.Boolean(object.internal) : undefined,
+      position: isSet(object.position) ? globalThis.Number(object.position) : undefined,
+      options: globalThis.Array.isArray(object?.options) ? object.options.map((e: any) => FieldOption.fromJSON(e)) : [],
+      optionsGiven: isSet(object.optionsGiven)
+        ? globalThis.Boolean(object.optionsGiven)
+        : isSet(object.options_given)
+        ? globalThis.Boolean(object.options_given)
+        : false,
+    };
+  },
+
+  toJSON(message: UpdateFieldRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    if (message.label !== undefined) {
+      obj.label = message.label;
+    }
+    if (message.required !== undefined) {
+      obj.required = message.required;
+    }
+    if (message.internal !== undefined) {
+      obj.internal = message.internal;
+    }
+    if (message.position !== undefined) {
+      obj.position = Math.round(message.position);
+    }
+    if (message.options?.length) {
+      obj.options = message.options.map((e) => FieldOption.toJSON(e));
+    }
+    if (message.optionsGiven !== false) {
+      obj.optionsGiven = message.optionsGiven;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateFieldRequest>): UpdateFieldRequest {
+    return UpdateFieldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateFieldRequest>): UpdateFieldRequest {
+    const message = createBaseUpdateFieldRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    message.label = object.label ?? undefined;
+    message.required = object.required ?? undefined;
+    message.internal = object.internal ?? undefined;
+    message.position = object.position ?? undefined;
+    message.options = object.options?.map((e) => FieldOption.fromPartial(e)) || [];
+    message.optionsGiven = object.optionsGiven ?? false;
+    return message;
+  },
+};
+
+function createBaseUpdateFieldResponse(): UpdateFieldResponse {
+  return { field: undefined };
+}
+
+export const UpdateFieldResponse: MessageFns<UpdateFieldResponse> = {
+  encode(message: UpdateFieldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== undefined) {
+      Field.encode(message.field, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateFieldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateFieldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = Field.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateFieldResponse {
+    return { field: isSet(object.field) ? Field.fromJSON(object.field) : undefined };
+  },
+
+  toJSON(message: UpdateFieldResponse): unknown {
+    const obj: any = {};
+    if (message.field !== undefined) {
+      obj.field = Field.toJSON(message.field);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateFieldResponse>): UpdateFieldResponse {
+    return UpdateFieldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateFieldResponse>): UpdateFieldResponse {
+    const message = createBaseUpdateFieldResponse();
+    message.field = (object.field !== undefined && object.field !== null) ? Field.fromPartial(object.field) : undefined;
+    return message;
+  },
+};
+
+function createBaseArchiveFieldRequest(): ArchiveFieldRequest {
+  return { accountId: "", fieldId: "" };
+}
+
+export const ArchiveFieldRequest: MessageFns<ArchiveFieldRequest> = {
+  encode(message: ArchiveFieldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArchiveFieldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArchiveFieldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArchiveFieldRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ArchiveFieldRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ArchiveFieldRequest>): ArchiveFieldRequest {
+    return ArchiveFieldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ArchiveFieldRequest>): ArchiveFieldRequest {
+    const message = createBaseArchiveFieldRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseArchiveFieldResponse(): ArchiveFieldResponse {
+  return { field: undefined };
+}
+
+export const ArchiveFieldResponse: MessageFns<ArchiveFieldResponse> = {
+  encode(message: ArchiveFieldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== undefined) {
+      Field.encode(message.field, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ArchiveFieldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseArchiveFieldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = Field.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ArchiveFieldResponse {
+    return { field: isSet(object.field) ? Field.fromJSON(object.field) : undefined };
+  },
+
+  toJSON(message: ArchiveFieldResponse): unknown {
+    const obj: any = {};
+    if (message.field !== undefined) {
+      obj.field = Field.toJSON(message.field);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ArchiveFieldResponse>): ArchiveFieldResponse {
+    return ArchiveFieldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ArchiveFieldResponse>): ArchiveFieldResponse {
+    const message = createBaseArchiveFieldResponse();
+    message.field = (object.field !== undefined && object.field !== null) ? Field.fromPartial(object.field) : undefined;
+    return message;
+  },
+};
+
+function createBaseRestoreFieldRequest(): RestoreFieldRequest {
+  return { accountId: "", fieldId: "" };
+}
+
+export const RestoreFieldRequest: MessageFns<RestoreFieldRequest> = {
+  encode(message: RestoreFieldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestoreFieldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestoreFieldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestoreFieldRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RestoreFieldRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RestoreFieldRequest>): RestoreFieldRequest {
+    return RestoreFieldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RestoreFieldRequest>): RestoreFieldRequest {
+    const message = createBaseRestoreFieldRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseRestoreFieldResponse(): RestoreFieldResponse {
+  return { field: undefined };
+}
+
+export const RestoreFieldResponse: MessageFns<RestoreFieldResponse> = {
+  encode(message: RestoreFieldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== undefined) {
+      Field.encode(message.field, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestoreFieldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestoreFieldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = Field.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestoreFieldResponse {
+    return { field: isSet(object.field) ? Field.fromJSON(object.field) : undefined };
+  },
+
+  toJSON(message: RestoreFieldResponse): unknown {
+    const obj: any = {};
+    if (message.field !== undefined) {
+      obj.field = Field.toJSON(message.field);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RestoreFieldResponse>): RestoreFieldResponse {
+    return RestoreFieldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RestoreFieldResponse>): RestoreFieldResponse {
+    const message = createBaseRestoreFieldResponse();
+    message.field = (object.field !== undefined && object.field !== null) ? Field.fromPartial(object.field) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteFieldRequest(): DeleteFieldRequest {
+  return { accountId: "", fieldId: "" };
+}
+
+export const DeleteFieldRequest: MessageFns<DeleteFieldRequest> = {
+  encode(message: DeleteFieldRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFieldRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFieldRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFieldRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteFieldRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFieldRequest>): DeleteFieldRequest {
+    return DeleteFieldRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFieldRequest>): DeleteFieldRequest {
+    const message = createBaseDeleteFieldRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFieldResponse(): DeleteFieldResponse {
+  return {};
+}
+
+export const DeleteFieldResponse: MessageFns<DeleteFieldResponse> = {
+  encode(_: DeleteFieldResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFieldResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFieldResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteFieldResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteFieldResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFieldResponse>): DeleteFieldResponse {
+    return DeleteFieldResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteFieldResponse>): DeleteFieldResponse {
+    const message = createBaseDeleteFieldResponse();
+    return message;
+  },
+};
+
+function createBaseUsageSource(): UsageSource {
+  return { service: "", answered: false, error: undefined };
+}
+
+export const UsageSource: MessageFns<UsageSource> = {
+  encode(message: UsageSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.service !== "") {
+      writer.uint32(10).string(message.service);
+    }
+    if (message.answered !== false) {
+      writer.uint32(16).bool(message.answered);
+    }
+    if (message.error !== undefined) {
+      writer.uint32(26).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.service = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.answered = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageSource {
+    return {
+      service: isSet(object.service) ? globalThis.String(object.service) : "",
+      answered: isSet(object.answered) ? globalThis.Boolean(object.answered) : false,
+      error: isSet(object.error) ? globalThis.String(object.error) : undefined,
+    };
+  },
+
+  toJSON(message: UsageSource): unknown {
+    const obj: any = {};
+    if (message.service !== "") {
+      obj.service = message.service;
+    }
+    if (message.answered !== false) {
+      obj.answered = message.answered;
+    }
+    if (message.error !== undefined) {
+      obj.error = message.error;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UsageSource>): UsageSource {
+    return UsageSource.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UsageSource>): UsageSource {
+    const message = createBaseUsageSource();
+    message.service = object.service ?? "";
+    message.answered = object.answered ?? false;
+    message.error = object.error ?? undefined;
+    return message;
+  },
+};
+
+function createBaseFieldUsageReport(): FieldUsageReport {
+  return {
+    fieldId: "",
+    fieldLabel: "",
+    personalizationTagName: "",
+    fieldType: 0,
+    subscriberValueCount: "",
+    archiveBlocked: false,
+    permanentDeleteBlocked: false,
+    blockingUsages: [],
+    warningUsages: [],
+    contentMergeTagUsages: [],
+    permanentDeleteBlockingUsages: [],
+    externalHints: [],
+    sources: [],
+  };
+}
+
+export const FieldUsageReport: MessageFns<FieldUsageReport> = {
+  encode(message: FieldUsageReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fieldId !== "") {
+      writer.uint32(10).string(message.fieldId);
+    }
+    if (message.fieldLabel !== "") {
+      writer.uint32(18).string(message.fieldLabel);
+    }
+    if (message.personalizationTagName !== "") {
+      writer.uint32(26).string(message.personalizationTagName);
+    }
+    if (message.fieldType !== 0) {
+      writer.uint32(32).int32(message.fieldType);
+    }
+    if (message.subscriberValueCount !== "") {
+      writer.uint32(42).string(message.subscriberValueCount);
+    }
+    if (message.archiveBlocked !== false) {
+      writer.uint32(48).bool(message.archiveBlocked);
+    }
+    if (message.permanentDeleteBlocked !== false) {
+      writer.uint32(56).bool(message.permanentDeleteBlocked);
+    }
+    for (const v of message.blockingUsages) {
+      FieldUsage.encode(v!, writer.uint32(66).fork()).join();
+    }
+    for (const v of message.warningUsages) {
+      FieldUsage.encode(v!, writer.uint32(74).fork()).join();
+    }
+    for (const v of message.contentMergeTagUsages) {
+      FieldUsage.encode(v!, writer.uint32(82).fork()).join();
+    }
+    for (const v of message.permanentDeleteBlockingUsages) {
+      FieldUsage.encode(v!, writer.uint32(90).fork()).join();
+    }
+    for (const v of message.externalHints) {
+      FieldUsage.encode(v!, writer.uint32(98).fork()).join();
+    }
+    for (const v of message.sources) {
+      UsageSource.encode(v!, writer.uint32(106).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldUsageReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldUsageReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldLabel = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.personalizationTagName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.fieldType = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.subscriberValueCount = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.archiveBlocked = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.permanentDeleteBlocked = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.blockingUsages.push(FieldUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.warningUsages.push(FieldUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.contentMergeTagUsages.push(FieldUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.permanentDeleteBlockingUsages.push(FieldUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.externalHints.push(FieldUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.sources.push(UsageSource.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldUsageReport {
+    return {
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+      fieldLabel: isSet(object.fieldLabel)
+        ? globalThis.String(object.fieldLabel)
+        : isSet(object.field_label)
+        ? globalThis.String(object.field_label)
+        : "",
+      personalizationTagName: isSet(object.personalizationTagName)
+        ? globalThis.String(object.personalizationTagName)
+        : isSet(object.personalization_tag_name)
+        ? globalThis.String(object.personalization_tag_name)
+        : "",
+      fieldType: isSet(object.fieldType)
+        ? fieldTypeFromJSON(object.fieldType)
+        : isSet(object.field_type)
+        ? fieldTypeFromJSON(object.field_type)
+        : 0,
+      subscriberValueCount: isSet(object.subscriberValueCount)
+        ? globalThis.String(object.subscriberValueCount)
+        : isSet(object.subscriber_value_count)
+        ? globalThis.String(object.subscriber_value_count)
+        : "",
+      archiveBlocked: isSet(object.archiveBlocked)
+        ? globalThis.Boolean(object.archiveBlocked)
+        : isSet(object.archive_blocked)
+        ? globalThis.Boolean(object.archive_blocked)
+        : false,
+      permanentDeleteBlocked: isSet(object.permanentDeleteBlocked)
+        ? globalThis.Boolean(object.permanentDeleteBlocked)
+        : isSet(object.permanent_delete_blocked)
+        ? globalThis.Boolean(object.permanent_delete_blocked)
+        : false,
+      blockingUsages: globalThis.Array.isArray(object?.blockingUsages)
+        ? object.blockingUsages.map((e: any) => FieldUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.blocking_usages)
+        ? object.blocking_usages.map((e: any) => FieldUsage.fromJSON(e))
+        : [],
+      warningUsages: globalThis.Array.isArray(object?.warningUsages)
+        ? object.warningUsages.map((e: any) => FieldUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.warning_usages)
+        ? object.warning_usages.map((e: any) => FieldUsage.fromJSON(e))
+        : [],
+      contentMergeTagUsages: globalThis.Array.isArray(object?.contentMergeTagUsages)
+        ? object.contentMergeTagUsages.map((e: any) => FieldUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.content_merge_tag_usages)
+        ? object.content_merge_tag_usages.map((e: any) => FieldUsage.fromJSON(e))
+        : [],
+      permanentDeleteBlockingUsages: globalThis.Array.isArray(object?.permanentDeleteBlockingUsages)
+        ? object.permanentDeleteBlockingUsages.map((e: any) => FieldUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.permanent_delete_blocking_usages)
+        ? object.permanent_delete_blocking_usages.map((e: any) => FieldUsage.fromJSON(e))
+        : [],
+      externalHints: globalThis.Array.isArray(object?.externalHints)
+        ? object.externalHints.map((e: any) => FieldUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.external_hints)
+        ? object.external_hints.map((e: any) => FieldUsage.fromJSON(e))
+        : [],
+      sources: globalThis.Array.isArray(object?.sources)
+        ? object.sources.map((e: any) => UsageSource.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FieldUsageReport): unknown {
+    const obj: any = {};
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    if (message.fieldLabel !== "") {
+      obj.fieldLabel = message.fieldLabel;
+    }
+    if (message.personalizationTagName !== "") {
+      obj.personalizationTagName = message.personalizationTagName;
+    }
+    if (message.fieldType !== 0) {
+      obj.fieldType = fieldTypeToJSON(message.fieldType);
+    }
+    if (message.subscriberValueCount !== "") {
+      obj.subscriberValueCount = message.subscriberValueCount;
+    }
+    if (message.archiveBlocked !== false) {
+      obj.archiveBlocked = message.archiveBlocked;
+    }
+    if (message.permanentDeleteBlocked !== false) {
+      obj.permanentDeleteBlocked = message.permanentDeleteBlocked;
+    }
+    if (message.blockingUsages?.length) {
+      obj.blockingUsages = message.blockingUsages.map((e) => FieldUsage.toJSON(e));
+    }
+    if (message.warningUsages?.length) {
+      obj.warningUsages = message.warningUsages.map((e) => FieldUsage.toJSON(e));
+    }
+    if (message.contentMergeTagUsages?.length) {
+      obj.contentMergeTagUsages = message.contentMergeTagUsages.map((e) => FieldUsage.toJSON(e));
+    }
+    if (message.permanentDeleteBlockingUsages?.length) {
+      obj.permanentDeleteBlockingUsages = message.permanentDeleteBlockingUsages.map((e) => FieldUsage.toJSON(e));
+    }
+    if (message.externalHints?.length) {
+      obj.externalHints = message.externalHints.map((e) => FieldUsage.toJSON(e));
+    }
+    if (message.sources?.length) {
+      obj.sources = message.sources.map((e) => UsageSource.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldUsageReport>): FieldUsageReport {
+    return FieldUsageReport.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldUsageReport>): FieldUsageReport {
+    const message = createBaseFieldUsageReport();
+    message.fieldId = object.fieldId ?? "";
+    message.fieldLabel = object.fieldLabel ?? "";
+    message.personalizationTagName = object.personalizationTagName ?? "";
+    message.fieldType = object.fieldType ?? 0;
+    message.subscriberValueCount = object.subscriberValueCount ?? "";
+    message.archiveBlocked = object.archiveBlocked ?? false;
+    message.permanentDeleteBlocked = object.permanentDeleteBlocked ?? false;
+    message.blockingUsages = object.blockingUsages?.map((e) => FieldUsage.fromPartial(e)) || [];
+    message.warningUsages = object.warningUsages?.map((e) => FieldUsage.fromPartial(e)) || [];
+    message.contentMergeTagUsages = object.contentMergeTagUsages?.map((e) => FieldUsage.fromPartial(e)) || [];
+    message.permanentDeleteBlockingUsages =
+      object.permanentDeleteBlockingUsages?.map((e) => FieldUsage.fromPartial(e)) || [];
+    message.externalHints = object.externalHints?.map((e) => FieldUsage.fromPartial(e)) || [];
+    message.sources = object.sources?.map((e) => UsageSource.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetFieldUsageRequest(): GetFieldUsageRequest {
+  return { accountId: "", fieldId: "" };
+}
+
+export const GetFieldUsageRequest: MessageFns<GetFieldUsageRequest> = {
+  encode(message: GetFieldUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFieldUsageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFieldUsageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFieldUsageRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetFieldUsageRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFieldUsageRequest>): GetFieldUsageRequest {
+    return GetFieldUsageRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFieldUsageRequest>): GetFieldUsageRequest {
+    const message = createBaseGetFieldUsageRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetFieldUsageResponse(): GetFieldUsageResponse {
+  return { report: undefined };
+}
+
+export const GetFieldUsageResponse: MessageFns<GetFieldUsageResponse> = {
+  encode(message: GetFieldUsageResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.report !== undefined) {
+      FieldUsageReport.encode(message.report, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFieldUsageResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFieldUsageResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.report = FieldUsageReport.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFieldUsageResponse {
+    return { report: isSet(object.report) ? FieldUsageReport.fromJSON(object.report) : undefined };
+  },
+
+  toJSON(message: GetFieldUsageResponse): unknown {
+    const obj: any = {};
+    if (message.report !== undefined) {
+      obj.report = FieldUsageReport.toJSON(message.report);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFieldUsageResponse>): GetFieldUsageResponse {
+    return GetFieldUsageResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFieldUsageResponse>): GetFieldUsageResponse {
+    const message = createBaseGetFieldUsageResponse();
+    message.report = (object.report !== undefined && object.report !== null)
+      ? FieldUsageReport.fromPartial(object.report)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseFieldFormUse(): FieldFormUse {
+  return { id: "", name: "" };
+}
+
+export const FieldFormUse: MessageFns<FieldFormUse> = {
+  encode(message: FieldFormUse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FieldFormUse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFieldFormUse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FieldFormUse {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: FieldFormUse): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FieldFormUse>): FieldFormUse {
+    return FieldFormUse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FieldFormUse>): FieldFormUse {
+    const message = createBaseFieldFormUse();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseListFieldFormsRequest(): ListFieldFormsRequest {
+  return { accountId: "", fieldId: "" };
+}
+
+export const ListFieldFormsRequest: MessageFns<ListFieldFormsRequest> = {
+  encode(message: ListFieldFormsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.fieldId !== "") {
+      writer.uint32(18).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFieldFormsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFieldFormsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFieldFormsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListFieldFormsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.fieldId !== "") {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFieldFormsRequest>): ListFieldFormsRequest {
+    return ListFieldFormsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFieldFormsRequest>): ListFieldFormsRequest {
+    const message = createBaseListFieldFormsRequest();
+    message.accountId = object.accountId ?? "";
+    message.fieldId = object.fieldId ?? "";
+    return message;
+  },
+};
+
+function createBaseListFieldFormsResponse(): ListFieldFormsResponse {
+  return { forms: [] };
+}
+
+export const ListFieldFormsResponse: MessageFns<ListFieldFormsResponse> = {
+  encode(message: ListFieldFormsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.forms) {
+      FieldFormUse.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFieldFormsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFieldFormsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.forms.push(FieldFormUse.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFieldFormsResponse {
+    return {
+      forms: globalThis.Array.isArray(object?.forms) ? object.forms.map((e: any) => FieldFormUse.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListFieldFormsResponse): unknown {
+    const obj: any = {};
+    if (message.forms?.length) {
+      obj.forms = message.forms.map((e) => FieldFormUse.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFieldFormsResponse>): ListFieldFormsResponse {
+    return ListFieldFormsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFieldFormsResponse>): ListFieldFormsResponse {
+    const message = createBaseListFieldFormsResponse();
+    message.forms = object.forms?.map((e) => FieldFormUse.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseTag(): Tag {
+  return { id: "", name: "", subscriberCount: "", createdAt: "" };
+}
+
+export const Tag: MessageFns<Tag> = {
+  encode(message: Tag, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.subscriberCount !== "") {
+      writer.uint32(26).string(message.subscriberCount);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(34).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Tag {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTag();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subscriberCount = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Tag {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      subscriberCount: isSet(object.subscriberCount)
+        ? globalThis.String(object.subscriberCount)
+        : isSet(object.subscriber_count)
+        ? globalThis.String(object.subscriber_count)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Tag): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.subscriberCount !== "") {
+      obj.subscriberCount = message.subscriberCount;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Tag>): Tag {
+    return Tag.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Tag>): Tag {
+    const message = createBaseTag();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    message.subscriberCount = object.subscriberCount ?? "";
+    message.createdAt = object.createdAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListTagsRequest(): ListTagsRequest {
+  return { accountId: "" };
+}
+
+export const ListTagsRequest: MessageFns<ListTagsRequest> = {
+  encode(message: ListTagsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTagsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTagsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTagsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTagsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListTagsRequest>): ListTagsRequest {
+    return ListTagsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTagsRequest>): ListTagsRequest {
+    const message = createBaseListTagsRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseListTagsResponse(): ListTagsResponse {
+  return { items: [] };
+}
+
+export const ListTagsResponse: MessageFns<ListTagsResponse> = {
+  encode(message: ListTagsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Tag.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTagsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTagsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Tag.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTagsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Tag.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListTagsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Tag.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListTagsResponse>): ListTagsResponse {
+    return ListTagsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTagsResponse>): ListTagsResponse {
+    const message = createBaseListTagsResponse();
+    message.items = object.items?.map((e) => Tag.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAddTagRequest(): AddTagRequest {
+  return { accountId: "", name: "" };
+}
+
+export const AddTagRequest: MessageFns<AddTagRequest> = {
+  encode(message: AddTagRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTagRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTagRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTagRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: AddTagRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddTagRequest>): AddTagRequest {
+    return AddTagRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddTagRequest>): AddTagRequest {
+    const message = createBaseAddTagRequest();
+    message.accountId = object.accountId ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseAddTagResponse(): AddTagResponse {
+  return { tag: undefined };
+}
+
+export const AddTagResponse: MessageFns<AddTagResponse> = {
+  encode(message: AddTagResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tag !== undefined) {
+      Tag.encode(message.tag, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTagResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTagResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tag = Tag.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTagResponse {
+    return { tag: isSet(object.tag) ? Tag.fromJSON(object.tag) : undefined };
+  },
+
+  toJSON(message: AddTagResponse): unknown {
+    const obj: any = {};
+    if (message.tag !== undefined) {
+      obj.tag = Tag.toJSON(message.tag);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddTagResponse>): AddTagResponse {
+    return AddTagResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddTagResponse>): AddTagResponse {
+    const message = createBaseAddTagResponse();
+    message.tag = (object.tag !== undefined && object.tag !== null) ? Tag.fromPartial(object.tag) : undefined;
+    return message;
+  },
+};
+
+function createBaseGetTagRequest(): GetTagRequest {
+  return { accountId: "", tagId: "" };
+}
+
+export const GetTagRequest: MessageFns<GetTagRequest> = {
+  encode(message: GetTagRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.tagId !== "") {
+      writer.uint32(18).string(message.tagId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTagRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTagRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tagId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTagRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      tagId: isSet(object.tagId)
+        ? globalThis.String(object.tagId)
+        : isSet(object.tag_id)
+        ? globalThis.String(object.tag_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTagRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.tagId !== "") {
+      obj.tagId = message.tagId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetTagRequest>): GetTagRequest {
+    return GetTagRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetTagRequest>): GetTagRequest {
+    const message = createBaseGetTagRequest();
+    message.accountId = object.accountId ?? "";
+    message.tagId = object.tagId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTagResponse(): GetTagResponse {
+  return { tag: undefined };
+}
+
+export const GetTagResponse: MessageFns<GetTagResponse> = {
+  encode(message: GetTagResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tag !== undefined) {
+      Tag.encode(message.tag, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTagResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTagResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tag = Tag.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTagResponse {
+    return { tag: isSet(object.tag) ? Tag.fromJSON(object.tag) : undefined };
+  },
+
+  toJSON(message: GetTagResponse): unknown {
+    const obj: any = {};
+    if (message.tag !== undefined) {
+      obj.tag = Tag.toJSON(message.tag);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetTagResponse>): GetTagResponse {
+    return GetTagResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetTagResponse>): GetTagResponse {
+    const message = createBaseGetTagResponse();
+    message.tag = (object.tag !== undefined && object.tag !== null) ? Tag.fromPartial(object.tag) : undefined;
+    return message;
+  },
+};
+
+function createBaseRenameTagRequest(): RenameTagRequest {
+  return { accountId: "", tagId: "", name: "" };
+}
+
+export const RenameTagRequest: MessageFns<RenameTagRequest> = {
+  encode(message: RenameTagRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.tagId !== "") {
+      writer.uint32(18).string(message.tagId);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RenameTagRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRenameTagRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tagId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RenameTagRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      tagId: isSet(object.tagId)
+        ? globalThis.String(object.tagId)
+        : isSet(object.tag_id)
+        ? globalThis.String(object.tag_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: RenameTagRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.tagId !== "") {
+      obj.tagId = message.tagId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RenameTagRequest>): RenameTagRequest {
+    return RenameTagRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RenameTagRequest>): RenameTagRequest {
+    const message = createBaseRenameTagRequest();
+    message.accountId = object.accountId ?? "";
+    message.tagId = object.tagId ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseRenameTagResponse(): RenameTagResponse {
+  return { tag: undefined };
+}
+
+export const RenameTagResponse: MessageFns<RenameTagResponse> = {
+  encode(message: RenameTagResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tag !== undefined) {
+      Tag.encode(message.tag, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RenameTagResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRenameTagResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tag = Tag.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RenameTagResponse {
+    return { tag: isSet(object.tag) ? Tag.fromJSON(object.tag) : undefined };
+  },
+
+  toJSON(message: RenameTagResponse): unknown {
+    const obj: any = {};
+    if (message.tag !== undefined) {
+      obj.tag = Tag.toJSON(message.tag);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RenameTagResponse>): RenameTagResponse {
+    return RenameTagResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RenameTagResponse>): RenameTagResponse {
+    const message = createBaseRenameTagResponse();
+    message.tag = (object.tag !== undefined && object.tag !== null) ? Tag.fromPartial(object.tag) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteTagRequest(): DeleteTagRequest {
+  return { accountId: "", tagId: "" };
+}
+
+export const DeleteTagRequest: MessageFns<DeleteTagRequest> = {
+  encode(message: DeleteTagRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.tagId !== "") {
+      writer.uint32(18).string(message.tagId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteTagRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteTagRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tagId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteTagRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      tagId: isSet(object.tagId)
+        ? globalThis.String(object.tagId)
+        : isSet(object.tag_id)
+        ? globalThis.String(object.tag_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteTagRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.tagId !== "") {
+      obj.tagId = message.tagId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteTagRequest>): DeleteTagRequest {
+    return DeleteTagRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteTagRequest>): DeleteTagRequest {
+    const message = createBaseDeleteTagRequest();
+    message.accountId = object.accountId ?? "";
+    message.tagId = object.tagId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteTagResponse(): DeleteTagResponse {
+  return {};
+}
+
+export const DeleteTagResponse: MessageFns<DeleteTagResponse> = {
+  encode(_: DeleteTagResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteTagResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteTagResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteTagResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteTagResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteTagResponse>): DeleteTagResponse {
+    return DeleteTagResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteTagResponse>): DeleteTagResponse {
+    const message = createBaseDeleteTagResponse();
+    return message;
+  },
+};
+
+function createBaseTopic(): Topic {
+  return {
+    id: "",
+    label: "",
+    description: undefined,
+    active: false,
+    isDefault: false,
+    subscriberCount: "",
+    createdAt: "",
+  };
+}
+
+export const Topic: MessageFns<Topic> = {
+  encode(message: Topic, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(26).string(message.description);
+    }
+    if (message.active !== false) {
+      writer.uint32(32).bool(message.active);
+    }
+    if (message.isDefault !== false) {
+      writer.uint32(40).bool(message.isDefault);
+    }
+    if (message.subscriberCount !== "") {
+      writer.uint32(50).string(message.subscriberCount);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(58).string(message.createdAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Topic {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTopic();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.isDefault = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.subscriberCount = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Topic {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+      isDefault: isSet(object.isDefault)
+        ? globalThis.Boolean(object.isDefault)
+        : isSet(object.is_default)
+        ? globalThis.Boolean(object.is_default)
+        : false,
+      subscriberCount: isSet(object.subscriberCount)
+        ? globalThis.String(object.subscriberCount)
+        : isSet(object.subscriber_count)
+        ? globalThis.String(object.subscriber_count)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Topic): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.active !== false) {
+      obj.active = message.active;
+    }
+    if (message.isDefault !== false) {
+      obj.isDefault = message.isDefault;
+    }
+    if (message.subscriberCount !== "") {
+      obj.subscriberCount = message.subscriberCount;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Topic>): Topic {
+    return Topic.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Topic>): Topic {
+    const message = createBaseTopic();
+    message.id = object.id ?? "";
+    message.label = object.label ?? "";
+    message.description = object.description ?? undefined;
+    message.active = object.active ?? false;
+    message.isDefault = object.isDefault ?? false;
+    message.subscriberCount = object.subscriberCount ?? "";
+    message.createdAt = object.createdAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListTopicsRequest(): ListTopicsRequest {
+  return { accountId: "" };
+}
+
+export const ListTopicsRequest: MessageFns<ListTopicsRequest> = {
+  encode(message: ListTopicsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTopicsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTopicsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTopicsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListTopicsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListTopicsRequest>): ListTopicsRequest {
+    return ListTopicsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTopicsRequest>): ListTopicsRequest {
+    const message = createBaseListTopicsRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseListTopicsResponse(): ListTopicsResponse {
+  return { items: [] };
+}
+
+export const ListTopicsResponse: MessageFns<ListTopicsResponse> = {
+  encode(message: ListTopicsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Topic.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTopicsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTopicsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Topic.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTopicsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Topic.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListTopicsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Topic.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListTopicsResponse>): ListTopicsResponse {
+    return ListTopicsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListTopicsResponse>): ListTopicsResponse {
+    const message = createBaseListTopicsResponse();
+    message.items = object.items?.map((e) => Topic.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAddTopicRequest(): AddTopicRequest {
+  return { accountId: "", label: "", description: undefined, enrollExistingSubscribers: false };
+}
+
+export const AddTopicRequest: MessageFns<AddTopicRequest> = {
+  encode(message: AddTopicRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.label !== "") {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(26).string(message.description);
+    }
+    if (message.enrollExistingSubscribers !== false) {
+      writer.uint32(32).bool(message.enrollExistingSubscribers);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTopicRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTopicRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.enrollExistingSubscribers = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTopicRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      enrollExistingSubscribers: isSet(object.enrollExistingSubscribers)
+        ? globalThis.Boolean(object.enrollExistingSubscribers)
+        : isSet(object.enroll_existing_subscribers)
+        ? globalThis.Boolean(object.enroll_existing_subscribers)
+        : false,
+    };
+  },
+
+  toJSON(message: AddTopicRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.enrollExistingSubscribers !== false) {
+      obj.enrollExistingSubscribers = message.enrollExistingSubscribers;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddTopicRequest>): AddTopicRequest {
+    return AddTopicRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddTopicRequest>): AddTopicRequest {
+    const message = createBaseAddTopicRequest();
+    message.accountId = object.accountId ?? "";
+    message.label = object.label ?? "";
+    message.description = object.description ?? undefined;
+    message.enrollExistingSubscribers = object.enrollExistingSubscribers ?? false;
+    return message;
+  },
+};
+
+function createBaseAddTopicResponse(): AddTopicResponse {
+  return { topic: undefined };
+}
+
+export const AddTopicResponse: MessageFns<AddTopicResponse> = {
+  encode(message: AddTopicResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.topic !== undefined) {
+      Topic.encode(message.topic, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTopicResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTopicResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topic = Topic.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTopicResponse {
+    return { topic: isSet(object.topic) ? Topic.fromJSON(object.topic) : undefined };
+  },
+
+  toJSON(message: AddTopicResponse): unknown {
+    const obj: any = {};
+    if (message.topic !== undefined) {
+      obj.topic = Topic.toJSON(message.topic);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AddTopicResponse>): AddTopicResponse {
+    return AddTopicResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AddTopicResponse>): AddTopicResponse {
+    const message = createBaseAddTopicResponse();
+    message.topic = (object.topic !== undefined && object.topic !== null) ? Topic.fromPartial(object.topic) : undefined;
+    return message;
+  },
+};
+
+function createBaseGetTopicRequest(): GetTopicRequest {
+  return { accountId: "", topicId: "" };
+}
+
+export const GetTopicRequest: MessageFns<GetTopicRequest> = {
+  encode(message: GetTopicRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.topicId !== "") {
+      writer.uint32(18).string(message.topicId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTopicRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTopicRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTopicRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTopicRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.topicId !== "") {
+      obj.topicId = message.topicId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetTopicRequest>): GetTopicRequest {
+    return GetTopicRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetTopicRequest>): GetTopicRequest {
+    const message = createBaseGetTopicRequest();
+    message.accountId = object.accountId ?? "";
+    message.topicId = object.topicId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetTopicResponse(): GetTopicResponse {
+  return { topic: undefined };
+}
+
+export const GetTopicResponse: MessageFns<GetTopicResponse> = {
+  encode(message: GetTopicResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.topic !== undefined) {
+      Topic.encode(message.topic, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTopicResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTopicResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topic = Topic.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTopicResponse {
+    return { topic: isSet(object.topic) ? Topic.fromJSON(object.topic) : undefined };
+  },
+
+  toJSON(message: GetTopicResponse): unknown {
+    const obj: any = {};
+    if (message.topic !== undefined) {
+      obj.topic = Topic.toJSON(message.topic);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetTopicResponse>): GetTopicResponse {
+    return GetTopicResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetTopicResponse>): GetTopicResponse {
+    const message = createBaseGetTopicResponse();
+    message.topic = (object.topic !== undefined && object.topic !== null) ? Topic.fromPartial(object.topic) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateTopicRequest(): UpdateTopicRequest {
+  return {
+    accountId: "",
+    topicId: "",
+    label: undefined,
+    description: undefined,
+    descriptionGiven: false,
+    active: undefined,
+    isDefault: undefined,
+  };
+}
+
+export const UpdateTopicRequest: MessageFns<UpdateTopicRequest> = {
+  encode(message: UpdateTopicRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.topicId !== "") {
+      writer.uint32(18).string(message.topicId);
+    }
+    if (message.label !== undefined) {
+      writer.uint32(26).string(message.label);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(34).string(message.description);
+    }
+    if (message.descriptionGiven !== false) {
+      writer.uint32(40).bool(message.descriptionGiven);
+    }
+    if (message.active !== undefined) {
+      writer.uint32(48).bool(message.active);
+    }
+    if (message.isDefault !== undefined) {
+      writer.uint32(56).bool(message.isDefault);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateTopicRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateTopicRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.descriptionGiven = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.isDefault = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateTopicRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : undefined,
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      descriptionGiven: isSet(object.descriptionGiven)
+        ? globalThis.Boolean(object.descriptionGiven)
+        : isSet(object.description_given)
+        ? globalThis.Boolean(object.description_given)
+        : false,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : undefined,
+      isDefault: isSet(object.isDefault)
+        ? globalThis.Boolean(object.isDefault)
+        : isSet(object.is_default)
+        ? globalThis.Boolean(object.is_default)
+        : undefined,
+    };
+  },
+
+  toJSON(message: UpdateTopicRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.topicId !== "") {
+      obj.topicId = message.topicId;
+    }
+    if (message.label !== undefined) {
+      obj.label = message.label;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.descriptionGiven !== false) {
+      obj.descriptionGiven = message.descriptionGiven;
+    }
+    if (message.active !== undefined) {
+      obj.active = message.active;
+    }
+    if (message.isDefault !== undefined) {
+      obj.isDefault = message.isDefault;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateTopicRequest>): UpdateTopicRequest {
+    return UpdateTopicRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateTopicRequest>): UpdateTopicRequest {
+    const message = createBaseUpdateTopicRequest();
+    message.accountId = object.accountId ?? "";
+    message.topicId = object.topicId ?? "";
+    message.label = object.label ?? undefined;
+    message.description = object.description ?? undefined;
+    message.descriptionGiven = object.descriptionGiven ?? false;
+    message.active = object.active ?? undefined;
+    message.isDefault = object.isDefault ?? undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateTopicResponse(): UpdateTopicResponse {
+  return { topic: undefined };
+}
+
+export const UpdateTopicResponse: MessageFns<UpdateTopicResponse> = {
+  encode(message: UpdateTopicResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.topic !== undefined) {
+      Topic.encode(message.topic, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateTopicResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateTopicResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.topic = Topic.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateTopicResponse {
+    return { topic: isSet(object.topic) ? Topic.fromJSON(object.topic) : undefined };
+  },
+
+  toJSON(message: UpdateTopicResponse): unknown {
+    const obj: any = {};
+    if (message.topic !== undefined) {
+      obj.topic = Topic.toJSON(message.topic);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateTopicResponse>): UpdateTopicResponse {
+    return UpdateTopicResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateTopicResponse>): UpdateTopicResponse {
+    const message = createBaseUpdateTopicResponse();
+    message.topic = (object.topic !== undefined && object.topic !== null) ? Topic.fromPartial(object.topic) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteTopicRequest(): DeleteTopicRequest {
+  return { accountId: "", topicId: "" };
+}
+
+export const DeleteTopicRequest: MessageFns<DeleteTopicRequest> = {
+  encode(message: DeleteTopicRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.topicId !== "") {
+      writer.uint32(18).string(message.topicId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteTopicRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteTopicRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteTopicRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteTopicRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.topicId !== "") {
+      obj.topicId = message.topicId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteTopicRequest>): DeleteTopicRequest {
+    return DeleteTopicRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteTopicRequest>): DeleteTopicRequest {
+    const message = createBaseDeleteTopicRequest();
+    message.accountId = object.accountId ?? "";
+    message.topicId = object.topicId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteTopicResponse(): DeleteTopicResponse {
+  return {};
+}
+
+export const DeleteTopicResponse: MessageFns<DeleteTopicResponse> = {
+  encode(_: DeleteTopicResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteTopicResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteTopicResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteTopicResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteTopicResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteTopicResponse>): DeleteTopicResponse {
+    return DeleteTopicResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteTopicResponse>): DeleteTopicResponse {
+    const message = createBaseDeleteTopicResponse();
+    return message;
+  },
+};
+
 /**
- * Subscribers of one account. Every request carries account_id: the service filters by it first.
- * Instants are UTC ISO 8601 strings ("...Z"); ids are lowercase UUID strings.
+ * Subscribers, the field catalog and field values, tags and topics of one account. Every request
+ * carries account_id (from the API key, never from the client) and the service filters by it first.
+ * Instants are UTC ISO 8601 strings ("...Z"), LocalDates "YYYY-MM-DD", ids lowercase UUID strings;
+ * int64 counts travel as decimal strings (ts-proto forceLong=string).
  */
 export type SubscriberServiceService = typeof SubscriberServiceService;
 export const SubscriberServiceService = {
+  /** Subscribers */
   addSubscriber: {
     path: "/mailer.subscriber.v1.SubscriberService/AddSubscriber" as const,
     requestStream: false as const,
@@ -1776,6 +11307,28 @@ export const SubscriberServiceService = {
       Buffer.from(GetSubscriberResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetSubscriberResponse => GetSubscriberResponse.decode(value),
   },
+  getSubscriberByEmail: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetSubscriberByEmail" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSubscriberByEmailRequest): Buffer =>
+      Buffer.from(GetSubscriberByEmailRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSubscriberByEmailRequest => GetSubscriberByEmailRequest.decode(value),
+    responseSerialize: (value: GetSubscriberByEmailResponse): Buffer =>
+      Buffer.from(GetSubscriberByEmailResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSubscriberByEmailResponse => GetSubscriberByEmailResponse.decode(value),
+  },
+  deleteSubscriber: {
+    path: "/mailer.subscriber.v1.SubscriberService/DeleteSubscriber" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteSubscriberRequest): Buffer =>
+      Buffer.from(DeleteSubscriberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteSubscriberRequest => DeleteSubscriberRequest.decode(value),
+    responseSerialize: (value: DeleteSubscriberResponse): Buffer =>
+      Buffer.from(DeleteSubscriberResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteSubscriberResponse => DeleteSubscriberResponse.decode(value),
+  },
   listSubscribers: {
     path: "/mailer.subscriber.v1.SubscriberService/ListSubscribers" as const,
     requestStream: false as const,
@@ -1787,15 +11340,401 @@ export const SubscriberServiceService = {
       Buffer.from(ListSubscribersResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListSubscribersResponse => ListSubscribersResponse.decode(value),
   },
+  syncSubscribers: {
+    path: "/mailer.subscriber.v1.SubscriberService/SyncSubscribers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SyncSubscribersRequest): Buffer =>
+      Buffer.from(SyncSubscribersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SyncSubscribersRequest => SyncSubscribersRequest.decode(value),
+    responseSerialize: (value: SyncSubscribersResponse): Buffer =>
+      Buffer.from(SyncSubscribersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SyncSubscribersResponse => SyncSubscribersResponse.decode(value),
+  },
+  /** Replaceable data (atomic full replacements) */
+  getSubscriberData: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetSubscriberData" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSubscriberDataRequest): Buffer =>
+      Buffer.from(GetSubscriberDataRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSubscriberDataRequest => GetSubscriberDataRequest.decode(value),
+    responseSerialize: (value: GetSubscriberDataResponse): Buffer =>
+      Buffer.from(GetSubscriberDataResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSubscriberDataResponse => GetSubscriberDataResponse.decode(value),
+  },
+  replaceSubscriberData: {
+    path: "/mailer.subscriber.v1.SubscriberService/ReplaceSubscriberData" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReplaceSubscriberDataRequest): Buffer =>
+      Buffer.from(ReplaceSubscriberDataRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReplaceSubscriberDataRequest => ReplaceSubscriberDataRequest.decode(value),
+    responseSerialize: (value: ReplaceSubscriberDataResponse): Buffer =>
+      Buffer.from(ReplaceSubscriberDataResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReplaceSubscriberDataResponse => ReplaceSubscriberDataResponse.decode(value),
+  },
+  replaceSubscriberEmail: {
+    path: "/mailer.subscriber.v1.SubscriberService/ReplaceSubscriberEmail" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReplaceSubscriberEmailRequest): Buffer =>
+      Buffer.from(ReplaceSubscriberEmailRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReplaceSubscriberEmailRequest => ReplaceSubscriberEmailRequest.decode(value),
+    responseSerialize: (value: ReplaceSubscriberEmailResponse): Buffer =>
+      Buffer.from(ReplaceSubscriberEmailResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReplaceSubscriberEmailResponse =>
+      ReplaceSubscriberEmailResponse.decode(value),
+  },
+  replaceSubscriberFirstName: {
+    path: "/mailer.subscriber.v1.SubscriberService/ReplaceSubscriberFirstName" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReplaceSubscriberFirstNameRequest): Buffer =>
+      Buffer.from(ReplaceSubscriberFirstNameRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReplaceSubscriberFirstNameRequest =>
+      ReplaceSubscriberFirstNameRequest.decode(value),
+    responseSerialize: (value: ReplaceSubscriberFirstNameResponse): Buffer =>
+      Buffer.from(ReplaceSubscriberFirstNameResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReplaceSubscriberFirstNameResponse =>
+      ReplaceSubscriberFirstNameResponse.decode(value),
+  },
+  replaceSubscriberStatus: {
+    path: "/mailer.subscriber.v1.SubscriberService/ReplaceSubscriberStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReplaceSubscriberStatusRequest): Buffer =>
+      Buffer.from(ReplaceSubscriberStatusRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReplaceSubscriberStatusRequest => ReplaceSubscriberStatusRequest.decode(value),
+    responseSerialize: (value: ReplaceSubscriberStatusResponse): Buffer =>
+      Buffer.from(ReplaceSubscriberStatusResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReplaceSubscriberStatusResponse =>
+      ReplaceSubscriberStatusResponse.decode(value),
+  },
+  /** Topics of one subscriber */
+  getSubscriberTopics: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetSubscriberTopics" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSubscriberTopicsRequest): Buffer =>
+      Buffer.from(GetSubscriberTopicsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSubscriberTopicsRequest => GetSubscriberTopicsRequest.decode(value),
+    responseSerialize: (value: GetSubscriberTopicsResponse): Buffer =>
+      Buffer.from(GetSubscriberTopicsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSubscriberTopicsResponse => GetSubscriberTopicsResponse.decode(value),
+  },
+  replaceSubscriberTopics: {
+    path: "/mailer.subscriber.v1.SubscriberService/ReplaceSubscriberTopics" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReplaceSubscriberTopicsRequest): Buffer =>
+      Buffer.from(ReplaceSubscriberTopicsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReplaceSubscriberTopicsRequest => ReplaceSubscriberTopicsRequest.decode(value),
+    responseSerialize: (value: ReplaceSubscriberTopicsResponse): Buffer =>
+      Buffer.from(ReplaceSubscriberTopicsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReplaceSubscriberTopicsResponse =>
+      ReplaceSubscriberTopicsResponse.decode(value),
+  },
+  optOutOfTopic: {
+    path: "/mailer.subscriber.v1.SubscriberService/OptOutOfTopic" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: OptOutOfTopicRequest): Buffer => Buffer.from(OptOutOfTopicRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): OptOutOfTopicRequest => OptOutOfTopicRequest.decode(value),
+    responseSerialize: (value: OptOutOfTopicResponse): Buffer =>
+      Buffer.from(OptOutOfTopicResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OptOutOfTopicResponse => OptOutOfTopicResponse.decode(value),
+  },
+  /** Field values of one subscriber */
+  listFieldValues: {
+    path: "/mailer.subscriber.v1.SubscriberService/ListFieldValues" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFieldValuesRequest): Buffer =>
+      Buffer.from(ListFieldValuesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFieldValuesRequest => ListFieldValuesRequest.decode(value),
+    responseSerialize: (value: ListFieldValuesResponse): Buffer =>
+      Buffer.from(ListFieldValuesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFieldValuesResponse => ListFieldValuesResponse.decode(value),
+  },
+  setFieldValue: {
+    path: "/mailer.subscriber.v1.SubscriberService/SetFieldValue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetFieldValueRequest): Buffer => Buffer.from(SetFieldValueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetFieldValueRequest => SetFieldValueRequest.decode(value),
+    responseSerialize: (value: SetFieldValueResponse): Buffer =>
+      Buffer.from(SetFieldValueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetFieldValueResponse => SetFieldValueResponse.decode(value),
+  },
+  deleteFieldValue: {
+    path: "/mailer.subscriber.v1.SubscriberService/DeleteFieldValue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteFieldValueRequest): Buffer =>
+      Buffer.from(DeleteFieldValueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteFieldValueRequest => DeleteFieldValueRequest.decode(value),
+    responseSerialize: (value: DeleteFieldValueResponse): Buffer =>
+      Buffer.from(DeleteFieldValueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteFieldValueResponse => DeleteFieldValueResponse.decode(value),
+  },
+  /** Bulk tagging */
+  addTagsToSubscribers: {
+    path: "/mailer.subscriber.v1.SubscriberService/AddTagsToSubscribers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddTagsToSubscribersRequest): Buffer =>
+      Buffer.from(AddTagsToSubscribersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddTagsToSubscribersRequest => AddTagsToSubscribersRequest.decode(value),
+    responseSerialize: (value: AddTagsToSubscribersResponse): Buffer =>
+      Buffer.from(AddTagsToSubscribersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddTagsToSubscribersResponse => AddTagsToSubscribersResponse.decode(value),
+  },
+  removeTagsFromSubscribers: {
+    path: "/mailer.subscriber.v1.SubscriberService/RemoveTagsFromSubscribers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RemoveTagsFromSubscribersRequest): Buffer =>
+      Buffer.from(RemoveTagsFromSubscribersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RemoveTagsFromSubscribersRequest =>
+      RemoveTagsFromSubscribersRequest.decode(value),
+    responseSerialize: (value: RemoveTagsFromSubscribersResponse): Buffer =>
+      Buffer.from(RemoveTagsFromSubscribersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RemoveTagsFromSubscribersResponse =>
+      RemoveTagsFromSubscribersResponse.decode(value),
+  },
+  /** Field catalog */
+  listFields: {
+    path: "/mailer.subscriber.v1.SubscriberService/ListFields" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFieldsRequest): Buffer => Buffer.from(ListFieldsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFieldsRequest => ListFieldsRequest.decode(value),
+    responseSerialize: (value: ListFieldsResponse): Buffer => Buffer.from(ListFieldsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFieldsResponse => ListFieldsResponse.decode(value),
+  },
+  addField: {
+    path: "/mailer.subscriber.v1.SubscriberService/AddField" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddFieldRequest): Buffer => Buffer.from(AddFieldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddFieldRequest => AddFieldRequest.decode(value),
+    responseSerialize: (value: AddFieldResponse): Buffer => Buffer.from(AddFieldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddFieldResponse => AddFieldResponse.decode(value),
+  },
+  getField: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetField" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetFieldRequest): Buffer => Buffer.from(GetFieldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetFieldRequest => GetFieldRequest.decode(value),
+    responseSerialize: (value: GetFieldResponse): Buffer => Buffer.from(GetFieldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetFieldResponse => GetFieldResponse.decode(value),
+  },
+  updateField: {
+    path: "/mailer.subscriber.v1.SubscriberService/UpdateField" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateFieldRequest): Buffer => Buffer.from(UpdateFieldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateFieldRequest => UpdateFieldRequest.decode(value),
+    responseSerialize: (value: UpdateFieldResponse): Buffer => Buffer.from(UpdateFieldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateFieldResponse => UpdateFieldResponse.decode(value),
+  },
+  archiveField: {
+    path: "/mailer.subscriber.v1.SubscriberService/ArchiveField" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ArchiveFieldRequest): Buffer => Buffer.from(ArchiveFieldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ArchiveFieldRequest => ArchiveFieldRequest.decode(value),
+    responseSerialize: (value: ArchiveFieldResponse): Buffer =>
+      Buffer.from(ArchiveFieldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ArchiveFieldResponse => ArchiveFieldResponse.decode(value),
+  },
+  restoreField: {
+    path: "/mailer.subscriber.v1.SubscriberService/RestoreField" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RestoreFieldRequest): Buffer => Buffer.from(RestoreFieldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RestoreFieldRequest => RestoreFieldRequest.decode(value),
+    responseSerialize: (value: RestoreFieldResponse): Buffer =>
+      Buffer.from(RestoreFieldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RestoreFieldResponse => RestoreFieldResponse.decode(value),
+  },
+  deleteField: {
+    path: "/mailer.subscriber.v1.SubscriberService/DeleteField" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteFieldRequest): Buffer => Buffer.from(DeleteFieldRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteFieldRequest => DeleteFieldRequest.decode(value),
+    responseSerialize: (value: DeleteFieldResponse): Buffer => Buffer.from(DeleteFieldResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteFieldResponse => DeleteFieldResponse.decode(value),
+  },
+  getFieldUsage: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetFieldUsage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetFieldUsageRequest): Buffer => Buffer.from(GetFieldUsageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetFieldUsageRequest => GetFieldUsageRequest.decode(value),
+    responseSerialize: (value: GetFieldUsageResponse): Buffer =>
+      Buffer.from(GetFieldUsageResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetFieldUsageResponse => GetFieldUsageResponse.decode(value),
+  },
+  listFieldForms: {
+    path: "/mailer.subscriber.v1.SubscriberService/ListFieldForms" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFieldFormsRequest): Buffer =>
+      Buffer.from(ListFieldFormsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFieldFormsRequest => ListFieldFormsRequest.decode(value),
+    responseSerialize: (value: ListFieldFormsResponse): Buffer =>
+      Buffer.from(ListFieldFormsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFieldFormsResponse => ListFieldFormsResponse.decode(value),
+  },
+  /** Tags */
+  listTags: {
+    path: "/mailer.subscriber.v1.SubscriberService/ListTags" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTagsRequest): Buffer => Buffer.from(ListTagsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTagsRequest => ListTagsRequest.decode(value),
+    responseSerialize: (value: ListTagsResponse): Buffer => Buffer.from(ListTagsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTagsResponse => ListTagsResponse.decode(value),
+  },
+  addTag: {
+    path: "/mailer.subscriber.v1.SubscriberService/AddTag" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddTagRequest): Buffer => Buffer.from(AddTagRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddTagRequest => AddTagRequest.decode(value),
+    responseSerialize: (value: AddTagResponse): Buffer => Buffer.from(AddTagResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddTagResponse => AddTagResponse.decode(value),
+  },
+  getTag: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetTag" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTagRequest): Buffer => Buffer.from(GetTagRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTagRequest => GetTagRequest.decode(value),
+    responseSerialize: (value: GetTagResponse): Buffer => Buffer.from(GetTagResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTagResponse => GetTagResponse.decode(value),
+  },
+  renameTag: {
+    path: "/mailer.subscriber.v1.SubscriberService/RenameTag" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RenameTagRequest): Buffer => Buffer.from(RenameTagRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RenameTagRequest => RenameTagRequest.decode(value),
+    responseSerialize: (value: RenameTagResponse): Buffer => Buffer.from(RenameTagResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RenameTagResponse => RenameTagResponse.decode(value),
+  },
+  deleteTag: {
+    path: "/mailer.subscriber.v1.SubscriberService/DeleteTag" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteTagRequest): Buffer => Buffer.from(DeleteTagRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteTagRequest => DeleteTagRequest.decode(value),
+    responseSerialize: (value: DeleteTagResponse): Buffer => Buffer.from(DeleteTagResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteTagResponse => DeleteTagResponse.decode(value),
+  },
+  /** Topics */
+  listTopics: {
+    path: "/mailer.subscriber.v1.SubscriberService/ListTopics" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTopicsRequest): Buffer => Buffer.from(ListTopicsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTopicsRequest => ListTopicsRequest.decode(value),
+    responseSerialize: (value: ListTopicsResponse): Buffer => Buffer.from(ListTopicsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTopicsResponse => ListTopicsResponse.decode(value),
+  },
+  addTopic: {
+    path: "/mailer.subscriber.v1.SubscriberService/AddTopic" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddTopicRequest): Buffer => Buffer.from(AddTopicRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddTopicRequest => AddTopicRequest.decode(value),
+    responseSerialize: (value: AddTopicResponse): Buffer => Buffer.from(AddTopicResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddTopicResponse => AddTopicResponse.decode(value),
+  },
+  getTopic: {
+    path: "/mailer.subscriber.v1.SubscriberService/GetTopic" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTopicRequest): Buffer => Buffer.from(GetTopicRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTopicRequest => GetTopicRequest.decode(value),
+    responseSerialize: (value: GetTopicResponse): Buffer => Buffer.from(GetTopicResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetTopicResponse => GetTopicResponse.decode(value),
+  },
+  updateTopic: {
+    path: "/mailer.subscriber.v1.SubscriberService/UpdateTopic" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateTopicRequest): Buffer => Buffer.from(UpdateTopicRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateTopicRequest => UpdateTopicRequest.decode(value),
+    responseSerialize: (value: UpdateTopicResponse): Buffer => Buffer.from(UpdateTopicResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateTopicResponse => UpdateTopicResponse.decode(value),
+  },
+  deleteTopic: {
+    path: "/mailer.subscriber.v1.SubscriberService/DeleteTopic" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteTopicRequest): Buffer => Buffer.from(DeleteTopicRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteTopicRequest => DeleteTopicRequest.decode(value),
+    responseSerialize: (value: DeleteTopicResponse): Buffer => Buffer.from(DeleteTopicResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteTopicResponse => DeleteTopicResponse.decode(value),
+  },
 } as const;
 
 export interface SubscriberServiceServer extends UntypedServiceImplementation {
+  /** Subscribers */
   addSubscriber: handleUnaryCall<AddSubscriberRequest, AddSubscriberResponse>;
   getSubscriber: handleUnaryCall<GetSubscriberRequest, GetSubscriberResponse>;
+  getSubscriberByEmail: handleUnaryCall<GetSubscriberByEmailRequest, GetSubscriberByEmailResponse>;
+  deleteSubscriber: handleUnaryCall<DeleteSubscriberRequest, DeleteSubscriberResponse>;
   listSubscribers: handleUnaryCall<ListSubscribersRequest, ListSubscribersResponse>;
+  syncSubscribers: handleUnaryCall<SyncSubscribersRequest, SyncSubscribersResponse>;
+  /** Replaceable data (atomic full replacements) */
+  getSubscriberData: handleUnaryCall<GetSubscriberDataRequest, GetSubscriberDataResponse>;
+  replaceSubscriberData: handleUnaryCall<ReplaceSubscriberDataRequest, ReplaceSubscriberDataResponse>;
+  replaceSubscriberEmail: handleUnaryCall<ReplaceSubscriberEmailRequest, ReplaceSubscriberEmailResponse>;
+  replaceSubscriberFirstName: handleUnaryCall<ReplaceSubscriberFirstNameRequest, ReplaceSubscriberFirstNameResponse>;
+  replaceSubscriberStatus: handleUnaryCall<ReplaceSubscriberStatusRequest, ReplaceSubscriberStatusResponse>;
+  /** Topics of one subscriber */
+  getSubscriberTopics: handleUnaryCall<GetSubscriberTopicsRequest, GetSubscriberTopicsResponse>;
+  replaceSubscriberTopics: handleUnaryCall<ReplaceSubscriberTopicsRequest, ReplaceSubscriberTopicsResponse>;
+  optOutOfTopic: handleUnaryCall<OptOutOfTopicRequest, OptOutOfTopicResponse>;
+  /** Field values of one subscriber */
+  listFieldValues: handleUnaryCall<ListFieldValuesRequest, ListFieldValuesResponse>;
+  setFieldValue: handleUnaryCall<SetFieldValueRequest, SetFieldValueResponse>;
+  deleteFieldValue: handleUnaryCall<DeleteFieldValueRequest, DeleteFieldValueResponse>;
+  /** Bulk tagging */
+  addTagsToSubscribers: handleUnaryCall<AddTagsToSubscribersRequest, AddTagsToSubscribersResponse>;
+  removeTagsFromSubscribers: handleUnaryCall<RemoveTagsFromSubscribersRequest, RemoveTagsFromSubscribersResponse>;
+  /** Field catalog */
+  listFields: handleUnaryCall<ListFieldsRequest, ListFieldsResponse>;
+  addField: handleUnaryCall<AddFieldRequest, AddFieldResponse>;
+  getField: handleUnaryCall<GetFieldRequest, GetFieldResponse>;
+  updateField: handleUnaryCall<UpdateFieldRequest, UpdateFieldResponse>;
+  archiveField: handleUnaryCall<ArchiveFieldRequest, ArchiveFieldResponse>;
+  restoreField: handleUnaryCall<RestoreFieldRequest, RestoreFieldResponse>;
+  deleteField: handleUnaryCall<DeleteFieldRequest, DeleteFieldResponse>;
+  getFieldUsage: handleUnaryCall<GetFieldUsageRequest, GetFieldUsageResponse>;
+  listFieldForms: handleUnaryCall<ListFieldFormsRequest, ListFieldFormsResponse>;
+  /** Tags */
+  listTags: handleUnaryCall<ListTagsRequest, ListTagsResponse>;
+  addTag: handleUnaryCall<AddTagRequest, AddTagResponse>;
+  getTag: handleUnaryCall<GetTagRequest, GetTagResponse>;
+  renameTag: handleUnaryCall<RenameTagRequest, RenameTagResponse>;
+  deleteTag: handleUnaryCall<DeleteTagRequest, DeleteTagResponse>;
+  /** Topics */
+  listTopics: handleUnaryCall<ListTopicsRequest, ListTopicsResponse>;
+  addTopic: handleUnaryCall<AddTopicRequest, AddTopicResponse>;
+  getTopic: handleUnaryCall<GetTopicRequest, GetTopicResponse>;
+  updateTopic: handleUnaryCall<UpdateTopicRequest, UpdateTopicResponse>;
+  deleteTopic: handleUnaryCall<DeleteTopicRequest, DeleteTopicResponse>;
 }
 
 export interface SubscriberServiceClient extends Client {
+  /** Subscribers */
   addSubscriber(
     request: AddSubscriberRequest,
     callback: (error: ServiceError | null, response: AddSubscriberResponse) => void,
@@ -1826,6 +11765,36 @@ export interface SubscriberServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetSubscriberResponse) => void,
   ): ClientUnaryCall;
+  getSubscriberByEmail(
+    request: GetSubscriberByEmailRequest,
+    callback: (error: ServiceError | null, response: GetSubscriberByEmailResponse) => void,
+  ): ClientUnaryCall;
+  getSubscriberByEmail(
+    request: GetSubscriberByEmailRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSubscriberByEmailResponse) => void,
+  ): ClientUnaryCall;
+  getSubscriberByEmail(
+    request: GetSubscriberByEmailRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSubscriberByEmailResponse) => void,
+  ): ClientUnaryCall;
+  deleteSubscriber(
+    request: DeleteSubscriberRequest,
+    callback: (error: ServiceError | null, response: DeleteSubscriberResponse) => void,
+  ): ClientUnaryCall;
+  deleteSubscriber(
+    request: DeleteSubscriberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteSubscriberResponse) => void,
+  ): ClientUnaryCall;
+  deleteSubscriber(
+    request: DeleteSubscriberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteSubscriberResponse) => void,
+  ): ClientUnaryCall;
   listSubscribers(
     request: ListSubscribersRequest,
     callback: (error: ServiceError | null, response: ListSubscribersResponse) => void,
@@ -1840,6 +11809,508 @@ export interface SubscriberServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  syncSubscribers(
+    request: SyncSubscribersRequest,
+    callback: (error: ServiceError | null, response: SyncSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  syncSubscribers(
+    request: SyncSubscribersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SyncSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  syncSubscribers(
+    request: SyncSubscribersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SyncSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  /** Replaceable data (atomic full replacements) */
+  getSubscriberData(
+    request: GetSubscriberDataRequest,
+    callback: (error: ServiceError | null, response: GetSubscriberDataResponse) => void,
+  ): ClientUnaryCall;
+  getSubscriberData(
+    request: GetSubscriberDataRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSubscriberDataResponse) => void,
+  ): ClientUnaryCall;
+  getSubscriberData(
+    request: GetSubscriberDataRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSubscriberDataResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberData(
+    request: ReplaceSubscriberDataRequest,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberDataResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberData(
+    request: ReplaceSubscriberDataRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberDataResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberData(
+    request: ReplaceSubscriberDataRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberDataResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberEmail(
+    request: ReplaceSubscriberEmailRequest,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberEmailResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberEmail(
+    request: ReplaceSubscriberEmailRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberEmailResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberEmail(
+    request: ReplaceSubscriberEmailRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberEmailResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberFirstName(
+    request: ReplaceSubscriberFirstNameRequest,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberFirstNameResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberFirstName(
+    request: ReplaceSubscriberFirstNameRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberFirstNameResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberFirstName(
+    request: ReplaceSubscriberFirstNameRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberFirstNameResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberStatus(
+    request: ReplaceSubscriberStatusRequest,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberStatusResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberStatus(
+    request: ReplaceSubscriberStatusRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberStatusResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberStatus(
+    request: ReplaceSubscriberStatusRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberStatusResponse) => void,
+  ): ClientUnaryCall;
+  /** Topics of one subscriber */
+  getSubscriberTopics(
+    request: GetSubscriberTopicsRequest,
+    callback: (error: ServiceError | null, response: GetSubscriberTopicsResponse) => void,
+  ): ClientUnaryCall;
+  getSubscriberTopics(
+    request: GetSubscriberTopicsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSubscriberTopicsResponse) => void,
+  ): ClientUnaryCall;
+  getSubscriberTopics(
+    request: GetSubscriberTopicsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSubscriberTopicsResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberTopics(
+    request: ReplaceSubscriberTopicsRequest,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberTopicsResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberTopics(
+    request: ReplaceSubscriberTopicsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberTopicsResponse) => void,
+  ): ClientUnaryCall;
+  replaceSubscriberTopics(
+    request: ReplaceSubscriberTopicsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReplaceSubscriberTopicsResponse) => void,
+  ): ClientUnaryCall;
+  optOutOfTopic(
+    request: OptOutOfTopicRequest,
+    callback: (error: ServiceError | null, response: OptOutOfTopicResponse) => void,
+  ): ClientUnaryCall;
+  optOutOfTopic(
+    request: OptOutOfTopicRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OptOutOfTopicResponse) => void,
+  ): ClientUnaryCall;
+  optOutOfTopic(
+    request: OptOutOfTopicRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OptOutOfTopicResponse) => void,
+  ): ClientUnaryCall;
+  /** Field values of one subscriber */
+  listFieldValues(
+    request: ListFieldValuesRequest,
+    callback: (error: ServiceError | null, response: ListFieldValuesResponse) => void,
+  ): ClientUnaryCall;
+  listFieldValues(
+    request: ListFieldValuesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListFieldValuesResponse) => void,
+  ): ClientUnaryCall;
+  listFieldValues(
+    request: ListFieldValuesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListFieldValuesResponse) => void,
+  ): ClientUnaryCall;
+  setFieldValue(
+    request: SetFieldValueRequest,
+    callback: (error: ServiceError | null, response: SetFieldValueResponse) => void,
+  ): ClientUnaryCall;
+  setFieldValue(
+    request: SetFieldValueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetFieldValueResponse) => void,
+  ): ClientUnaryCall;
+  setFieldValue(
+    request: SetFieldValueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetFieldValueResponse) => void,
+  ): ClientUnaryCall;
+  deleteFieldValue(
+    request: DeleteFieldValueRequest,
+    callback: (error: ServiceError | null, response: DeleteFieldValueResponse) => void,
+  ): ClientUnaryCall;
+  deleteFieldValue(
+    request: DeleteFieldValueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteFieldValueResponse) => void,
+  ): ClientUnaryCall;
+  deleteFieldValue(
+    request: DeleteFieldValueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteFieldValueResponse) => void,
+  ): ClientUnaryCall;
+  /** Bulk tagging */
+  addTagsToSubscribers(
+    request: AddTagsToSubscribersRequest,
+    callback: (error: ServiceError | null, response: AddTagsToSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  addTagsToSubscribers(
+    request: AddTagsToSubscribersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddTagsToSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  addTagsToSubscribers(
+    request: AddTagsToSubscribersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddTagsToSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  removeTagsFromSubscribers(
+    request: RemoveTagsFromSubscribersRequest,
+    callback: (error: ServiceError | null, response: RemoveTagsFromSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  removeTagsFromSubscribers(
+    request: RemoveTagsFromSubscribersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RemoveTagsFromSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  removeTagsFromSubscribers(
+    request: RemoveTagsFromSubscribersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RemoveTagsFromSubscribersResponse) => void,
+  ): ClientUnaryCall;
+  /** Field catalog */
+  listFields(
+    request: ListFieldsRequest,
+    callback: (error: ServiceError | null, response: ListFieldsResponse) => void,
+  ): ClientUnaryCall;
+  listFields(
+    request: ListFieldsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListFieldsResponse) => void,
+  ): ClientUnaryCall;
+  listFields(
+    request: ListFieldsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListFieldsResponse) => void,
+  ): ClientUnaryCall;
+  addField(
+    request: AddFieldRequest,
+    callback: (error: ServiceError | null, response: AddFieldResponse) => void,
+  ): ClientUnaryCall;
+  addField(
+    request: AddFieldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddFieldResponse) => void,
+  ): ClientUnaryCall;
+  addField(
+    request: AddFieldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddFieldResponse) => void,
+  ): ClientUnaryCall;
+  getField(
+    request: GetFieldRequest,
+    callback: (error: ServiceError | null, response: GetFieldResponse) => void,
+  ): ClientUnaryCall;
+  getField(
+    request: GetFieldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetFieldResponse) => void,
+  ): ClientUnaryCall;
+  getField(
+    request: GetFieldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetFieldResponse) => void,
+  ): ClientUnaryCall;
+  updateField(
+    request: UpdateFieldRequest,
+    callback: (error: ServiceError | null, response: UpdateFieldResponse) => void,
+  ): ClientUnaryCall;
+  updateField(
+    request: UpdateFieldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateFieldResponse) => void,
+  ): ClientUnaryCall;
+  updateField(
+    request: UpdateFieldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateFieldResponse) => void,
+  ): ClientUnaryCall;
+  archiveField(
+    request: ArchiveFieldRequest,
+    callback: (error: ServiceError | null, response: ArchiveFieldResponse) => void,
+  ): ClientUnaryCall;
+  archiveField(
+    request: ArchiveFieldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ArchiveFieldResponse) => void,
+  ): ClientUnaryCall;
+  archiveField(
+    request: ArchiveFieldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ArchiveFieldResponse) => void,
+  ): ClientUnaryCall;
+  restoreField(
+    request: RestoreFieldRequest,
+    callback: (error: ServiceError | null, response: RestoreFieldResponse) => void,
+  ): ClientUnaryCall;
+  restoreField(
+    request: RestoreFieldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RestoreFieldResponse) => void,
+  ): ClientUnaryCall;
+  restoreField(
+    request: RestoreFieldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RestoreFieldResponse) => void,
+  ): ClientUnaryCall;
+  deleteField(
+    request: DeleteFieldRequest,
+    callback: (error: ServiceError | null, response: DeleteFieldResponse) => void,
+  ): ClientUnaryCall;
+  deleteField(
+    request: DeleteFieldRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteFieldResponse) => void,
+  ): ClientUnaryCall;
+  deleteField(
+    request: DeleteFieldRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteFieldResponse) => void,
+  ): ClientUnaryCall;
+  getFieldUsage(
+    request: GetFieldUsageRequest,
+    callback: (error: ServiceError | null, response: GetFieldUsageResponse) => void,
+  ): ClientUnaryCall;
+  getFieldUsage(
+    request: GetFieldUsageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetFieldUsageResponse) => void,
+  ): ClientUnaryCall;
+  getFieldUsage(
+    request: GetFieldUsageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetFieldUsageResponse) => void,
+  ): ClientUnaryCall;
+  listFieldForms(
+    request: ListFieldFormsRequest,
+    callback: (error: ServiceError | null, response: ListFieldFormsResponse) => void,
+  ): ClientUnaryCall;
+  listFieldForms(
+    request: ListFieldFormsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListFieldFormsResponse) => void,
+  ): ClientUnaryCall;
+  listFieldForms(
+    request: ListFieldFormsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListFieldFormsResponse) => void,
+  ): ClientUnaryCall;
+  /** Tags */
+  listTags(
+    request: ListTagsRequest,
+    callback: (error: ServiceError | null, response: ListTagsResponse) => void,
+  ): ClientUnaryCall;
+  listTags(
+    request: ListTagsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTagsResponse) => void,
+  ): ClientUnaryCall;
+  listTags(
+    request: ListTagsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTagsResponse) => void,
+  ): ClientUnaryCall;
+  addTag(
+    request: AddTagRequest,
+    callback: (error: ServiceError | null, response: AddTagResponse) => void,
+  ): ClientUnaryCall;
+  addTag(
+    request: AddTagRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddTagResponse) => void,
+  ): ClientUnaryCall;
+  addTag(
+    request: AddTagRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddTagResponse) => void,
+  ): ClientUnaryCall;
+  getTag(
+    request: GetTagRequest,
+    callback: (error: ServiceError | null, response: GetTagResponse) => void,
+  ): ClientUnaryCall;
+  getTag(
+    request: GetTagRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTagResponse) => void,
+  ): ClientUnaryCall;
+  getTag(
+    request: GetTagRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTagResponse) => void,
+  ): ClientUnaryCall;
+  renameTag(
+    request: RenameTagRequest,
+    callback: (error: ServiceError | null, response: RenameTagResponse) => void,
+  ): ClientUnaryCall;
+  renameTag(
+    request: RenameTagRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RenameTagResponse) => void,
+  ): ClientUnaryCall;
+  renameTag(
+    request: RenameTagRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RenameTagResponse) => void,
+  ): ClientUnaryCall;
+  deleteTag(
+    request: DeleteTagRequest,
+    callback: (error: ServiceError | null, response: DeleteTagResponse) => void,
+  ): ClientUnaryCall;
+  deleteTag(
+    request: DeleteTagRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteTagResponse) => void,
+  ): ClientUnaryCall;
+  deleteTag(
+    request: DeleteTagRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteTagResponse) => void,
+  ): ClientUnaryCall;
+  /** Topics */
+  listTopics(
+    request: ListTopicsRequest,
+    callback: (error: ServiceError | null, response: ListTopicsResponse) => void,
+  ): ClientUnaryCall;
+  listTopics(
+    request: ListTopicsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTopicsResponse) => void,
+  ): ClientUnaryCall;
+  listTopics(
+    request: ListTopicsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTopicsResponse) => void,
+  ): ClientUnaryCall;
+  addTopic(
+    request: AddTopicRequest,
+    callback: (error: ServiceError | null, response: AddTopicResponse) => void,
+  ): ClientUnaryCall;
+  addTopic(
+    request: AddTopicRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddTopicResponse) => void,
+  ): ClientUnaryCall;
+  addTopic(
+    request: AddTopicRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddTopicResponse) => void,
+  ): ClientUnaryCall;
+  getTopic(
+    request: GetTopicRequest,
+    callback: (error: ServiceError | null, response: GetTopicResponse) => void,
+  ): ClientUnaryCall;
+  getTopic(
+    request: GetTopicRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetTopicResponse) => void,
+  ): ClientUnaryCall;
+  getTopic(
+    request: GetTopicRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetTopicResponse) => void,
+  ): ClientUnaryCall;
+  updateTopic(
+    request: UpdateTopicRequest,
+    callback: (error: ServiceError | null, response: UpdateTopicResponse) => void,
+  ): ClientUnaryCall;
+  updateTopic(
+    request: UpdateTopicRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateTopicResponse) => void,
+  ): ClientUnaryCall;
+  updateTopic(
+    request: UpdateTopicRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateTopicResponse) => void,
+  ): ClientUnaryCall;
+  deleteTopic(
+    request: DeleteTopicRequest,
+    callback: (error: ServiceError | null, response: DeleteTopicResponse) => void,
+  ): ClientUnaryCall;
+  deleteTopic(
+    request: DeleteTopicRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteTopicResponse) => void,
+  ): ClientUnaryCall;
+  deleteTopic(
+    request: DeleteTopicRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteTopicResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -1852,6 +12323,10 @@ export const SubscriberServiceClient = makeGenericClientConstructor(
   serviceName: string;
 };
 
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
+
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
 export type DeepPartial<T> = T extends Builtin ? T
@@ -1860,6 +12335,10 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -1,0 +1,91 @@
+import { Router } from 'express';
+import type { CallSettings } from '@mailer/kit';
+import type { ServiceClients } from '../clients';
+import type { ItemError } from '../openapi/validator';
+import { validated } from './validated';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** What one operation's handler gets: the validated request, the account (from the key, never the request), and the services. */
+export interface OperationContext<B, Q, P> {
+  accountId: string;
+  body: B;
+  query: Q;
+  /** Path parameters; ids (`...Id`) lowercased, since paths accept UUIDs in any case. */
+  params: P;
+  /** Items of a per-item validated body that the schema refused (sync rows); empty elsewhere. */
+  itemErrors: ItemError[];
+  clients: ServiceClients;
+  /** gRPC call settings carrying the request id. */
+  call: CallSettings;
+}
+
+/** The HTTP answer of an operation: JSON body (none for 204) and, for creations, Location. */
+export interface Reply {
+  status: 200 | 201 | 204;
+  body?: unknown;
+  location?: string;
+}
+
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown, location: string): Reply => ({ status: 201, body, location });
+export const noContent = (): Reply => ({ status: 204 });
+
+/** One row of an API.md table: method, Express path, the OpenAPI operation that validates it, and its handler. */
+export interface Operation {
+  method: HttpMethod;
+  path: string;
+  operationId: string;
+  handle(ctx: OperationContext<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export function operation<B = never, Q = never, P = Record<string, never>>(
+  method: HttpMethod,
+  path: string,
+  operationId: string,
+  handle: (ctx: OperationContext<B, Q, P>) => Promise<Reply>,
+): Operation {
+  return { method, path, operationId, handle };
+}
+
+const lowerIds = (params: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(params).map(([k, v]) => [k, k.endsWith('Id') && typeof v === 'string' ? v.toLowerCase() : v]));
+
+/**
+ * A router serving the given operations, each validated against its OpenAPI operation first.
+ * A literal path (`/subscribers/sync`) called with a method it does not have leaves the router
+ * at once, before a parameter route (`/subscribers/:subscriberId`) could take it for an id: it
+ * then gets 405 with Allow, not 400 invalid_uuid.
+ */
+export function mount(operations: Operation[], clients: ServiceClients): Router {
+  const router = Router();
+  const mounted = new Set<Operation>();
+  for (const op of operations) {
+    if (mounted.has(op)) continue;
+    const literal = !op.path.includes(':');
+    for (const o of literal ? operations.filter((x) => x.path === op.path) : [op]) {
+      register(router, o, clients);
+      mounted.add(o);
+    }
+    if (literal) router.all(op.path, (_req, _res, next) => next('router'));
+  }
+  return router;
+}
+
+function register(router: Router, op: Operation, clients: ServiceClients): void {
+  router[op.method](op.path, async (req, res) => {
+    const { params, query, body, itemErrors } = validated(op.operationId, req);
+    const reply = await op.handle({
+      accountId: req.account!.accountId,
+      params: lowerIds(params),
+      query,
+      body,
+      itemErrors,
+      clients,
+      call: { metadata: { 'x-request-id': req.requestId } },
+    });
+    if (reply.location) res.location(reply.location);
+    if (reply.status === 204) res.status(204).end();
+    else res.status(reply.status).json(reply.body);
+  });
+}

@@ -1,0 +1,322 @@
+import { commonV1 } from '@mailer/proto';
+import { schemaErrors } from '../src/openapi/validator';
+import { expectError } from './support/harness';
+import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, UUID_PATTERN, type Api, type SubscriberStack } from './support/subscriber-stack';
+
+// Fields, tags and topics through HTTP: real gateway -> real subscriber service, shapes exactly as
+// an integrator sees them.
+
+let env: SubscriberStack;
+beforeAll(async () => {
+  env = await startSubscriberStack();
+}, 60_000);
+afterAll(() => env?.stop());
+afterEach(() => env?.usage.reset());
+
+const id = expect.stringMatching(UUID_PATTERN);
+const instant = expect.stringMatching(INSTANT_PATTERN);
+
+const EMAIL_FIELD = { type: 'BUILT_IN', builtInField: 'EMAIL', personalizationTagName: 'email', label: 'Email', fieldType: 'EMAIL', required: true, internal: false, active: true, position: 0, options: [] };
+const FIRST_NAME_FIELD = { type: 'BUILT_IN', builtInField: 'FIRST_NAME', personalizationTagName: 'first_name', label: 'First name', fieldType: 'TEXT', required: false, internal: false, active: true, position: 1, options: [] };
+
+async function addField(a: Api, body: Record<string, unknown>) {
+  const res = await a.post('/fields', body);
+  const field = expectStatus(res, 201);
+  expect(res.headers.get('location')).toBe(`/fields/${field.fieldId}`);
+  expect(schemaErrors('Field', field)).toEqual([]);
+  return field;
+}
+
+describe('tags', () => {
+  it('CRUD with the exact Tag shape; names unique per account ignoring case', async () => {
+    const a = await env.account('tags');
+    expect(expectStatus(await a.get('/tags'), 200)).toEqual({ items: [] });
+
+    const res = await a.post('/tags', { name: '  VIP ' });
+    const vip = expectStatus(res, 201);
+    expect(vip).toEqual({ id, name: 'VIP', subscriberCount: 0, createdAt: instant });
+    expect(res.headers.get('location')).toBe(`/tags/${vip.id}`);
+    expect(schemaErrors('Tag', vip)).toEqual([]);
+
+    expectError(await a.post('/tags', { name: 'vip' }), 409, 'tag_name_exists');
+    const beta = expectStatus(await a.post('/tags', { name: 'Beta' }), 201);
+    const list = expectStatus(await a.get('/tags'), 200);
+    expect(schemaErrors('TagList', list)).toEqual([]);
+    expect(list.items.map((t: { name: string }) => t.name)).toEqual(['Beta', 'VIP']); // by name
+
+    expect(expectStatus(await a.get(`/tags/${vip.id.toUpperCase()}`), 200)).toEqual(vip);
+    const renamed = expectStatus(await a.put(`/tags/${vip.id}`, { name: 'Gold' }), 200);
+    expect(renamed).toEqual({ ...vip, name: 'Gold' });
+    expectError(await a.put(`/tags/${vip.id}`, { name: 'BETA' }), 409, 'tag_name_exists');
+
+    // subscriberCount counts current assignments
+    expectStatus(await a.post('/subscribers', { email: 'tagged@example.org', tags: [vip.id, beta.id] }), 201);
+    expect(expectStatus(await a.get(`/tags/${vip.id}`), 200).subscriberCount).toBe(1);
+
+    expect((await a.delete(`/tags/${vip.id}`)).status).toBe(204);
+    expectError(await a.get(`/tags/${vip.id}`), 404, 'tag_not_found');
+    expectError(await a.delete(`/tags/${vip.id}`), 404, 'tag_not_found');
+    // the deleted tag left the subscriber
+    const subscriber = expectStatus(await a.get('/subscribers/by-email/tagged%40example.org'), 200);
+    expect(subscriber.tags).toEqual([beta.id]);
+  });
+
+  it('errors: validation, invalid_uuid, unknown ids', async () => {
+    const a = await env.account('tag errors');
+    expectError(await a.post('/tags', {}), 400, 'validation_failed');
+    expectError(await a.post('/tags', { name: '' }), 400, 'validation_failed');
+    expectError(await a.post('/tags', { name: '   ' }), 400, 'validation_failed'); // blank after trimming (service)
+    expectError(await a.post('/tags', { name: 'x'.repeat(101) }), 400, 'validation_failed');
+    expectError(await a.post('/tags', { name: 'a', colour: 'red' }), 400, 'unknown_property');
+    expectError(await a.get('/tags/not-a-uuid'), 400, 'invalid_uuid');
+    expectError(await a.get(`/tags/${UNKNOWN_ID}`), 404, 'tag_not_found');
+    expectError(await a.put(`/tags/${UNKNOWN_ID}`, { name: 'x' }), 404, 'tag_not_found');
+  });
+});
+
+describe('topics', () => {
+  it('the first topic is the default; CRUD with the exact Topic shape', async () => {
+    const a = await env.account('topics');
+    expect(expectStatus(await a.get('/topics'), 200)).toEqual({ items: [] });
+    const res = await a.post('/topics', { label: 'News', description: 'Weekly' });
+    const news = expectStatus(res, 201);
+    expect(news).toEqual({ id, label: 'News', description: 'Weekly', active: true, isDefault: true, subscriberCount: 0, createdAt: instant });
+    expect(res.headers.get('location')).toBe(`/topics/${news.id}`);
+    expect(schemaErrors('Topic', news)).toEqual([]);
+
+    const deals = expectStatus(await a.post('/topics', { label: 'Deals' }), 201);
+    expect(deals).toMatchObject({ description: null, isDefault: false });
+    const list = expectStatus(await a.get('/topics'), 200);
+    expect(schemaErrors('TopicList', list)).toEqual([]);
+    expect(list.items.map((t: { label: string }) => t.label)).toEqual(['News', 'Deals']); // creation order
+
+    // PATCH: only given members change; description null clears it
+    expect(expectStatus(await a.patch(`/topics/${news.id}`, { label: 'Newsletter' }), 200)).toEqual({ ...news, label: 'Newsletter' });
+    expect(expectStatus(await a.patch(`/topics/${news.id}`, { description: null }), 200)).toMatchObject({ label: 'Newsletter', description: null });
+    expect(expectStatus(await a.patch(`/topics/${news.id}`, {}), 200)).toMatchObject({ label: 'Newsletter', description: null, isDefault: true });
+
+    // the default cannot be deactivated, un-defaulted or deleted while other topics exist
+    expectError(await a.patch(`/topics/${news.id}`, { active: false }), 409, 'topic_is_default');
+    expectError(await a.patch(`/topics/${news.id}`, { isDefault: false }), 409, 'topic_is_default');
+    expectError(await a.delete(`/topics/${news.id}`), 409, 'topic_is_default');
+
+    // moving the default
+    expect(expectStatus(await a.patch(`/topics/${deals.id}`, { isDefault: true }), 200)).toMatchObject({ isDefault: true });
+    expect(expectStatus(await a.get(`/topics/${news.id}`), 200)).toMatchObject({ isDefault: false });
+    expect(expectStatus(await a.patch(`/topics/${news.id}`, { active: false }), 200)).toMatchObject({ active: false });
+    expectError(await a.patch(`/topics/${news.id}`, { isDefault: true }), 400, 'topic_inactive');
+    expect((await a.delete(`/topics/${news.id}`)).status).toBe(204);
+    expectError(await a.get(`/topics/${news.id}`), 404, 'topic_not_found');
+    // the last topic, even the default, can go
+    expect((await a.delete(`/topics/${deals.id}`)).status).toBe(204);
+    expect(expectStatus(await a.get('/topics'), 200)).toEqual({ items: [] });
+  });
+
+  it('enrollExistingSubscribers subscribes every existing subscriber; subscriberCount follows', async () => {
+    const a = await env.account('enrol');
+    for (const email of ['e1@example.org', 'e2@example.org']) expectStatus(await a.post('/subscribers', { email }), 201);
+    const quiet = expectStatus(await a.post('/topics', { label: 'Quiet' }), 201);
+    expect(quiet.subscriberCount).toBe(0);
+    const all = expectStatus(await a.post('/topics', { label: 'All', enrollExistingSubscribers: true }), 201);
+    expect(all.subscriberCount).toBe(2);
+    expect(expectStatus(await a.get(`/subscribers?topicId=${all.id}`), 200).totalItems).toBe(2);
+  });
+
+  it('errors', async () => {
+    const a = await env.account('topic errors');
+    expectError(await a.post('/topics', {}), 400, 'validation_failed');
+    expectError(await a.post('/topics', { label: 'x'.repeat(256) }), 400, 'validation_failed');
+    expectError(await a.post('/topics', { label: 'L', description: 'x'.repeat(2001) }), 400, 'validation_failed');
+    expectError(await a.post('/topics', { label: 'L', isDefault: true }), 400, 'unknown_property');
+    expectError(await a.patch(`/topics/${UNKNOWN_ID}`, { label: 'x' }), 404, 'topic_not_found');
+    expectError(await a.delete(`/topics/${UNKNOWN_ID}`), 404, 'topic_not_found');
+    expectError(await a.get('/topics/123'), 400, 'invalid_uuid');
+  });
+});
+
+describe('fields', () => {
+  it('the catalogue starts with the built-ins; AddField derives personalization tag names', async () => {
+    const a = await env.account('fields');
+    const catalog = expectStatus(await a.get('/fields'), 200);
+    expect(catalog).toEqual({ fields: [EMAIL_FIELD, FIRST_NAME_FIELD] });
+    expect(schemaErrors('FieldCatalog', catalog)).toEqual([]);
+    expect(expectStatus(await a.get('/fields/EMAIL'), 200)).toEqual(EMAIL_FIELD);
+    expect(expectStatus(await a.get('/fields/FIRST_NAME'), 200)).toEqual(FIRST_NAME_FIELD);
+
+    const age = await addField(a, { label: 'Âge (years)', fieldType: 'NUMBER' });
+    expect(age).toEqual({ type: 'CUSTOM', fieldId: id, personalizationTagName: 'age_years', label: 'Âge (years)', fieldType: 'NUMBER', required: false, internal: false, active: true, position: 2, options: [] });
+    const again = await addField(a, { label: 'Age years', fieldType: 'TEXT', required: true, internal: true });
+    expect(again).toMatchObject({ personalizationTagName: 'age_years_2', fieldType: 'TEXT', required: true, internal: true, position: 3 });
+    const explicit = await addField(a, { personalizationTagName: 'work_email', label: 'Work', fieldType: 'EMAIL' });
+    expect(explicit.personalizationTagName).toBe('work_email');
+    const colour = await addField(a, { label: 'Colour', fieldType: 'SINGLE_CHOICE', options: ['Red', 'Green'] });
+    expect(colour.options).toEqual([
+      { id, label: 'Red', position: 1, active: true },
+      { id, label: 'Green', position: 2, active: true },
+    ]);
+
+    expectError(await a.post('/fields', { personalizationTagName: 'work_email', label: 'W2', fieldType: 'TEXT' }), 409, 'personalization_tag_name_exists');
+    expectError(await a.post('/fields', { personalizationTagName: 'email', label: 'E', fieldType: 'TEXT' }), 409, 'personalization_tag_name_exists');
+    expectError(await a.post('/fields', { personalizationTagName: 'Work-Email', label: 'W', fieldType: 'TEXT' }), 400, 'invalid_personalization_tag_name');
+    expectError(await a.post('/fields', { label: 'C', fieldType: 'MULTI_CHOICE' }), 400, 'field_options_required');
+    expectError(await a.post('/fields', { label: 'C', fieldType: 'MULTI_CHOICE', options: [] }), 400, 'field_options_required');
+    expectError(await a.post('/fields', { label: 'C', fieldType: 'TEXT', options: ['a'] }), 400, 'field_options_not_allowed');
+    expectError(await a.post('/fields', { label: 'C', fieldType: 'SINGLE_CHOICE', options: ['a', 'A'] }), 400, 'validation_failed');
+    expectError(await a.post('/fields', { label: 'C', fieldType: 'URL' }), 400, 'validation_failed');
+    expectError(await a.post('/fields', { label: '   ', fieldType: 'TEXT' }), 400, 'validation_failed');
+
+    const all = expectStatus(await a.get('/fields'), 200);
+    expect(all.fields.map((f: { personalizationTagName: string }) => f.personalizationTagName)).toEqual(['email', 'first_name', 'age_years', 'age_years_2', 'work_email', 'colour']);
+    expect(expectStatus(await a.get(`/fields/${colour.fieldId}`), 200)).toEqual(colour);
+    expectError(await a.get(`/fields/${UNKNOWN_ID}`), 404, 'field_not_found');
+    expectError(await a.get('/fields/email'), 400, 'invalid_uuid');
+  });
+
+  it('PATCH: label, flags, position; options added (id null), relabelled, omitted ones deactivated', async () => {
+    const a = await env.account('patch');
+    const first = await addField(a, { label: 'First', fieldType: 'TEXT' });
+    const colour = await addField(a, { label: 'Colour', fieldType: 'MULTI_CHOICE', options: ['Red', 'Green', 'Blue'] });
+    const [red, green, blue] = colour.options;
+
+    const relabelled = expectStatus(await a.patch(`/fields/${colour.fieldId}`, { label: 'Colours', required: true, internal: true }), 200);
+    expect(relabelled).toEqual({ ...colour, label: 'Colours', required: true, internal: true });
+
+    const moved = expectStatus(await a.patch(`/fields/${colour.fieldId}`, { position: 2 }), 200);
+    expect(moved.position).toBe(2);
+    expect(expectStatus(await a.get(`/fields/${first.fieldId}`), 200).position).toBe(3);
+    expectError(await a.patch(`/fields/${colour.fieldId}`, { position: 1 }), 400, 'validation_failed'); // built-ins hold 0 and 1
+
+    const patched = expectStatus(
+      await a.patch(`/fields/${colour.fieldId}`, { options: [{ id: blue.id, label: 'Navy' }, { id: red.id, label: 'Red' }, { id: null, label: 'Yellow' }] }),
+      200,
+    );
+    expect(patched.options).toEqual([
+      { id: blue.id, label: 'Navy', position: 1, active: true },
+      { id: red.id, label: 'Red', position: 2, active: true },
+      { id, label: 'Yellow', position: 3, active: true },
+      { id: green.id, label: 'Green', position: 4, active: false }, // omitted: deactivated, never deleted
+    ]);
+    expect(schemaErrors('Field', patched)).toEqual([]);
+
+    expectError(await a.patch(`/fields/${colour.fieldId}`, { options: [{ id: UNKNOWN_ID, label: 'X' }] }), 404, 'option_not_found');
+    expectError(await a.patch(`/fields/${colour.fieldId}`, { options: [] }), 400, 'field_options_required');
+    expectError(await a.patch(`/fields/${first.fieldId}`, { options: [{ label: 'X' }] }), 400, 'field_options_not_allowed');
+    expectError(await a.patch(`/fields/${colour.fieldId}`, { options: [{ id: red.id, label: 'A' }, { id: red.id, label: 'B' }] }), 400, 'duplicate_ids');
+    expectError(await a.patch(`/fields/${colour.fieldId}`, { fieldType: 'TEXT' }), 400, 'unknown_property');
+    expectError(await a.patch(`/fields/${colour.fieldId}`, { personalizationTagName: 'x' }), 400, 'unknown_property');
+    expectError(await a.patch(`/fields/${UNKNOWN_ID}`, { label: 'x' }), 404, 'field_not_found');
+    expectError(await a.patch('/fields/EMAIL', { label: 'Mail' }), 409, 'built_in_field_immutable');
+    // nothing of the refused requests was applied
+    expect(expectStatus(await a.get(`/fields/${colour.fieldId}`), 200)).toEqual(patched);
+  });
+
+  it('PATCH: an option sent back with active:false stays deactivated (FieldOption round trip)', async () => {
+    const a = await env.account('option active');
+    const colour = await addField(a, { label: 'Colour', fieldType: 'SINGLE_CHOICE', options: ['Red', 'Green'] });
+    const [red, green] = colour.options;
+    const patched = expectStatus(await a.patch(`/fields/${colour.fieldId}`, { options: [{ ...red }, { ...green, active: false }] }), 200);
+    expect(patched.options).toEqual([
+      { id: red.id, label: 'Red', position: 1, active: true },
+      { id: green.id, label: 'Green', position: 2, active: false },
+    ]);
+  });
+
+  it('archive / restore / delete with the 409 rules; usage report with sources', async () => {
+    const a = await env.account('lifecycle');
+    const field = await addField(a, { label: 'Score', fieldType: 'NUMBER' });
+    const s = expectStatus(await a.post('/subscribers', { email: 'scored@example.org', fields: [{ fieldId: field.fieldId, value: { kind: 'NUMBER', number: 7 } }] }), 201);
+
+    const report = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
+    expect(report).toEqual({
+      fieldId: field.fieldId,
+      fieldLabel: 'Score',
+      personalizationTagName: 'score',
+      fieldType: 'NUMBER',
+      subscriberValueCount: 1,
+      archiveBlocked: false,
+      permanentDeleteBlocked: false,
+      blockingUsages: [],
+      warningUsages: [],
+      contentMergeTagUsages: [],
+      permanentDeleteBlockingUsages: [],
+      externalHints: [],
+      sources: expect.arrayContaining(['segment', 'form', 'rss', 'messaging'].map((service) => ({ service, answered: true }))),
+    });
+    expect(report.sources).toHaveLength(4);
+    expect(schemaErrors('FieldUsageReport', report)).toEqual([]);
+    expect(env.usage.calls.form.at(-1)).toMatchObject({ accountId: a.accountId, fieldId: field.fieldId, personalizationTagName: 'score' });
+
+    // a blocking write usage: archive refused, the usages in details
+    env.usage.report('form', field.fieldId, [{ artifactName: 'Signup' }]);
+    env.usage.report('segment', field.fieldId, [
+      { category: commonV1.FieldUsageCategory.FIELD_USAGE_CATEGORY_SEGMENT, artifactName: 'High scorers', effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_WARNING, permanentDeleteBlocking: true },
+    ]);
+    const blocked = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
+    expect(blocked).toMatchObject({ archiveBlocked: true, permanentDeleteBlocked: true });
+    expect(blocked.blockingUsages).toEqual([
+      { category: 'FORM', area: 'signup step 1', artifactId: '9b2f7c1e-6a3d-4e8f-9c0b-1d2e3f4a5b6c', artifactName: 'Signup', status: 'ACTIVE', reason: 'writes the field', link: '', permanentDeleteBlocking: false },
+    ]);
+    expect(blocked.warningUsages).toEqual([expect.objectContaining({ category: 'SEGMENT', artifactName: 'High scorers' })]);
+    expect(blocked.permanentDeleteBlockingUsages).toEqual([expect.objectContaining({ category: 'SEGMENT' })]);
+    expect(expectStatus(await a.get(`/fields/${field.fieldId}/forms`), 200)).toEqual([{ id: '9b2f7c1e-6a3d-4e8f-9c0b-1d2e3f4a5b6c', name: 'Signup' }]);
+
+    const refused = await a.post(`/fields/${field.fieldId}/archive`);
+    expectError(refused, 409, 'field_archive_blocked');
+    expect(refused.json.details).toEqual([{ path: 'blockingUsages[0]', problem: expect.stringContaining('Signup') }]);
+
+    // a source that does not answer: nothing can be proven
+    env.usage.reset();
+    env.usage.fail('rss', field.fieldId);
+    const unknown = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
+    expect(unknown).toMatchObject({ archiveBlocked: true, permanentDeleteBlocked: true });
+    expect(unknown.sources).toContainEqual({ service: 'rss', answered: false, error: expect.stringContaining('rss is down') });
+    expectError(await a.post(`/fields/${field.fieldId}/archive`), 409, 'field_usage_unknown');
+    expect(expectStatus(await a.get(`/fields/${field.fieldId}`), 200).active).toBe(true); // nothing written
+    env.usage.fail('form', field.fieldId);
+    expectError(await a.get(`/fields/${field.fieldId}/forms`), 503, 'service_unavailable');
+
+    env.usage.reset();
+    expectError(await a.delete(`/fields/${field.fieldId}`), 409, 'field_not_archived');
+    const archived = expectStatus(await a.post(`/fields/${field.fieldId}/archive`), 200);
+    expect(archived).toEqual({ ...field, active: false });
+    expect(expectStatus(await a.post(`/fields/${field.fieldId}/archive`), 200)).toEqual(archived); // idempotent
+    expect(expectStatus(await a.get('/fields'), 200).fields.map((f: { label: string }) => f.label)).toEqual(['Email', 'First name']);
+    expect(expectStatus(await a.get('/fields?includeArchived=true'), 200).fields.map((f: { label: string }) => f.label)).toEqual(['Email', 'First name', 'Score']);
+    // archived fields take no new values, but keep the stored ones
+    expectError(await a.put(`/subscribers/${s.id}/field-values/${field.fieldId}`, { kind: 'NUMBER', number: 8 }), 409, 'field_archived');
+    expect(expectStatus(await a.get(`/subscribers/${s.id}/field-values`), 200).values).toEqual([{ fieldId: field.fieldId, personalizationTagName: 'score', value: { kind: 'NUMBER', number: 7 } }]);
+
+    expect(expectStatus(await a.post(`/fields/${field.fieldId}/restore`), 200)).toEqual({ ...field, active: true });
+    expect(expectStatus(await a.post(`/fields/${field.fieldId}/restore`), 200).active).toBe(true);
+    expectStatus(await a.post(`/fields/${field.fieldId}/archive`), 200);
+
+    // permanent delete: blocked by usages, unknown when a source is down, then done
+    env.usage.report('messaging', field.fieldId, [{ category: commonV1.FieldUsageCategory.FIELD_USAGE_CATEGORY_SEND_IN_PROGRESS, effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_WARNING, permanentDeleteBlocking: true, artifactName: 'Campaign' }]);
+    const deleteBlocked = await a.delete(`/fields/${field.fieldId}`);
+    expectError(deleteBlocked, 409, 'field_delete_blocked');
+    expect(deleteBlocked.json.details).toEqual([{ path: 'permanentDeleteBlockingUsages[0]', problem: expect.stringContaining('Campaign') }]);
+    env.usage.reset();
+    env.usage.fail('segment', field.fieldId);
+    expectError(await a.delete(`/fields/${field.fieldId}`), 409, 'field_usage_unknown');
+    env.usage.reset();
+    expect((await a.delete(`/fields/${field.fieldId}`)).status).toBe(204);
+    expectError(await a.get(`/fields/${field.fieldId}`), 404, 'field_not_found');
+    expect(expectStatus(await a.get(`/subscribers/${s.id}/field-values`), 200).values).toEqual([]);
+  });
+
+  it('built-in fields cannot be changed, archived, restored or deleted', async () => {
+    const a = await env.account('built-ins');
+    for (const name of ['EMAIL', 'FIRST_NAME']) {
+      expectError(await a.patch(`/fields/${name}`, { required: true }), 409, 'built_in_field_immutable');
+      expectError(await a.post(`/fields/${name}/archive`), 409, 'built_in_field_immutable');
+      expectError(await a.post(`/fields/${name}/restore`), 409, 'built_in_field_immutable');
+      expectError(await a.delete(`/fields/${name}`), 409, 'built_in_field_immutable');
+    }
+    expectError(await a.get('/fields/EMAIL/usage'), 400, 'invalid_uuid');
+    expectError(await a.get('/fields/EMAIL/forms'), 400, 'invalid_uuid');
+    // a field no form uses
+    const unused = await addField(a, { label: 'Unused', fieldType: 'TEXT' });
+    expect(expectStatus(await a.get(`/fields/${unused.fieldId}/forms`), 200)).toEqual([]);
+    expectError(await a.get(`/fields/${UNKNOWN_ID}/forms`), 404, 'field_not_found');
+  });
+});

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DomainError, GrpcStatus, invalid } from '@mailer/kit';
+import type { Store } from '@mailer/store';
+import type { UsageSources } from '../clients/field-usage';
+import type { AccountContext } from '../domain/contacts';
+import { Catalog } from '../domain/fields';
+import type { CatalogRepository } from '../store/catalog';
+import type { SubscriberRepository } from '../store/subscribers';
+
+/** What the handlers work with; built once in server.ts. */
+export interface Deps {
+  store: Store;
+  subscribers: SubscriberRepository;
+  catalog: CatalogRepository;
+  usage: UsageSources;
+  /** Wakes the outbox relay after a write that recorded events. */
+  notify(): void;
+  /** Bulk writes wait while more events than this wait for the relay. */
+  maxPendingEvents: number;
+  now?: () => string;
+  newId?: () => string;
+}
+
+/** How long a bulk write waits for the event backlog to shrink (below the gateway's 5 s deadline). */
+const BACKLOG_WAIT_MS = 3_000;
+
+/**
+ * Backpressure for bulk writes: each commits up to thousands of events in one go, faster than they
+ * can be published. Waiting here keeps the outbox (held in memory by the embedded store) bounded;
+ * when events are not published at all (NATS down) the write is refused rather than queued forever.
+ */
+export async function awaitEventBacklog(deps: Deps): Promise<void> {
+  const deadline = Date.now() + BACKLOG_WAIT_MS;
+  while ((await deps.subscribers.pendingEvents()) > deps.maxPendingEvents) {
+    deps.notify();
+    if (Date.now() > deadline) {
+      throw new DomainError(GrpcStatus.UNAVAILABLE, 'event_backlog_full', 'domain events are waiting to be published; retry the request shortly');
+    }
+    await sleep(5);
+  }
+}
+
+export const nowOf = (deps: Deps): string => (deps.now ? deps.now() : new Date().toISOString());
+export const newIdOf = (deps: Deps): string => (deps.newId ? deps.newId() : randomUUID());
+
+/** The account comes from the API key (gateway); a request without one is a caller bug, refused. */
+export function accountOf(req: { accountId: string }): string {
+  const id = req.accountId ?? '';
+  if (id.length === 0 || id.length > 100) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
+  return id;
+}
+
+export async function loadCatalog(deps: Deps, accountId: string): Promise<Catalog> {
+  return new Catalog(await deps.catalog.listFields(accountId));
+}
+
+/** The account's catalog, tags and topics: loaded once per request, whatever its size. */
+export async function loadContext(deps: Deps, accountId: string): Promise<AccountContext> {
+  const [fields, tags, topics] = await Promise.all([deps.catalog.listFields(accountId), deps.catalog.listTags(accountId), deps.catalog.listTopics(accountId)]);
+  return { catalog: new Catalog(fields), tags: new Map(tags.map((t) => [t.id, t])), topics: new Map(topics.map((t) => [t.id, t])) };
+}

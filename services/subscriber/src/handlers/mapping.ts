@@ -1,0 +1,208 @@
+// protobuf <-> domain: the only place that knows both.
+import { invalid } from '@mailer/kit';
+import { subscriberV1 } from '@mailer/proto';
+import { BUILT_IN_FIELDS, type BuiltInFieldName, type Catalog } from '../domain/fields';
+import type { SubscriberStatus } from '../domain/subscriber';
+import type { SyncMode, SyncOutcome } from '../domain/sync';
+import type { SubscriberTopicView } from '../domain/topics';
+import type { FieldDef, FieldType, FieldValueInput, StoredValue, SubscriberInput, SubscriberState, TagDef, TopicDef, ValueInput } from '../domain/types';
+import { displayValue, typedValue } from '../domain/values';
+
+const P = subscriberV1;
+const STATUS_PREFIX = 'SUBSCRIBER_STATUS_';
+const TYPE_PREFIX = 'FIELD_TYPE_';
+
+/** UNSPECIFIED -> undefined (not given); values outside the enum -> validation_failed. */
+export function statusFromProto(s: subscriberV1.SubscriberStatus, path = 'subscriberStatus'): SubscriberStatus | undefined {
+  if (s === P.SubscriberStatus.SUBSCRIBER_STATUS_UNSPECIFIED) return undefined;
+  const name = P.SubscriberStatus[s];
+  if (!name || !name.startsWith(STATUS_PREFIX)) throw invalid('validation_failed', `unknown subscriber status ${s}`, [{ path, problem: 'unknown status' }]);
+  return name.slice(STATUS_PREFIX.length) as SubscriberStatus;
+}
+
+export const statusToProto = (s: SubscriberStatus): subscriberV1.SubscriberStatus => P.SubscriberStatus[`${STATUS_PREFIX}${s}` as keyof typeof P.SubscriberStatus];
+
+export function fieldTypeFromProto(t: subscriberV1.FieldType): FieldType {
+  const name = P.FieldType[t];
+  if (t === P.FieldType.FIELD_TYPE_UNSPECIFIED || !name || !name.startsWith(TYPE_PREFIX)) {
+    throw invalid('validation_failed', 'fieldType must be one of TEXT, LONG_TEXT, EMAIL, NUMBER, DATE, BOOLEAN, SINGLE_CHOICE, MULTI_CHOICE', [{ path: 'fieldType', problem: 'required' }]);
+  }
+  return name.slice(TYPE_PREFIX.length) as FieldType;
+}
+
+export const fieldTypeToProto = (t: FieldType): subscriberV1.FieldType => P.FieldType[`${TYPE_PREFIX}${t}` as keyof typeof P.FieldType];
+
+const BUILT_IN_TO_PROTO: Record<BuiltInFieldName, subscriberV1.BuiltInField> = {
+  EMAIL: P.BuiltInField.BUILT_IN_FIELD_EMAIL,
+  FIRST_NAME: P.BuiltInField.BUILT_IN_FIELD_FIRST_NAME,
+};
+
+export function syncModeFromProto(m: subscriberV1.SyncMode): SyncMode {
+  switch (m) {
+    case P.SyncMode.SYNC_MODE_UNSPECIFIED:
+    case P.SyncMode.SYNC_MODE_UPSERT:
+      return 'UPSERT';
+    case P.SyncMode.SYNC_MODE_CREATE_ONLY:
+      return 'CREATE_ONLY';
+    case P.SyncMode.SYNC_MODE_UPDATE_ONLY:
+      return 'UPDATE_ONLY';
+    default:
+      throw invalid('validation_failed', `unknown sync mode ${m}`, [{ path: 'mode', problem: 'must be UPSERT, CREATE_ONLY or UPDATE_ONLY' }]);
+  }
+}
+
+export const syncOutcomeToProto = (o: SyncOutcome): subscriberV1.SyncOutcome => P.SyncOutcome[`SYNC_OUTCOME_${o}` as keyof typeof P.SyncOutcome];
+
+export function valueFromProto(v: subscriberV1.FieldValue | undefined): ValueInput | undefined {
+  const value = v?.value;
+  if (!value) return undefined;
+  switch (value.$case) {
+    case 'text':
+      return { kind: 'TEXT', value: value.value };
+    case 'email':
+      return { kind: 'EMAIL', value: value.value };
+    case 'number':
+      return { kind: 'NUMBER', value: value.value };
+    case 'date':
+      return { kind: 'DATE', value: value.value };
+    case 'booleanValue':
+      return { kind: 'BOOLEAN', value: value.value };
+    case 'optionId':
+      return { kind: 'SINGLE_OPTION', value: value.value };
+    case 'optionIds':
+      return { kind: 'MULTI_OPTION', value: value.value.ids };
+    default:
+      return undefined;
+  }
+}
+
+export const fieldInputsFromProto = (fields: subscriberV1.FieldValueInput[]): FieldValueInput[] => fields.map((f) => ({ fieldId: f.fieldId, value: valueFromProto(f.value) }));
+
+export function subscriberInputFromProto(req: subscriberV1.AddSubscriberRequest, path = ''): SubscriberInput {
+  return {
+    email: req.email,
+    firstName: req.firstName,
+    status: statusFromProto(req.subscriberStatus, `${path}subscriberStatus`),
+    tags: req.tags,
+    topicIds: req.topicIdsGiven || req.topicIds.length > 0 ? req.topicIds : undefined,
+    fields: fieldInputsFromProto(req.fields),
+  };
+}
+
+export function valueToProto(field: FieldDef, stored: StoredValue, catalog: Catalog): subscriberV1.FieldValue {
+  const t = typedValue(field, stored, catalog);
+  const labels = t.labels ?? [];
+  switch (t.kind) {
+    case 'TEXT':
+      return { value: { $case: 'text', value: t.value as string }, labels };
+    case 'EMAIL':
+      return { value: { $case: 'email', value: t.value as string }, labels };
+    case 'NUMBER':
+      return { value: { $case: 'number', value: t.value as number }, labels };
+    case 'DATE':
+      return { value: { $case: 'date', value: t.value as string }, labels };
+    case 'BOOLEAN':
+      return { value: { $case: 'booleanValue', value: t.value as boolean }, labels };
+    case 'SINGLE_OPTION':
+      return { value: { $case: 'optionId', value: t.value as string }, labels };
+    case 'MULTI_OPTION':
+      return { value: { $case: 'optionIds', value: { ids: t.value as string[] } }, labels };
+  }
+}
+
+/** The stored values of a subscriber as FieldValueInput, sorted by field id (values of deleted fields cannot exist). */
+export function fieldValuesToProto(s: SubscriberState, catalog: Catalog): subscriberV1.FieldValueInput[] {
+  return Object.keys(s.fields)
+    .sort()
+    .flatMap((fieldId) => {
+      const field = catalog.byId.get(fieldId);
+      return field ? [{ fieldId, value: valueToProto(field, s.fields[fieldId], catalog) }] : [];
+    });
+}
+
+export function fieldEntriesToProto(s: SubscriberState, catalog: Catalog): subscriberV1.FieldValueEntry[] {
+  return Object.keys(s.fields)
+    .sort()
+    .flatMap((fieldId) => {
+      const field = catalog.byId.get(fieldId);
+      return field ? [{ fieldId, personalizationTagName: field.personalizationTagName, value: valueToProto(field, s.fields[fieldId], catalog) }] : [];
+    });
+}
+
+export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscriberV1.Subscriber {
+  const values: subscriberV1.SubscriberFieldValue[] = [
+    { fieldRef: { ref: { $case: 'builtInField', value: P.BuiltInField.BUILT_IN_FIELD_EMAIL } }, personalizationTagName: 'email', label: 'Email', displayValue: s.email },
+  ];
+  if (s.firstName !== null) {
+    values.push({ fieldRef: { ref: { $case: 'builtInField', value: P.BuiltInField.BUILT_IN_FIELD_FIRST_NAME } }, personalizationTagName: 'first_name', label: 'First name', displayValue: s.firstName });
+  }
+  for (const field of catalog.ordered) {
+    const stored = s.fields[field.id];
+    if (stored === undefined) continue;
+    values.push({ fieldRef: { ref: { $case: 'fieldId', value: field.id } }, personalizationTagName: field.personalizationTagName, label: field.label, displayValue: displayValue(field, stored, catalog) });
+  }
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt };
+}
+
+export function subscriberDataToProto(s: SubscriberState, catalog: Catalog): subscriberV1.SubscriberData {
+  return {
+    subscriberId: s.id,
+    email: s.email,
+    firstName: s.firstName ?? undefined,
+    subscriberStatus: statusToProto(s.status),
+    fields: fieldValuesToProto(s, catalog),
+    tags: [...s.tags].sort(),
+  };
+}
+
+export const overviewToProto = (s: SubscriberState): subscriberV1.SubscriberOverview => ({
+  id: s.id,
+  email: s.email,
+  firstName: s.firstName ?? undefined,
+  subscriberStatus: statusToProto(s.status),
+  tags: s.tags,
+  registeredAt: s.registeredAt,
+});
+
+export function fieldToProto(f: FieldDef): subscriberV1.Field {
+  return {
+    ref: { ref: { $case: 'fieldId', value: f.id } },
+    personalizationTagName: f.personalizationTagName,
+    label: f.label,
+    fieldType: fieldTypeToProto(f.fieldType),
+    required: f.required,
+    internal: f.internal,
+    active: f.active,
+    position: f.position,
+    options: [...f.options].sort((a, b) => a.position - b.position).map((o) => ({ id: o.id, label: o.label, position: o.position, active: o.active })),
+  };
+}
+
+export function builtInFieldToProto(name: BuiltInFieldName): subscriberV1.Field {
+  const b = BUILT_IN_FIELDS.find((x) => x.builtInField === name)!;
+  return {
+    ref: { ref: { $case: 'builtInField', value: BUILT_IN_TO_PROTO[name] } },
+    personalizationTagName: b.personalizationTagName,
+    label: b.label,
+    fieldType: fieldTypeToProto(b.fieldType),
+    required: b.required,
+    internal: false,
+    active: true,
+    position: b.position,
+    options: [],
+  };
+}
+
+export const tagToProto = (t: TagDef, count: number): subscriberV1.Tag => ({ id: t.id, name: t.name, subscriberCount: String(count), createdAt: t.createdAt });
+
+export const topicToProto = (t: TopicDef, count: number): subscriberV1.Topic => ({
+  id: t.id,
+  label: t.label,
+  description: t.description ?? undefined,
+  active: t.active,
+  isDefault: t.isDefault,
+  subscriberCount: String(count),
+  createdAt: t.createdAt,
+});
+
+export const topicViewToProto = (v: SubscriberTopicView): subscriberV1.SubscriberTopic => ({ ...v });
