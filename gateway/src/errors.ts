@@ -77,6 +77,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'field_usage_unknown', status: 409, meaning: 'A service that may use the field did not answer, so archival or deletion cannot be proven safe; retry later.' },
   { errorId: 'built_in_field_immutable', status: 409, meaning: 'Built-in fields (EMAIL, FIRST_NAME) cannot be changed, archived or deleted.' },
   { errorId: 'topic_is_default', status: 409, meaning: 'The default topic cannot be deactivated, un-defaulted or deleted; make another topic the default first.' },
+  { errorId: 'concurrent_modification', status: 409, meaning: 'The record was changed concurrently too often while this request applied; repeat the request.' },
   { errorId: 'idempotency_in_progress', status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.' },
   { errorId: 'payload_too_large', status: 413, meaning: 'The body is larger than 1 MiB (10 MiB for /subscribers/sync).' },
   { errorId: 'unsupported_media_type', status: 415, meaning: 'A body was sent with a Content-Type other than application/json (or an unsupported charset or encoding).' },
@@ -84,6 +85,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'rate_limited', status: 429, meaning: 'A rate limit is reached; wait Retry-After seconds. Rejected requests do not consume budget.' },
   { errorId: 'headers_too_large', status: 431, meaning: 'The request headers are too large; the connection is closed.' },
   { errorId: 'internal_error', status: 500, meaning: 'The request could not be completed. No details are exposed; the X-Request-Id identifies it in the server logs.' },
+  { errorId: 'event_backlog_full', status: 503, meaning: 'Too many domain events wait to be published (the message store is slow or down); nothing was written. Retry after a short wait.' },
   { errorId: 'service_unavailable', status: 503, meaning: 'A backing service or the message store is unavailable or timed out. Safe operations may be retried with backoff.' },
 ];
 
@@ -124,9 +126,11 @@ function isGrpcError(err: unknown): err is { code: number; details?: string; met
 export function fromGrpcError(err: unknown): ApiError | undefined {
   if (!isGrpcError(err)) return undefined;
   const status = GRPC_TO_HTTP[err.code as GrpcStatus] ?? 500;
-  if (status === 503) return serviceUnavailable();
-  if (status >= 500) return internalError();
   const domain = fromServiceError(err);
+  // A service may say why it is unavailable (e.g. event_backlog_full); its own texts are written
+  // for clients. Any other 5xx gets a generic text (a service's internal message never leaks).
+  if (status === 503) return domain ? new ApiError(503, domain.errorId, domain.message) : serviceUnavailable();
+  if (status >= 500) return internalError();
   if (domain) return new ApiError(status, domain.errorId, domain.message, domain.details);
   // Services raise DomainErrors; a 4xx code without an errorId has no stable code to publish, so it is
   // treated as the bug it is (grpc-js's own local errors, e.g. message too large, land here too).

@@ -273,7 +273,7 @@ describe('fields', () => {
     expectError(await a.post(`/fields/${field.fieldId}/archive`), 409, 'field_usage_unknown');
     expect(expectStatus(await a.get(`/fields/${field.fieldId}`), 200).active).toBe(true); // nothing written
     env.usage.fail('form', field.fieldId);
-    expectError(await a.get(`/fields/${field.fieldId}/forms`), 503, 'service_unavailable');
+    expectError(await a.get(`/fields/${field.fieldId}/forms`), 409, 'field_usage_unknown');
 
     env.usage.reset();
     expectError(await a.delete(`/fields/${field.fieldId}`), 409, 'field_not_archived');

@@ -194,7 +194,7 @@ export const openApiDocument = {
       IdempotencyKeyReused: errorResponse('The Idempotency-Key was used for a different request.', ['idempotency_key_reused'], rateLimitHeaders),
       TooManyRequests: errorResponse('A rate limit is reached.', ['rate_limited'], { ...rateLimitHeaders, 'Retry-After': ref('headers', 'RetryAfter') }),
       InternalError: errorResponse('Unexpected failure (no details).', ['internal_error'], rateLimitHeaders),
-      ServiceUnavailable: errorResponse('A backing service or the message store is unavailable.', ['service_unavailable'], rateLimitHeaders),
+      ServiceUnavailable: errorResponse('A backing service or the message store is unavailable (`event_backlog_full`: too many domain events wait to be published; nothing was written).', ['service_unavailable', 'event_backlog_full'], rateLimitHeaders),
     },
     schemas: {
       ErrorMessageDto: {

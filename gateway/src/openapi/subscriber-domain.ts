@@ -444,9 +444,9 @@ export const subscriberDomainPaths = {
       tags: ['Fields'],
       operationId: 'listFieldForms',
       summary: 'Signup forms that use a field',
-      description: 'Each form once, as the form service reports its usages of the field. When the form service does not answer, `503 service_unavailable` (retry with backoff): an empty list always means "no form".',
+      description: 'Each form once, as the form service reports its usages of the field. When the form service does not answer, `409 field_usage_unknown` (retry later): an empty list always means "no form".',
       parameters: [ref('parameters', 'FieldId')],
-      responses: responses('get', { '200': ok('The forms.', { type: 'array', items: schemaRef('FieldFormUseDto') }) }, { 400: ['invalid_uuid'], 404: ['field_not_found'] }),
+      responses: responses('get', { '200': ok('The forms.', { type: 'array', items: schemaRef('FieldFormUseDto') }) }, { 400: ['invalid_uuid'], 404: ['field_not_found'], 409: ['field_usage_unknown'] }),
     },
   },
   '/tags': {

@@ -101,11 +101,16 @@ export function sortPage(docs: Doc[], spec: Record<string, 1 | -1>, skip: number
 
   const first = new Array<unknown>(count);
   for (let i = 0; i < count; i++) first[i] = extract[0](docs[i]);
-  const later: unknown[][] = paths.slice(1).map(() => []);
+  // Later keys are only needed on ties of the first one: extracted lazily, remembered per document
+  // (dense arrays with a "known" flag: sparse arrays and `in` checks cost a fifth of a deep sort).
+  const later = paths.slice(1).map(() => ({ values: new Array<unknown>(count), known: new Uint8Array(count) }));
   const laterKey = (f: number, i: number): unknown => {
     const cache = later[f - 1];
-    if (!(i in cache)) cache[i] = extract[f](docs[i]);
-    return cache[i];
+    if (!cache.known[i]) {
+      cache.values[i] = extract[f](docs[i]);
+      cache.known[i] = 1;
+    }
+    return cache.values[i];
   };
   const dir0 = dirs[0];
   const cmp = (a: number, b: number): number => {
@@ -120,11 +125,12 @@ export function sortPage(docs: Doc[], spec: Record<string, 1 | -1>, skip: number
 
   const order = new Int32Array(count);
   for (let i = 0; i < count; i++) order[i] = i;
+  // Only the page itself is sorted: select the `wanted` smallest, then within them the `skip`
+  // smallest, and sort what lies between (a deep page no longer sorts everything before it).
   if (wanted < count) select(order, wanted, cmp);
-  const best = Array.from(order.subarray(0, wanted)).sort(cmp);
-  const page: Doc[] = [];
-  for (let i = skip; i < best.length; i++) page.push(docs[best[i]]);
-  return page;
+  if (skip > 0) select(order.subarray(0, wanted), skip, cmp);
+  const window = Array.from(order.subarray(skip, wanted)).sort(cmp);
+  return window.map((i) => docs[i]);
 }
 
 /** Rearranges `a` so that its first `k` entries are the k smallest under `cmp` (in any order). Hoare quickselect, median of three. */

@@ -80,7 +80,7 @@ describe('sortPage', () => {
     const docs = Array.from({ length: 1000 }, (_, i) => ({ _id: `d${i}`, k: i % 17, s: `s${i % 5}`, arr: [i % 7, (i * 3) % 11] }));
     for (const spec of [{ k: 1 }, { k: -1, s: 1 }, { s: -1 }, { arr: 1 }, { arr: -1 }] as Record<string, 1 | -1>[]) {
       const full = sortPage(docs as any, spec, 0, undefined).map((d) => d._id);
-      for (const [skip, limit] of [[0, 10], [35, 20], [990, 50]]) {
+      for (const [skip, limit] of [[0, 10], [35, 20], [500, 50], [1, 999], [999, 1], [990, 50]]) {
         expect(sortPage(docs as any, spec, skip, limit).map((d) => d._id)).toEqual(full.slice(skip, skip + limit));
       }
     }
