@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
     grpc: { type: 'boolean', default: false },
     parallel: { type: 'string', default: '4' },
     requests: { type: 'string', default: '2000' },
-    'service-node-options': { type: 'string' },
+    'service-node-options': { type: 'string', default: '--max-old-space-size=768' }, // as the local runner runs it
   },
 });
 const count = Number(args.count ?? (args.memory ? 1_000_000 : 100_000));
