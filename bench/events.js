@@ -55,7 +55,8 @@ async function main() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const gw = await startGateway({ NATS_URL: nats.url });
+    // Run as the chart and the local runner run it (heap cap).
+    const gw = await startGateway({ NATS_URL: nats.url, NODE_OPTIONS: '--max-old-space-size=128' });
     stops.push(() => gw.stop());
     const nc = await connect({ servers: nats.url });
     await ensureStreams(nc);
