@@ -1,3 +1,5 @@
+import { commonV1 } from '@mailer/proto';
+import { usageFromProto } from '../src/clients/field-usage';
 import { classifyUsages, formsOf, usageProblem, type FieldUsage } from '../src/domain/usage';
 
 const usage = (over: Partial<FieldUsage>): FieldUsage => ({
@@ -81,5 +83,20 @@ describe('formsOf and usageProblem', () => {
       path: 'blockingUsages[0]',
       problem: 'FORM "Footer" (f1): writes the field',
     });
+  });
+});
+
+describe('usages reported by other services', () => {
+  const base = { area: 'a', artifactId: 'x', artifactName: 'n', status: 's', reason: 'r', link: '', permanentDeleteBlocking: false };
+
+  it('keeps known categories and effects', () => {
+    const u = usageFromProto({ ...base, category: commonV1.FieldUsageCategory.FIELD_USAGE_CATEGORY_FORM, effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_WARNING });
+    expect(u).toMatchObject({ category: 'FORM', effect: 'WARNING' });
+  });
+
+  it.each([0, 99, -1])('shows an unknown category %p as an external hint, keeping its (blocking) effect', (category) => {
+    const u = usageFromProto({ ...base, category, effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_BLOCKS_ARCHIVE });
+    expect(u).toMatchObject({ category: 'EXTERNAL_HINT', effect: 'BLOCKS_ARCHIVE' });
+    expect(classifyUsages([{ service: 'segment', answered: true, usages: [u] }]).archiveBlocked).toBe(true);
   });
 });

@@ -10,11 +10,13 @@ export type UsageSourceName = 'segment' | 'form' | 'messaging' | 'rss';
 const CATEGORY_PREFIX = 'FIELD_USAGE_CATEGORY_';
 const EFFECT_PREFIX = 'FIELD_USAGE_EFFECT_';
 
-function usageFromProto(u: commonV1.FieldUsage): FieldUsage {
+export function usageFromProto(u: commonV1.FieldUsage): FieldUsage {
   const category = (commonV1.FieldUsageCategory[u.category] ?? `${CATEGORY_PREFIX}UNSPECIFIED`).slice(CATEGORY_PREFIX.length) as UsageCategory;
   const effect = (commonV1.FieldUsageEffect[u.effect] ?? `${EFFECT_PREFIX}UNSPECIFIED`).slice(EFFECT_PREFIX.length) as UsageEffect;
   return {
-    category: category || 'UNSPECIFIED',
+    // FieldUsage.category is a closed enum in the API: a category this service does not know (a
+    // newer peer) is shown as an external hint; its effect still decides whether it blocks.
+    category: !category || category === 'UNSPECIFIED' ? 'EXTERNAL_HINT' : category,
     area: u.area,
     artifactId: u.artifactId,
     artifactName: u.artifactName,
