@@ -4,6 +4,13 @@ export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
+  /**
+   * Durable consumer name of the contact projection on DOMAIN. A new name (with an empty store)
+   * rebuilds the projection from the stream (DOMAIN keeps 30 days).
+   */
+  SEGMENT_PROJECTION_DURABLE: z.string().regex(/^[A-Za-z0-9_-]+$/).default('segment-projection'),
+  /** Projection handlers in flight (events of one account are applied one at a time). */
+  SEGMENT_PROJECTION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
 });
 export type Config = z.infer<typeof configSchema>;
 

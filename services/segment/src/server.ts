@@ -1,9 +1,12 @@
 import type { ServiceContext } from '@mailer/kit/service';
+import { Counter } from '@mailer/kit';
 import { commonV1, segmentV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { startProjection } from './events/projection';
+import { ContactProjection } from './store/contacts';
 
-/** Registers the segment service's handlers. Its domain arrives in a later issue. */
-export async function setup(ctx: ServiceContext<Config>): Promise<void> {
+/** Registers the segment service's handlers and starts the contact projection (stopped on SIGTERM). */
+export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
   });
@@ -13,4 +16,20 @@ export async function setup(ctx: ServiceContext<Config>): Promise<void> {
   ctx.grpc.add(commonV1.FieldUsageServiceService, {
     listFieldUsages: async () => ({ usages: [] }),
   });
+
+  const applied = new Counter({
+    name: 'segment_projection_events_total',
+    help: 'DOMAIN events handled by the contact projection, by type and outcome (applied, stale, ignored, malformed, error)',
+    labelNames: ['type', 'outcome'],
+    registers: [ctx.metrics.registry],
+  });
+  const projection = startProjection({
+    nc: ctx.nc,
+    projection: new ContactProjection(ctx.store),
+    durable: ctx.config.SEGMENT_PROJECTION_DURABLE,
+    concurrency: ctx.config.SEGMENT_PROJECTION_CONCURRENCY,
+    logger: ctx.logger,
+    counter: applied,
+  });
+  return [() => projection.stop()];
 }

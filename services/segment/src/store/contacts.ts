@@ -1,0 +1,362 @@
+/**
+ * The segment service's contacts collection (one Contact per subscriber, see domain/contact.ts) and the
+ * projection repository that builds it from the subscriber service's DOMAIN events.
+ *
+ * Ordering rules (the consumer may redeliver, and runs handlers for different accounts concurrently):
+ * - Every subscriber event carries the subscriber's whole state and its `version`. A contact keeps the
+ *   highest version applied (`version`); an event whose version is not above it is ignored, so
+ *   duplicates and late older events are harmless.
+ * - `subscriber.deleted` removes the contact and leaves a tombstone {subscriberId, version} in
+ *   `contact_tombstones`, so a late older `subscriber.updated` cannot resurrect it.
+ * - Catalog events are account-wide. tag/topic/field ids are never reused, so a deletion is recorded
+ *   per account (`projection_catalog`) and also stripped from any subscriber event applied later
+ *   (a late older event still listing the tag cannot bring it back). A topic created with
+ *   `enrolledExistingSubscribers` is recorded with its stream sequence: it is applied to contacts whose
+ *   state comes from before that sequence (`seq`), and to a subscriber event from before it applied late.
+ * - The projection owns only the subscriber part of a contact; orders and engagement facts
+ *   (orders, lastDeliveredAt, lastResponseAt, firstUnansweredDeliveryAt) are never touched by it.
+ *
+ * Writes for one account are serialized in this process (AccountLocks); the conditional writes below
+ * (version filters, duplicate-key retry) keep a second replica sharing the durable from regressing a
+ * contact, though deletion (contact + tombstone) assumes one applier per account at a time.
+ */
+import { Collection, DuplicateKeyError, Store, mongoose } from '@mailer/store';
+import {
+  BUILT_IN_KEYS,
+  Contact,
+  ContactFieldValue,
+  SubscriberFieldValue,
+  textValue,
+  toContactFieldValue,
+} from '../domain/contact';
+
+const { Schema } = mongoose;
+
+const orderItemSchema = new Schema({ productId: { type: String, required: true }, variantId: String, groupId: String }, { _id: false });
+const orderSchema = new Schema(
+  {
+    orderId: { type: String, required: true },
+    sourceId: { type: String, required: true },
+    orderedAt: { type: Date, required: true },
+    currency: { type: String, required: true },
+    amount: { type: Number, required: true },
+    couponCode: String,
+    items: [orderItemSchema],
+  },
+  { _id: false },
+);
+
+export const contactSchema = new Schema(
+  {
+    _id: String,
+    accountId: { type: String, required: true },
+    email: { type: String, required: true },
+    firstName: String,
+    subscriberStatus: { type: String, required: true },
+    registeredAt: { type: Date, required: true },
+    tags: [String],
+    topics: [String],
+    optOuts: [new Schema({ topicId: String, at: Date }, { _id: false })],
+    // Keys are field ids: a Mixed map of typed values ({text, folded} | {number} | ...).
+    fields: { type: Schema.Types.Mixed, default: {} },
+    orders: [orderSchema],
+    lastDeliveredAt: Date,
+    lastResponseAt: Date,
+    firstUnansweredDeliveryAt: Date,
+    // Projection bookkeeping: the subscriber version applied, and the DOMAIN stream sequence it came from.
+    version: Number,
+    seq: Number,
+  },
+  { versionKey: false, minimize: false },
+);
+// Every segment query is scoped to one account, so accountId leads every index.
+contactSchema.index({ accountId: 1, registeredAt: 1, _id: 1 });
+contactSchema.index({ accountId: 1, email: 1 });
+contactSchema.index({ accountId: 1, tags: 1 });
+contactSchema.index({ accountId: 1, topics: 1 });
+
+/** A contact as stored by the projection. */
+export type ProjectedContact = Contact & { version?: number; seq?: number };
+
+export interface ContactTombstone {
+  _id: string;
+  accountId: string;
+  version: number;
+}
+const tombstoneSchema = new Schema({ _id: String, accountId: { type: String, required: true }, version: { type: Number, required: true } }, { versionKey: false });
+tombstoneSchema.index({ accountId: 1 });
+
+export interface ProjectionCatalog {
+  /** The account id. */
+  _id: string;
+  deletedTags: string[];
+  deletedTopics: string[];
+  deletedFields: string[];
+  enrollments: Array<{ topicId: string; seq: number }>;
+}
+const catalogSchema = new Schema(
+  {
+    _id: String,
+    deletedTags: [String],
+    deletedTopics: [String],
+    deletedFields: [String],
+    enrollments: [new Schema({ topicId: String, seq: Number }, { _id: false })],
+  },
+  { versionKey: false, minimize: false },
+);
+
+export function contactsCollection(store: Store): Collection<ProjectedContact> {
+  return store.collection<ProjectedContact>('contacts', contactSchema);
+}
+
+// ------------------------------------------------------------------ events
+
+/** The subscriber as DOMAIN events carry it (subscriber service: contactJson). */
+export interface SubscriberJson {
+  id: string;
+  email: string;
+  firstName?: string | null;
+  subscriberStatus: string;
+  registeredAt: string;
+  tags: string[];
+  topicIds: string[];
+  optOuts: Array<{ topicId: string; at: string }>;
+  fields: Array<{ fieldId: string; value: SubscriberFieldValue }>;
+}
+
+export interface SubscriberEvent {
+  type: string;
+  accountId: string;
+  occurredAt?: string;
+  version: number;
+  subscriber: SubscriberJson;
+}
+
+export interface CatalogEvent {
+  type: 'tag.deleted' | 'topic.deleted' | 'field.deleted' | 'topic.created';
+  accountId: string;
+  tag?: { id: string };
+  topic?: { id: string };
+  field?: { id: string };
+  enrolledExistingSubscribers?: boolean;
+}
+
+export class MalformedEventError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MalformedEventError';
+  }
+}
+
+const isStr = (v: unknown): v is string => typeof v === 'string' && v !== '';
+const isStrArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const isDate = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+
+/** Checks the shape of a subscriber event; throws MalformedEventError naming the first problem. */
+export function parseSubscriberEvent(data: unknown): SubscriberEvent {
+  const fail = (what: string): never => {
+    throw new MalformedEventError(`malformed subscriber event: ${what}`);
+  };
+  if (typeof data !== 'object' || data === null) return fail('not an object');
+  const e = data as Record<string, any>;
+  if (!isStr(e.type) || !e.type.startsWith('subscriber.')) fail('type');
+  if (!isStr(e.accountId)) fail('accountId');
+  if (!Number.isSafeInteger(e.version) || e.version < 1) fail('version');
+  const s = e.subscriber;
+  if (typeof s !== 'object' || s === null) return fail('subscriber');
+  if (!isStr(s.id)) fail('subscriber.id');
+  if (!isStr(s.email)) fail('subscriber.email');
+  if (s.firstName != null && typeof s.firstName !== 'string') fail('subscriber.firstName');
+  if (!isStr(s.subscriberStatus)) fail('subscriber.subscriberStatus');
+  if (!isDate(s.registeredAt)) fail('subscriber.registeredAt');
+  if (!isStrArray(s.tags)) fail('subscriber.tags');
+  if (!isStrArray(s.topicIds)) fail('subscriber.topicIds');
+  if (!Array.isArray(s.optOuts) || !s.optOuts.every((o: any) => o && isStr(o.topicId) && isDate(o.at))) fail('subscriber.optOuts');
+  if (!Array.isArray(s.fields) || !s.fields.every((f: any) => f && isStr(f.fieldId) && f.value && typeof f.value.kind === 'string')) fail('subscriber.fields');
+  return e as SubscriberEvent;
+}
+
+export const CATALOG_TYPES = ['tag.deleted', 'topic.deleted', 'field.deleted', 'topic.created'] as const;
+
+export function parseCatalogEvent(data: unknown): CatalogEvent {
+  const fail = (what: string): never => {
+    throw new MalformedEventError(`malformed catalog event: ${what}`);
+  };
+  if (typeof data !== 'object' || data === null) return fail('not an object');
+  const e = data as Record<string, any>;
+  if (!(CATALOG_TYPES as readonly string[]).includes(e.type)) fail('type');
+  if (!isStr(e.accountId)) fail('accountId');
+  const key = e.type.split('.')[0] as 'tag' | 'topic' | 'field';
+  if (!e[key] || !isStr(e[key].id)) fail(`${key}.id`);
+  return e as CatalogEvent;
+}
+
+/** The subscriber-owned part of a contact, from an event (catalog deletions already known stripped). */
+export function subscriberPart(e: SubscriberEvent, catalog?: ProjectionCatalog | null): Omit<ProjectedContact, 'orders' | 'lastDeliveredAt' | 'lastResponseAt' | 'firstUnansweredDeliveryAt' | 'seq'> {
+  const s = e.subscriber;
+  const deletedTags = new Set(catalog?.deletedTags ?? []);
+  const deletedTopics = new Set(catalog?.deletedTopics ?? []);
+  const deletedFields = new Set(catalog?.deletedFields ?? []);
+  const email = s.email.toLowerCase();
+  const firstName = typeof s.firstName === 'string' && s.firstName !== '' ? s.firstName : null;
+  const fields: Record<string, ContactFieldValue> = { [BUILT_IN_KEYS.EMAIL]: textValue(email) };
+  if (firstName !== null) fields[BUILT_IN_KEYS.FIRST_NAME] = textValue(firstName);
+  for (const f of s.fields) {
+    if (deletedFields.has(f.fieldId)) continue;
+    const v = toContactFieldValue(f.value);
+    if (v) fields[f.fieldId] = v;
+  }
+  return {
+    _id: s.id,
+    accountId: e.accountId,
+    email,
+    firstName,
+    subscriberStatus: s.subscriberStatus,
+    registeredAt: new Date(s.registeredAt),
+    tags: [...new Set(s.tags.filter((t) => !deletedTags.has(t)))].sort(),
+    topics: [...new Set(s.topicIds.filter((t) => !deletedTopics.has(t)))].sort(),
+    optOuts: s.optOuts.filter((o) => !deletedTopics.has(o.topicId)).map((o) => ({ topicId: o.topicId, at: new Date(o.at) })),
+    fields,
+    version: e.version,
+  };
+}
+
+// ------------------------------------------------------------------ repository
+
+export type ApplyOutcome = 'applied' | 'stale' | 'ignored';
+
+/** Serializes async work per key (one account at a time in this process). */
+class KeyedLock {
+  private tails = new Map<string, Promise<unknown>>();
+  run<R>(key: string, fn: () => Promise<R>): Promise<R> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(fn);
+    const tail = next.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return next;
+  }
+}
+
+export class ContactProjection {
+  readonly contacts: Collection<ProjectedContact>;
+  readonly tombstones: Collection<ContactTombstone>;
+  readonly catalogs: Collection<ProjectionCatalog>;
+  private readonly locks = new KeyedLock();
+
+  constructor(readonly store: Store) {
+    this.contacts = contactsCollection(store);
+    this.tombstones = store.collection<ContactTombstone>('contact_tombstones', tombstoneSchema);
+    this.catalogs = store.collection<ProjectionCatalog>('projection_catalog', catalogSchema);
+  }
+
+  /**
+   * Applies one DOMAIN event (subscriber.* or a catalog event); other types are 'ignored'.
+   * `seq` is the event's DOMAIN stream sequence (orders topic enrollment against subscriber events).
+   * Throws MalformedEventError for a payload of a handled type that does not parse; store errors propagate.
+   */
+  async apply(data: unknown, seq = 0): Promise<ApplyOutcome> {
+    const type = (data as { type?: unknown } | null)?.type;
+    if (typeof type === 'string' && type.startsWith('subscriber.')) return this.applySubscriberEvent(parseSubscriberEvent(data), seq);
+    if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) return this.applyCatalogEvent(parseCatalogEvent(data), seq);
+    return 'ignored';
+  }
+
+  applySubscriberEvent(e: SubscriberEvent, seq = 0): Promise<ApplyOutcome> {
+    return this.locks.run(e.accountId, async () => {
+      const id = e.subscriber.id;
+      const tomb = await this.tombstones.findOne({ _id: id });
+      if (tomb && tomb.version >= e.version) return 'stale';
+      const current = await this.contacts.findOne({ _id: id }, { projection: { version: 1, accountId: 1 } });
+      if (current && (current.version ?? 0) >= e.version) return 'stale';
+      if (current && current.accountId !== e.accountId) throw new MalformedEventError(`subscriber ${id} belongs to another account`);
+      if (e.type === 'subscriber.deleted') {
+        await this.store.transaction(async (tx) => {
+          await this.contacts.deleteOne({ _id: id }, { tx });
+          await this.tombstones.updateOne({ _id: id }, { $set: { accountId: e.accountId, version: e.version } }, { upsert: true, tx });
+        });
+        return 'applied';
+      }
+      const catalog = await this.catalogs.findOne({ _id: e.accountId });
+      const part = subscriberPart(e, catalog);
+      // Topics enrolled (topic.created with enrolledExistingSubscribers) after this event's position.
+      for (const en of catalog?.enrollments ?? []) {
+        if (seq > 0 && en.seq > seq && !part.topics.includes(en.topicId) && !part.optOuts.some((o) => o.topicId === en.topicId)) {
+          part.topics = [...part.topics, en.topicId].sort();
+        }
+      }
+      const { _id, ...set } = part;
+      for (;;) {
+        const existing = current ?? (await this.contacts.findOne({ _id: id }, { projection: { version: 1 } }));
+        if (existing) {
+          const r = await this.contacts.updateOne(
+            { _id: id, $or: [{ version: { $lt: e.version } }, { version: { $exists: false } }] },
+            { $set: { ...set, seq } },
+          );
+          return r.matchedCount > 0 ? 'applied' : 'stale';
+        }
+        try {
+          await this.contacts.insertOne({ ...part, seq, orders: [] });
+          if (tomb) await this.tombstones.deleteOne({ _id: id, version: tomb.version });
+          return 'applied';
+        } catch (err) {
+          if (!(err instanceof DuplicateKeyError)) throw err;
+          // inserted concurrently by another replica: go the update way
+        }
+      }
+    });
+  }
+
+  applyCatalogEvent(e: CatalogEvent, seq = 0): Promise<ApplyOutcome> {
+    return this.locks.run(e.accountId, async () => {
+      const a = e.accountId;
+      const base = { deletedTags: [], deletedTopics: [], deletedFields: [], enrollments: [] };
+      const ensure = () => this.catalogs.updateOne({ _id: a }, { $setOnInsert: base }, { upsert: true });
+      switch (e.type) {
+        case 'tag.deleted': {
+          const id = e.tag!.id;
+          await ensure();
+          await this.catalogs.updateOne({ _id: a }, { $addToSet: { deletedTags: id } });
+          await this.contacts.updateMany({ accountId: a, tags: id }, { $pull: { tags: id } });
+          return 'applied';
+        }
+        case 'topic.deleted': {
+          const id = e.topic!.id;
+          await ensure();
+          await this.catalogs.updateOne({ _id: a }, { $addToSet: { deletedTopics: id }, $pull: { enrollments: { topicId: id } } });
+          await this.contacts.updateMany({ accountId: a, topics: id }, { $pull: { topics: id } });
+          await this.contacts.updateMany({ accountId: a, 'optOuts.topicId': id }, { $pull: { optOuts: { topicId: id } } });
+          return 'applied';
+        }
+        case 'field.deleted': {
+          const id = e.field!.id;
+          await ensure();
+          await this.catalogs.updateOne({ _id: a }, { $addToSet: { deletedFields: id } });
+          await this.contacts.updateMany({ accountId: a, [`fields.${id}`]: { $exists: true } }, { $unset: { [`fields.${id}`]: '' } });
+          return 'applied';
+        }
+        case 'topic.created': {
+          if (!e.enrolledExistingSubscribers) return 'ignored';
+          const id = e.topic!.id;
+          await ensure();
+          const cat = await this.catalogs.findOne({ _id: a });
+          if (cat?.deletedTopics.includes(id) || cat?.enrollments.some((x) => x.topicId === id)) return 'stale';
+          await this.catalogs.updateOne({ _id: a }, { $push: { enrollments: { topicId: id, seq } } });
+          // Contacts whose state is from before this event (a redelivered event may follow later ones).
+          await this.contacts.updateMany(
+            {
+              accountId: a,
+              topics: { $ne: id },
+              'optOuts.topicId': { $ne: id },
+              ...(seq > 0 ? { $or: [{ seq: { $lt: seq } }, { seq: { $exists: false } }] } : {}),
+            },
+            { $push: { topics: { $each: [id], $sort: 1 } } },
+          );
+          return 'applied';
+        }
+      }
+    });
+  }
+}
