@@ -4,6 +4,10 @@ export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
+  /** The subscriber service: field catalog, tags and topics for validating expressions. */
+  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
+  /** Deadline of each call to the subscriber service. */
+  SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
   /**
    * Durable consumer name of the contact projection on DOMAIN. A new name (with an empty store)
    * rebuilds the projection from the stream (DOMAIN keeps 30 days).

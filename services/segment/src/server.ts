@@ -4,11 +4,17 @@ import { commonV1, segmentV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startProjection } from './events/projection';
 import { ContactProjection } from './store/contacts';
+import { segmentsCollection } from './store/segments';
+import { subscriberCatalog } from './clients/catalog';
+import { segmentHandlers } from './handlers/segments';
 
 /** Registers the segment service's handlers and starts the contact projection (stopped on SIGTERM). */
 export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+  const contactProjection = new ContactProjection(ctx.store);
+  const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.config.SUBSCRIBER_DEADLINE_MS);
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
+    ...segmentHandlers({ segments: segmentsCollection(ctx.store), contacts: contactProjection.contacts, catalog }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted. This service's own usages (its artifacts referencing fields) are reported
@@ -25,11 +31,14 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
   });
   const projection = startProjection({
     nc: ctx.nc,
-    projection: new ContactProjection(ctx.store),
+    projection: contactProjection,
     durable: ctx.config.SEGMENT_PROJECTION_DURABLE,
     concurrency: ctx.config.SEGMENT_PROJECTION_CONCURRENCY,
     logger: ctx.logger,
     counter: applied,
   });
-  return [() => projection.stop()];
+  return [
+    () => projection.stop(),
+    async () => catalog.close(),
+  ];
 }

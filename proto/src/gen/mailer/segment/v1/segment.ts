@@ -31,6 +31,204 @@ export interface DescribeResponse {
   protoPackage: string;
 }
 
+/** {type: "BUILT_IN", built_in_field: "EMAIL" | "FIRST_NAME"} or {type: "CUSTOM", field_id}. */
+export interface SegmentFieldRef {
+  type: string;
+  builtInField?: string | undefined;
+  fieldId?: string | undefined;
+}
+
+export interface PurchasePeriod {
+  /** LAST_DAYS | DATE_RANGE */
+  kind: string;
+  days?:
+    | number
+    | undefined;
+  /** LocalDate */
+  from?:
+    | string
+    | undefined;
+  /** LocalDate, inclusive */
+  to?: string | undefined;
+}
+
+export interface PurchaseProductRef {
+  productId: string;
+  variantId?: string | undefined;
+}
+
+export interface PurchaseSegmentCondition {
+  /** absent: every purchase source of the account */
+  sourceId?:
+    | string
+    | undefined;
+  /** ALL_PRODUCTS | PRODUCTS | VARIANTS | GROUP */
+  scopeKind: string;
+  products: PurchaseProductRef[];
+  groupId?: string | undefined;
+  period?: PurchasePeriod | undefined;
+  count?: number | undefined;
+  currency?: string | undefined;
+  amount?: number | undefined;
+  couponCode?: string | undefined;
+  timeZoneId?: string | undefined;
+}
+
+export interface SegmentOperand {
+  /** NONE | TEXT | NUMBER | DATE | OPTIONS | SEGMENT | PURCHASE */
+  kind: string;
+  text?: string | undefined;
+  number?:
+    | number
+    | undefined;
+  /** LocalDate */
+  date?:
+    | string
+    | undefined;
+  /** OPTIONS only */
+  optionIds: string[];
+  segmentId?: string | undefined;
+  purchase?: PurchaseSegmentCondition | undefined;
+}
+
+export interface SegmentCondition {
+  /** FIELD | TAGS | TOPICS | SEGMENT | PURCHASES */
+  subjectType: string;
+  /** FIELD conditions only */
+  fieldRef?:
+    | SegmentFieldRef
+    | undefined;
+  /** a SegmentOperator of the specification */
+  operator: string;
+  operand: SegmentOperand | undefined;
+}
+
+/** Conditions of a group are combined with AND. */
+export interface SegmentConditionGroup {
+  conditions: SegmentCondition[];
+}
+
+/** Groups are combined with OR. */
+export interface SegmentExpression {
+  conditionGroups: SegmentConditionGroup[];
+}
+
+export interface Segment {
+  id: string;
+  name: string;
+  expression: SegmentExpression | undefined;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SegmentCount {
+  subscriberCount: string;
+}
+
+export interface SegmentPreviewContact {
+  id: string;
+  email: string;
+  firstName?:
+    | string
+    | undefined;
+  /** ACTIVE, UNCONFIRMED, ... */
+  subscriberStatus: string;
+}
+
+/** PurchaseCaptureScopeDto: a purchase source in scope of the expression. */
+export interface PurchaseCaptureScope {
+  sourceId: string;
+  name: string;
+  timeZone?: string | undefined;
+  capturedOrdersFromUtc?: string | undefined;
+  capturedOrdersToUtc?: string | undefined;
+  baselineOpen: boolean;
+}
+
+export interface SegmentPreview {
+  matchingCount: string;
+  unknownCount: string;
+  reachableCount: string;
+  /** The first 25 matching contacts, ordered by registeredAt, then id. */
+  contacts: SegmentPreviewContact[];
+  captureScopes: PurchaseCaptureScope[];
+}
+
+export interface CreateSegmentRequest {
+  accountId: string;
+  name: string;
+  expression: SegmentExpression | undefined;
+}
+
+export interface CreateSegmentResponse {
+  segment: Segment | undefined;
+}
+
+export interface GetSegmentRequest {
+  accountId: string;
+  segmentId: string;
+}
+
+export interface GetSegmentResponse {
+  segment: Segment | undefined;
+}
+
+export interface ListSegmentsRequest {
+  accountId: string;
+}
+
+export interface ListSegmentsResponse {
+  items: Segment[];
+}
+
+export interface UpdateSegmentRequest {
+  accountId: string;
+  segmentId: string;
+  name: string;
+  expression: SegmentExpression | undefined;
+}
+
+export interface UpdateSegmentResponse {
+  segment: Segment | undefined;
+}
+
+export interface DeleteSegmentRequest {
+  accountId: string;
+  segmentId: string;
+}
+
+export interface DeleteSegmentResponse {
+}
+
+export interface CountSegmentRequest {
+  accountId: string;
+  segmentId: string;
+}
+
+export interface CountSegmentResponse {
+  count: SegmentCount | undefined;
+}
+
+export interface PreviewSegmentRequest {
+  accountId: string;
+  segmentId: string;
+  topicId?: string | undefined;
+}
+
+export interface PreviewSegmentResponse {
+  preview: SegmentPreview | undefined;
+}
+
+export interface PreviewExpressionRequest {
+  accountId: string;
+  expression: SegmentExpression | undefined;
+  topicId?: string | undefined;
+}
+
+export interface PreviewExpressionResponse {
+  preview: SegmentPreview | undefined;
+}
+
 function createBaseDescribeRequest(): DescribeRequest {
   return {};
 }
@@ -172,9 +370,3050 @@ export const DescribeResponse: MessageFns<DescribeResponse> = {
   },
 };
 
+function createBaseSegmentFieldRef(): SegmentFieldRef {
+  return { type: "", builtInField: undefined, fieldId: undefined };
+}
+
+export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
+  encode(message: SegmentFieldRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.builtInField !== undefined) {
+      writer.uint32(18).string(message.builtInField);
+    }
+    if (message.fieldId !== undefined) {
+      writer.uint32(26).string(message.fieldId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentFieldRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentFieldRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.builtInField = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.fieldId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentFieldRef {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      builtInField: isSet(object.builtInField)
+        ? globalThis.String(object.builtInField)
+        : isSet(object.built_in_field)
+        ? globalThis.String(object.built_in_field)
+        : undefined,
+      fieldId: isSet(object.fieldId)
+        ? globalThis.String(object.fieldId)
+        : isSet(object.field_id)
+        ? globalThis.String(object.field_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SegmentFieldRef): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.builtInField !== undefined) {
+      obj.builtInField = message.builtInField;
+    }
+    if (message.fieldId !== undefined) {
+      obj.fieldId = message.fieldId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentFieldRef>): SegmentFieldRef {
+    return SegmentFieldRef.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentFieldRef>): SegmentFieldRef {
+    const message = createBaseSegmentFieldRef();
+    message.type = object.type ?? "";
+    message.builtInField = object.builtInField ?? undefined;
+    message.fieldId = object.fieldId ?? undefined;
+    return message;
+  },
+};
+
+function createBasePurchasePeriod(): PurchasePeriod {
+  return { kind: "", days: undefined, from: undefined, to: undefined };
+}
+
+export const PurchasePeriod: MessageFns<PurchasePeriod> = {
+  encode(message: PurchasePeriod, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.days !== undefined) {
+      writer.uint32(16).int32(message.days);
+    }
+    if (message.from !== undefined) {
+      writer.uint32(26).string(message.from);
+    }
+    if (message.to !== undefined) {
+      writer.uint32(34).string(message.to);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchasePeriod {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchasePeriod();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.days = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.from = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchasePeriod {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      days: isSet(object.days) ? globalThis.Number(object.days) : undefined,
+      from: isSet(object.from) ? globalThis.String(object.from) : undefined,
+      to: isSet(object.to) ? globalThis.String(object.to) : undefined,
+    };
+  },
+
+  toJSON(message: PurchasePeriod): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.days !== undefined) {
+      obj.days = Math.round(message.days);
+    }
+    if (message.from !== undefined) {
+      obj.from = message.from;
+    }
+    if (message.to !== undefined) {
+      obj.to = message.to;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchasePeriod>): PurchasePeriod {
+    return PurchasePeriod.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchasePeriod>): PurchasePeriod {
+    const message = createBasePurchasePeriod();
+    message.kind = object.kind ?? "";
+    message.days = object.days ?? undefined;
+    message.from = object.from ?? undefined;
+    message.to = object.to ?? undefined;
+    return message;
+  },
+};
+
+function createBasePurchaseProductRef(): PurchaseProductRef {
+  return { productId: "", variantId: undefined };
+}
+
+export const PurchaseProductRef: MessageFns<PurchaseProductRef> = {
+  encode(message: PurchaseProductRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.productId !== "") {
+      writer.uint32(10).string(message.productId);
+    }
+    if (message.variantId !== undefined) {
+      writer.uint32(18).string(message.variantId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchaseProductRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchaseProductRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.productId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.variantId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchaseProductRef {
+    return {
+      productId: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      variantId: isSet(object.variantId)
+        ? globalThis.String(object.variantId)
+        : isSet(object.variant_id)
+        ? globalThis.String(object.variant_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PurchaseProductRef): unknown {
+    const obj: any = {};
+    if (message.productId !== "") {
+      obj.productId = message.productId;
+    }
+    if (message.variantId !== undefined) {
+      obj.variantId = message.variantId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchaseProductRef>): PurchaseProductRef {
+    return PurchaseProductRef.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchaseProductRef>): PurchaseProductRef {
+    const message = createBasePurchaseProductRef();
+    message.productId = object.productId ?? "";
+    message.variantId = object.variantId ?? undefined;
+    return message;
+  },
+};
+
+function createBasePurchaseSegmentCondition(): PurchaseSegmentCondition {
+  return {
+    sourceId: undefined,
+    scopeKind: "",
+    products: [],
+    groupId: undefined,
+    period: undefined,
+    count: undefined,
+    currency: undefined,
+    amount: undefined,
+    couponCode: undefined,
+    timeZoneId: undefined,
+  };
+}
+
+export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
+  encode(message: PurchaseSegmentCondition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== undefined) {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.scopeKind !== "") {
+      writer.uint32(18).string(message.scopeKind);
+    }
+    for (const v of message.products) {
+      PurchaseProductRef.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.groupId !== undefined) {
+      writer.uint32(34).string(message.groupId);
+    }
+    if (message.period !== undefined) {
+      PurchasePeriod.encode(message.period, writer.uint32(42).fork()).join();
+    }
+    if (message.count !== undefined) {
+      writer.uint32(48).int32(message.count);
+    }
+    if (message.currency !== undefined) {
+      writer.uint32(58).string(message.currency);
+    }
+    if (message.amount !== undefined) {
+      writer.uint32(65).double(message.amount);
+    }
+    if (message.couponCode !== undefined) {
+      writer.uint32(74).string(message.couponCode);
+    }
+    if (message.timeZoneId !== undefined) {
+      writer.uint32(82).string(message.timeZoneId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchaseSegmentCondition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchaseSegmentCondition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.scopeKind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.products.push(PurchaseProductRef.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.groupId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.period = PurchasePeriod.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.currency = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.amount = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.couponCode = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.timeZoneId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchaseSegmentCondition {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : undefined,
+      scopeKind: isSet(object.scopeKind)
+        ? globalThis.String(object.scopeKind)
+        : isSet(object.scope_kind)
+        ? globalThis.String(object.scope_kind)
+        : "",
+      products: globalThis.Array.isArray(object?.products)
+        ? object.products.map((e: any) => PurchaseProductRef.fromJSON(e))
+        : [],
+      groupId: isSet(object.groupId)
+        ? globalThis.String(object.groupId)
+        : isSet(object.group_id)
+        ? globalThis.String(object.group_id)
+        : undefined,
+      period: isSet(object.period) ? PurchasePeriod.fromJSON(object.period) : undefined,
+      count: isSet(object.count) ? globalThis.Number(object.count) : undefined,
+      currency: isSet(object.currency) ? globalThis.String(object.currency) : undefined,
+      amount: isSet(object.amount) ? globalThis.Number(object.amount) : undefined,
+      couponCode: isSet(object.couponCode)
+        ? globalThis.String(object.couponCode)
+        : isSet(object.coupon_code)
+        ? globalThis.String(object.coupon_code)
+        : undefined,
+      timeZoneId: isSet(object.timeZoneId)
+        ? globalThis.String(object.timeZoneId)
+        : isSet(object.time_zone_id)
+        ? globalThis.String(object.time_zone_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PurchaseSegmentCondition): unknown {
+    const obj: any = {};
+    if (message.sourceId !== undefined) {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.scopeKind !== "") {
+      obj.scopeKind = message.scopeKind;
+    }
+    if (message.products?.length) {
+      obj.products = message.products.map((e) => PurchaseProductRef.toJSON(e));
+    }
+    if (message.groupId !== undefined) {
+      obj.groupId = message.groupId;
+    }
+    if (message.period !== undefined) {
+      obj.period = PurchasePeriod.toJSON(message.period);
+    }
+    if (message.count !== undefined) {
+      obj.count = Math.round(message.count);
+    }
+    if (message.currency !== undefined) {
+      obj.currency = message.currency;
+    }
+    if (message.amount !== undefined) {
+      obj.amount = floatToJson(message.amount);
+    }
+    if (message.couponCode !== undefined) {
+      obj.couponCode = message.couponCode;
+    }
+    if (message.timeZoneId !== undefined) {
+      obj.timeZoneId = message.timeZoneId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchaseSegmentCondition>): PurchaseSegmentCondition {
+    return PurchaseSegmentCondition.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchaseSegmentCondition>): PurchaseSegmentCondition {
+    const message = createBasePurchaseSegmentCondition();
+    message.sourceId = object.sourceId ?? undefined;
+    message.scopeKind = object.scopeKind ?? "";
+    message.products = object.products?.map((e) => PurchaseProductRef.fromPartial(e)) || [];
+    message.groupId = object.groupId ?? undefined;
+    message.period = (object.period !== undefined && object.period !== null)
+      ? PurchasePeriod.fromPartial(object.period)
+      : undefined;
+    message.count = object.count ?? undefined;
+    message.currency = object.currency ?? undefined;
+    message.amount = object.amount ?? undefined;
+    message.couponCode = object.couponCode ?? undefined;
+    message.timeZoneId = object.timeZoneId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSegmentOperand(): SegmentOperand {
+  return {
+    kind: "",
+    text: undefined,
+    number: undefined,
+    date: undefined,
+    optionIds: [],
+    segmentId: undefined,
+    purchase: undefined,
+  };
+}
+
+export const SegmentOperand: MessageFns<SegmentOperand> = {
+  encode(message: SegmentOperand, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.text !== undefined) {
+      writer.uint32(18).string(message.text);
+    }
+    if (message.number !== undefined) {
+      writer.uint32(25).double(message.number);
+    }
+    if (message.date !== undefined) {
+      writer.uint32(34).string(message.date);
+    }
+    for (const v of message.optionIds) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.segmentId !== undefined) {
+      writer.uint32(50).string(message.segmentId);
+    }
+    if (message.purchase !== undefined) {
+      PurchaseSegmentCondition.encode(message.purchase, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentOperand {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentOperand();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.number = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.date = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.optionIds.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.purchase = PurchaseSegmentCondition.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentOperand {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : undefined,
+      number: isSet(object.number) ? globalThis.Number(object.number) : undefined,
+      date: isSet(object.date) ? globalThis.String(object.date) : undefined,
+      optionIds: globalThis.Array.isArray(object?.optionIds)
+        ? object.optionIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.option_ids)
+        ? object.option_ids.map((e: any) => globalThis.String(e))
+        : [],
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : undefined,
+      purchase: isSet(object.purchase) ? PurchaseSegmentCondition.fromJSON(object.purchase) : undefined,
+    };
+  },
+
+  toJSON(message: SegmentOperand): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.text !== undefined) {
+      obj.text = message.text;
+    }
+    if (message.number !== undefined) {
+      obj.number = floatToJson(message.number);
+    }
+    if (message.date !== undefined) {
+      obj.date = message.date;
+    }
+    if (message.optionIds?.length) {
+      obj.optionIds = message.optionIds;
+    }
+    if (message.segmentId !== undefined) {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.purchase !== undefined) {
+      obj.purchase = PurchaseSegmentCondition.toJSON(message.purchase);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentOperand>): SegmentOperand {
+    return SegmentOperand.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentOperand>): SegmentOperand {
+    const message = createBaseSegmentOperand();
+    message.kind = object.kind ?? "";
+    message.text = object.text ?? undefined;
+    message.number = object.number ?? undefined;
+    message.date = object.date ?? undefined;
+    message.optionIds = object.optionIds?.map((e) => e) || [];
+    message.segmentId = object.segmentId ?? undefined;
+    message.purchase = (object.purchase !== undefined && object.purchase !== null)
+      ? PurchaseSegmentCondition.fromPartial(object.purchase)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSegmentCondition(): SegmentCondition {
+  return { subjectType: "", fieldRef: undefined, operator: "", operand: undefined };
+}
+
+export const SegmentCondition: MessageFns<SegmentCondition> = {
+  encode(message: SegmentCondition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.subjectType !== "") {
+      writer.uint32(10).string(message.subjectType);
+    }
+    if (message.fieldRef !== undefined) {
+      SegmentFieldRef.encode(message.fieldRef, writer.uint32(18).fork()).join();
+    }
+    if (message.operator !== "") {
+      writer.uint32(26).string(message.operator);
+    }
+    if (message.operand !== undefined) {
+      SegmentOperand.encode(message.operand, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentCondition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentCondition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subjectType = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fieldRef = SegmentFieldRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.operator = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.operand = SegmentOperand.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentCondition {
+    return {
+      subjectType: isSet(object.subjectType)
+        ? globalThis.String(object.subjectType)
+        : isSet(object.subject_type)
+        ? globalThis.String(object.subject_type)
+        : "",
+      fieldRef: isSet(object.fieldRef)
+        ? SegmentFieldRef.fromJSON(object.fieldRef)
+        : isSet(object.field_ref)
+        ? SegmentFieldRef.fromJSON(object.field_ref)
+        : undefined,
+      operator: isSet(object.operator) ? globalThis.String(object.operator) : "",
+      operand: isSet(object.operand) ? SegmentOperand.fromJSON(object.operand) : undefined,
+    };
+  },
+
+  toJSON(message: SegmentCondition): unknown {
+    const obj: any = {};
+    if (message.subjectType !== "") {
+      obj.subjectType = message.subjectType;
+    }
+    if (message.fieldRef !== undefined) {
+      obj.fieldRef = SegmentFieldRef.toJSON(message.fieldRef);
+    }
+    if (message.operator !== "") {
+      obj.operator = message.operator;
+    }
+    if (message.operand !== undefined) {
+      obj.operand = SegmentOperand.toJSON(message.operand);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentCondition>): SegmentCondition {
+    return SegmentCondition.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentCondition>): SegmentCondition {
+    const message = createBaseSegmentCondition();
+    message.subjectType = object.subjectType ?? "";
+    message.fieldRef = (object.fieldRef !== undefined && object.fieldRef !== null)
+      ? SegmentFieldRef.fromPartial(object.fieldRef)
+      : undefined;
+    message.operator = object.operator ?? "";
+    message.operand = (object.operand !== undefined && object.operand !== null)
+      ? SegmentOperand.fromPartial(object.operand)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSegmentConditionGroup(): SegmentConditionGroup {
+  return { conditions: [] };
+}
+
+export const SegmentConditionGroup: MessageFns<SegmentConditionGroup> = {
+  encode(message: SegmentConditionGroup, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.conditions) {
+      SegmentCondition.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentConditionGroup {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentConditionGroup();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.conditions.push(SegmentCondition.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentConditionGroup {
+    return {
+      conditions: globalThis.Array.isArray(object?.conditions)
+        ? object.conditions.map((e: any) => SegmentCondition.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SegmentConditionGroup): unknown {
+    const obj: any = {};
+    if (message.conditions?.length) {
+      obj.conditions = message.conditions.map((e) => SegmentCondition.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentConditionGroup>): SegmentConditionGroup {
+    return SegmentConditionGroup.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentConditionGroup>): SegmentConditionGroup {
+    const message = createBaseSegmentConditionGroup();
+    message.conditions = object.conditions?.map((e) => SegmentCondition.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSegmentExpression(): SegmentExpression {
+  return { conditionGroups: [] };
+}
+
+export const SegmentExpression: MessageFns<SegmentExpression> = {
+  encode(message: SegmentExpression, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.conditionGroups) {
+      SegmentConditionGroup.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentExpression {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentExpression();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.conditionGroups.push(SegmentConditionGroup.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentExpression {
+    return {
+      conditionGroups: globalThis.Array.isArray(object?.conditionGroups)
+        ? object.conditionGroups.map((e: any) => SegmentConditionGroup.fromJSON(e))
+        : globalThis.Array.isArray(object?.condition_groups)
+        ? object.condition_groups.map((e: any) => SegmentConditionGroup.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SegmentExpression): unknown {
+    const obj: any = {};
+    if (message.conditionGroups?.length) {
+      obj.conditionGroups = message.conditionGroups.map((e) => SegmentConditionGroup.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentExpression>): SegmentExpression {
+    return SegmentExpression.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentExpression>): SegmentExpression {
+    const message = createBaseSegmentExpression();
+    message.conditionGroups = object.conditionGroups?.map((e) => SegmentConditionGroup.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSegment(): Segment {
+  return { id: "", name: "", expression: undefined, createdAt: "", updatedAt: "" };
+}
+
+export const Segment: MessageFns<Segment> = {
+  encode(message: Segment, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.expression !== undefined) {
+      SegmentExpression.encode(message.expression, writer.uint32(26).fork()).join();
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(34).string(message.createdAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(42).string(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Segment {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegment();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.expression = SegmentExpression.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Segment {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      expression: isSet(object.expression) ? SegmentExpression.fromJSON(object.expression) : undefined,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Segment): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.expression !== undefined) {
+      obj.expression = SegmentExpression.toJSON(message.expression);
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Segment>): Segment {
+    return Segment.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Segment>): Segment {
+    const message = createBaseSegment();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    message.expression = (object.expression !== undefined && object.expression !== null)
+      ? SegmentExpression.fromPartial(object.expression)
+      : undefined;
+    message.createdAt = object.createdAt ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseSegmentCount(): SegmentCount {
+  return { subscriberCount: "" };
+}
+
+export const SegmentCount: MessageFns<SegmentCount> = {
+  encode(message: SegmentCount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.subscriberCount !== "") {
+      writer.uint32(10).string(message.subscriberCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentCount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentCount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subscriberCount = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentCount {
+    return {
+      subscriberCount: isSet(object.subscriberCount)
+        ? globalThis.String(object.subscriberCount)
+        : isSet(object.subscriber_count)
+        ? globalThis.String(object.subscriber_count)
+        : "",
+    };
+  },
+
+  toJSON(message: SegmentCount): unknown {
+    const obj: any = {};
+    if (message.subscriberCount !== "") {
+      obj.subscriberCount = message.subscriberCount;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentCount>): SegmentCount {
+    return SegmentCount.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentCount>): SegmentCount {
+    const message = createBaseSegmentCount();
+    message.subscriberCount = object.subscriberCount ?? "";
+    return message;
+  },
+};
+
+function createBaseSegmentPreviewContact(): SegmentPreviewContact {
+  return { id: "", email: "", firstName: undefined, subscriberStatus: "" };
+}
+
+export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
+  encode(message: SegmentPreviewContact, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.firstName !== undefined) {
+      writer.uint32(26).string(message.firstName);
+    }
+    if (message.subscriberStatus !== "") {
+      writer.uint32(34).string(message.subscriberStatus);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentPreviewContact {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentPreviewContact();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.firstName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.subscriberStatus = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentPreviewContact {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      firstName: isSet(object.firstName)
+        ? globalThis.String(object.firstName)
+        : isSet(object.first_name)
+        ? globalThis.String(object.first_name)
+        : undefined,
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? globalThis.String(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? globalThis.String(object.subscriber_status)
+        : "",
+    };
+  },
+
+  toJSON(message: SegmentPreviewContact): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.firstName !== undefined) {
+      obj.firstName = message.firstName;
+    }
+    if (message.subscriberStatus !== "") {
+      obj.subscriberStatus = message.subscriberStatus;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentPreviewContact>): SegmentPreviewContact {
+    return SegmentPreviewContact.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentPreviewContact>): SegmentPreviewContact {
+    const message = createBaseSegmentPreviewContact();
+    message.id = object.id ?? "";
+    message.email = object.email ?? "";
+    message.firstName = object.firstName ?? undefined;
+    message.subscriberStatus = object.subscriberStatus ?? "";
+    return message;
+  },
+};
+
+function createBasePurchaseCaptureScope(): PurchaseCaptureScope {
+  return {
+    sourceId: "",
+    name: "",
+    timeZone: undefined,
+    capturedOrdersFromUtc: undefined,
+    capturedOrdersToUtc: undefined,
+    baselineOpen: false,
+  };
+}
+
+export const PurchaseCaptureScope: MessageFns<PurchaseCaptureScope> = {
+  encode(message: PurchaseCaptureScope, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sourceId !== "") {
+      writer.uint32(10).string(message.sourceId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.timeZone !== undefined) {
+      writer.uint32(26).string(message.timeZone);
+    }
+    if (message.capturedOrdersFromUtc !== undefined) {
+      writer.uint32(34).string(message.capturedOrdersFromUtc);
+    }
+    if (message.capturedOrdersToUtc !== undefined) {
+      writer.uint32(42).string(message.capturedOrdersToUtc);
+    }
+    if (message.baselineOpen !== false) {
+      writer.uint32(48).bool(message.baselineOpen);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchaseCaptureScope {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchaseCaptureScope();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.capturedOrdersFromUtc = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.capturedOrdersToUtc = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.baselineOpen = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchaseCaptureScope {
+    return {
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : undefined,
+      capturedOrdersFromUtc: isSet(object.capturedOrdersFromUtc)
+        ? globalThis.String(object.capturedOrdersFromUtc)
+        : isSet(object.captured_orders_from_utc)
+        ? globalThis.String(object.captured_orders_from_utc)
+        : undefined,
+      capturedOrdersToUtc: isSet(object.capturedOrdersToUtc)
+        ? globalThis.String(object.capturedOrdersToUtc)
+        : isSet(object.captured_orders_to_utc)
+        ? globalThis.String(object.captured_orders_to_utc)
+        : undefined,
+      baselineOpen: isSet(object.baselineOpen)
+        ? globalThis.Boolean(object.baselineOpen)
+        : isSet(object.baseline_open)
+        ? globalThis.Boolean(object.baseline_open)
+        : false,
+    };
+  },
+
+  toJSON(message: PurchaseCaptureScope): unknown {
+    const obj: any = {};
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.timeZone !== undefined) {
+      obj.timeZone = message.timeZone;
+    }
+    if (message.capturedOrdersFromUtc !== undefined) {
+      obj.capturedOrdersFromUtc = message.capturedOrdersFromUtc;
+    }
+    if (message.capturedOrdersToUtc !== undefined) {
+      obj.capturedOrdersToUtc = message.capturedOrdersToUtc;
+    }
+    if (message.baselineOpen !== false) {
+      obj.baselineOpen = message.baselineOpen;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchaseCaptureScope>): PurchaseCaptureScope {
+    return PurchaseCaptureScope.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchaseCaptureScope>): PurchaseCaptureScope {
+    const message = createBasePurchaseCaptureScope();
+    message.sourceId = object.sourceId ?? "";
+    message.name = object.name ?? "";
+    message.timeZone = object.timeZone ?? undefined;
+    message.capturedOrdersFromUtc = object.capturedOrdersFromUtc ?? undefined;
+    message.capturedOrdersToUtc = object.capturedOrdersToUtc ?? undefined;
+    message.baselineOpen = object.baselineOpen ?? false;
+    return message;
+  },
+};
+
+function createBaseSegmentPreview(): SegmentPreview {
+  return { matchingCount: "", unknownCount: "", reachableCount: "", contacts: [], captureScopes: [] };
+}
+
+export const SegmentPreview: MessageFns<SegmentPreview> = {
+  encode(message: SegmentPreview, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.matchingCount !== "") {
+      writer.uint32(10).string(message.matchingCount);
+    }
+    if (message.unknownCount !== "") {
+      writer.uint32(18).string(message.unknownCount);
+    }
+    if (message.reachableCount !== "") {
+      writer.uint32(26).string(message.reachableCount);
+    }
+    for (const v of message.contacts) {
+      SegmentPreviewContact.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.captureScopes) {
+      PurchaseCaptureScope.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentPreview {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentPreview();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.matchingCount = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.unknownCount = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reachableCount = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.contacts.push(SegmentPreviewContact.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.captureScopes.push(PurchaseCaptureScope.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentPreview {
+    return {
+      matchingCount: isSet(object.matchingCount)
+        ? globalThis.String(object.matchingCount)
+        : isSet(object.matching_count)
+        ? globalThis.String(object.matching_count)
+        : "",
+      unknownCount: isSet(object.unknownCount)
+        ? globalThis.String(object.unknownCount)
+        : isSet(object.unknown_count)
+        ? globalThis.String(object.unknown_count)
+        : "",
+      reachableCount: isSet(object.reachableCount)
+        ? globalThis.String(object.reachableCount)
+        : isSet(object.reachable_count)
+        ? globalThis.String(object.reachable_count)
+        : "",
+      contacts: globalThis.Array.isArray(object?.contacts)
+        ? object.contacts.map((e: any) => SegmentPreviewContact.fromJSON(e))
+        : [],
+      captureScopes: globalThis.Array.isArray(object?.captureScopes)
+        ? object.captureScopes.map((e: any) => PurchaseCaptureScope.fromJSON(e))
+        : globalThis.Array.isArray(object?.capture_scopes)
+        ? object.capture_scopes.map((e: any) => PurchaseCaptureScope.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SegmentPreview): unknown {
+    const obj: any = {};
+    if (message.matchingCount !== "") {
+      obj.matchingCount = message.matchingCount;
+    }
+    if (message.unknownCount !== "") {
+      obj.unknownCount = message.unknownCount;
+    }
+    if (message.reachableCount !== "") {
+      obj.reachableCount = message.reachableCount;
+    }
+    if (message.contacts?.length) {
+      obj.contacts = message.contacts.map((e) => SegmentPreviewContact.toJSON(e));
+    }
+    if (message.captureScopes?.length) {
+      obj.captureScopes = message.captureScopes.map((e) => PurchaseCaptureScope.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentPreview>): SegmentPreview {
+    return SegmentPreview.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentPreview>): SegmentPreview {
+    const message = createBaseSegmentPreview();
+    message.matchingCount = object.matchingCount ?? "";
+    message.unknownCount = object.unknownCount ?? "";
+    message.reachableCount = object.reachableCount ?? "";
+    message.contacts = object.contacts?.map((e) => SegmentPreviewContact.fromPartial(e)) || [];
+    message.captureScopes = object.captureScopes?.map((e) => PurchaseCaptureScope.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCreateSegmentRequest(): CreateSegmentRequest {
+  return { accountId: "", name: "", expression: undefined };
+}
+
+export const CreateSegmentRequest: MessageFns<CreateSegmentRequest> = {
+  encode(message: CreateSegmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.expression !== undefined) {
+      SegmentExpression.encode(message.expression, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateSegmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateSegmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.expression = SegmentExpression.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateSegmentRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      expression: isSet(object.expression) ? SegmentExpression.fromJSON(object.expression) : undefined,
+    };
+  },
+
+  toJSON(message: CreateSegmentRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.expression !== undefined) {
+      obj.expression = SegmentExpression.toJSON(message.expression);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateSegmentRequest>): CreateSegmentRequest {
+    return CreateSegmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateSegmentRequest>): CreateSegmentRequest {
+    const message = createBaseCreateSegmentRequest();
+    message.accountId = object.accountId ?? "";
+    message.name = object.name ?? "";
+    message.expression = (object.expression !== undefined && object.expression !== null)
+      ? SegmentExpression.fromPartial(object.expression)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCreateSegmentResponse(): CreateSegmentResponse {
+  return { segment: undefined };
+}
+
+export const CreateSegmentResponse: MessageFns<CreateSegmentResponse> = {
+  encode(message: CreateSegmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.segment !== undefined) {
+      Segment.encode(message.segment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateSegmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateSegmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.segment = Segment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateSegmentResponse {
+    return { segment: isSet(object.segment) ? Segment.fromJSON(object.segment) : undefined };
+  },
+
+  toJSON(message: CreateSegmentResponse): unknown {
+    const obj: any = {};
+    if (message.segment !== undefined) {
+      obj.segment = Segment.toJSON(message.segment);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateSegmentResponse>): CreateSegmentResponse {
+    return CreateSegmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateSegmentResponse>): CreateSegmentResponse {
+    const message = createBaseCreateSegmentResponse();
+    message.segment = (object.segment !== undefined && object.segment !== null)
+      ? Segment.fromPartial(object.segment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetSegmentRequest(): GetSegmentRequest {
+  return { accountId: "", segmentId: "" };
+}
+
+export const GetSegmentRequest: MessageFns<GetSegmentRequest> = {
+  encode(message: GetSegmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSegmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSegmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSegmentRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetSegmentRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSegmentRequest>): GetSegmentRequest {
+    return GetSegmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSegmentRequest>): GetSegmentRequest {
+    const message = createBaseGetSegmentRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSegmentResponse(): GetSegmentResponse {
+  return { segment: undefined };
+}
+
+export const GetSegmentResponse: MessageFns<GetSegmentResponse> = {
+  encode(message: GetSegmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.segment !== undefined) {
+      Segment.encode(message.segment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSegmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSegmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.segment = Segment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSegmentResponse {
+    return { segment: isSet(object.segment) ? Segment.fromJSON(object.segment) : undefined };
+  },
+
+  toJSON(message: GetSegmentResponse): unknown {
+    const obj: any = {};
+    if (message.segment !== undefined) {
+      obj.segment = Segment.toJSON(message.segment);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSegmentResponse>): GetSegmentResponse {
+    return GetSegmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSegmentResponse>): GetSegmentResponse {
+    const message = createBaseGetSegmentResponse();
+    message.segment = (object.segment !== undefined && object.segment !== null)
+      ? Segment.fromPartial(object.segment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListSegmentsRequest(): ListSegmentsRequest {
+  return { accountId: "" };
+}
+
+export const ListSegmentsRequest: MessageFns<ListSegmentsRequest> = {
+  encode(message: ListSegmentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSegmentsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSegmentsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSegmentsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListSegmentsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSegmentsRequest>): ListSegmentsRequest {
+    return ListSegmentsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSegmentsRequest>): ListSegmentsRequest {
+    const message = createBaseListSegmentsRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseListSegmentsResponse(): ListSegmentsResponse {
+  return { items: [] };
+}
+
+export const ListSegmentsResponse: MessageFns<ListSegmentsResponse> = {
+  encode(message: ListSegmentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Segment.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSegmentsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSegmentsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Segment.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSegmentsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Segment.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListSegmentsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Segment.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSegmentsResponse>): ListSegmentsResponse {
+    return ListSegmentsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSegmentsResponse>): ListSegmentsResponse {
+    const message = createBaseListSegmentsResponse();
+    message.items = object.items?.map((e) => Segment.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseUpdateSegmentRequest(): UpdateSegmentRequest {
+  return { accountId: "", segmentId: "", name: "", expression: undefined };
+}
+
+export const UpdateSegmentRequest: MessageFns<UpdateSegmentRequest> = {
+  encode(message: UpdateSegmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.expression !== undefined) {
+      SegmentExpression.encode(message.expression, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateSegmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateSegmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expression = SegmentExpression.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateSegmentRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      expression: isSet(object.expression) ? SegmentExpression.fromJSON(object.expression) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateSegmentRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.expression !== undefined) {
+      obj.expression = SegmentExpression.toJSON(message.expression);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateSegmentRequest>): UpdateSegmentRequest {
+    return UpdateSegmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateSegmentRequest>): UpdateSegmentRequest {
+    const message = createBaseUpdateSegmentRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    message.name = object.name ?? "";
+    message.expression = (object.expression !== undefined && object.expression !== null)
+      ? SegmentExpression.fromPartial(object.expression)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateSegmentResponse(): UpdateSegmentResponse {
+  return { segment: undefined };
+}
+
+export const UpdateSegmentResponse: MessageFns<UpdateSegmentResponse> = {
+  encode(message: UpdateSegmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.segment !== undefined) {
+      Segment.encode(message.segment, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateSegmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateSegmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.segment = Segment.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateSegmentResponse {
+    return { segment: isSet(object.segment) ? Segment.fromJSON(object.segment) : undefined };
+  },
+
+  toJSON(message: UpdateSegmentResponse): unknown {
+    const obj: any = {};
+    if (message.segment !== undefined) {
+      obj.segment = Segment.toJSON(message.segment);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateSegmentResponse>): UpdateSegmentResponse {
+    return UpdateSegmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateSegmentResponse>): UpdateSegmentResponse {
+    const message = createBaseUpdateSegmentResponse();
+    message.segment = (object.segment !== undefined && object.segment !== null)
+      ? Segment.fromPartial(object.segment)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteSegmentRequest(): DeleteSegmentRequest {
+  return { accountId: "", segmentId: "" };
+}
+
+export const DeleteSegmentRequest: MessageFns<DeleteSegmentRequest> = {
+  encode(message: DeleteSegmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSegmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSegmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteSegmentRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteSegmentRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteSegmentRequest>): DeleteSegmentRequest {
+    return DeleteSegmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSegmentRequest>): DeleteSegmentRequest {
+    const message = createBaseDeleteSegmentRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteSegmentResponse(): DeleteSegmentResponse {
+  return {};
+}
+
+export const DeleteSegmentResponse: MessageFns<DeleteSegmentResponse> = {
+  encode(_: DeleteSegmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSegmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSegmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteSegmentResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteSegmentResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteSegmentResponse>): DeleteSegmentResponse {
+    return DeleteSegmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteSegmentResponse>): DeleteSegmentResponse {
+    const message = createBaseDeleteSegmentResponse();
+    return message;
+  },
+};
+
+function createBaseCountSegmentRequest(): CountSegmentRequest {
+  return { accountId: "", segmentId: "" };
+}
+
+export const CountSegmentRequest: MessageFns<CountSegmentRequest> = {
+  encode(message: CountSegmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountSegmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountSegmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountSegmentRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CountSegmentRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CountSegmentRequest>): CountSegmentRequest {
+    return CountSegmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountSegmentRequest>): CountSegmentRequest {
+    const message = createBaseCountSegmentRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    return message;
+  },
+};
+
+function createBaseCountSegmentResponse(): CountSegmentResponse {
+  return { count: undefined };
+}
+
+export const CountSegmentResponse: MessageFns<CountSegmentResponse> = {
+  encode(message: CountSegmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.count !== undefined) {
+      SegmentCount.encode(message.count, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountSegmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountSegmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.count = SegmentCount.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountSegmentResponse {
+    return { count: isSet(object.count) ? SegmentCount.fromJSON(object.count) : undefined };
+  },
+
+  toJSON(message: CountSegmentResponse): unknown {
+    const obj: any = {};
+    if (message.count !== undefined) {
+      obj.count = SegmentCount.toJSON(message.count);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CountSegmentResponse>): CountSegmentResponse {
+    return CountSegmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountSegmentResponse>): CountSegmentResponse {
+    const message = createBaseCountSegmentResponse();
+    message.count = (object.count !== undefined && object.count !== null)
+      ? SegmentCount.fromPartial(object.count)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePreviewSegmentRequest(): PreviewSegmentRequest {
+  return { accountId: "", segmentId: "", topicId: undefined };
+}
+
+export const PreviewSegmentRequest: MessageFns<PreviewSegmentRequest> = {
+  encode(message: PreviewSegmentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    if (message.topicId !== undefined) {
+      writer.uint32(26).string(message.topicId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PreviewSegmentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePreviewSegmentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PreviewSegmentRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PreviewSegmentRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.topicId !== undefined) {
+      obj.topicId = message.topicId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PreviewSegmentRequest>): PreviewSegmentRequest {
+    return PreviewSegmentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PreviewSegmentRequest>): PreviewSegmentRequest {
+    const message = createBasePreviewSegmentRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    message.topicId = object.topicId ?? undefined;
+    return message;
+  },
+};
+
+function createBasePreviewSegmentResponse(): PreviewSegmentResponse {
+  return { preview: undefined };
+}
+
+export const PreviewSegmentResponse: MessageFns<PreviewSegmentResponse> = {
+  encode(message: PreviewSegmentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.preview !== undefined) {
+      SegmentPreview.encode(message.preview, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PreviewSegmentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePreviewSegmentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.preview = SegmentPreview.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PreviewSegmentResponse {
+    return { preview: isSet(object.preview) ? SegmentPreview.fromJSON(object.preview) : undefined };
+  },
+
+  toJSON(message: PreviewSegmentResponse): unknown {
+    const obj: any = {};
+    if (message.preview !== undefined) {
+      obj.preview = SegmentPreview.toJSON(message.preview);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PreviewSegmentResponse>): PreviewSegmentResponse {
+    return PreviewSegmentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PreviewSegmentResponse>): PreviewSegmentResponse {
+    const message = createBasePreviewSegmentResponse();
+    message.preview = (object.preview !== undefined && object.preview !== null)
+      ? SegmentPreview.fromPartial(object.preview)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePreviewExpressionRequest(): PreviewExpressionRequest {
+  return { accountId: "", expression: undefined, topicId: undefined };
+}
+
+export const PreviewExpressionRequest: MessageFns<PreviewExpressionRequest> = {
+  encode(message: PreviewExpressionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.expression !== undefined) {
+      SegmentExpression.encode(message.expression, writer.uint32(18).fork()).join();
+    }
+    if (message.topicId !== undefined) {
+      writer.uint32(26).string(message.topicId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PreviewExpressionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePreviewExpressionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.expression = SegmentExpression.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PreviewExpressionRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      expression: isSet(object.expression) ? SegmentExpression.fromJSON(object.expression) : undefined,
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PreviewExpressionRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.expression !== undefined) {
+      obj.expression = SegmentExpression.toJSON(message.expression);
+    }
+    if (message.topicId !== undefined) {
+      obj.topicId = message.topicId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PreviewExpressionRequest>): PreviewExpressionRequest {
+    return PreviewExpressionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PreviewExpressionRequest>): PreviewExpressionRequest {
+    const message = createBasePreviewExpressionRequest();
+    message.accountId = object.accountId ?? "";
+    message.expression = (object.expression !== undefined && object.expression !== null)
+      ? SegmentExpression.fromPartial(object.expression)
+      : undefined;
+    message.topicId = object.topicId ?? undefined;
+    return message;
+  },
+};
+
+function createBasePreviewExpressionResponse(): PreviewExpressionResponse {
+  return { preview: undefined };
+}
+
+export const PreviewExpressionResponse: MessageFns<PreviewExpressionResponse> = {
+  encode(message: PreviewExpressionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.preview !== undefined) {
+      SegmentPreview.encode(message.preview, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PreviewExpressionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePreviewExpressionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.preview = SegmentPreview.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PreviewExpressionResponse {
+    return { preview: isSet(object.preview) ? SegmentPreview.fromJSON(object.preview) : undefined };
+  },
+
+  toJSON(message: PreviewExpressionResponse): unknown {
+    const obj: any = {};
+    if (message.preview !== undefined) {
+      obj.preview = SegmentPreview.toJSON(message.preview);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PreviewExpressionResponse>): PreviewExpressionResponse {
+    return PreviewExpressionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PreviewExpressionResponse>): PreviewExpressionResponse {
+    const message = createBasePreviewExpressionResponse();
+    message.preview = (object.preview !== undefined && object.preview !== null)
+      ? SegmentPreview.fromPartial(object.preview)
+      : undefined;
+    return message;
+  },
+};
+
 /**
- * The segment service. Its operations arrive in later issues; today it serves health and metrics only,
- * so the process, its probes and its deployment are real from the start.
+ * The segment service: saved segments of one account, their counts and previews over the service's
+ * own contact projection. Every request carries account_id (from the API key, never from the client)
+ * and the service filters by it first. Instants are UTC ISO 8601 strings, LocalDates "YYYY-MM-DD";
+ * int64 counts travel as decimal strings (ts-proto forceLong=string).
+ *
+ * The expression mirrors the specification's SegmentExpression one to one. Its closed vocabularies
+ * (subject type, operator, operand kind, built-in field, purchase scope and period kinds) travel as
+ * the specification's strings (e.g. "TEXT_EQUALS"), validated by the service, so that the gateway and
+ * the domain model share one spelling and a new operator needs no proto change.
  */
 export type SegmentServiceService = typeof SegmentServiceService;
 export const SegmentServiceService = {
@@ -188,11 +3427,106 @@ export const SegmentServiceService = {
     responseSerialize: (value: DescribeResponse): Buffer => Buffer.from(DescribeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DescribeResponse => DescribeResponse.decode(value),
   },
+  createSegment: {
+    path: "/mailer.segment.v1.SegmentService/CreateSegment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateSegmentRequest): Buffer => Buffer.from(CreateSegmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateSegmentRequest => CreateSegmentRequest.decode(value),
+    responseSerialize: (value: CreateSegmentResponse): Buffer =>
+      Buffer.from(CreateSegmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateSegmentResponse => CreateSegmentResponse.decode(value),
+  },
+  getSegment: {
+    path: "/mailer.segment.v1.SegmentService/GetSegment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSegmentRequest): Buffer => Buffer.from(GetSegmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSegmentRequest => GetSegmentRequest.decode(value),
+    responseSerialize: (value: GetSegmentResponse): Buffer => Buffer.from(GetSegmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSegmentResponse => GetSegmentResponse.decode(value),
+  },
+  listSegments: {
+    path: "/mailer.segment.v1.SegmentService/ListSegments" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSegmentsRequest): Buffer => Buffer.from(ListSegmentsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSegmentsRequest => ListSegmentsRequest.decode(value),
+    responseSerialize: (value: ListSegmentsResponse): Buffer =>
+      Buffer.from(ListSegmentsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSegmentsResponse => ListSegmentsResponse.decode(value),
+  },
+  updateSegment: {
+    path: "/mailer.segment.v1.SegmentService/UpdateSegment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateSegmentRequest): Buffer => Buffer.from(UpdateSegmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateSegmentRequest => UpdateSegmentRequest.decode(value),
+    responseSerialize: (value: UpdateSegmentResponse): Buffer =>
+      Buffer.from(UpdateSegmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateSegmentResponse => UpdateSegmentResponse.decode(value),
+  },
+  /** FAILED_PRECONDITION segment_in_use when another segment references it. */
+  deleteSegment: {
+    path: "/mailer.segment.v1.SegmentService/DeleteSegment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteSegmentRequest): Buffer => Buffer.from(DeleteSegmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteSegmentRequest => DeleteSegmentRequest.decode(value),
+    responseSerialize: (value: DeleteSegmentResponse): Buffer =>
+      Buffer.from(DeleteSegmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteSegmentResponse => DeleteSegmentResponse.decode(value),
+  },
+  countSegment: {
+    path: "/mailer.segment.v1.SegmentService/CountSegment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CountSegmentRequest): Buffer => Buffer.from(CountSegmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CountSegmentRequest => CountSegmentRequest.decode(value),
+    responseSerialize: (value: CountSegmentResponse): Buffer =>
+      Buffer.from(CountSegmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CountSegmentResponse => CountSegmentResponse.decode(value),
+  },
+  /** Preview of a saved segment. */
+  previewSegment: {
+    path: "/mailer.segment.v1.SegmentService/PreviewSegment" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PreviewSegmentRequest): Buffer =>
+      Buffer.from(PreviewSegmentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PreviewSegmentRequest => PreviewSegmentRequest.decode(value),
+    responseSerialize: (value: PreviewSegmentResponse): Buffer =>
+      Buffer.from(PreviewSegmentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PreviewSegmentResponse => PreviewSegmentResponse.decode(value),
+  },
+  /** Preview of an unsaved expression. */
+  previewExpression: {
+    path: "/mailer.segment.v1.SegmentService/PreviewExpression" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PreviewExpressionRequest): Buffer =>
+      Buffer.from(PreviewExpressionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PreviewExpressionRequest => PreviewExpressionRequest.decode(value),
+    responseSerialize: (value: PreviewExpressionResponse): Buffer =>
+      Buffer.from(PreviewExpressionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PreviewExpressionResponse => PreviewExpressionResponse.decode(value),
+  },
 } as const;
 
 export interface SegmentServiceServer extends UntypedServiceImplementation {
   /** Describe answers the service's name and proto package: a cheap call that proves the gRPC path. */
   describe: handleUnaryCall<DescribeRequest, DescribeResponse>;
+  createSegment: handleUnaryCall<CreateSegmentRequest, CreateSegmentResponse>;
+  getSegment: handleUnaryCall<GetSegmentRequest, GetSegmentResponse>;
+  listSegments: handleUnaryCall<ListSegmentsRequest, ListSegmentsResponse>;
+  updateSegment: handleUnaryCall<UpdateSegmentRequest, UpdateSegmentResponse>;
+  /** FAILED_PRECONDITION segment_in_use when another segment references it. */
+  deleteSegment: handleUnaryCall<DeleteSegmentRequest, DeleteSegmentResponse>;
+  countSegment: handleUnaryCall<CountSegmentRequest, CountSegmentResponse>;
+  /** Preview of a saved segment. */
+  previewSegment: handleUnaryCall<PreviewSegmentRequest, PreviewSegmentResponse>;
+  /** Preview of an unsaved expression. */
+  previewExpression: handleUnaryCall<PreviewExpressionRequest, PreviewExpressionResponse>;
 }
 
 export interface SegmentServiceClient extends Client {
@@ -212,6 +3546,129 @@ export interface SegmentServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DescribeResponse) => void,
   ): ClientUnaryCall;
+  createSegment(
+    request: CreateSegmentRequest,
+    callback: (error: ServiceError | null, response: CreateSegmentResponse) => void,
+  ): ClientUnaryCall;
+  createSegment(
+    request: CreateSegmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateSegmentResponse) => void,
+  ): ClientUnaryCall;
+  createSegment(
+    request: CreateSegmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateSegmentResponse) => void,
+  ): ClientUnaryCall;
+  getSegment(
+    request: GetSegmentRequest,
+    callback: (error: ServiceError | null, response: GetSegmentResponse) => void,
+  ): ClientUnaryCall;
+  getSegment(
+    request: GetSegmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSegmentResponse) => void,
+  ): ClientUnaryCall;
+  getSegment(
+    request: GetSegmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSegmentResponse) => void,
+  ): ClientUnaryCall;
+  listSegments(
+    request: ListSegmentsRequest,
+    callback: (error: ServiceError | null, response: ListSegmentsResponse) => void,
+  ): ClientUnaryCall;
+  listSegments(
+    request: ListSegmentsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSegmentsResponse) => void,
+  ): ClientUnaryCall;
+  listSegments(
+    request: ListSegmentsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSegmentsResponse) => void,
+  ): ClientUnaryCall;
+  updateSegment(
+    request: UpdateSegmentRequest,
+    callback: (error: ServiceError | null, response: UpdateSegmentResponse) => void,
+  ): ClientUnaryCall;
+  updateSegment(
+    request: UpdateSegmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateSegmentResponse) => void,
+  ): ClientUnaryCall;
+  updateSegment(
+    request: UpdateSegmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateSegmentResponse) => void,
+  ): ClientUnaryCall;
+  /** FAILED_PRECONDITION segment_in_use when another segment references it. */
+  deleteSegment(
+    request: DeleteSegmentRequest,
+    callback: (error: ServiceError | null, response: DeleteSegmentResponse) => void,
+  ): ClientUnaryCall;
+  deleteSegment(
+    request: DeleteSegmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteSegmentResponse) => void,
+  ): ClientUnaryCall;
+  deleteSegment(
+    request: DeleteSegmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteSegmentResponse) => void,
+  ): ClientUnaryCall;
+  countSegment(
+    request: CountSegmentRequest,
+    callback: (error: ServiceError | null, response: CountSegmentResponse) => void,
+  ): ClientUnaryCall;
+  countSegment(
+    request: CountSegmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CountSegmentResponse) => void,
+  ): ClientUnaryCall;
+  countSegment(
+    request: CountSegmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CountSegmentResponse) => void,
+  ): ClientUnaryCall;
+  /** Preview of a saved segment. */
+  previewSegment(
+    request: PreviewSegmentRequest,
+    callback: (error: ServiceError | null, response: PreviewSegmentResponse) => void,
+  ): ClientUnaryCall;
+  previewSegment(
+    request: PreviewSegmentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PreviewSegmentResponse) => void,
+  ): ClientUnaryCall;
+  previewSegment(
+    request: PreviewSegmentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PreviewSegmentResponse) => void,
+  ): ClientUnaryCall;
+  /** Preview of an unsaved expression. */
+  previewExpression(
+    request: PreviewExpressionRequest,
+    callback: (error: ServiceError | null, response: PreviewExpressionResponse) => void,
+  ): ClientUnaryCall;
+  previewExpression(
+    request: PreviewExpressionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PreviewExpressionResponse) => void,
+  ): ClientUnaryCall;
+  previewExpression(
+    request: PreviewExpressionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PreviewExpressionResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const SegmentServiceClient = makeGenericClientConstructor(
@@ -222,6 +3679,10 @@ export const SegmentServiceClient = makeGenericClientConstructor(
   service: typeof SegmentServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -1,0 +1,200 @@
+// SegmentService: saved segments (CRUD), counts and previews over the contact projection.
+import { randomUUID } from 'node:crypto';
+import { conflict, failedPrecondition, invalid, notFound, type AsyncHandlers } from '@mailer/kit';
+import type { segmentV1 } from '@mailer/proto';
+import { DuplicateKeyError } from '@mailer/store';
+import type { CatalogSource } from '../clients/catalog';
+import { compileSegment, type Filter } from '../domain/compile';
+import type { SegmentExpression } from '../domain/expression';
+import { referencedSegmentIds, validateExpression, type ValidateOptions } from '../domain/validate';
+import type { ProjectedContact } from '../store/contacts';
+import type { Collection } from '@mailer/store';
+import type { SegmentDoc } from '../store/segments';
+import { expressionFromProto, segmentToProto } from './mapping';
+
+export interface SegmentDeps {
+  segments: Collection<SegmentDoc>;
+  contacts: Collection<ProjectedContact>;
+  catalog: CatalogSource;
+  now?: () => Date;
+  newId?: () => string;
+}
+
+type Names =
+  | 'createSegment'
+  | 'getSegment'
+  | 'listSegments'
+  | 'updateSegment'
+  | 'deleteSegment'
+  | 'countSegment'
+  | 'previewSegment'
+  | 'previewExpression';
+
+export const PREVIEW_CONTACTS = 25;
+const NAME_MAX = 200;
+
+const segmentNotFound = (id: string) => notFound('segment_not_found', `segment ${id} does not exist`);
+
+/** The account comes from the API key (gateway); a request without one is a caller bug, refused. */
+function accountOf(req: { accountId: string }): string {
+  const id = req.accountId ?? '';
+  if (id.length === 0 || id.length > 100) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
+  return id;
+}
+
+function nameOf(raw: string): string {
+  const name = (raw ?? '').trim();
+  if (name === '' || name.length > NAME_MAX) {
+    throw invalid('validation_failed', `name must be 1 to ${NAME_MAX} characters`, [{ path: 'name', problem: `must be 1 to ${NAME_MAX} characters, not blank` }]);
+  }
+  return name;
+}
+
+/** Does the expression (or a segment it references, transitively) use TOPIC_OPTED_OUT? */
+function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<string, SegmentExpression>, seen = new Set<string>()): boolean {
+  for (const g of expression.conditionGroups) {
+    for (const c of g.conditions) {
+      if (c.operator === 'TOPIC_OPTED_OUT') return true;
+      const ref = c.subjectType === 'SEGMENT' ? c.operand.segmentId : null;
+      if (ref && !seen.has(ref)) {
+        seen.add(ref);
+        const e = all.get(ref);
+        if (e && usesOptOut(e, all, seen)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, Names> {
+  const { segments, contacts, catalog } = deps;
+  const now = () => (deps.now ? deps.now() : new Date());
+  const newId = () => (deps.newId ? deps.newId() : randomUUID());
+
+  async function load(accountId: string, id: string): Promise<SegmentDoc> {
+    if (typeof id !== 'string' || id === '' || id.length > 100) throw segmentNotFound(String(id ?? ''));
+    const doc = await segments.findOne({ _id: id, accountId });
+    if (!doc) throw segmentNotFound(id);
+    return doc;
+  }
+
+  const allOf = (accountId: string) => segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } });
+
+  /** Validates an expression against the subscriber service's catalog and the account's segments. */
+  async function validated(accountId: string, input: unknown, stored: SegmentDoc[], options: ValidateOptions = {}): Promise<SegmentExpression> {
+    const snapshot = await catalog.snapshot(accountId);
+    const result = validateExpression(input, { ...snapshot, segments: stored.map((s) => ({ id: s._id, expression: s.expression })), purchaseSourceIds: [] }, options);
+    if (!result.valid) throw invalid(result.errorId, result.problems[0].problem, result.problems.map((p) => ({ path: p.path, problem: p.problem })));
+    return result.expression;
+  }
+
+  /** The compiled filters of an expression, with the facts it needs (now, segments, topics, purchase sources). */
+  async function compile(accountId: string, expression: SegmentExpression, stored?: SegmentDoc[]) {
+    const all = stored ?? (await allOf(accountId));
+    const byId = new Map(all.map((s) => [s._id, s.expression] as const));
+    const activeTopicIds = usesOptOut(expression, byId) ? (await catalog.topics(accountId)).filter((t) => t.active).map((t) => t.id) : [];
+    return compileSegment(expression, { accountId, now: now(), segments: Object.fromEntries(byId), purchaseSources: [], activeTopicIds });
+  }
+
+  async function preview(accountId: string, expression: SegmentExpression, topicId: string | undefined, stored?: SegmentDoc[]): Promise<segmentV1.SegmentPreview> {
+    const { trueFilter, unknownFilter } = await compile(accountId, expression, stored);
+    const reach: Filter[] = [trueFilter, { subscriberStatus: 'ACTIVE' }];
+    if (topicId) reach.push({ topics: topicId }, { 'optOuts.topicId': { $ne: topicId } });
+    const [matching, unknown, reachable, first] = await Promise.all([
+      contacts.countDocuments(trueFilter),
+      contacts.countDocuments(unknownFilter),
+      contacts.countDocuments({ $and: reach }),
+      contacts.find(trueFilter, { sort: { registeredAt: 1, _id: 1 }, limit: PREVIEW_CONTACTS, projection: { email: 1, firstName: 1, subscriberStatus: 1 } }),
+    ]);
+    return {
+      matchingCount: String(matching),
+      unknownCount: String(unknown),
+      reachableCount: String(reachable),
+      contacts: first.map((c) => ({ id: c._id, email: c.email, firstName: c.firstName ?? undefined, subscriberStatus: c.subscriberStatus })),
+      // No purchase sources exist yet: nothing is in scope.
+      captureScopes: [],
+    };
+  }
+
+  const topicOf = (raw: string | undefined): string | undefined => (raw === undefined || raw === '' ? undefined : raw);
+
+  return {
+    async createSegment(req) {
+      const accountId = accountOf(req);
+      const name = nameOf(req.name);
+      const stored = await allOf(accountId);
+      const expression = await validated(accountId, expressionFromProto(req.expression), stored);
+      const at = now();
+      const doc: SegmentDoc = { _id: newId(), accountId, name, expression, references: [...new Set(referencedSegmentIds(expression))], createdAt: at, updatedAt: at };
+      try {
+        await segments.insertOne(doc);
+      } catch (err) {
+        if (err instanceof DuplicateKeyError) throw conflict('segment_name_taken', `a segment named "${name}" already exists`, [{ path: 'name', problem: 'already used by another segment' }]);
+        throw err;
+      }
+      return { segment: segmentToProto(doc) };
+    },
+
+    async getSegment(req) {
+      const accountId = accountOf(req);
+      return { segment: segmentToProto(await load(accountId, req.segmentId)) };
+    },
+
+    async listSegments(req) {
+      const accountId = accountOf(req);
+      return { items: (await allOf(accountId)).map(segmentToProto) };
+    },
+
+    async updateSegment(req) {
+      const accountId = accountOf(req);
+      const current = await load(accountId, req.segmentId);
+      const name = nameOf(req.name);
+      const stored = await allOf(accountId);
+      const expression = await validated(accountId, expressionFromProto(req.expression), stored, { segmentId: current._id, storedExpression: current.expression });
+      const set = { name, expression, references: [...new Set(referencedSegmentIds(expression))], updatedAt: now() };
+      try {
+        const r = await segments.updateOne({ _id: current._id, accountId }, { $set: set });
+        if (r.matchedCount === 0) throw segmentNotFound(current._id);
+      } catch (err) {
+        if (err instanceof DuplicateKeyError) throw conflict('segment_name_taken', `a segment named "${name}" already exists`, [{ path: 'name', problem: 'already used by another segment' }]);
+        throw err;
+      }
+      return { segment: segmentToProto({ ...current, ...set }) };
+    },
+
+    async deleteSegment(req) {
+      const accountId = accountOf(req);
+      const current = await load(accountId, req.segmentId);
+      const users = await segments.find({ accountId, references: current._id, _id: { $ne: current._id } }, { sort: { name: 1 } });
+      if (users.length > 0) {
+        throw failedPrecondition(
+          'segment_in_use',
+          `segment ${current._id} is referenced by ${users.length} other segment(s)`,
+          users.map((u) => ({ path: `segments[${u._id}]`, problem: `referenced by segment "${u.name}"` })),
+        );
+      }
+      await segments.deleteOne({ _id: current._id, accountId });
+      return {};
+    },
+
+    async countSegment(req) {
+      const accountId = accountOf(req);
+      const current = await load(accountId, req.segmentId);
+      const { trueFilter } = await compile(accountId, current.expression);
+      return { count: { subscriberCount: String(await contacts.countDocuments(trueFilter)) } };
+    },
+
+    async previewSegment(req) {
+      const accountId = accountOf(req);
+      const current = await load(accountId, req.segmentId);
+      return { preview: await preview(accountId, current.expression, topicOf(req.topicId)) };
+    },
+
+    async previewExpression(req) {
+      const accountId = accountOf(req);
+      const stored = await allOf(accountId);
+      const expression = await validated(accountId, expressionFromProto(req.expression), stored);
+      return { preview: await preview(accountId, expression, topicOf(req.topicId), stored) };
+    },
+  };
+}
