@@ -19,6 +19,7 @@ import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
+import { segmentRoutes } from './routes/segments';
 import { subscriberRoutes } from './routes/subscribers';
 
 export interface AppDeps {
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
+  app.use(segmentRoutes(deps.clients));
   app.use(eventRoutes(deps.events));
   app.use(accountRoutes());
 

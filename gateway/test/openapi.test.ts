@@ -5,6 +5,8 @@ import { createGatewayMetrics } from '../src/metrics';
 import { openApiDocument } from '../src/openapi/document';
 import { routesOf } from '../src/route-table';
 import { fieldOperations, tagOperations, topicOperations } from '../src/routes/catalog';
+import { segmentOperations } from '../src/routes/segments';
+import { SEGMENT_VALIDATION_ERROR_IDS } from '../src/openapi/segment-domain';
 import { subscriberOperations } from '../src/routes/subscribers';
 
 // The app is built without listening and without any store: only its route table is read.
@@ -106,10 +108,17 @@ describe('OpenAPI document', () => {
     ];
     for (const id of serviceIds) expect([id, documented.has(id)]).toEqual([id, true]);
     for (const id of [...serviceIds, 'built_in_field_immutable', 'duplicate_email_in_request']) expect(catalogue).toContain(id);
+    // the segment service's ids: documented, and in the catalogue with the status they are answered with
+    const status = new Map(ERROR_CATALOGUE.map((e) => [e.errorId, e.status]));
+    const segmentIds: Array<[string, number]> = [
+      ...SEGMENT_VALIDATION_ERROR_IDS.map((id): [string, number] => [id, 400]),
+      ['segment_not_found', 404], ['segment_in_use', 409], ['segment_name_taken', 409], ['catalog_unavailable', 503],
+    ];
+    for (const [id, code] of segmentIds) expect([id, documented.has(id), status.get(id)]).toEqual([id, true, code]);
   });
 
   it('each route handler validates against the operation documented at its path and method', () => {
-    for (const op of [...subscriberOperations, ...fieldOperations, ...tagOperations, ...topicOperations]) {
+    for (const op of [...subscriberOperations, ...fieldOperations, ...tagOperations, ...topicOperations, ...segmentOperations]) {
       const path = op.path.replace(/:(\w+)/g, '{$1}');
       expect([op.method, path, doc.paths[path]?.[op.method]?.operationId]).toEqual([op.method, path, op.operationId]);
     }

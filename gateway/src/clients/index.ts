@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, type PromiseClient } from '@mailer/kit';
-import { subscriberV1 } from '@mailer/proto';
+import { segmentV1, subscriberV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -31,6 +31,7 @@ function healthChecker(address: string, serviceName: string) {
 
 export interface ServiceClients {
   subscriber: PromiseClient<subscriberV1.SubscriberServiceClient>;
+  segment: PromiseClient<segmentV1.SegmentServiceClient>;
   /** True when the subscriber service reports SERVING within a short deadline. */
   subscriberServing(): Promise<boolean>;
   close(): void;
@@ -38,16 +39,19 @@ export interface ServiceClients {
 
 /**
  * One long-lived promise client per service, created once at start (a channel multiplexes every
- * call). The segment, form, rss, messaging and webhook clients join as their routes do.
+ * call). The form, rss, messaging and webhook clients join as their routes do.
  */
 export function createServiceClients(config: GatewayConfig): ServiceClients {
   const subscriber = createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS);
+  const segment = createClient(segmentV1.SegmentServiceClient, config.SEGMENT_GRPC_ADDR, SERVICE_DEADLINE_MS);
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
+    segment,
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
+      segment.close();
       subscriberHealth.close();
     },
   };

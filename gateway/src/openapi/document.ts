@@ -1,6 +1,7 @@
 import { ERROR_CATALOGUE } from '../errors';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
+import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment-domain';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber-domain';
 
 /**
@@ -70,6 +71,7 @@ export const openApiDocument = {
   security: [{ ApiKey: [] }],
   tags: [
     ...subscriberDomainTags,
+    ...segmentDomainTags,
     { name: 'Events' },
     { name: 'Account' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -77,6 +79,7 @@ export const openApiDocument = {
   'x-error-catalogue': ERROR_CATALOGUE,
   paths: {
     ...subscriberDomainPaths,
+    ...segmentDomainPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -153,6 +156,7 @@ export const openApiDocument = {
     },
     parameters: {
       ...subscriberDomainParameters,
+      ...segmentDomainParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -223,6 +227,7 @@ export const openApiDocument = {
         additionalProperties: false,
       },
       ...subscriberDomainSchemas,
+      ...segmentDomainSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -33,7 +33,7 @@ const STATUSES = SubscriberStatuses.names;
 
 // ---- responses ----------------------------------------------------------------------------------
 
-type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 interface ErrorIds {
   400?: string[];
@@ -45,7 +45,7 @@ interface ErrorIds {
  * The responses of one operation: its success response, and error responses listing every errorId
  * it can answer (the generic ones of its kind plus the operation's own).
  */
-function responses(method: Method, success: Record<string, unknown>, errs: ErrorIds, opts: { body?: boolean; maxBody?: string } = {}) {
+export function responses(method: Method, success: Record<string, unknown>, errs: ErrorIds, opts: { body?: boolean; maxBody?: string } = {}) {
   const hasBody = opts.body ?? (method === 'post' || method === 'put' || method === 'patch');
   const bad = [
     'validation_failed',

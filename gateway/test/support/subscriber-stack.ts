@@ -12,6 +12,8 @@ import { call, createAccount, startGateway, startStack, type ApiResponse, type G
 export interface SubscriberStack {
   stack: Stack;
   subscriber: RunningService;
+  /** The real segment service, when started with `{segment: true}`. */
+  segment?: RunningService;
   gw: GatewayHandle;
   usage: UsageSources;
   /** A new account (with limits high enough for a test's burst of requests) and its API client. */
@@ -87,7 +89,11 @@ async function startUsageSources(): Promise<UsageSources> {
   };
 }
 
-export async function startSubscriberStack(): Promise<SubscriberStack> {
+/**
+ * `segment: true` adds the real segment service (it reads the subscriber service's catalog and
+ * projects contacts from NATS); the subscriber service still asks the usage double for field usages.
+ */
+export async function startSubscriberStack(opts: { segment?: boolean } = {}): Promise<SubscriberStack> {
   const stack = await startStack(0);
   const usageSources = await startUsageSources();
   const subscriber = await startService('subscriber', {
@@ -97,10 +103,17 @@ export async function startSubscriberStack(): Promise<SubscriberStack> {
     RSS_GRPC_ADDR: usageSources.addresses.rss,
     MESSAGING_GRPC_ADDR: usageSources.addresses.messaging,
   });
-  const gw = await startGateway({ NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  const segment = opts.segment ? await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address }) : undefined;
+  const gw = await startGateway({
+    NATS_URL: stack.nats.url,
+    SUBSCRIBER_GRPC_ADDR: subscriber.address,
+    ...(segment ? { SEGMENT_GRPC_ADDR: segment.address } : {}),
+    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
+  });
   return {
     stack,
     subscriber,
+    segment,
     gw,
     usage: usageSources,
     async account(name) {
@@ -110,6 +123,7 @@ export async function startSubscriberStack(): Promise<SubscriberStack> {
     },
     async stop() {
       await gw.stop();
+      await segment?.stop();
       await subscriber.stop();
       await usageSources.close();
       await stack.stop();

@@ -7,14 +7,18 @@ import { ContactProjection } from './store/contacts';
 import { segmentsCollection } from './store/segments';
 import { subscriberCatalog } from './clients/catalog';
 import { segmentHandlers } from './handlers/segments';
+import { purchaseHandlers } from './handlers/purchases';
+import { purchaseCollections } from './store/purchase-sources';
 
 /** Registers the segment service's handlers and starts the contact projection (stopped on SIGTERM). */
 export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
   const contactProjection = new ContactProjection(ctx.store);
   const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.config.SUBSCRIBER_DEADLINE_MS);
+  const purchases = purchaseCollections(ctx.store);
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
-    ...segmentHandlers({ segments: segmentsCollection(ctx.store), contacts: contactProjection.contacts, catalog }),
+    ...segmentHandlers({ segments: segmentsCollection(ctx.store), contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources }),
+    ...purchaseHandlers({ purchases, projection: contactProjection }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted. This service's own usages (its artifacts referencing fields) are reported

@@ -10,12 +10,16 @@ import { referencedSegmentIds, validateExpression, type ValidateOptions } from '
 import type { ProjectedContact } from '../store/contacts';
 import type { Collection } from '@mailer/store';
 import type { SegmentDoc } from '../store/segments';
+import type { PurchaseSourceDoc } from '../store/purchase-sources';
+import { sourceFacts } from './purchases';
 import { expressionFromProto, segmentToProto } from './mapping';
 
 export interface SegmentDeps {
   segments: Collection<SegmentDoc>;
   contacts: Collection<ProjectedContact>;
   catalog: CatalogSource;
+  /** The account's purchase sources (absent: the account has none). */
+  purchaseSources?: Collection<PurchaseSourceDoc>;
   now?: () => Date;
   newId?: () => string;
 }
@@ -50,6 +54,28 @@ function nameOf(raw: string): string {
   return name;
 }
 
+/**
+ * Ids of the purchase sources the expression's PURCHASES conditions range over (with the segments it
+ * references, transitively); `all` when some condition has no sourceId (every source of the account).
+ */
+function purchaseSourcesInScope(expression: SegmentExpression, segmentsById: ReadonlyMap<string, SegmentExpression>, acc = { all: false, ids: new Set<string>() }, seen = new Set<string>()) {
+  for (const g of expression.conditionGroups) {
+    for (const c of g.conditions) {
+      if (c.subjectType === 'PURCHASES' && c.operand.purchase) {
+        if (c.operand.purchase.sourceId) acc.ids.add(c.operand.purchase.sourceId);
+        else acc.all = true;
+      }
+      const ref = c.subjectType === 'SEGMENT' ? c.operand.segmentId : null;
+      if (ref && !seen.has(ref)) {
+        seen.add(ref);
+        const e = segmentsById.get(ref);
+        if (e) purchaseSourcesInScope(e, segmentsById, acc, seen);
+      }
+    }
+  }
+  return acc;
+}
+
 /** Does the expression (or a segment it references, transitively) use TOPIC_OPTED_OUT? */
 function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<string, SegmentExpression>, seen = new Set<string>()): boolean {
   for (const g of expression.conditionGroups) {
@@ -78,12 +104,15 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
     return doc;
   }
 
+  const sourcesOf = (accountId: string): Promise<PurchaseSourceDoc[]> =>
+    deps.purchaseSources ? deps.purchaseSources.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }) : Promise.resolve([]);
+
   const allOf = (accountId: string) => segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } });
 
   /** Validates an expression against the subscriber service's catalog and the account's segments. */
   async function validated(accountId: string, input: unknown, stored: SegmentDoc[], options: ValidateOptions = {}): Promise<SegmentExpression> {
-    const snapshot = await catalog.snapshot(accountId);
-    const result = validateExpression(input, { ...snapshot, segments: stored.map((s) => ({ id: s._id, expression: s.expression })), purchaseSourceIds: [] }, options);
+    const [snapshot, sources] = await Promise.all([catalog.snapshot(accountId), sourcesOf(accountId)]);
+    const result = validateExpression(input, { ...snapshot, segments: stored.map((s) => ({ id: s._id, expression: s.expression })), purchaseSourceIds: sources.map((s) => s._id) }, options);
     if (!result.valid) throw invalid(result.errorId, result.problems[0].problem, result.problems.map((p) => ({ path: p.path, problem: p.problem })));
     return result.expression;
   }
@@ -93,11 +122,23 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
     const all = stored ?? (await allOf(accountId));
     const byId = new Map(all.map((s) => [s._id, s.expression] as const));
     const activeTopicIds = usesOptOut(expression, byId) ? (await catalog.topics(accountId)).filter((t) => t.active).map((t) => t.id) : [];
-    return compileSegment(expression, { accountId, now: now(), segments: Object.fromEntries(byId), purchaseSources: [], activeTopicIds });
+    const scope = purchaseSourcesInScope(expression, byId);
+    const sources = scope.all || scope.ids.size > 0 ? await sourcesOf(accountId) : [];
+    const compiled = compileSegment(expression, { accountId, now: now(), segments: Object.fromEntries(byId), purchaseSources: sources.map(sourceFacts), activeTopicIds });
+    const inScope = sources.filter((s) => scope.all || scope.ids.has(s._id));
+    const captureScopes: segmentV1.PurchaseCaptureScope[] = inScope.map((s) => ({
+      sourceId: s._id,
+      name: s.name,
+      timeZone: s.timeZone,
+      capturedOrdersFromUtc: s.capturedOrdersFromUtc.toISOString(),
+      capturedOrdersToUtc: s.capturedOrdersToUtc ? s.capturedOrdersToUtc.toISOString() : undefined,
+      baselineOpen: s.baselineOpen,
+    }));
+    return { ...compiled, captureScopes };
   }
 
   async function preview(accountId: string, expression: SegmentExpression, topicId: string | undefined, stored?: SegmentDoc[]): Promise<segmentV1.SegmentPreview> {
-    const { trueFilter, unknownFilter } = await compile(accountId, expression, stored);
+    const { trueFilter, unknownFilter, captureScopes } = await compile(accountId, expression, stored);
     const reach: Filter[] = [trueFilter, { subscriberStatus: 'ACTIVE' }];
     if (topicId) reach.push({ topics: topicId }, { 'optOuts.topicId': { $ne: topicId } });
     const [matching, unknown, reachable, first] = await Promise.all([
@@ -111,8 +152,7 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
       unknownCount: String(unknown),
       reachableCount: String(reachable),
       contacts: first.map((c) => ({ id: c._id, email: c.email, firstName: c.firstName ?? undefined, subscriberStatus: c.subscriberStatus })),
-      // No purchase sources exist yet: nothing is in scope.
-      captureScopes: [],
+      captureScopes,
     };
   }
 

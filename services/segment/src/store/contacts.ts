@@ -14,7 +14,9 @@
  *   `enrolledExistingSubscribers` is recorded with its stream sequence: it is applied to contacts whose
  *   state comes from before that sequence (`seq`), and to a subscriber event from before it applied late.
  * - The projection owns only the subscriber part of a contact; orders and engagement facts
- *   (orders, lastDeliveredAt, lastResponseAt, firstUnansweredDeliveryAt) are never touched by it.
+ *   (orders, lastDeliveredAt, lastResponseAt, firstUnansweredDeliveryAt) are never touched by it,
+ *   except that applying a subscriber (created/updated) attaches the orders waiting in
+ *   `pending_orders` for its email (orders ingested before the contact existed).
  *
  * Writes for one account are serialized in this process (AccountLocks); the conditional writes below
  * (version filters, duplicate-key retry) keep a second replica sharing the durable from regressing a
@@ -29,6 +31,7 @@ import {
   textValue,
   toContactFieldValue,
 } from '../domain/contact';
+import { purchaseCollections, type PendingOrderDoc } from './purchase-sources';
 
 const { Schema } = mongoose;
 
@@ -244,10 +247,12 @@ export class ContactProjection {
   readonly contacts: Collection<ProjectedContact>;
   readonly tombstones: Collection<ContactTombstone>;
   readonly catalogs: Collection<ProjectionCatalog>;
+  readonly pendingOrders: Collection<PendingOrderDoc>;
   private readonly locks = new KeyedLock();
 
   constructor(readonly store: Store) {
     this.contacts = contactsCollection(store);
+    this.pendingOrders = purchaseCollections(store).pending;
     this.tombstones = store.collection<ContactTombstone>('contact_tombstones', tombstoneSchema);
     this.catalogs = store.collection<ProjectionCatalog>('projection_catalog', catalogSchema);
   }
@@ -262,6 +267,25 @@ export class ContactProjection {
     if (typeof type === 'string' && type.startsWith('subscriber.')) return this.applySubscriberEvent(parseSubscriberEvent(data), seq);
     if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) return this.applyCatalogEvent(parseCatalogEvent(data), seq);
     return 'ignored';
+  }
+
+  /** Runs fn serialized with this process's projection writes of the account (order ingest uses it). */
+  withAccount<R>(accountId: string, fn: () => Promise<R>): Promise<R> {
+    return this.locks.run(accountId, fn);
+  }
+
+  /** Moves the orders waiting for `email` onto the contact (skipping any it already has). Call under the account lock. */
+  async attachPendingOrders(accountId: string, email: string, contactId: string): Promise<void> {
+    const waiting = await this.pendingOrders.find({ accountId, email });
+    if (waiting.length === 0) return;
+    const contact = await this.contacts.findOne({ _id: contactId }, { projection: { orders: 1 } });
+    if (!contact) return;
+    const have = new Set((contact.orders ?? []).map((o) => `${o.sourceId}\u0000${o.orderId}`));
+    const add = waiting.map((w) => ({ ...w.order, orderedAt: new Date(w.order.orderedAt) })).filter((o) => !have.has(`${o.sourceId}\u0000${o.orderId}`));
+    await this.store.transaction(async (tx) => {
+      if (add.length > 0) await this.contacts.updateOne({ _id: contactId }, { $push: { orders: { $each: add } } }, { tx });
+      await this.pendingOrders.deleteMany({ _id: { $in: waiting.map((w) => w._id) } }, { tx });
+    });
   }
 
   applySubscriberEvent(e: SubscriberEvent, seq = 0): Promise<ApplyOutcome> {
@@ -295,11 +319,14 @@ export class ContactProjection {
             { _id: id, $or: [{ version: { $lt: e.version } }, { version: { $exists: false } }] },
             { $set: { ...set, seq } },
           );
-          return r.matchedCount > 0 ? 'applied' : 'stale';
+          if (r.matchedCount === 0) return 'stale';
+          await this.attachPendingOrders(e.accountId, part.email, id);
+          return 'applied';
         }
         try {
           await this.contacts.insertOne({ ...part, seq, orders: [] });
           if (tomb) await this.tombstones.deleteOne({ _id: id, version: tomb.version });
+          await this.attachPendingOrders(e.accountId, part.email, id);
           return 'applied';
         } catch (err) {
           if (!(err instanceof DuplicateKeyError)) throw err;

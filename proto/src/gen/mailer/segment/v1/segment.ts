@@ -229,6 +229,78 @@ export interface PreviewExpressionResponse {
   preview: SegmentPreview | undefined;
 }
 
+/** A purchase source: a shop whose orders are ingested. Instants are UTC ISO 8601 strings. */
+export interface PurchaseSource {
+  id: string;
+  name: string;
+  /** IANA */
+  timeZone: string;
+  capturedOrdersFromUtc: string;
+  /** absent while the source captures live */
+  capturedOrdersToUtc?: string | undefined;
+  baselineOpen: boolean;
+  attributionStartedAtUtc: string;
+}
+
+export interface CreatePurchaseSourceRequest {
+  accountId: string;
+  name: string;
+  timeZone: string;
+}
+
+export interface CreatePurchaseSourceResponse {
+  source: PurchaseSource | undefined;
+}
+
+export interface ListPurchaseSourcesRequest {
+  accountId: string;
+}
+
+export interface ListPurchaseSourcesResponse {
+  items: PurchaseSource[];
+}
+
+export interface PurchaseOrderItem {
+  productId: string;
+  variantId?: string | undefined;
+  groupId?: string | undefined;
+}
+
+export interface PurchaseOrder {
+  orderId: string;
+  email: string;
+  /** UTC ISO 8601 instant */
+  orderedAt: string;
+  /** ISO 4217 */
+  currency: string;
+  amount: number;
+  couponCode?: string | undefined;
+  items: PurchaseOrderItem[];
+}
+
+export interface IngestOrdersRequest {
+  accountId: string;
+  sourceId: string;
+  /** at most 1,000 */
+  orders: PurchaseOrder[];
+}
+
+export interface IngestOrdersResponse {
+  accepted: number;
+  duplicates: number;
+}
+
+export interface SetPurchaseBaselineRequest {
+  accountId: string;
+  sourceId: string;
+  capturedOrdersFromUtc: string;
+  complete: boolean;
+}
+
+export interface SetPurchaseBaselineResponse {
+  source: PurchaseSource | undefined;
+}
+
 function createBaseDescribeRequest(): DescribeRequest {
   return {};
 }
@@ -3404,6 +3476,1203 @@ export const PreviewExpressionResponse: MessageFns<PreviewExpressionResponse> = 
   },
 };
 
+function createBasePurchaseSource(): PurchaseSource {
+  return {
+    id: "",
+    name: "",
+    timeZone: "",
+    capturedOrdersFromUtc: "",
+    capturedOrdersToUtc: undefined,
+    baselineOpen: false,
+    attributionStartedAtUtc: "",
+  };
+}
+
+export const PurchaseSource: MessageFns<PurchaseSource> = {
+  encode(message: PurchaseSource, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(26).string(message.timeZone);
+    }
+    if (message.capturedOrdersFromUtc !== "") {
+      writer.uint32(34).string(message.capturedOrdersFromUtc);
+    }
+    if (message.capturedOrdersToUtc !== undefined) {
+      writer.uint32(42).string(message.capturedOrdersToUtc);
+    }
+    if (message.baselineOpen !== false) {
+      writer.uint32(48).bool(message.baselineOpen);
+    }
+    if (message.attributionStartedAtUtc !== "") {
+      writer.uint32(58).string(message.attributionStartedAtUtc);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchaseSource {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchaseSource();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.capturedOrdersFromUtc = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.capturedOrdersToUtc = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.baselineOpen = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.attributionStartedAtUtc = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchaseSource {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
+      capturedOrdersFromUtc: isSet(object.capturedOrdersFromUtc)
+        ? globalThis.String(object.capturedOrdersFromUtc)
+        : isSet(object.captured_orders_from_utc)
+        ? globalThis.String(object.captured_orders_from_utc)
+        : "",
+      capturedOrdersToUtc: isSet(object.capturedOrdersToUtc)
+        ? globalThis.String(object.capturedOrdersToUtc)
+        : isSet(object.captured_orders_to_utc)
+        ? globalThis.String(object.captured_orders_to_utc)
+        : undefined,
+      baselineOpen: isSet(object.baselineOpen)
+        ? globalThis.Boolean(object.baselineOpen)
+        : isSet(object.baseline_open)
+        ? globalThis.Boolean(object.baseline_open)
+        : false,
+      attributionStartedAtUtc: isSet(object.attributionStartedAtUtc)
+        ? globalThis.String(object.attributionStartedAtUtc)
+        : isSet(object.attribution_started_at_utc)
+        ? globalThis.String(object.attribution_started_at_utc)
+        : "",
+    };
+  },
+
+  toJSON(message: PurchaseSource): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
+    if (message.capturedOrdersFromUtc !== "") {
+      obj.capturedOrdersFromUtc = message.capturedOrdersFromUtc;
+    }
+    if (message.capturedOrdersToUtc !== undefined) {
+      obj.capturedOrdersToUtc = message.capturedOrdersToUtc;
+    }
+    if (message.baselineOpen !== false) {
+      obj.baselineOpen = message.baselineOpen;
+    }
+    if (message.attributionStartedAtUtc !== "") {
+      obj.attributionStartedAtUtc = message.attributionStartedAtUtc;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchaseSource>): PurchaseSource {
+    return PurchaseSource.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchaseSource>): PurchaseSource {
+    const message = createBasePurchaseSource();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    message.timeZone = object.timeZone ?? "";
+    message.capturedOrdersFromUtc = object.capturedOrdersFromUtc ?? "";
+    message.capturedOrdersToUtc = object.capturedOrdersToUtc ?? undefined;
+    message.baselineOpen = object.baselineOpen ?? false;
+    message.attributionStartedAtUtc = object.attributionStartedAtUtc ?? "";
+    return message;
+  },
+};
+
+function createBaseCreatePurchaseSourceRequest(): CreatePurchaseSourceRequest {
+  return { accountId: "", name: "", timeZone: "" };
+}
+
+export const CreatePurchaseSourceRequest: MessageFns<CreatePurchaseSourceRequest> = {
+  encode(message: CreatePurchaseSourceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(26).string(message.timeZone);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreatePurchaseSourceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreatePurchaseSourceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreatePurchaseSourceRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
+    };
+  },
+
+  toJSON(message: CreatePurchaseSourceRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreatePurchaseSourceRequest>): CreatePurchaseSourceRequest {
+    return CreatePurchaseSourceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreatePurchaseSourceRequest>): CreatePurchaseSourceRequest {
+    const message = createBaseCreatePurchaseSourceRequest();
+    message.accountId = object.accountId ?? "";
+    message.name = object.name ?? "";
+    message.timeZone = object.timeZone ?? "";
+    return message;
+  },
+};
+
+function createBaseCreatePurchaseSourceResponse(): CreatePurchaseSourceResponse {
+  return { source: undefined };
+}
+
+export const CreatePurchaseSourceResponse: MessageFns<CreatePurchaseSourceResponse> = {
+  encode(message: CreatePurchaseSourceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      PurchaseSource.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreatePurchaseSourceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreatePurchaseSourceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = PurchaseSource.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreatePurchaseSourceResponse {
+    return { source: isSet(object.source) ? PurchaseSource.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: CreatePurchaseSourceResponse): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = PurchaseSource.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreatePurchaseSourceResponse>): CreatePurchaseSourceResponse {
+    return CreatePurchaseSourceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreatePurchaseSourceResponse>): CreatePurchaseSourceResponse {
+    const message = createBaseCreatePurchaseSourceResponse();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? PurchaseSource.fromPartial(object.source)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListPurchaseSourcesRequest(): ListPurchaseSourcesRequest {
+  return { accountId: "" };
+}
+
+export const ListPurchaseSourcesRequest: MessageFns<ListPurchaseSourcesRequest> = {
+  encode(message: ListPurchaseSourcesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPurchaseSourcesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPurchaseSourcesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPurchaseSourcesRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListPurchaseSourcesRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPurchaseSourcesRequest>): ListPurchaseSourcesRequest {
+    return ListPurchaseSourcesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPurchaseSourcesRequest>): ListPurchaseSourcesRequest {
+    const message = createBaseListPurchaseSourcesRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseListPurchaseSourcesResponse(): ListPurchaseSourcesResponse {
+  return { items: [] };
+}
+
+export const ListPurchaseSourcesResponse: MessageFns<ListPurchaseSourcesResponse> = {
+  encode(message: ListPurchaseSourcesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      PurchaseSource.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPurchaseSourcesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPurchaseSourcesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(PurchaseSource.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPurchaseSourcesResponse {
+    return {
+      items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => PurchaseSource.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListPurchaseSourcesResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => PurchaseSource.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListPurchaseSourcesResponse>): ListPurchaseSourcesResponse {
+    return ListPurchaseSourcesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListPurchaseSourcesResponse>): ListPurchaseSourcesResponse {
+    const message = createBaseListPurchaseSourcesResponse();
+    message.items = object.items?.map((e) => PurchaseSource.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePurchaseOrderItem(): PurchaseOrderItem {
+  return { productId: "", variantId: undefined, groupId: undefined };
+}
+
+export const PurchaseOrderItem: MessageFns<PurchaseOrderItem> = {
+  encode(message: PurchaseOrderItem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.productId !== "") {
+      writer.uint32(10).string(message.productId);
+    }
+    if (message.variantId !== undefined) {
+      writer.uint32(18).string(message.variantId);
+    }
+    if (message.groupId !== undefined) {
+      writer.uint32(26).string(message.groupId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchaseOrderItem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchaseOrderItem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.productId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.variantId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.groupId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchaseOrderItem {
+    return {
+      productId: isSet(object.productId)
+        ? globalThis.String(object.productId)
+        : isSet(object.product_id)
+        ? globalThis.String(object.product_id)
+        : "",
+      variantId: isSet(object.variantId)
+        ? globalThis.String(object.variantId)
+        : isSet(object.variant_id)
+        ? globalThis.String(object.variant_id)
+        : undefined,
+      groupId: isSet(object.groupId)
+        ? globalThis.String(object.groupId)
+        : isSet(object.group_id)
+        ? globalThis.String(object.group_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PurchaseOrderItem): unknown {
+    const obj: any = {};
+    if (message.productId !== "") {
+      obj.productId = message.productId;
+    }
+    if (message.variantId !== undefined) {
+      obj.variantId = message.variantId;
+    }
+    if (message.groupId !== undefined) {
+      obj.groupId = message.groupId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchaseOrderItem>): PurchaseOrderItem {
+    return PurchaseOrderItem.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchaseOrderItem>): PurchaseOrderItem {
+    const message = createBasePurchaseOrderItem();
+    message.productId = object.productId ?? "";
+    message.variantId = object.variantId ?? undefined;
+    message.groupId = object.groupId ?? undefined;
+    return message;
+  },
+};
+
+function createBasePurchaseOrder(): PurchaseOrder {
+  return { orderId: "", email: "", orderedAt: "", currency: "", amount: 0, couponCode: undefined, items: [] };
+}
+
+export const PurchaseOrder: MessageFns<PurchaseOrder> = {
+  encode(message: PurchaseOrder, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.orderId !== "") {
+      writer.uint32(10).string(message.orderId);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.orderedAt !== "") {
+      writer.uint32(26).string(message.orderedAt);
+    }
+    if (message.currency !== "") {
+      writer.uint32(34).string(message.currency);
+    }
+    if (message.amount !== 0) {
+      writer.uint32(41).double(message.amount);
+    }
+    if (message.couponCode !== undefined) {
+      writer.uint32(50).string(message.couponCode);
+    }
+    for (const v of message.items) {
+      PurchaseOrderItem.encode(v!, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurchaseOrder {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurchaseOrder();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.orderId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.orderedAt = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.currency = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.amount = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.couponCode = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.items.push(PurchaseOrderItem.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurchaseOrder {
+    return {
+      orderId: isSet(object.orderId)
+        ? globalThis.String(object.orderId)
+        : isSet(object.order_id)
+        ? globalThis.String(object.order_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      orderedAt: isSet(object.orderedAt)
+        ? globalThis.String(object.orderedAt)
+        : isSet(object.ordered_at)
+        ? globalThis.String(object.ordered_at)
+        : "",
+      currency: isSet(object.currency) ? globalThis.String(object.currency) : "",
+      amount: isSet(object.amount) ? globalThis.Number(object.amount) : 0,
+      couponCode: isSet(object.couponCode)
+        ? globalThis.String(object.couponCode)
+        : isSet(object.coupon_code)
+        ? globalThis.String(object.coupon_code)
+        : undefined,
+      items: globalThis.Array.isArray(object?.items)
+        ? object.items.map((e: any) => PurchaseOrderItem.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: PurchaseOrder): unknown {
+    const obj: any = {};
+    if (message.orderId !== "") {
+      obj.orderId = message.orderId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.orderedAt !== "") {
+      obj.orderedAt = message.orderedAt;
+    }
+    if (message.currency !== "") {
+      obj.currency = message.currency;
+    }
+    if (message.amount !== 0) {
+      obj.amount = floatToJson(message.amount);
+    }
+    if (message.couponCode !== undefined) {
+      obj.couponCode = message.couponCode;
+    }
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => PurchaseOrderItem.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PurchaseOrder>): PurchaseOrder {
+    return PurchaseOrder.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PurchaseOrder>): PurchaseOrder {
+    const message = createBasePurchaseOrder();
+    message.orderId = object.orderId ?? "";
+    message.email = object.email ?? "";
+    message.orderedAt = object.orderedAt ?? "";
+    message.currency = object.currency ?? "";
+    message.amount = object.amount ?? 0;
+    message.couponCode = object.couponCode ?? undefined;
+    message.items = object.items?.map((e) => PurchaseOrderItem.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseIngestOrdersRequest(): IngestOrdersRequest {
+  return { accountId: "", sourceId: "", orders: [] };
+}
+
+export const IngestOrdersRequest: MessageFns<IngestOrdersRequest> = {
+  encode(message: IngestOrdersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.sourceId !== "") {
+      writer.uint32(18).string(message.sourceId);
+    }
+    for (const v of message.orders) {
+      PurchaseOrder.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IngestOrdersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIngestOrdersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.orders.push(PurchaseOrder.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IngestOrdersRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      orders: globalThis.Array.isArray(object?.orders) ? object.orders.map((e: any) => PurchaseOrder.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: IngestOrdersRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.orders?.length) {
+      obj.orders = message.orders.map((e) => PurchaseOrder.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<IngestOrdersRequest>): IngestOrdersRequest {
+    return IngestOrdersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<IngestOrdersRequest>): IngestOrdersRequest {
+    const message = createBaseIngestOrdersRequest();
+    message.accountId = object.accountId ?? "";
+    message.sourceId = object.sourceId ?? "";
+    message.orders = object.orders?.map((e) => PurchaseOrder.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseIngestOrdersResponse(): IngestOrdersResponse {
+  return { accepted: 0, duplicates: 0 };
+}
+
+export const IngestOrdersResponse: MessageFns<IngestOrdersResponse> = {
+  encode(message: IngestOrdersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accepted !== 0) {
+      writer.uint32(8).int32(message.accepted);
+    }
+    if (message.duplicates !== 0) {
+      writer.uint32(16).int32(message.duplicates);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IngestOrdersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIngestOrdersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.accepted = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.duplicates = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IngestOrdersResponse {
+    return {
+      accepted: isSet(object.accepted) ? globalThis.Number(object.accepted) : 0,
+      duplicates: isSet(object.duplicates) ? globalThis.Number(object.duplicates) : 0,
+    };
+  },
+
+  toJSON(message: IngestOrdersResponse): unknown {
+    const obj: any = {};
+    if (message.accepted !== 0) {
+      obj.accepted = Math.round(message.accepted);
+    }
+    if (message.duplicates !== 0) {
+      obj.duplicates = Math.round(message.duplicates);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<IngestOrdersResponse>): IngestOrdersResponse {
+    return IngestOrdersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<IngestOrdersResponse>): IngestOrdersResponse {
+    const message = createBaseIngestOrdersResponse();
+    message.accepted = object.accepted ?? 0;
+    message.duplicates = object.duplicates ?? 0;
+    return message;
+  },
+};
+
+function createBaseSetPurchaseBaselineRequest(): SetPurchaseBaselineRequest {
+  return { accountId: "", sourceId: "", capturedOrdersFromUtc: "", complete: false };
+}
+
+export const SetPurchaseBaselineRequest: MessageFns<SetPurchaseBaselineRequest> = {
+  encode(message: SetPurchaseBaselineRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.sourceId !== "") {
+      writer.uint32(18).string(message.sourceId);
+    }
+    if (message.capturedOrdersFromUtc !== "") {
+      writer.uint32(26).string(message.capturedOrdersFromUtc);
+    }
+    if (message.complete !== false) {
+      writer.uint32(32).bool(message.complete);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetPurchaseBaselineRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetPurchaseBaselineRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sourceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.capturedOrdersFromUtc = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.complete = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetPurchaseBaselineRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      sourceId: isSet(object.sourceId)
+        ? globalThis.String(object.sourceId)
+        : isSet(object.source_id)
+        ? globalThis.String(object.source_id)
+        : "",
+      capturedOrdersFromUtc: isSet(object.capturedOrdersFromUtc)
+        ? globalThis.String(object.capturedOrdersFromUtc)
+        : isSet(object.captured_orders_from_utc)
+        ? globalThis.String(object.captured_orders_from_utc)
+        : "",
+      complete: isSet(object.complete) ? globalThis.Boolean(object.complete) : false,
+    };
+  },
+
+  toJSON(message: SetPurchaseBaselineRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.sourceId !== "") {
+      obj.sourceId = message.sourceId;
+    }
+    if (message.capturedOrdersFromUtc !== "") {
+      obj.capturedOrdersFromUtc = message.capturedOrdersFromUtc;
+    }
+    if (message.complete !== false) {
+      obj.complete = message.complete;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetPurchaseBaselineRequest>): SetPurchaseBaselineRequest {
+    return SetPurchaseBaselineRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetPurchaseBaselineRequest>): SetPurchaseBaselineRequest {
+    const message = createBaseSetPurchaseBaselineRequest();
+    message.accountId = object.accountId ?? "";
+    message.sourceId = object.sourceId ?? "";
+    message.capturedOrdersFromUtc = object.capturedOrdersFromUtc ?? "";
+    message.complete = object.complete ?? false;
+    return message;
+  },
+};
+
+function createBaseSetPurchaseBaselineResponse(): SetPurchaseBaselineResponse {
+  return { source: undefined };
+}
+
+export const SetPurchaseBaselineResponse: MessageFns<SetPurchaseBaselineResponse> = {
+  encode(message: SetPurchaseBaselineResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      PurchaseSource.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetPurchaseBaselineResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetPurchaseBaselineResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = PurchaseSource.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetPurchaseBaselineResponse {
+    return { source: isSet(object.source) ? PurchaseSource.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: SetPurchaseBaselineResponse): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = PurchaseSource.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetPurchaseBaselineResponse>): SetPurchaseBaselineResponse {
+    return SetPurchaseBaselineResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetPurchaseBaselineResponse>): SetPurchaseBaselineResponse {
+    const message = createBaseSetPurchaseBaselineResponse();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? PurchaseSource.fromPartial(object.source)
+      : undefined;
+    return message;
+  },
+};
+
 /**
  * The segment service: saved segments of one account, their counts and previews over the service's
  * own contact projection. Every request carries account_id (from the API key, never from the client)
@@ -3511,6 +4780,55 @@ export const SegmentServiceService = {
       Buffer.from(PreviewExpressionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PreviewExpressionResponse => PreviewExpressionResponse.decode(value),
   },
+  /**
+   * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
+   * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
+   */
+  createPurchaseSource: {
+    path: "/mailer.segment.v1.SegmentService/CreatePurchaseSource" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreatePurchaseSourceRequest): Buffer =>
+      Buffer.from(CreatePurchaseSourceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreatePurchaseSourceRequest => CreatePurchaseSourceRequest.decode(value),
+    responseSerialize: (value: CreatePurchaseSourceResponse): Buffer =>
+      Buffer.from(CreatePurchaseSourceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreatePurchaseSourceResponse => CreatePurchaseSourceResponse.decode(value),
+  },
+  listPurchaseSources: {
+    path: "/mailer.segment.v1.SegmentService/ListPurchaseSources" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListPurchaseSourcesRequest): Buffer =>
+      Buffer.from(ListPurchaseSourcesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListPurchaseSourcesRequest => ListPurchaseSourcesRequest.decode(value),
+    responseSerialize: (value: ListPurchaseSourcesResponse): Buffer =>
+      Buffer.from(ListPurchaseSourcesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListPurchaseSourcesResponse => ListPurchaseSourcesResponse.decode(value),
+  },
+  /** Orders are idempotent per (source, order_id); at most 1,000 per call. NOT_FOUND purchase_source_not_found. */
+  ingestOrders: {
+    path: "/mailer.segment.v1.SegmentService/IngestOrders" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: IngestOrdersRequest): Buffer => Buffer.from(IngestOrdersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IngestOrdersRequest => IngestOrdersRequest.decode(value),
+    responseSerialize: (value: IngestOrdersResponse): Buffer =>
+      Buffer.from(IngestOrdersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IngestOrdersResponse => IngestOrdersResponse.decode(value),
+  },
+  /** Moves the start of the captured window back (historical import); complete closes the baseline. */
+  setPurchaseBaseline: {
+    path: "/mailer.segment.v1.SegmentService/SetPurchaseBaseline" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetPurchaseBaselineRequest): Buffer =>
+      Buffer.from(SetPurchaseBaselineRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetPurchaseBaselineRequest => SetPurchaseBaselineRequest.decode(value),
+    responseSerialize: (value: SetPurchaseBaselineResponse): Buffer =>
+      Buffer.from(SetPurchaseBaselineResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetPurchaseBaselineResponse => SetPurchaseBaselineResponse.decode(value),
+  },
 } as const;
 
 export interface SegmentServiceServer extends UntypedServiceImplementation {
@@ -3527,6 +4845,16 @@ export interface SegmentServiceServer extends UntypedServiceImplementation {
   previewSegment: handleUnaryCall<PreviewSegmentRequest, PreviewSegmentResponse>;
   /** Preview of an unsaved expression. */
   previewExpression: handleUnaryCall<PreviewExpressionRequest, PreviewExpressionResponse>;
+  /**
+   * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
+   * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
+   */
+  createPurchaseSource: handleUnaryCall<CreatePurchaseSourceRequest, CreatePurchaseSourceResponse>;
+  listPurchaseSources: handleUnaryCall<ListPurchaseSourcesRequest, ListPurchaseSourcesResponse>;
+  /** Orders are idempotent per (source, order_id); at most 1,000 per call. NOT_FOUND purchase_source_not_found. */
+  ingestOrders: handleUnaryCall<IngestOrdersRequest, IngestOrdersResponse>;
+  /** Moves the start of the captured window back (historical import); complete closes the baseline. */
+  setPurchaseBaseline: handleUnaryCall<SetPurchaseBaselineRequest, SetPurchaseBaselineResponse>;
 }
 
 export interface SegmentServiceClient extends Client {
@@ -3668,6 +4996,72 @@ export interface SegmentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PreviewExpressionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
+   * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
+   */
+  createPurchaseSource(
+    request: CreatePurchaseSourceRequest,
+    callback: (error: ServiceError | null, response: CreatePurchaseSourceResponse) => void,
+  ): ClientUnaryCall;
+  createPurchaseSource(
+    request: CreatePurchaseSourceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreatePurchaseSourceResponse) => void,
+  ): ClientUnaryCall;
+  createPurchaseSource(
+    request: CreatePurchaseSourceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreatePurchaseSourceResponse) => void,
+  ): ClientUnaryCall;
+  listPurchaseSources(
+    request: ListPurchaseSourcesRequest,
+    callback: (error: ServiceError | null, response: ListPurchaseSourcesResponse) => void,
+  ): ClientUnaryCall;
+  listPurchaseSources(
+    request: ListPurchaseSourcesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListPurchaseSourcesResponse) => void,
+  ): ClientUnaryCall;
+  listPurchaseSources(
+    request: ListPurchaseSourcesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListPurchaseSourcesResponse) => void,
+  ): ClientUnaryCall;
+  /** Orders are idempotent per (source, order_id); at most 1,000 per call. NOT_FOUND purchase_source_not_found. */
+  ingestOrders(
+    request: IngestOrdersRequest,
+    callback: (error: ServiceError | null, response: IngestOrdersResponse) => void,
+  ): ClientUnaryCall;
+  ingestOrders(
+    request: IngestOrdersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: IngestOrdersResponse) => void,
+  ): ClientUnaryCall;
+  ingestOrders(
+    request: IngestOrdersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: IngestOrdersResponse) => void,
+  ): ClientUnaryCall;
+  /** Moves the start of the captured window back (historical import); complete closes the baseline. */
+  setPurchaseBaseline(
+    request: SetPurchaseBaselineRequest,
+    callback: (error: ServiceError | null, response: SetPurchaseBaselineResponse) => void,
+  ): ClientUnaryCall;
+  setPurchaseBaseline(
+    request: SetPurchaseBaselineRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetPurchaseBaselineResponse) => void,
+  ): ClientUnaryCall;
+  setPurchaseBaseline(
+    request: SetPurchaseBaselineRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetPurchaseBaselineResponse) => void,
   ): ClientUnaryCall;
 }
 

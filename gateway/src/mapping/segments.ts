@@ -1,0 +1,183 @@
+import type { segmentV1 } from '@mailer/proto';
+import { int64, present } from './numbers';
+
+// Segments: API bodies <-> segment service messages. The expression's closed vocabularies travel as
+// the specification's strings on both sides, so nothing is translated; JSON `null` and absence both
+// become an absent proto member (and an absent proto member is answered as absent / null).
+
+export interface FieldRefBody {
+  type: string;
+  builtInField?: string | null;
+  fieldId?: string | null;
+}
+
+export interface PurchaseConditionBody {
+  sourceId?: string | null;
+  scopeKind?: string;
+  products?: Array<{ productId: string; variantId?: string | null }> | null;
+  groupId?: string | null;
+  period?: { kind: string; days?: number | null; from?: string | null; to?: string | null } | null;
+  count?: number | null;
+  currency?: string | null;
+  amount?: number | null;
+  couponCode?: string | null;
+  timeZoneId?: string | null;
+}
+
+export interface OperandBody {
+  kind: string;
+  text?: string | null;
+  number?: number | null;
+  date?: string | null;
+  optionIds?: string[] | null;
+  segmentId?: string | null;
+  purchase?: PurchaseConditionBody | null;
+}
+
+export interface ConditionBody {
+  subjectType: string;
+  fieldRef?: FieldRefBody | null;
+  operator: string;
+  operand: OperandBody;
+}
+
+export interface ExpressionBody {
+  conditionGroups: Array<{ conditions: ConditionBody[] }>;
+}
+
+export interface SegmentBody {
+  name: string;
+  expression: ExpressionBody;
+}
+
+export interface PreviewExpressionBody {
+  expression: ExpressionBody;
+  topicId?: string;
+}
+
+const undef = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+const lower = (v: string | null | undefined) => (v ? v.toLowerCase() : undefined);
+
+function purchaseToProto(p: PurchaseConditionBody | null | undefined): segmentV1.PurchaseSegmentCondition | undefined {
+  if (!p) return undefined;
+  return {
+    sourceId: lower(p.sourceId),
+    scopeKind: p.scopeKind ?? '',
+    products: (p.products ?? []).map((x) => ({ productId: x.productId, variantId: undef(x.variantId) })),
+    groupId: undef(p.groupId),
+    period: p.period ? { kind: p.period.kind, days: undef(p.period.days), from: undef(p.period.from), to: undef(p.period.to) } : undefined,
+    count: undef(p.count),
+    currency: undef(p.currency),
+    amount: undef(p.amount),
+    couponCode: undef(p.couponCode),
+    timeZoneId: undef(p.timeZoneId),
+  };
+}
+
+function operandToProto(o: OperandBody): segmentV1.SegmentOperand {
+  return {
+    kind: o.kind,
+    text: undef(o.text),
+    number: undef(o.number),
+    date: undef(o.date),
+    optionIds: (o.optionIds ?? []).map((id) => id.toLowerCase()),
+    segmentId: lower(o.segmentId),
+    purchase: purchaseToProto(o.purchase),
+  };
+}
+
+export function expressionToProto(e: ExpressionBody): segmentV1.SegmentExpression {
+  return {
+    conditionGroups: e.conditionGroups.map((g) => ({
+      conditions: g.conditions.map((c) => ({
+        subjectType: c.subjectType,
+        fieldRef: c.fieldRef ? { type: c.fieldRef.type, builtInField: undef(c.fieldRef.builtInField), fieldId: lower(c.fieldRef.fieldId) } : undefined,
+        operator: c.operator,
+        operand: operandToProto(c.operand),
+      })),
+    })),
+  };
+}
+
+export const segmentToProto = (accountId: string, body: SegmentBody): segmentV1.CreateSegmentRequest => ({
+  accountId,
+  name: body.name,
+  expression: expressionToProto(body.expression),
+});
+
+// ---- responses ----------------------------------------------------------------------------------
+
+/** Only the members that are set (an absent optional member is left out, never sent as a default). */
+const defined = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+function purchaseJson(p: segmentV1.PurchaseSegmentCondition) {
+  return defined({
+    sourceId: p.sourceId ?? null,
+    scopeKind: p.scopeKind,
+    products: p.products.length ? p.products.map((x) => defined({ productId: x.productId, variantId: x.variantId })) : undefined,
+    groupId: p.groupId,
+    period: p.period ? defined({ kind: p.period.kind, days: p.period.days, from: p.period.from, to: p.period.to }) : undefined,
+    count: p.count,
+    currency: p.currency,
+    amount: p.amount,
+    couponCode: p.couponCode,
+    timeZoneId: p.timeZoneId,
+  });
+}
+
+function operandJson(o: segmentV1.SegmentOperand | undefined) {
+  const operand = present(o, 'an operand');
+  return defined({
+    kind: operand.kind,
+    text: operand.text,
+    number: operand.number,
+    date: operand.date,
+    optionIds: operand.kind === 'OPTIONS' || operand.optionIds.length ? operand.optionIds : undefined,
+    segmentId: operand.segmentId,
+    purchase: operand.purchase ? purchaseJson(operand.purchase) : undefined,
+  });
+}
+
+export function expressionJson(e: segmentV1.SegmentExpression | undefined) {
+  const expression = present(e, 'an expression');
+  return {
+    conditionGroups: expression.conditionGroups.map((g) => ({
+      conditions: g.conditions.map((c) => ({
+        subjectType: c.subjectType,
+        fieldRef: c.fieldRef
+          ? c.fieldRef.type === 'CUSTOM'
+            ? { type: 'CUSTOM', fieldId: c.fieldRef.fieldId ?? null }
+            : { type: c.fieldRef.type, builtInField: c.fieldRef.builtInField ?? null }
+          : null,
+        operator: c.operator,
+        operand: operandJson(c.operand),
+      })),
+    })),
+  };
+}
+
+export function segmentJson(s: segmentV1.Segment | undefined) {
+  const segment = present(s, 'a segment');
+  return { id: segment.id, name: segment.name, expression: expressionJson(segment.expression), createdAt: segment.createdAt, updatedAt: segment.updatedAt };
+}
+
+export const segmentCountJson = (c: segmentV1.SegmentCount | undefined) => ({ subscriberCount: int64(present(c, 'a segment count').subscriberCount) });
+
+export function segmentPreviewJson(p: segmentV1.SegmentPreview | undefined) {
+  const preview = present(p, 'a segment preview');
+  return {
+    matchingCount: int64(preview.matchingCount),
+    unknownCount: int64(preview.unknownCount),
+    reachableCount: int64(preview.reachableCount),
+    contacts: preview.contacts.map((c) => ({ id: c.id, email: c.email, firstName: c.firstName ?? null, subscriberStatus: c.subscriberStatus })),
+    captureScopes: preview.captureScopes.map((s) => ({
+      sourceId: s.sourceId,
+      sourceName: s.name,
+      timeZone: s.timeZone ?? null,
+      capturedOrdersFromUtc: s.capturedOrdersFromUtc ?? null,
+      capturedOrdersToUtc: s.capturedOrdersToUtc ?? null,
+      baselineOpen: s.baselineOpen,
+      attributionStartedAtUtc: null,
+    })),
+  };
+}

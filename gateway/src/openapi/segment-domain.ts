@@ -1,0 +1,297 @@
+import { ERROR_IDS_KEYWORD } from './keywords';
+import { errorResponse, json, ok, rateLimitHeaders, ref, schemaRef, uuid, type Json } from './common';
+import { responses, type Method } from './subscriber-domain';
+
+/**
+ * The segment domain of the OpenAPI document: saved segments, their counts and previews (API.md
+ * "Segments and purchases", served by the segment service). The expression schema mirrors the
+ * specification's SegmentExpression; the gateway checks shapes, types and vocabularies, the service
+ * checks meaning (operator / subject / operand combinations, ids of the account, cycles) and
+ * answers the `segment_*` errorIds.
+ */
+
+// ---- vocabularies and limits (the segment service uses the same) ---------------------------------
+
+export const SEGMENT_SUBJECT_TYPES = ['FIELD', 'TAGS', 'TOPICS', 'SEGMENT', 'PURCHASES'] as const;
+export const SEGMENT_OPERATORS = [
+  'RESPONDED_WITHIN_DAYS', 'NO_RESPONSE_FOR_DAYS', 'DELIVERED_WITHOUT_RESPONSE_AT_LEAST',
+  'TEXT_EQUALS', 'TEXT_NOT_EQUALS', 'TEXT_EQUALS_IGNORE_CASE', 'TEXT_STARTS_WITH', 'TEXT_ENDS_WITH', 'TEXT_CONTAINS',
+  'NUMBER_EQUALS', 'NUMBER_NOT_EQUALS', 'NUMBER_GREATER_THAN', 'NUMBER_LESS_THAN', 'NUMBER_GREATER_OR_EQUAL', 'NUMBER_LESS_OR_EQUAL',
+  'DATE_EQUALS', 'DATE_NOT_EQUALS', 'DATE_BEFORE', 'DATE_AFTER', 'DATE_BEFORE_OR_EQUAL', 'DATE_EQUAL_OR_AFTER',
+  'BOOLEAN_IS_TRUE', 'BOOLEAN_IS_FALSE',
+  'OPTION_IS_ANY_OF', 'OPTION_IS_NONE_OF', 'OPTION_CONTAINS_ANY', 'OPTION_CONTAINS_NONE',
+  'TOPIC_OPTED_OUT', 'CONTAINED_IN', 'NOT_CONTAINED_IN',
+  'IS_EMPTY', 'IS_NOT_EMPTY',
+  'PURCHASED', 'NOT_PURCHASED', 'PURCHASE_COUNT_AT_LEAST', 'PURCHASE_COUNT_AT_MOST', 'PURCHASE_COUNT_EQUALS', 'FIRST_PURCHASE_IN_PERIOD',
+  'LAST_PURCHASE_IN_PERIOD', 'LAST_PURCHASE_BEFORE_PERIOD', 'ORDER_VALUE_AT_LEAST', 'ORDER_VALUE_AT_MOST', 'COUPON_USED',
+] as const;
+export const SEGMENT_OPERAND_KINDS = ['NONE', 'TEXT', 'NUMBER', 'DATE', 'OPTIONS', 'SEGMENT', 'PURCHASE'] as const;
+const BUILT_IN_FIELDS = ['EMAIL', 'FIRST_NAME'];
+const PURCHASE_SCOPE_KINDS = ['ALL_PRODUCTS', 'PRODUCTS', 'VARIANTS', 'GROUP'];
+const PURCHASE_PERIOD_KINDS = ['LAST_DAYS', 'DATE_RANGE'];
+
+const LIMITS = { name: 200, groups: 20, conditionsPerGroup: 50, optionIds: 1000 } as const;
+
+/** Every errorId of the segment service's expression validation (all 400). */
+export const SEGMENT_VALIDATION_ERROR_IDS = [
+  'segment_expression_invalid', 'segment_legacy_filter_groups', 'segment_expression_empty', 'segment_too_many_groups',
+  'segment_too_many_conditions', 'segment_too_many_option_ids', 'segment_field_ref_not_allowed', 'segment_field_not_found',
+  'segment_field_archived', 'segment_operator_not_allowed', 'segment_operand_mismatch', 'segment_operand_invalid',
+  'segment_option_not_found', 'segment_tag_not_found', 'segment_topic_not_found', 'segment_cycle',
+  'segment_purchase_operand_invalid', 'segment_purchase_source_not_found', 'segment_period_invalid',
+];
+
+// ---- responses ----------------------------------------------------------------------------------
+
+const unavailable = (catalog: boolean) =>
+  errorResponse(
+    'A backing service is unavailable' + (catalog ? ' (`catalog_unavailable`: the subscriber service, whose fields, tags and topics validate the expression, did not answer)' : '') + '. Retry later with backoff.',
+    catalog ? ['service_unavailable', 'catalog_unavailable'] : ['service_unavailable'],
+    rateLimitHeaders,
+  );
+
+function segmentResponses(method: Method, success: Json, errs: { 400?: string[]; 404?: string[]; 409?: string[] }, catalog: boolean) {
+  return { ...responses(method, success, errs), '503': unavailable(catalog) };
+}
+
+const idempotencyKey = ref('parameters', 'IdempotencyKey');
+const segmentPath = [ref('parameters', 'SegmentId')];
+const body = (schema: string) => ({ required: true, content: json(schemaRef(schema)) });
+
+const WRITE_400 = ['invalid_uuid', ...SEGMENT_VALIDATION_ERROR_IDS];
+const SEMANTICS = `Semantics (three-valued): each condition is TRUE, FALSE or UNKNOWN per contact; conditions of a group are combined with AND, groups with OR (FALSE beats UNKNOWN in AND, TRUE beats UNKNOWN in OR). A contact matches only when the expression is TRUE. A comparison on a field without a value is UNKNOWN (\`IS_EMPTY\` is TRUE, \`IS_NOT_EMPTY\` FALSE there); \`*_NOT_EQUALS\`, \`OPTION_IS_NONE_OF\` and \`OPTION_CONTAINS_NONE\` are UNKNOWN, not TRUE, on a missing value. \`CONTAINED_IN\` / \`NOT_CONTAINED_IN\` take the referenced segment's three-valued result. Results reflect every write acknowledged before the request was received.`;
+const PREVIEW = `\`matchingCount\`: contacts for which the expression is TRUE; \`unknownCount\`: contacts for which it is UNKNOWN (neither counted as matching nor as not matching). \`reachableCount\`: matching contacts with status \`ACTIVE\` (with \`topicId\`: also subscribed to that topic and not opted out of it). \`contacts\`: the first 25 matching contacts, ordered by \`registeredAt\`, then id. \`captureScopes\`: the purchase sources in scope of the expression; always empty until purchase sources exist.`;
+const EXPRESSION_RULES = `Expression shape: \`fieldRef\` is set only for \`FIELD\` conditions (\`{type: "BUILT_IN", builtInField}\` or \`{type: "CUSTOM", fieldId}\`) and null (or absent) for \`TAGS\`, \`TOPICS\`, \`SEGMENT\` and \`PURCHASES\`. Operators without a value take \`{kind: "NONE"}\`; \`TAGS\` / \`TOPICS\` take an \`OPTIONS\` operand of tag / topic ids; \`CONTAINED_IN\` / \`NOT_CONTAINED_IN\` a \`SEGMENT\` operand; response operators a \`NUMBER\` operand (days). At most ${LIMITS.groups} groups of at most ${LIMITS.conditionsPerGroup} conditions, at most ${LIMITS.optionIds} ids per operand; empty groups are refused (\`segment_expression_empty\`). The legacy member \`filterGroups\` is refused with \`400 segment_legacy_filter_groups\`. Meaning errors (an operator that does not fit the subject or field type, an operand of the wrong kind, ids that are not the account's, reference cycles) answer the \`segment_*\` errorIds below; the first problem's errorId is the response's, \`details\` lists all. A \`SEGMENT\` operand naming a segment the account does not have answers \`404 segment_not_found\`.`;
+
+// ---- paths --------------------------------------------------------------------------------------
+
+export const segmentDomainTags = [{ name: 'Segments', description: 'Saved segments: boolean expressions over subscriber fields, tags, topics, other segments and purchases.' }];
+
+export const segmentDomainPaths = {
+  '/segments': {
+    get: {
+      tags: ['Segments'],
+      operationId: 'listSegments',
+      summary: 'List segments',
+      description: 'Every segment of the account, oldest first (then by id).',
+      responses: segmentResponses('get', { '200': ok('The segments.', schemaRef('SegmentList')) }, {}, false),
+    },
+    post: {
+      tags: ['Segments'],
+      operationId: 'createSegment',
+      summary: 'Create a segment',
+      description: `\`name\`: 1-${LIMITS.name} characters after trimming, unique per account (\`409 segment_name_taken\`). Archived custom fields cannot be used in new conditions (\`segment_field_archived\`).\n\n${EXPRESSION_RULES}\n\n${SEMANTICS}`,
+      parameters: [idempotencyKey],
+      requestBody: body('SegmentRequest'),
+      responses: segmentResponses(
+        'post',
+        { '201': ok('Created.', schemaRef('Segment'), { Location: ref('headers', 'Location'), 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) },
+        { 400: WRITE_400, 404: ['segment_not_found'], 409: ['segment_name_taken'] },
+        true,
+      ),
+    },
+  },
+  '/segments/preview': {
+    post: {
+      tags: ['Segments'],
+      operationId: 'previewSegmentExpression',
+      summary: 'Preview an unsaved expression',
+      description: `Evaluates \`expression\` without saving it; it is validated as on create. ${PREVIEW}\n\n${EXPRESSION_RULES}\n\n${SEMANTICS}`,
+      parameters: [idempotencyKey],
+      requestBody: body('SegmentPreviewRequest'),
+      responses: segmentResponses(
+        'post',
+        { '200': ok('The preview.', schemaRef('SegmentPreview'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) },
+        { 400: WRITE_400, 404: ['segment_not_found'] },
+        true,
+      ),
+    },
+  },
+  '/segments/{segmentId}': {
+    get: {
+      tags: ['Segments'],
+      operationId: 'getSegment',
+      summary: 'Get a segment',
+      description: 'A segment of another account is unknown here (`404 segment_not_found`).',
+      parameters: segmentPath,
+      responses: segmentResponses('get', { '200': ok('The segment.', schemaRef('Segment')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'] }, false),
+    },
+    put: {
+      tags: ['Segments'],
+      operationId: 'updateSegment',
+      summary: 'Replace a segment\'s name and expression',
+      description: `Validated as on create; a reference that would make a cycle answers \`400 segment_cycle\`. Conditions on an archived field that the stored version already used stay allowed.\n\n${EXPRESSION_RULES}`,
+      parameters: segmentPath,
+      requestBody: body('SegmentRequest'),
+      responses: segmentResponses(
+        'put',
+        { '200': ok('The updated segment.', schemaRef('Segment')) },
+        { 400: WRITE_400, 404: ['segment_not_found'], 409: ['segment_name_taken'] },
+        true,
+      ),
+    },
+    delete: {
+      tags: ['Segments'],
+      operationId: 'deleteSegment',
+      summary: 'Delete a segment',
+      description: 'Refused with `409 segment_in_use` while another segment references it (`details` names them).',
+      parameters: segmentPath,
+      responses: segmentResponses('delete', { '204': ok('Deleted.', undefined) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'], 409: ['segment_in_use'] }, false),
+    },
+  },
+  '/segments/{segmentId}/count': {
+    get: {
+      tags: ['Segments'],
+      operationId: 'countSegment',
+      summary: 'Count the matching subscribers',
+      description: `\`subscriberCount\`: contacts for which the segment is TRUE (UNKNOWN does not count). ${SEMANTICS}`,
+      parameters: segmentPath,
+      responses: segmentResponses('get', { '200': ok('The count.', schemaRef('SegmentCount')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'] }, true),
+    },
+  },
+  '/segments/{segmentId}/preview': {
+    get: {
+      tags: ['Segments'],
+      operationId: 'previewSegment',
+      summary: 'Preview a saved segment',
+      description: `${PREVIEW}\n\n${SEMANTICS}`,
+      parameters: [
+        ...segmentPath,
+        { name: 'topicId', in: 'query', required: false, schema: uuid, description: 'Count as reachable only contacts subscribed to this topic (and not opted out of it).' },
+      ],
+      responses: segmentResponses('get', { '200': ok('The preview.', schemaRef('SegmentPreview')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'] }, true),
+    },
+  },
+};
+
+export const segmentDomainParameters = {
+  SegmentId: { name: 'segmentId', in: 'path', required: true, schema: uuid },
+};
+
+// ---- schemas ------------------------------------------------------------------------------------
+
+const object = (required: string[], properties: Json, extra: Json = {}) => ({ type: 'object', required, properties, additionalProperties: false, ...extra });
+const orNull = (schema: Json) => ({ anyOf: [schema, { type: 'null' }] });
+const nullable = (type: string, extra: Json = {}) => ({ type: [type, 'null'], ...extra });
+const localDate = { type: ['string', 'null'], format: 'date', description: 'LocalDate `YYYY-MM-DD`.' };
+const count = { type: 'integer', format: 'int64', minimum: 0 };
+
+const expressionSchema = {
+  type: 'object',
+  required: ['conditionGroups'],
+  properties: {
+    conditionGroups: {
+      type: 'array',
+      minItems: 1,
+      maxItems: LIMITS.groups,
+      items: schemaRef('SegmentConditionGroup'),
+      description: 'Combined with OR.',
+      [ERROR_IDS_KEYWORD]: { minItems: 'segment_expression_empty', maxItems: 'segment_too_many_groups' },
+    },
+    filterGroups: { description: 'Legacy member, not part of the contract: refused with `400 segment_legacy_filter_groups`. Use `conditionGroups`.', deprecated: true },
+  },
+  additionalProperties: false,
+  not: { type: 'object', required: ['filterGroups'], properties: { filterGroups: true } },
+  [ERROR_IDS_KEYWORD]: { not: 'segment_legacy_filter_groups' },
+};
+
+export const segmentDomainSchemas = {
+  SegmentSubjectType: { type: 'string', enum: [...SEGMENT_SUBJECT_TYPES] },
+  SegmentOperator: { type: 'string', enum: [...SEGMENT_OPERATORS] },
+  SegmentOperandKind: { type: 'string', enum: [...SEGMENT_OPERAND_KINDS] },
+  SegmentFieldRef: {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: { type: 'string', enum: ['BUILT_IN', 'CUSTOM'] },
+      builtInField: nullable('string', { enum: [...BUILT_IN_FIELDS, null] }),
+      fieldId: orNull(uuid),
+    },
+    additionalProperties: false,
+    description: '`{type: "BUILT_IN", builtInField}` or `{type: "CUSTOM", fieldId}`.',
+  },
+  PurchasePeriod: object(['kind'], {
+    kind: { type: 'string', enum: PURCHASE_PERIOD_KINDS },
+    days: nullable('integer', { format: 'int32' }),
+    from: localDate,
+    to: { ...localDate, description: 'LocalDate, inclusive.' },
+  }, { description: 'Dates are read in the source\'s zone, else in `timeZoneId`.' }),
+  PurchaseProductRef: object(['productId'], { productId: { type: 'string', minLength: 1 }, variantId: nullable('string') }),
+  PurchaseSegmentCondition: object(['scopeKind'], {
+    sourceId: { ...orNull(uuid), description: 'null: every purchase source of the account.' },
+    scopeKind: { type: 'string', enum: PURCHASE_SCOPE_KINDS },
+    products: nullable('array', { items: schemaRef('PurchaseProductRef') }),
+    groupId: nullable('string'),
+    period: orNull(schemaRef('PurchasePeriod')),
+    count: nullable('integer', { format: 'int32' }),
+    currency: nullable('string'),
+    amount: nullable('number'),
+    couponCode: nullable('string'),
+    timeZoneId: nullable('string'),
+  }),
+  SegmentOperand: object(['kind'], {
+    kind: schemaRef('SegmentOperandKind'),
+    text: nullable('string'),
+    number: nullable('number'),
+    date: localDate,
+    optionIds: nullable('array', { items: uuid, maxItems: LIMITS.optionIds, [ERROR_IDS_KEYWORD]: { maxItems: 'segment_too_many_option_ids' } }),
+    segmentId: orNull(uuid),
+    purchase: orNull(schemaRef('PurchaseSegmentCondition')),
+  }, { description: 'Only the member of its `kind` is set (`NONE`: none).' }),
+  SegmentCondition: object(['subjectType', 'operator', 'operand'], {
+    subjectType: schemaRef('SegmentSubjectType'),
+    fieldRef: { ...orNull(schemaRef('SegmentFieldRef')), description: 'FIELD conditions only; null otherwise.' },
+    operator: schemaRef('SegmentOperator'),
+    operand: schemaRef('SegmentOperand'),
+  }),
+  SegmentConditionGroup: object(['conditions'], {
+    conditions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: LIMITS.conditionsPerGroup,
+      items: schemaRef('SegmentCondition'),
+      description: 'Combined with AND.',
+      [ERROR_IDS_KEYWORD]: { minItems: 'segment_expression_empty', maxItems: 'segment_too_many_conditions' },
+    },
+  }),
+  SegmentExpression: expressionSchema,
+  SegmentRequest: object(['name', 'expression'], {
+    name: { type: 'string', minLength: 1, maxLength: LIMITS.name },
+    expression: schemaRef('SegmentExpression'),
+  }),
+  SegmentPreviewRequest: object(['expression'], {
+    expression: schemaRef('SegmentExpression'),
+    topicId: { ...uuid, description: 'Count as reachable only contacts subscribed to this topic (and not opted out of it).' },
+  }),
+  Segment: object(['id', 'name', 'expression', 'createdAt', 'updatedAt'], {
+    id: uuid,
+    name: { type: 'string' },
+    expression: schemaRef('SegmentExpression'),
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  }),
+  SegmentList: object(['items'], { items: { type: 'array', items: schemaRef('Segment') } }),
+  SegmentCount: object(['subscriberCount'], { subscriberCount: count }),
+  SegmentPreviewContactDto: object(['id', 'email', 'firstName', 'subscriberStatus'], {
+    id: uuid,
+    email: { type: 'string' },
+    firstName: nullable('string'),
+    subscriberStatus: { type: 'string' },
+  }),
+  PurchaseCaptureScopeDto: object(['sourceId', 'sourceName', 'timeZone', 'capturedOrdersFromUtc', 'capturedOrdersToUtc', 'baselineOpen', 'attributionStartedAtUtc'], {
+    sourceId: uuid,
+    sourceName: { type: 'string' },
+    timeZone: nullable('string'),
+    capturedOrdersFromUtc: nullable('string', { format: 'date-time' }),
+    capturedOrdersToUtc: nullable('string', { format: 'date-time' }),
+    baselineOpen: { type: 'boolean' },
+    attributionStartedAtUtc: nullable('string', { format: 'date-time' }),
+  }),
+  SegmentPreview: object(['matchingCount', 'unknownCount', 'reachableCount', 'contacts', 'captureScopes'], {
+    matchingCount: count,
+    unknownCount: count,
+    reachableCount: count,
+    contacts: { type: 'array', maxItems: 25, items: schemaRef('SegmentPreviewContactDto') },
+    captureScopes: { type: 'array', items: schemaRef('PurchaseCaptureScopeDto'), description: 'Empty until purchase sources exist.' },
+  }),
+};

@@ -1,0 +1,85 @@
+import type { Router } from 'express';
+import type { ServiceClients } from '../clients';
+import { ApiError, fromGrpcError } from '../errors';
+import {
+  expressionToProto,
+  segmentCountJson,
+  segmentJson,
+  segmentPreviewJson,
+  segmentToProto,
+  type PreviewExpressionBody,
+  type SegmentBody,
+} from '../mapping/segments';
+import { created, mount, noContent, ok, operation, type Operation } from './operation';
+
+// Segments (segment service): one operation per row of API.md's table. `/segments/preview` (literal)
+// comes before `/segments/:segmentId`.
+
+type BySegment = { segmentId: string };
+
+/**
+ * The service answers a SEGMENT operand naming an unknown segment with INVALID_ARGUMENT
+ * `segment_not_found`; the catalogue gives each errorId one status, and `segment_not_found` is the
+ * 404 of an unknown segment, so that answer is published as 404 too (like `tag_not_found` for an
+ * unknown tag id in a subscriber body).
+ */
+async function segmentCall<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    const api = fromGrpcError(err);
+    if (api && api.errorId === 'segment_not_found' && api.status !== 404) throw new ApiError(404, api.errorId, api.message, api.details);
+    throw api ?? err;
+  }
+}
+
+export const segmentOperations: Operation[] = [
+  operation<PreviewExpressionBody>('post', '/segments/preview', 'previewSegmentExpression', async ({ clients, accountId, body, call }) =>
+    ok(
+      segmentPreviewJson(
+        (await segmentCall(() => clients.segment.previewExpression({ accountId, expression: expressionToProto(body.expression), topicId: body.topicId?.toLowerCase() }, call)))
+          .preview,
+      ),
+    ),
+  ),
+
+  operation('get', '/segments', 'listSegments', async ({ clients, accountId, call }) =>
+    ok({ items: (await segmentCall(() => clients.segment.listSegments({ accountId }, call))).items.map(segmentJson) }),
+  ),
+
+  operation<SegmentBody>('post', '/segments', 'createSegment', async ({ clients, accountId, body, call }) => {
+    const segment = segmentJson((await segmentCall(() => clients.segment.createSegment(segmentToProto(accountId, body), call))).segment);
+    return created(segment, `/segments/${segment.id}`);
+  }),
+
+  operation<never, never, BySegment>('get', '/segments/:segmentId', 'getSegment', async ({ clients, accountId, params, call }) =>
+    ok(segmentJson((await segmentCall(() => clients.segment.getSegment({ accountId, segmentId: params.segmentId }, call))).segment)),
+  ),
+
+  operation<SegmentBody, never, BySegment>('put', '/segments/:segmentId', 'updateSegment', async ({ clients, accountId, params, body, call }) =>
+    ok(
+      segmentJson(
+        (await segmentCall(() => clients.segment.updateSegment({ ...segmentToProto(accountId, body), segmentId: params.segmentId }, call))).segment,
+      ),
+    ),
+  ),
+
+  operation<never, never, BySegment>('delete', '/segments/:segmentId', 'deleteSegment', async ({ clients, accountId, params, call }) => {
+    await segmentCall(() => clients.segment.deleteSegment({ accountId, segmentId: params.segmentId }, call));
+    return noContent();
+  }),
+
+  operation<never, never, BySegment>('get', '/segments/:segmentId/count', 'countSegment', async ({ clients, accountId, params, call }) =>
+    ok(segmentCountJson((await segmentCall(() => clients.segment.countSegment({ accountId, segmentId: params.segmentId }, call))).count)),
+  ),
+
+  operation<never, { topicId?: string }, BySegment>('get', '/segments/:segmentId/preview', 'previewSegment', async ({ clients, accountId, params, query, call }) =>
+    ok(
+      segmentPreviewJson(
+        (await segmentCall(() => clients.segment.previewSegment({ accountId, segmentId: params.segmentId, topicId: query.topicId?.toLowerCase() }, call))).preview,
+      ),
+    ),
+  ),
+];
+
+export const segmentRoutes = (clients: ServiceClients): Router => mount(segmentOperations, clients);
