@@ -177,7 +177,58 @@ export function segmentPreviewJson(p: segmentV1.SegmentPreview | undefined) {
       capturedOrdersFromUtc: s.capturedOrdersFromUtc ?? null,
       capturedOrdersToUtc: s.capturedOrdersToUtc ?? null,
       baselineOpen: s.baselineOpen,
+      // PurchaseCaptureScope (segment.proto) carries no attribution_started_at_utc yet: null until it does.
       attributionStartedAtUtc: null,
     })),
+  };
+}
+
+// ---- purchase sources ---------------------------------------------------------------------------
+
+export interface PurchaseSourceBody {
+  name: string;
+  timeZone: string;
+}
+
+export interface PurchaseOrderBody {
+  orderId: string;
+  email: string;
+  orderedAt: string;
+  currency: string;
+  amount: number;
+  couponCode?: string | null;
+  items: Array<{ productId: string; variantId?: string | null; groupId?: string | null }>;
+}
+
+export interface IngestOrdersBody {
+  orders: PurchaseOrderBody[];
+}
+
+export interface PurchaseBaselineBody {
+  capturedOrdersFromUtc: string;
+  complete: boolean;
+}
+
+export const purchaseOrderToProto = (o: PurchaseOrderBody): segmentV1.PurchaseOrder => ({
+  orderId: o.orderId,
+  email: o.email,
+  orderedAt: o.orderedAt,
+  currency: o.currency,
+  amount: o.amount,
+  couponCode: undef(o.couponCode),
+  items: o.items.map((it) => ({ productId: it.productId, variantId: undef(it.variantId), groupId: undef(it.groupId) })),
+});
+
+/** PurchaseSource: an absent capturedOrdersToUtc (capturing live) is answered as null. */
+export function purchaseSourceJson(s: segmentV1.PurchaseSource | undefined) {
+  const source = present(s, 'a purchase source');
+  return {
+    id: source.id,
+    name: source.name,
+    timeZone: source.timeZone,
+    capturedOrdersFromUtc: source.capturedOrdersFromUtc,
+    capturedOrdersToUtc: source.capturedOrdersToUtc ?? null,
+    baselineOpen: source.baselineOpen,
+    attributionStartedAtUtc: source.attributionStartedAtUtc,
   };
 }

@@ -117,7 +117,7 @@ export const subscriberDomainPaths = {
       operationId: 'listSubscribers',
       summary: 'List subscribers (paginated)',
       description:
-        'Ordered by registration time, oldest first (then by id), so pages stay stable while subscribers are added. `statusCounts` counts every status over the same filters except `status`. `search` is a case-insensitive prefix of the email address or first name. A `tagId` or `topicId` that is not a tag / topic of the account answers `404 tag_not_found` / `topic_not_found`. Filtering by `segmentId` arrives with the segment service (until then it is an unknown parameter).',
+        'Ordered by registration time, oldest first (then by id), so pages stay stable while subscribers are added. `statusCounts` counts every status over the same filters except `status`. `search` is a case-insensitive prefix of the email address or first name. A `tagId` or `topicId` that is not a tag / topic of the account answers `404 tag_not_found` / `topic_not_found`. Filtering by `segmentId` is not supported yet: the parameter is unknown (`400 unknown_property`).',
       parameters: [
         ref('parameters', 'PageNumber'),
         ref('parameters', 'PageSize'),

@@ -3,19 +3,25 @@ import type { ServiceClients } from '../clients';
 import { ApiError, fromGrpcError } from '../errors';
 import {
   expressionToProto,
+  purchaseOrderToProto,
+  purchaseSourceJson,
   segmentCountJson,
   segmentJson,
   segmentPreviewJson,
   segmentToProto,
+  type IngestOrdersBody,
   type PreviewExpressionBody,
+  type PurchaseBaselineBody,
+  type PurchaseSourceBody,
   type SegmentBody,
 } from '../mapping/segments';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Segments (segment service): one operation per row of API.md's table. `/segments/preview` (literal)
+// Segments and purchase sources (segment service): one operation per row of API.md's table. `/segments/preview` (literal)
 // comes before `/segments/:segmentId`.
 
 type BySegment = { segmentId: string };
+type BySource = { sourceId: string };
 
 /**
  * The service answers a SEGMENT operand naming an unknown segment with INVALID_ARGUMENT
@@ -77,6 +83,36 @@ export const segmentOperations: Operation[] = [
     ok(
       segmentPreviewJson(
         (await segmentCall(() => clients.segment.previewSegment({ accountId, segmentId: params.segmentId, topicId: query.topicId?.toLowerCase() }, call))).preview,
+      ),
+    ),
+  ),
+
+  // ---- purchase sources ----
+
+  operation('get', '/purchase-sources', 'listPurchaseSources', async ({ clients, accountId, call }) =>
+    ok({ items: (await segmentCall(() => clients.segment.listPurchaseSources({ accountId }, call))).items.map(purchaseSourceJson) }),
+  ),
+
+  operation<PurchaseSourceBody>('post', '/purchase-sources', 'createPurchaseSource', async ({ clients, accountId, body, call }) => {
+    const source = purchaseSourceJson(
+      (await segmentCall(() => clients.segment.createPurchaseSource({ accountId, name: body.name, timeZone: body.timeZone }, call))).source,
+    );
+    return created(source, `/purchase-sources/${source.id}`);
+  }),
+
+  operation<IngestOrdersBody, never, BySource>('post', '/purchase-sources/:sourceId/orders', 'ingestPurchaseOrders', async ({ clients, accountId, params, body, call }) => {
+    const res = await segmentCall(() => clients.segment.ingestOrders({ accountId, sourceId: params.sourceId, orders: body.orders.map(purchaseOrderToProto) }, call));
+    return ok({ accepted: res.accepted, duplicates: res.duplicates });
+  }),
+
+  operation<PurchaseBaselineBody, never, BySource>('post', '/purchase-sources/:sourceId/baseline', 'setPurchaseBaseline', async ({ clients, accountId, params, body, call }) =>
+    ok(
+      purchaseSourceJson(
+        (
+          await segmentCall(() =>
+            clients.segment.setPurchaseBaseline({ accountId, sourceId: params.sourceId, capturedOrdersFromUtc: body.capturedOrdersFromUtc, complete: body.complete }, call),
+          )
+        ).source,
       ),
     ),
   ),

@@ -23,6 +23,12 @@ export interface ServiceContext<C> {
   grpc: GrpcServer;
   /** Wakes the outbox relay after a write that recorded events (it also polls). */
   notifyOutbox(): void;
+  /**
+   * Waits (at most timeoutMs) until the outbox documents committed so far are published to JetStream;
+   * false on timeout (see OutboxRelay.awaitPublished). Writes that promise read-after-write to other
+   * services call it before answering.
+   */
+  awaitOutbox(timeoutMs: number): Promise<boolean>;
 }
 
 export interface ServiceConfig {
@@ -67,7 +73,7 @@ export async function runService<C extends ServiceConfig>(opts: {
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const grpc = createGrpcServer({ logger, metrics });
-    const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify })) ?? [];
+    const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitOutbox: relay.awaitPublished })) ?? [];
     const grpcPort = await grpc.listen(opts.grpcAddress);
     const stopHealth = watchHealth(
       async () => !nc.isClosed() && (await store.ping()),

@@ -84,9 +84,20 @@ export interface OutboxRelay {
   flush(): Promise<number>;
   /** Wakes the relay early, e.g. right after a write committed an outbox document. */
   notify(): void;
+  /**
+   * Waits until every outbox document committed before this call is published (JetStream PubAck),
+   * at most `timeoutMs`. Resolves true when they are out, false on timeout or after stop() (the
+   * documents stay pending and a later round publishes them). Exact without ids: a publish round
+   * that starts after the call reads every pending document, batch after batch, until a batch comes
+   * back short, so it includes everything committed before; a failed round is retried until the
+   * deadline. Concurrent callers share rounds.
+   */
+  awaitPublished(timeoutMs: number): Promise<boolean>;
 }
 
 const CLEANUP_EVERY_MS = 60_000;
+/** Pause between publish rounds while awaitPublished() waits out a failure (NATS unreachable). */
+const RETRY_AWAIT_MS = 100;
 
 export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const log = opts.log ?? silent;
@@ -192,6 +203,24 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     flush: round,
     notify() {
       schedule(0);
+    },
+    async awaitPublished(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (!stopped) {
+        const left = deadline - Date.now();
+        if (left <= 0) return false;
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), left);
+        });
+        const outcome = await Promise.race([round().then(() => 'ok' as const, () => 'failed' as const), timeout]);
+        clearTimeout(timer);
+        if (outcome === 'timeout') return false;
+        // A round cut short by stop() did not necessarily publish everything.
+        if (outcome === 'ok') return !stopped;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_AWAIT_MS, Math.max(0, deadline - Date.now()))));
+      }
+      return false;
     },
   };
 }

@@ -259,3 +259,37 @@ it('carries the trace context of the write to the published message', async () =
   const [msg] = await f.streamMessages();
   expect(msg.header.get('traceparent')).toBe('request-trace');
 });
+
+it('awaitPublished resolves once everything committed before the call is on the stream', async () => {
+  const f = await fixture();
+  const r = f.relay({ retainPublishedMs: 0 });
+  await r.flush();
+  for (let round = 0; round < 5; round++) {
+    // More than one batch (batchSize 3) committed while the relay idles (60 s timer, no notify).
+    const records: OutboxDoc[] = [];
+    for (let i = 0; i < 7; i++) records.push(await f.createSubscriber(round * 10 + i));
+    expect(await r.awaitPublished(5_000)).toBe(true);
+    const ids = new Set((await f.streamMessages()).map((m) => m.header.get('Nats-Msg-Id')));
+    for (const d of records) expect(ids.has(d._id)).toBe(true);
+    expect(await f.outbox.countDocuments({})).toBe(0);
+  }
+});
+
+it('awaitPublished gives up after its timeout when nothing can be published, and false after stop()', async () => {
+  const f = await fixture();
+  await f.createSubscriber(1);
+  // A relay whose publishes never get an answer: a subject no stream captures fails (no responders).
+  const failing = startOutboxRelay({
+    store: f.store,
+    js: nc.jetstream(),
+    intervalMs: 60_000,
+    collection: OUTBOX_COLLECTION,
+  });
+  cleanups.push(() => failing.stop());
+  await f.outbox.insertOne(outboxRecord('nostream.subject', { x: 1 }));
+  const started = Date.now();
+  expect(await failing.awaitPublished(400)).toBe(false);
+  expect(Date.now() - started).toBeLessThan(3_000);
+  await failing.stop();
+  expect(await failing.awaitPublished(1_000)).toBe(false);
+});

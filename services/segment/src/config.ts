@@ -15,6 +15,12 @@ export const configSchema = z.object({
   SEGMENT_PROJECTION_DURABLE: z.string().regex(/^[A-Za-z0-9_-]+$/).default('segment-projection'),
   /** Projection handlers in flight (events of one account are applied one at a time). */
   SEGMENT_PROJECTION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * Counts and previews wait at most this long for the projection to apply every DOMAIN event
+   * published before the request (read-after-write), then answer UNAVAILABLE
+   * segment_projection_lagging. Below the gateway's 5 s deadline so the caller sees that error.
+   */
+  SEGMENT_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(3_000),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,8 +1,8 @@
 import type { ServiceContext } from '@mailer/kit/service';
-import { Counter } from '@mailer/kit';
+import { Counter, DomainError, GrpcStatus } from '@mailer/kit';
 import { commonV1, segmentV1 } from '@mailer/proto';
 import type { Config } from './config';
-import { startProjection } from './events/projection';
+import { startProjection, type ProjectionHandle } from './events/projection';
 import { ContactProjection } from './store/contacts';
 import { segmentsCollection } from './store/segments';
 import { subscriberCatalog } from './clients/catalog';
@@ -15,9 +15,32 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
   const contactProjection = new ContactProjection(ctx.store);
   const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.config.SUBSCRIBER_DEADLINE_MS);
   const purchases = purchaseCollections(ctx.store);
+  let projection: ProjectionHandle | undefined;
+  const lagging = (message: string) => new DomainError(GrpcStatus.UNAVAILABLE, 'segment_projection_lagging', message);
+  /**
+   * Read-after-write across services: the subscriber service answers a write once its events are on
+   * DOMAIN, so a count or preview waits until the projection has applied the stream up to its last
+   * sequence as read when the request arrived. Past SEGMENT_READ_WAIT_MS it answers UNAVAILABLE
+   * rather than stale data, so a result never silently misses an acknowledged write.
+   */
+  const awaitProjection = async (): Promise<void> => {
+    if (!projection) throw lagging('the contact projection is not running yet; retry shortly');
+    const waitMs = ctx.config.SEGMENT_READ_WAIT_MS;
+    let tail: number;
+    try {
+      tail = await projection.streamTail();
+    } catch (err) {
+      ctx.logger.warn({ err }, 'cannot read the DOMAIN stream position');
+      throw lagging('the position of the domain event stream cannot be read (NATS unreachable); retry shortly');
+    }
+    if (!(await projection.waitForSequence(tail, waitMs))) {
+      ctx.logger.warn({ tail, applied: projection.watermark.value, waitMs }, 'contact projection lagging');
+      throw lagging(`the contact projection has not caught up with recent writes within ${waitMs} ms; retry shortly`);
+    }
+  };
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
-    ...segmentHandlers({ segments: segmentsCollection(ctx.store), contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources }),
+    ...segmentHandlers({ segments: segmentsCollection(ctx.store), contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
     ...purchaseHandlers({ purchases, projection: contactProjection }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
@@ -33,7 +56,7 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     labelNames: ['type', 'outcome'],
     registers: [ctx.metrics.registry],
   });
-  const projection = startProjection({
+  projection = startProjection({
     nc: ctx.nc,
     projection: contactProjection,
     durable: ctx.config.SEGMENT_PROJECTION_DURABLE,
@@ -42,7 +65,7 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     counter: applied,
   });
   return [
-    () => projection.stop(),
+    () => projection!.stop(),
     async () => catalog.close(),
   ];
 }

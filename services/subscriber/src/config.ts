@@ -20,6 +20,12 @@ export const configSchema = z.object({
    * (event_backlog_full) when the backlog does not shrink in time (NATS down).
    */
   OUTBOX_MAX_PENDING: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * A write answers once its events are published to JetStream (read-after-write for the services
+   * projecting DOMAIN), waiting at most this long; past it the write answers anyway (it is committed,
+   * the relay publishes it later) and read-after-write does not hold for it. 0: never wait.
+   */
+  OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
 });
 export type Config = z.infer<typeof configSchema>;
 

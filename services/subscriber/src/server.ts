@@ -21,6 +21,11 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     catalog: catalogRepository(ctx.store),
     usage,
     notify: ctx.notifyOutbox,
+    awaitPublished: async () => {
+      if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
+      const published = await ctx.awaitOutbox(config.OUTBOX_PUBLISH_WAIT_MS);
+      if (!published) ctx.logger.warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
+    },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
   };
   ctx.grpc.add(subscriberV1.SubscriberServiceService, { ...subscriberHandlers(deps), ...catalogHandlers(deps) });

@@ -10,7 +10,7 @@
  * stream alone is complete only while every subscriber's latest event and every catalog deletion is
  * younger than that; older ones need a snapshot or a re-emit from the subscriber service.
  */
-import type { NatsConnection } from 'nats';
+import type { JetStreamManager, NatsConnection } from 'nats';
 import { runConsumer, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { ContactProjection, MalformedEventError } from '../store/contacts';
 
@@ -37,17 +37,88 @@ export interface ProjectionOptions {
 /** One filter for everything the projection reads (nats-server 2.9 has no multi-subject filters). */
 export const PROJECTION_FILTER = 'domain.>';
 
-export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | 'logger' | 'counter'>) {
+/**
+ * The highest stream sequence at or below which every message has been handled (applied or
+ * deliberately skipped). Handlers finish out of order (concurrency > 1), so completed sequences above
+ * the watermark are held until the gap below them closes. Sequences the consumer never sees here
+ * (deleted messages, messages handled by another replica sharing the durable, messages terminated by
+ * runConsumer before the handler) are covered by raiseFloor() with the durable consumer's ack floor.
+ */
+export class AppliedWatermark {
+  private floor: number;
+  private readonly done = new Set<number>();
+  private waiters: Array<{ seq: number; resolve: () => void }> = [];
+
+  constructor(initial = 0) {
+    this.floor = initial;
+  }
+
+  get value(): number {
+    return this.floor;
+  }
+
+  /** Sequences completed above the watermark, waiting for a gap below them (for tests and metrics). */
+  get held(): number {
+    return this.done.size;
+  }
+
+  complete(seq: number): void {
+    if (!(seq > this.floor)) return;
+    this.done.add(seq);
+    this.advance();
+  }
+
+  /** Everything at or below `seq` is known to be handled (e.g. the consumer's ack floor). */
+  raiseFloor(seq: number): void {
+    if (!(seq > this.floor)) return;
+    this.floor = seq;
+    for (const s of this.done) if (s <= seq) this.done.delete(s);
+    this.advance();
+  }
+
+  /** Resolves when the watermark reaches `seq`: true, or false after `timeoutMs`. */
+  wait(seq: number, timeoutMs: number): Promise<boolean> {
+    if (this.floor >= seq) return Promise.resolve(true);
+    if (timeoutMs <= 0) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const waiter = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  private advance(): void {
+    while (this.done.delete(this.floor + 1)) this.floor++;
+    if (this.waiters.length === 0) return;
+    const ready = this.waiters.filter((w) => w.seq <= this.floor);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.seq > this.floor);
+    for (const w of ready) w.resolve();
+  }
+}
+
+export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | 'logger' | 'counter'> & { watermark?: AppliedWatermark }) {
   return async (msg: ConsumedMessage): Promise<HandlerResult> => {
     const type = typeof msg.data?.type === 'string' ? msg.data.type : msg.subject.replace(/^domain\./, '');
     try {
       const outcome = await opts.projection.apply(msg.data, msg.seq);
       opts.counter?.inc({ type, outcome });
+      opts.watermark?.complete(msg.seq);
       return 'ack';
     } catch (err) {
       if (err instanceof MalformedEventError) {
         opts.logger?.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating malformed domain event');
         opts.counter?.inc({ type, outcome: 'malformed' });
+        opts.watermark?.complete(msg.seq);
         return 'term';
       }
       opts.counter?.inc({ type, outcome: 'error' });
@@ -56,16 +127,79 @@ export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | '
   };
 }
 
-export function startProjection(opts: ProjectionOptions): ConsumerHandle {
+export interface ProjectionHandle extends ConsumerHandle {
+  /** The applied watermark (see AppliedWatermark). */
+  readonly watermark: AppliedWatermark;
+  /**
+   * Waits until every DOMAIN message up to `seq` is applied (or deliberately skipped): true, or false
+   * after `timeoutMs`. The local watermark answers at once when it is there; otherwise the durable
+   * consumer's ack floor is read every SYNC_MS (it covers gaps and other replicas' work).
+   */
+  waitForSequence(seq: number, timeoutMs: number): Promise<boolean>;
+  /** The DOMAIN stream's last sequence now: what a read must wait for to see every published write. */
+  streamTail(): Promise<number>;
+}
+
+/** While a read waits, how often the consumer's ack floor is read from the server. */
+const SYNC_MS = 50;
+/** In the background, how often the ack floor is read (bounds the sequences held above a gap). */
+const BACKGROUND_SYNC_MS = 5_000;
+
+export function startProjection(opts: ProjectionOptions): ProjectionHandle {
+  const watermark = new AppliedWatermark();
+  let jsmPromise: Promise<JetStreamManager> | undefined;
+  const jsm = () =>
+    (jsmPromise ??= opts.nc.jetstreamManager().catch((err) => {
+      jsmPromise = undefined;
+      throw err;
+    }));
+  /** Raises the watermark to the durable consumer's ack floor; false when it cannot be read now. */
+  async function syncFromServer(): Promise<boolean> {
+    try {
+      const info = await (await jsm()).consumers.info('DOMAIN', opts.durable);
+      watermark.raiseFloor(info.ack_floor.stream_seq);
+      return true;
+    } catch {
+      return false; // consumer not created yet, or NATS unreachable: the local watermark still counts
+    }
+  }
+  let synced = false;
+  const background = setInterval(() => void syncFromServer().then((ok) => (synced ||= ok)), BACKGROUND_SYNC_MS);
+  background.unref();
+
   const handle = runConsumer(opts.nc, {
     stream: 'DOMAIN',
     durable: opts.durable,
     filterSubject: PROJECTION_FILTER,
     concurrency: opts.concurrency ?? 8,
     ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
-    handler: projectionHandler(opts),
+    handler: projectionHandler({ ...opts, watermark }),
     log: (msg, extra) => opts.logger?.warn(extra ?? {}, msg),
   });
   opts.logger?.info({ durable: opts.durable, filter: PROJECTION_FILTER }, 'contact projection started');
-  return handle;
+  return {
+    ...handle,
+    async stop() {
+      clearInterval(background);
+      await handle.stop();
+    },
+    watermark,
+    async waitForSequence(seq, timeoutMs) {
+      if (watermark.value >= seq) return true;
+      const deadline = Date.now() + timeoutMs;
+      // Until the ack floor was read once, the local watermark starts from 0 and cannot pass the
+      // messages a previous run applied: read it right away.
+      if (!synced) synced = await syncFromServer();
+      while (watermark.value < seq) {
+        const left = deadline - Date.now();
+        if (left <= 0) return false;
+        if (await watermark.wait(seq, Math.min(SYNC_MS, left))) return true;
+        synced = (await syncFromServer()) || synced;
+      }
+      return true;
+    },
+    async streamTail() {
+      return (await (await jsm()).streams.info('DOMAIN')).state.last_seq;
+    },
+  };
 }

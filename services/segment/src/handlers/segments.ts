@@ -20,6 +20,12 @@ export interface SegmentDeps {
   catalog: CatalogSource;
   /** The account's purchase sources (absent: the account has none). */
   purchaseSources?: Collection<PurchaseSourceDoc>;
+  /**
+   * Read-after-write: resolves once the contact projection has applied every DOMAIN message published
+   * before the call, or throws UNAVAILABLE `segment_projection_lagging` (server.ts). Called first by
+   * counts and previews. Absent (unit tests): they read the projection as it is.
+   */
+  awaitProjection?: () => Promise<void>;
   now?: () => Date;
   newId?: () => string;
 }
@@ -219,6 +225,7 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
 
     async countSegment(req) {
       const accountId = accountOf(req);
+      await deps.awaitProjection?.();
       const current = await load(accountId, req.segmentId);
       const { trueFilter } = await compile(accountId, current.expression);
       return { count: { subscriberCount: String(await contacts.countDocuments(trueFilter)) } };
@@ -226,12 +233,14 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
 
     async previewSegment(req) {
       const accountId = accountOf(req);
+      await deps.awaitProjection?.();
       const current = await load(accountId, req.segmentId);
       return { preview: await preview(accountId, current.expression, topicOf(req.topicId)) };
     },
 
     async previewExpression(req) {
       const accountId = accountOf(req);
+      await deps.awaitProjection?.();
       const stored = await allOf(accountId);
       const expression = await validated(accountId, expressionFromProto(req.expression), stored);
       return { preview: await preview(accountId, expression, topicOf(req.topicId), stored) };

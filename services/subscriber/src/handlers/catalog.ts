@@ -25,7 +25,7 @@ import { classifyUsages, formsOf, usageProblem, type UsageClassification } from 
 import { fieldEvent, tagEvent, topicEvent } from '../events/catalog-events';
 import type { DomainEvent } from '../events/subscriber-events';
 import { atomically } from '../store/atomic';
-import { accountOf, newIdOf, nowOf, type Deps } from './context';
+import { accountOf, eventsCommitted, newIdOf, nowOf, type Deps } from './context';
 import { builtInFieldToProto, fieldToProto, fieldTypeFromProto, tagToProto, topicToProto } from './mapping';
 
 type CatalogHandlerNames =
@@ -73,7 +73,7 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
       await subscribers.insertEvents(tx, events);
       return r;
     });
-    deps.notify();
+    await eventsCommitted(deps);
     return result;
   }
 

@@ -16,6 +16,11 @@ export interface Deps {
   usage: UsageSources;
   /** Wakes the outbox relay after a write that recorded events. */
   notify(): void;
+  /**
+   * Waits, bounded, until the events committed so far are published to JetStream (server.ts wires the
+   * relay's awaitPublished with OUTBOX_PUBLISH_WAIT_MS). Absent (unit tests): writes do not wait.
+   */
+  awaitPublished?(): Promise<void>;
   /** Bulk writes wait while more events than this wait for the relay. */
   maxPendingEvents: number;
   now?: () => string;
@@ -39,6 +44,18 @@ export async function awaitEventBacklog(deps: Deps): Promise<void> {
     }
     await sleep(5);
   }
+}
+
+/**
+ * Where every write that recorded events finishes: wakes the relay and answers only once those events
+ * are on the DOMAIN stream, so any service reading that stream can honour read-after-write (the
+ * segment service waits for its projection to reach the stream's last sequence). The wait is bounded;
+ * when it runs out (NATS down or slow) the write still answers success, because it is committed and
+ * the relay publishes it later, but read-after-write for that write cannot hold then.
+ */
+export async function eventsCommitted(deps: Deps): Promise<void> {
+  deps.notify();
+  if (deps.awaitPublished) await deps.awaitPublished();
 }
 
 export const nowOf = (deps: Deps): string => (deps.now ? deps.now() : new Date().toISOString());

@@ -14,7 +14,7 @@ import type { SubscriberState } from '../domain/types';
 import { parseValueFieldId, validateValue } from '../domain/values';
 import { changeEvents, createdEvent, deletedEvent, type DomainEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
-import { accountOf, awaitEventBacklog, loadCatalog, loadContext, newIdOf, nowOf, type Deps } from './context';
+import { accountOf, awaitEventBacklog, eventsCommitted, loadCatalog, loadContext, newIdOf, nowOf, type Deps } from './context';
 import {
   fieldEntriesToProto,
   fieldInputsFromProto,
@@ -85,7 +85,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       await subscribers.write(tx, accountId, { updates: [{ before: current, after }], events: changeEvents(accountId, current, after, diff, ctx, now) }, now);
       return { state: after, ctx, wrote: true };
     });
-    if (out.wrote) deps.notify();
+    if (out.wrote) await eventsCommitted(deps);
     return out;
   }
 
@@ -118,7 +118,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       await subscribers.write(tx, accountId, { updates, events }, now);
       return { result, wrote: updates.length > 0 };
     });
-    if (out.wrote) deps.notify();
+    if (out.wrote) await eventsCommitted(deps);
     return out.result;
   }
 
@@ -135,7 +135,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
         await subscribers.write(tx, accountId, { inserts: [state], events: [createdEvent(accountId, state, ctx, now)] }, now);
         return { state, ctx };
       });
-      deps.notify();
+      await eventsCommitted(deps);
       return { subscriber: subscriberToProto(state, ctx.catalog) };
     },
 
@@ -162,7 +162,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
         if (!s) throw subscriberNotFound(id);
         await subscribers.write(tx, accountId, { deletes: [s], events: [deletedEvent(accountId, s, { catalog }, now)] }, now);
       });
-      deps.notify();
+      await eventsCommitted(deps);
       return {};
     },
 
@@ -223,7 +223,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
         }
         return plan;
       });
-      if (plan.creates.length || plan.updates.length) deps.notify();
+      if (plan.creates.length || plan.updates.length) await eventsCommitted(deps);
       return {
         results: plan.results.map((r) => ({
           index: r.index,

@@ -1,0 +1,95 @@
+/**
+ * Read-after-write across services, against real processes (nats-server, subscriber service, segment
+ * service): a write acknowledged by the subscriber service is visible to the very next count or
+ * preview, without polling. The subscriber service answers once its events are on DOMAIN; the segment
+ * service waits until its projection has applied DOMAIN up to the stream's last sequence.
+ */
+import { createClient } from '@mailer/kit';
+import { segmentV1 } from '@mailer/proto';
+import { startService, type RunningService } from '@mailer/testing';
+import { add, addField, addTag, type Env, FT, fieldId, newAccount, S, startEnv, text } from '../../subscriber/test/support';
+
+let env: Env;
+let seg: RunningService;
+let client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
+beforeAll(async () => {
+  env = await startEnv();
+  // Concurrency > 1: events complete out of order, the watermark must still be exact.
+  seg = await startService('segment', { NATS_URL: env.nats.url, SUBSCRIBER_GRPC_ADDR: env.svc.address, SEGMENT_PROJECTION_CONCURRENCY: '8' });
+  client = createClient(segmentV1.SegmentServiceClient, seg.address, 20_000);
+}, 60_000);
+afterAll(async () => {
+  client?.close();
+  await seg?.stop();
+  await env?.stop();
+});
+const c = () => env.client;
+
+type Cond = segmentV1.SegmentCondition;
+const expr = (...groups: Cond[][]): segmentV1.SegmentExpression => ({ conditionGroups: groups.map((conditions) => ({ conditions })) });
+const operand = (o: Partial<segmentV1.SegmentOperand>): segmentV1.SegmentOperand => ({ kind: 'NONE', optionIds: [], ...o });
+const everyone = expr([{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: operand({ kind: 'TEXT', text: '@' }) }]);
+const tagged = (tagId: string) => expr([{ subjectType: 'TAGS', operator: 'OPTION_CONTAINS_ANY', operand: operand({ kind: 'OPTIONS', optionIds: [tagId] }) }]);
+
+it('every acknowledged write is counted by the next count or preview, without polling', async () => {
+  const a = newAccount();
+  const city = fieldId(await addField(c(), a, 'City', FT.FIELD_TYPE_TEXT));
+  const vip = (await addTag(c(), a, 'vip')).id;
+  // Created right after the field: validation asks the subscriber service, the count the projection.
+  const berlin = (
+    await client.createSegment({
+      accountId: a,
+      name: 'Berlin',
+      expression: expr([{ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: city }, operator: 'TEXT_EQUALS', operand: operand({ kind: 'TEXT', text: 'Berlin' }) }]),
+    })
+  ).segment!;
+  const count = async (segmentId: string) => Number((await client.countSegment({ accountId: a, segmentId })).count!.subscriberCount);
+  const preview = async (e: segmentV1.SegmentExpression) => (await client.previewExpression({ accountId: a, expression: e })).preview!;
+
+  let total = 0;
+  let active = 0;
+  let inBerlin = 0;
+  let vips = 0;
+  for (let i = 0; i < 20; i++) {
+    // Create (with a field value): counted at once by CountSegment and PreviewExpression.
+    const s = await add(c(), a, `s${i}@example.org`, { fields: [{ fieldId: city, value: text('Berlin') }] });
+    total++;
+    active++;
+    inBerlin++;
+    expect(await count(berlin.id)).toBe(inBerlin);
+    const p = await preview(everyone);
+    expect(p.matchingCount).toBe(String(total));
+    expect(p.contacts.map((x) => x.id)).toContain(s.id);
+
+    // Tag add.
+    await c().addTagsToSubscribers({ accountId: a, subscriberIds: [s.id], tagIds: [vip] });
+    vips++;
+    expect((await preview(tagged(vip))).matchingCount).toBe(String(vips));
+
+    // Status change: out of the reachable contacts at once.
+    if (i % 2 === 0) {
+      await c().replaceSubscriberStatus({ accountId: a, subscriberId: s.id, subscriberStatus: S.SUBSCRIBER_STATUS_UNSUBSCRIBED });
+      active--;
+      expect((await preview(everyone)).reachableCount).toBe(String(active));
+    }
+
+    // Delete: gone from counts and previews at once.
+    if (i % 3 === 0) {
+      await c().deleteSubscriber({ accountId: a, subscriberId: s.id });
+      total--;
+      inBerlin--;
+      vips--;
+      if (i % 2 === 0) {
+        // it was unsubscribed, so not among the active ones
+      } else {
+        active--;
+      }
+      expect(await count(berlin.id)).toBe(inBerlin);
+      const after = await preview(everyone);
+      expect(after.matchingCount).toBe(String(total));
+      expect(after.reachableCount).toBe(String(active));
+      expect(after.contacts.map((x) => x.id)).not.toContain(s.id);
+      expect((await preview(tagged(vip))).matchingCount).toBe(String(vips));
+    }
+  }
+}, 120_000);
