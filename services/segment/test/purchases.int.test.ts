@@ -2,25 +2,12 @@
  * Purchase sources, order ingest and PURCHASES segments against real processes (nats-server, the
  * subscriber service, the segment service), like segments.int.test.ts.
  */
-import { createClient } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
-import { startService, type RunningService } from '@mailer/testing';
-import { add, type Env, errorOf, newAccount, startEnv } from '../../subscriber/test/support';
+import { operand, useSegmentStack } from './support/stack';
+import { add, errorOf, newAccount } from '../../subscriber/test/support';
 
-let env: Env;
-let seg: RunningService;
-let client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
-beforeAll(async () => {
-  env = await startEnv();
-  seg = await startService('segment', { NATS_URL: env.nats.url, SUBSCRIBER_GRPC_ADDR: env.svc.address });
-  client = createClient(segmentV1.SegmentServiceClient, seg.address, 20_000);
-}, 60_000);
-afterAll(async () => {
-  client?.close();
-  await seg?.stop();
-  await env?.stop();
-});
-const c = () => env.client;
+const stack = useSegmentStack();
+const c = () => stack.env.client;
 
 type Period = segmentV1.PurchasePeriod;
 const purchased = (sourceId: string | undefined, period: Period): segmentV1.SegmentExpression => ({
@@ -46,7 +33,7 @@ const order = (orderId: string, email: string, orderedAt: string, extra: Partial
   items: [{ productId: 'p1' }],
   ...extra,
 });
-const preview = (accountId: string, expression: segmentV1.SegmentExpression) => client.previewExpression({ accountId, expression }).then((r) => r.preview!);
+const preview = (accountId: string, expression: segmentV1.SegmentExpression) => stack.client.previewExpression({ accountId, expression }).then((r) => r.preview!);
 
 /** Polls until the preview of `expression` has the wanted matching/unknown counts. */
 async function previewEventually(accountId: string, expression: segmentV1.SegmentExpression, matching: number, unknown: number, timeoutMs = 20_000) {
@@ -70,41 +57,41 @@ describe('purchase sources', () => {
 
   it('creates a source capturing live with an open baseline, lists it', async () => {
     const before = Date.now();
-    src = (await client.createPurchaseSource({ accountId: a, name: ' Tokyo shop ', timeZone: 'Asia/Tokyo' })).source!;
+    src = (await stack.client.createPurchaseSource({ accountId: a, name: ' Tokyo shop ', timeZone: 'Asia/Tokyo' })).source!;
     expect(src).toMatchObject({ name: 'Tokyo shop', timeZone: 'Asia/Tokyo', baselineOpen: true });
     expect(src.capturedOrdersToUtc).toBeUndefined();
     expect(src.capturedOrdersFromUtc).toBe(src.attributionStartedAtUtc);
     expect(Date.parse(src.attributionStartedAtUtc)).toBeGreaterThanOrEqual(before - 1000);
-    expect((await client.listPurchaseSources({ accountId: a })).items).toEqual([src]);
-    expect((await client.listPurchaseSources({ accountId: newAccount() })).items).toEqual([]);
+    expect((await stack.client.listPurchaseSources({ accountId: a })).items).toEqual([src]);
+    expect((await stack.client.listPurchaseSources({ accountId: newAccount() })).items).toEqual([]);
   });
 
   it('refuses a taken name and a non-IANA zone', async () => {
-    const taken = await errorOf(client.createPurchaseSource({ accountId: a, name: 'Tokyo shop', timeZone: 'UTC' }));
+    const taken = await errorOf(stack.client.createPurchaseSource({ accountId: a, name: 'Tokyo shop', timeZone: 'UTC' }));
     expect([taken.code, taken.errorId]).toEqual([6, 'purchase_source_name_taken']);
-    const zone = await errorOf(client.createPurchaseSource({ accountId: a, name: 'Other', timeZone: 'Mars/Olympus' }));
+    const zone = await errorOf(stack.client.createPurchaseSource({ accountId: a, name: 'Other', timeZone: 'Mars/Olympus' }));
     expect([zone.code, zone.errorId]).toEqual([3, 'purchase_source_invalid_time_zone']);
     expect(zone.details?.[0].path).toBe('timeZone');
   });
 
   it('sets the baseline: moves capturedOrdersFromUtc back, closes it when complete', async () => {
-    const other = (await client.createPurchaseSource({ accountId: a, name: 'Baseline shop', timeZone: 'Europe/Berlin' })).source!;
-    const open = (await client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: '2021-01-01T00:00:00Z', complete: false })).source!;
+    const other = (await stack.client.createPurchaseSource({ accountId: a, name: 'Baseline shop', timeZone: 'Europe/Berlin' })).source!;
+    const open = (await stack.client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: '2021-01-01T00:00:00Z', complete: false })).source!;
     expect(open).toMatchObject({ capturedOrdersFromUtc: '2021-01-01T00:00:00.000Z', baselineOpen: true, attributionStartedAtUtc: other.attributionStartedAtUtc });
-    const done = (await client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: '2020-01-01T00:00:00Z', complete: true })).source!;
+    const done = (await stack.client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: '2020-01-01T00:00:00Z', complete: true })).source!;
     expect(done).toMatchObject({ capturedOrdersFromUtc: '2020-01-01T00:00:00.000Z', baselineOpen: false });
-    expect((await client.listPurchaseSources({ accountId: a })).items.find((s) => s.id === other.id)).toEqual(done);
-    const late = await errorOf(client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: '2999-01-01T00:00:00Z', complete: true }));
+    expect((await stack.client.listPurchaseSources({ accountId: a })).items.find((s) => s.id === other.id)).toEqual(done);
+    const late = await errorOf(stack.client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: '2999-01-01T00:00:00Z', complete: true }));
     expect([late.code, late.errorId, late.details?.[0].path]).toEqual([3, 'validation_failed', 'capturedOrdersFromUtc']);
-    const bad = await errorOf(client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: 'yesterday', complete: true }));
+    const bad = await errorOf(stack.client.setPurchaseBaseline({ accountId: a, sourceId: other.id, capturedOrdersFromUtc: 'yesterday', complete: true }));
     expect(bad.errorId).toBe('validation_failed');
   });
 
   it('refuses unknown sources and another account’s source (purchase_source_not_found)', async () => {
     for (const p of [
-      client.ingestOrders({ accountId: a, sourceId: 'nope', orders: [] }),
-      client.setPurchaseBaseline({ accountId: a, sourceId: 'nope', capturedOrdersFromUtc: '2020-01-01T00:00:00Z', complete: true }),
-      client.ingestOrders({ accountId: newAccount(), sourceId: src.id, orders: [] }),
+      stack.client.ingestOrders({ accountId: a, sourceId: 'nope', orders: [] }),
+      stack.client.setPurchaseBaseline({ accountId: a, sourceId: 'nope', capturedOrdersFromUtc: '2020-01-01T00:00:00Z', complete: true }),
+      stack.client.ingestOrders({ accountId: newAccount(), sourceId: src.id, orders: [] }),
     ]) {
       const e = await errorOf(p);
       expect([e.code, e.errorId]).toEqual([5, 'purchase_source_not_found']);
@@ -113,7 +100,7 @@ describe('purchase sources', () => {
 
   it('validates orders with precise details, refuses more than 1,000', async () => {
     const e = await errorOf(
-      client.ingestOrders({
+      stack.client.ingestOrders({
         accountId: a,
         sourceId: src.id,
         orders: [
@@ -128,10 +115,10 @@ describe('purchase sources', () => {
     expect([e.code, e.errorId]).toEqual([3, 'validation_failed']);
     expect(e.details?.map((d) => d.path)).toEqual(['orders[1].currency', 'orders[2].amount', 'orders[3].orderedAt', 'orders[4].email']);
     const many = Array.from({ length: 1001 }, (_, i) => order(`o${i}`, 'x@example.org', '2024-01-01T00:00:00Z'));
-    const tooMany = await errorOf(client.ingestOrders({ accountId: a, sourceId: src.id, orders: many }));
+    const tooMany = await errorOf(stack.client.ingestOrders({ accountId: a, sourceId: src.id, orders: many }));
     expect([tooMany.errorId, tooMany.details?.[0].path]).toEqual(['validation_failed', 'orders']);
     // nothing of a refused batch was stored
-    expect(await client.ingestOrders({ accountId: a, sourceId: src.id, orders: [order('ok', 'x@example.org', '2024-01-01T00:00:00Z')] })).toEqual({ accepted: 1, duplicates: 0 });
+    expect(await stack.client.ingestOrders({ accountId: a, sourceId: src.id, orders: [order('ok', 'x@example.org', '2024-01-01T00:00:00Z')] })).toEqual({ accepted: 1, duplicates: 0 });
   });
 
   it('refuses a PURCHASES condition on an unknown source', async () => {
@@ -150,14 +137,14 @@ describe('PURCHASES segments over ingested orders', () => {
   const last2 = purchased(undefined, { kind: 'LAST_DAYS', days: 2 });
 
   beforeAll(async () => {
-    src = (await client.createPurchaseSource({ accountId: a, name: 'Tokyo', timeZone: 'Asia/Tokyo' })).source!;
+    src = (await stack.client.createPurchaseSource({ accountId: a, name: 'Tokyo', timeZone: 'Asia/Tokyo' })).source!;
     await add(c(), a, 'ann@example.org');
     await add(c(), a, 'bob@example.org');
     await previewEventually(a, { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: { kind: 'TEXT', text: '@', optionIds: [] } }] }] }, 2, 0);
   }, 60_000);
 
   it('ingests idempotently per orderId (again, and twice in one batch)', async () => {
-    const first = await client.ingestOrders({
+    const first = await stack.client.ingestOrders({
       accountId: a,
       sourceId: src.id,
       orders: [
@@ -172,9 +159,9 @@ describe('PURCHASES segments over ingested orders', () => {
       ],
     });
     expect(first).toEqual({ accepted: 4, duplicates: 0 });
-    expect(await client.ingestOrders({ accountId: a, sourceId: src.id, orders: [order('A-1', 'ann@example.org', '2024-03-09T23:30:00Z')] })).toEqual({ accepted: 0, duplicates: 1 });
+    expect(await stack.client.ingestOrders({ accountId: a, sourceId: src.id, orders: [order('A-1', 'ann@example.org', '2024-03-09T23:30:00Z')] })).toEqual({ accepted: 0, duplicates: 1 });
     expect(
-      await client.ingestOrders({ accountId: a, sourceId: src.id, orders: [order('C-1', 'cid@example.org', '2024-01-01T00:00:00Z'), order('C-1', 'cid@example.org', '2024-01-01T00:00:00Z')] }),
+      await stack.client.ingestOrders({ accountId: a, sourceId: src.id, orders: [order('C-1', 'cid@example.org', '2024-01-01T00:00:00Z'), order('C-1', 'cid@example.org', '2024-01-01T00:00:00Z')] }),
     ).toEqual({ accepted: 1, duplicates: 1 });
   });
 
@@ -184,9 +171,9 @@ describe('PURCHASES segments over ingested orders', () => {
     expect(p.captureScopes).toEqual([
       { sourceId: src.id, name: 'Tokyo', timeZone: 'Asia/Tokyo', capturedOrdersFromUtc: src.capturedOrdersFromUtc, baselineOpen: true },
     ]);
-    const saved = (await client.createSegment({ accountId: a, name: 'Bought March 10', expression: march10 })).segment!;
-    expect((await client.countSegment({ accountId: a, segmentId: saved.id })).count!.subscriberCount).toBe('1');
-    expect((await client.previewSegment({ accountId: a, segmentId: saved.id })).preview!.captureScopes.map((s) => s.sourceId)).toEqual([src.id]);
+    const saved = (await stack.client.createSegment({ accountId: a, name: 'Bought March 10', expression: march10 })).segment!;
+    expect((await stack.client.countSegment({ accountId: a, segmentId: saved.id })).count!.subscriberCount).toBe('1');
+    expect((await stack.client.previewSegment({ accountId: a, segmentId: saved.id })).preview!.captureScopes.map((s) => s.sourceId)).toEqual([src.id]);
   });
 
   it('attaches a pending order when its contact appears', async () => {
@@ -195,7 +182,7 @@ describe('PURCHASES segments over ingested orders', () => {
   });
 
   it('once the baseline is complete, absence is FALSE; periods are read in the source zone', async () => {
-    await client.setPurchaseBaseline({ accountId: a, sourceId: src.id, capturedOrdersFromUtc: '2020-01-01T00:00:00Z', complete: true });
+    await stack.client.setPurchaseBaseline({ accountId: a, sourceId: src.id, capturedOrdersFromUtc: '2020-01-01T00:00:00Z', complete: true });
     const p = await previewEventually(a, march10, 2, 0);
     expect(p.contacts.map((x) => x.email)).toEqual(['ann@example.org', 'zed@example.org']);
     expect(p.captureScopes[0]).toMatchObject({ baselineOpen: false, capturedOrdersFromUtc: '2020-01-01T00:00:00.000Z' });
@@ -209,7 +196,7 @@ describe('PURCHASES segments over ingested orders', () => {
   });
 
   it('a saved segment counts the same (count reads the real sources)', async () => {
-    const saved = (await client.createSegment({ accountId: a, name: 'Bought last 2 days', expression: last2 })).segment!;
-    expect((await client.countSegment({ accountId: a, segmentId: saved.id })).count!.subscriberCount).toBe('1');
+    const saved = (await stack.client.createSegment({ accountId: a, name: 'Bought last 2 days', expression: last2 })).segment!;
+    expect((await stack.client.countSegment({ accountId: a, segmentId: saved.id })).count!.subscriberCount).toBe('1');
   });
 });

@@ -4,30 +4,14 @@
  * preview, without polling. The subscriber service answers once its events are on DOMAIN; the segment
  * service waits until its projection has applied DOMAIN up to the stream's last sequence.
  */
-import { createClient } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
-import { startService, type RunningService } from '@mailer/testing';
-import { add, addField, addTag, type Env, FT, fieldId, newAccount, S, startEnv, text } from '../../subscriber/test/support';
+import { type Cond, expr, operand, useSegmentStack } from './support/stack';
+import { add, addField, addTag, FT, fieldId, newAccount, S, text } from '../../subscriber/test/support';
 
-let env: Env;
-let seg: RunningService;
-let client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
-beforeAll(async () => {
-  env = await startEnv();
-  // Concurrency > 1: events complete out of order, the watermark must still be exact.
-  seg = await startService('segment', { NATS_URL: env.nats.url, SUBSCRIBER_GRPC_ADDR: env.svc.address, SEGMENT_PROJECTION_CONCURRENCY: '8' });
-  client = createClient(segmentV1.SegmentServiceClient, seg.address, 20_000);
-}, 60_000);
-afterAll(async () => {
-  client?.close();
-  await seg?.stop();
-  await env?.stop();
-});
-const c = () => env.client;
+// Concurrency > 1: events complete out of order, the watermark must still be exact.
+const stack = useSegmentStack({ SEGMENT_PROJECTION_CONCURRENCY: '8' });
+const c = () => stack.env.client;
 
-type Cond = segmentV1.SegmentCondition;
-const expr = (...groups: Cond[][]): segmentV1.SegmentExpression => ({ conditionGroups: groups.map((conditions) => ({ conditions })) });
-const operand = (o: Partial<segmentV1.SegmentOperand>): segmentV1.SegmentOperand => ({ kind: 'NONE', optionIds: [], ...o });
 const everyone = expr([{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: operand({ kind: 'TEXT', text: '@' }) }]);
 const tagged = (tagId: string) => expr([{ subjectType: 'TAGS', operator: 'OPTION_CONTAINS_ANY', operand: operand({ kind: 'OPTIONS', optionIds: [tagId] }) }]);
 
@@ -37,14 +21,14 @@ it('every acknowledged write is counted by the next count or preview, without po
   const vip = (await addTag(c(), a, 'vip')).id;
   // Created right after the field: validation asks the subscriber service, the count the projection.
   const berlin = (
-    await client.createSegment({
+    await stack.client.createSegment({
       accountId: a,
       name: 'Berlin',
       expression: expr([{ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: city }, operator: 'TEXT_EQUALS', operand: operand({ kind: 'TEXT', text: 'Berlin' }) }]),
     })
   ).segment!;
-  const count = async (segmentId: string) => Number((await client.countSegment({ accountId: a, segmentId })).count!.subscriberCount);
-  const preview = async (e: segmentV1.SegmentExpression) => (await client.previewExpression({ accountId: a, expression: e })).preview!;
+  const count = async (segmentId: string) => Number((await stack.client.countSegment({ accountId: a, segmentId })).count!.subscriberCount);
+  const preview = async (e: segmentV1.SegmentExpression) => (await stack.client.previewExpression({ accountId: a, expression: e })).preview!;
 
   let total = 0;
   let active = 0;

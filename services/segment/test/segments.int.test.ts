@@ -4,29 +4,13 @@
  * asks the subscriber service for the catalog over gRPC). Counts and previews are polled until the
  * projection has caught up (bounded wait).
  */
-import { createClient } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
-import { startService, type RunningService } from '@mailer/testing';
-import { add, addField, addTag, addTopic, type Env, errorOf, FT, fieldId, list, newAccount, S, startEnv, text } from '../../subscriber/test/support';
+import { type Cond, expr, operand, useSegmentStack } from './support/stack';
+import { add, addField, addTag, addTopic, errorOf, FT, fieldId, list, newAccount, S, text } from '../../subscriber/test/support';
 
-let env: Env;
-let seg: RunningService;
-let client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
-beforeAll(async () => {
-  env = await startEnv();
-  seg = await startService('segment', { NATS_URL: env.nats.url, SUBSCRIBER_GRPC_ADDR: env.svc.address });
-  client = createClient(segmentV1.SegmentServiceClient, seg.address, 20_000);
-}, 60_000);
-afterAll(async () => {
-  client?.close();
-  await seg?.stop();
-  await env?.stop();
-});
-const c = () => env.client;
+const stack = useSegmentStack();
+const c = () => stack.env.client;
 
-type Cond = segmentV1.SegmentCondition;
-const expr = (...groups: Cond[][]): segmentV1.SegmentExpression => ({ conditionGroups: groups.map((conditions) => ({ conditions })) });
-const operand = (o: Partial<segmentV1.SegmentOperand>): segmentV1.SegmentOperand => ({ kind: 'NONE', optionIds: [], ...o });
 const custom = (id: string, operator: string, value: string): Cond => ({
   subjectType: 'FIELD',
   fieldRef: { type: 'CUSTOM', fieldId: id },
@@ -36,14 +20,14 @@ const custom = (id: string, operator: string, value: string): Cond => ({
 const contained = (segmentId: string): Cond => ({ subjectType: 'SEGMENT', operator: 'CONTAINED_IN', operand: operand({ kind: 'SEGMENT', segmentId }) });
 const emailContains = (t: string): Cond => ({ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: operand({ kind: 'TEXT', text: t }) });
 
-const create = (accountId: string, name: string, expression: segmentV1.SegmentExpression) => client.createSegment({ accountId, name, expression }).then((r) => r.segment!);
+const create = (accountId: string, name: string, expression: segmentV1.SegmentExpression) => stack.client.createSegment({ accountId, name, expression }).then((r) => r.segment!);
 
 /** Polls CountSegment until it reports `want` (the projection catches up asynchronously). */
 async function countEventually(accountId: string, segmentId: string, want: number, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let have = '';
   while (Date.now() < deadline) {
-    have = (await client.countSegment({ accountId, segmentId })).count!.subscriberCount;
+    have = (await stack.client.countSegment({ accountId, segmentId })).count!.subscriberCount;
     if (have === String(want)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -74,12 +58,12 @@ describe('segments over the projection', () => {
   it('stores, gets and lists the segment with its expression', async () => {
     expect(notParis.name).toBe('Not Paris');
     expect(notParis.expression!.conditionGroups[0].conditions[0]).toMatchObject({ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: city }, operator: 'TEXT_NOT_EQUALS', operand: { kind: 'TEXT', text: 'Paris' } });
-    expect((await client.getSegment({ accountId: a, segmentId: notParis.id })).segment).toEqual(notParis);
-    expect((await client.listSegments({ accountId: a })).items.map((s) => s.id)).toContain(notParis.id);
+    expect((await stack.client.getSegment({ accountId: a, segmentId: notParis.id })).segment).toEqual(notParis);
+    expect((await stack.client.listSegments({ accountId: a })).items.map((s) => s.id)).toContain(notParis.id);
   });
 
   it('counts TRUE only; a missing value is UNKNOWN for TEXT_NOT_EQUALS', async () => {
-    const p = (await client.previewSegment({ accountId: a, segmentId: notParis.id })).preview!;
+    const p = (await stack.client.previewSegment({ accountId: a, segmentId: notParis.id })).preview!;
     expect(p.matchingCount).toBe('3'); // ann, dan, eve
     expect(p.unknownCount).toBe('1'); // cid has no city
     expect(p.reachableCount).toBe('2'); // eve is UNCONFIRMED
@@ -89,13 +73,13 @@ describe('segments over the projection', () => {
   });
 
   it('reachable with a topic: ACTIVE, subscribed to it and not opted out', async () => {
-    const p = (await client.previewSegment({ accountId: a, segmentId: notParis.id, topicId: topic })).preview!;
+    const p = (await stack.client.previewSegment({ accountId: a, segmentId: notParis.id, topicId: topic })).preview!;
     expect(p.reachableCount).toBe('1'); // ann (dan is not subscribed, eve unconfirmed)
     await c().optOutOfTopic({ accountId: a, subscriberId: p.contacts[0].id, topicId: topic });
     const deadline = Date.now() + 20_000;
     let reach = '1';
     while (reach !== '0' && Date.now() < deadline) {
-      reach = (await client.previewSegment({ accountId: a, segmentId: notParis.id, topicId: topic })).preview!.reachableCount;
+      reach = (await stack.client.previewSegment({ accountId: a, segmentId: notParis.id, topicId: topic })).preview!.reachableCount;
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(reach).toBe('0');
@@ -103,7 +87,7 @@ describe('segments over the projection', () => {
 
   it('previews an unsaved expression (OR of groups, tags)', async () => {
     const p = (
-      await client.previewExpression({
+      await stack.client.previewExpression({
         accountId: a,
         expression: expr([custom(city, 'TEXT_EQUALS', 'Paris')], [{ subjectType: 'TAGS', operator: 'OPTION_CONTAINS_ANY', operand: operand({ kind: 'OPTIONS', optionIds: [tag] }) }]),
       })
@@ -117,7 +101,7 @@ describe('segments over the projection', () => {
     expect(e.code).toBe(3);
     expect(e.errorId).toBe('segment_field_not_found');
     expect(e.details?.[0].path).toBe('expression.conditionGroups[0].conditions[0].fieldRef.fieldId');
-    const p = await errorOf(client.previewExpression({ accountId: a, expression: expr([custom('nope', 'TEXT_EQUALS', 'x')]) }));
+    const p = await errorOf(stack.client.previewExpression({ accountId: a, expression: expr([custom('nope', 'TEXT_EQUALS', 'x')]) }));
     expect(p.errorId).toBe('segment_field_not_found');
   });
 
@@ -125,21 +109,21 @@ describe('segments over the projection', () => {
     const base = await create(a, 'Berlin', expr([custom(city, 'TEXT_EQUALS', 'Berlin')]));
     const outer = await create(a, 'In Berlin', expr([contained(base.id)]));
     await countEventually(a, outer.id, 2);
-    const cyc = await errorOf(client.updateSegment({ accountId: a, segmentId: base.id, name: 'Berlin', expression: expr([contained(outer.id)]) }));
+    const cyc = await errorOf(stack.client.updateSegment({ accountId: a, segmentId: base.id, name: 'Berlin', expression: expr([contained(outer.id)]) }));
     expect(cyc.errorId).toBe('segment_cycle');
-    const self = await errorOf(client.updateSegment({ accountId: a, segmentId: base.id, name: 'Berlin', expression: expr([contained(base.id)]) }));
+    const self = await errorOf(stack.client.updateSegment({ accountId: a, segmentId: base.id, name: 'Berlin', expression: expr([contained(base.id)]) }));
     expect(self.errorId).toBe('segment_cycle');
-    const inUse = await errorOf(client.deleteSegment({ accountId: a, segmentId: base.id }));
+    const inUse = await errorOf(stack.client.deleteSegment({ accountId: a, segmentId: base.id }));
     expect(inUse.code).toBe(9);
     expect(inUse.errorId).toBe('segment_in_use');
-    await client.deleteSegment({ accountId: a, segmentId: outer.id });
-    await client.deleteSegment({ accountId: a, segmentId: base.id });
-    expect((await errorOf(client.getSegment({ accountId: a, segmentId: base.id }))).errorId).toBe('segment_not_found');
+    await stack.client.deleteSegment({ accountId: a, segmentId: outer.id });
+    await stack.client.deleteSegment({ accountId: a, segmentId: base.id });
+    expect((await errorOf(stack.client.getSegment({ accountId: a, segmentId: base.id }))).errorId).toBe('segment_not_found');
   });
 
   it('updates name and expression; refuses a duplicate name', async () => {
     const s = await create(a, 'Temp', expr([custom(city, 'TEXT_EQUALS', 'Paris')]));
-    const u = (await client.updateSegment({ accountId: a, segmentId: s.id, name: 'Temp 2', expression: expr([custom(city, 'TEXT_EQUALS', 'Hamburg')]) })).segment!;
+    const u = (await stack.client.updateSegment({ accountId: a, segmentId: s.id, name: 'Temp 2', expression: expr([custom(city, 'TEXT_EQUALS', 'Hamburg')]) })).segment!;
     expect(u.name).toBe('Temp 2');
     expect(u.createdAt).toBe(s.createdAt);
     await countEventually(a, s.id, 1);
@@ -149,19 +133,19 @@ describe('segments over the projection', () => {
   it("isolates accounts: another account's segment id is segment_not_found", async () => {
     const other = newAccount();
     for (const call of [
-      client.getSegment({ accountId: other, segmentId: notParis.id }),
-      client.countSegment({ accountId: other, segmentId: notParis.id }),
-      client.previewSegment({ accountId: other, segmentId: notParis.id }),
-      client.deleteSegment({ accountId: other, segmentId: notParis.id }),
+      stack.client.getSegment({ accountId: other, segmentId: notParis.id }),
+      stack.client.countSegment({ accountId: other, segmentId: notParis.id }),
+      stack.client.previewSegment({ accountId: other, segmentId: notParis.id }),
+      stack.client.deleteSegment({ accountId: other, segmentId: notParis.id }),
     ]) {
       const e = await errorOf(call);
       expect(e.code).toBe(5);
       expect(e.errorId).toBe('segment_not_found');
     }
-    expect((await client.listSegments({ accountId: other })).items).toEqual([]);
+    expect((await stack.client.listSegments({ accountId: other })).items).toEqual([]);
     // Another account's contacts never count.
     const b = await create(other, 'All', expr([emailContains('@')]));
-    expect((await client.countSegment({ accountId: other, segmentId: b.id })).count!.subscriberCount).toBe('0');
+    expect((await stack.client.countSegment({ accountId: other, segmentId: b.id })).count!.subscriberCount).toBe('0');
   });
 });
 
@@ -171,7 +155,7 @@ describe('preview contacts: the first 25 by registeredAt, then id', () => {
     for (let i = 0; i < 30; i++) await add(c(), b, `p${String(i).padStart(2, '0')}@example.org`);
     const s = await create(b, 'Everyone', expr([emailContains('@example.org')]));
     await countEventually(b, s.id, 30);
-    const p = (await client.previewSegment({ accountId: b, segmentId: s.id })).preview!;
+    const p = (await stack.client.previewSegment({ accountId: b, segmentId: s.id })).preview!;
     expect(p.matchingCount).toBe('30');
     expect(p.contacts).toHaveLength(25);
     const items = (await list(c(), b)).items;

@@ -1,0 +1,33 @@
+// The processes a SegmentService integration test talks to: nats-server, the subscriber service
+// (writes and catalog) and the segment service (projection, segments, purchases), started once per
+// file and stopped after it.
+import { createClient } from '@mailer/kit';
+import { segmentV1 } from '@mailer/proto';
+import { startService, type RunningService } from '@mailer/testing';
+import { startEnv, type Env } from '../../../subscriber/test/support';
+
+export interface SegmentStack {
+  env: Env;
+  segment: RunningService;
+  client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
+}
+
+/** Registers beforeAll/afterAll; the returned object is filled once beforeAll ran. */
+export function useSegmentStack(segmentEnv: NodeJS.ProcessEnv = {}): SegmentStack {
+  const stack = {} as SegmentStack;
+  beforeAll(async () => {
+    stack.env = await startEnv();
+    stack.segment = await startService('segment', { NATS_URL: stack.env.nats.url, SUBSCRIBER_GRPC_ADDR: stack.env.svc.address, ...segmentEnv });
+    stack.client = createClient(segmentV1.SegmentServiceClient, stack.segment.address, 20_000);
+  }, 60_000);
+  afterAll(async () => {
+    stack.client?.close();
+    await stack.segment?.stop();
+    await stack.env?.stop();
+  });
+  return stack;
+}
+
+export type Cond = segmentV1.SegmentCondition;
+export const expr = (...groups: Cond[][]): segmentV1.SegmentExpression => ({ conditionGroups: groups.map((conditions) => ({ conditions })) });
+export const operand = (o: Partial<segmentV1.SegmentOperand>): segmentV1.SegmentOperand => ({ kind: 'NONE', optionIds: [], ...o });
