@@ -112,6 +112,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'internal_error', status: 500, meaning: 'The request could not be completed. No details are exposed; the X-Request-Id identifies it in the server logs.' },
   { errorId: 'segment_projection_lagging', status: 503, meaning: 'The segment service has not yet applied every subscriber change acknowledged before this request (bounded wait of 3 s); the answer would be stale, so none is given. Retry shortly.' },
   { errorId: 'event_backlog_full', status: 503, meaning: 'Too many domain events wait to be published (the message store is slow or down); nothing was written. Retry after a short wait.' },
+  { errorId: 'segment_service_unavailable', status: 503, meaning: 'The segment service, which evaluates a segment for a subscriber list filtered by segment, did not answer. Retry later.' },
   { errorId: 'catalog_unavailable', status: 503, meaning: 'The subscriber service (fields, tags, topics that validate a segment expression) did not answer. Retry later.' },
   { errorId: 'service_unavailable', status: 503, meaning: 'A backing service or the message store is unavailable or timed out. Safe operations may be retried with backoff.' },
 ];

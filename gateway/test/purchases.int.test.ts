@@ -99,7 +99,7 @@ describe('purchase sources', () => {
         capturedOrdersFromUtc: from,
         capturedOrdersToUtc: null,
         baselineOpen: false,
-        attributionStartedAtUtc: null,
+        attributionStartedAtUtc: shop.attributionStartedAtUtc,
       },
     ]);
   }, 60_000);

@@ -147,8 +147,9 @@ describe('subscriber bodies', () => {
     expect(failure(() => optOut({ params: { subscriberId: A, topicId: 'x' } })).errorId).toBe('invalid_uuid');
   });
 
-  it('segmentId stays refused on GET /subscribers until the segment service ships', () => {
-    expect(failure(() => requestValidator('listSubscribers')({ query: { segmentId: A } })).errorId).toBe('unknown_property');
+  it('segmentId on GET /subscribers is a UUID', () => {
+    expect(() => requestValidator('listSubscribers')({ query: { segmentId: A } })).not.toThrow();
+    expect(failure(() => requestValidator('listSubscribers')({ query: { segmentId: 'x' } })).errorId).toBe('invalid_uuid');
   });
 });
 

@@ -177,8 +177,7 @@ export function segmentPreviewJson(p: segmentV1.SegmentPreview | undefined) {
       capturedOrdersFromUtc: s.capturedOrdersFromUtc ?? null,
       capturedOrdersToUtc: s.capturedOrdersToUtc ?? null,
       baselineOpen: s.baselineOpen,
-      // PurchaseCaptureScope (segment.proto) carries no attribution_started_at_utc yet: null until it does.
-      attributionStartedAtUtc: null,
+      attributionStartedAtUtc: s.attributionStartedAtUtc ?? null,
     })),
   };
 }

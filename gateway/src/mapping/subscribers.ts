@@ -68,6 +68,7 @@ export interface ListSubscribersQuery {
   tagId?: string;
   topicId?: string;
   search?: string;
+  segmentId?: string;
 }
 
 export function listSubscribersToProto(accountId: string, q: ListSubscribersQuery): subscriberV1.ListSubscribersRequest {
@@ -79,6 +80,7 @@ export function listSubscribersToProto(accountId: string, q: ListSubscribersQuer
     tagId: q.tagId?.toLowerCase(),
     topicId: q.topicId?.toLowerCase(),
     search: q.search,
+    segmentId: q.segmentId?.toLowerCase(),
   };
 }
 

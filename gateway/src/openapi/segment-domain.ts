@@ -1,6 +1,6 @@
 import { ERROR_IDS_KEYWORD } from './keywords';
 import { errorResponse, json, ok, rateLimitHeaders, ref, schemaRef, uuid, type Json } from './common';
-import { responses, type Method } from './subscriber-domain';
+import { responses, SEGMENT_MEMBERS, SEGMENT_MEMBERS_503, type Method } from './subscriber-domain';
 
 /**
  * The segment domain of the OpenAPI document: saved segments, their counts and previews (API.md
@@ -155,6 +155,19 @@ export const segmentDomainPaths = {
       description: `\`subscriberCount\`: contacts for which the segment is TRUE (UNKNOWN does not count). ${SEMANTICS}`,
       parameters: segmentPath,
       responses: segmentResponses('get', { '200': ok('The count.', schemaRef('SegmentCount')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'] }, true),
+    },
+  },
+  '/segments/{segmentId}/subscribers': {
+    get: {
+      tags: ['Segments'],
+      operationId: 'listSegmentSubscribers',
+      summary: 'List the members of a segment (paginated)',
+      description: `The same answer as \`GET /subscribers?segmentId={segmentId}\` with only \`pageNumber\` and \`pageSize\` (a \`PaginatedSubscribersDto\` of \`SubscriberOverview\`s; \`statusCounts\` over all members).\n\n${SEGMENT_MEMBERS}\n\n${SEMANTICS}`,
+      parameters: [...segmentPath, ref('parameters', 'PageNumber'), ref('parameters', 'PageSize')],
+      responses: {
+        ...responses('get', { '200': ok('One page of the segment\'s members.', schemaRef('PaginatedSubscribersDto')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'] }),
+        '503': SEGMENT_MEMBERS_503,
+      },
     },
   },
   '/segments/{segmentId}/preview': {

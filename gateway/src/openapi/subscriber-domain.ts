@@ -86,6 +86,15 @@ export function responses(method: Method, success: Record<string, unknown>, errs
 }
 
 const unique = (xs: string[]) => [...new Set(xs)];
+
+/** Listing by segment (GET /subscribers?segmentId=, GET /segments/{segmentId}/subscribers): shared text. */
+export const SEGMENT_MEMBERS = `Members of a segment (\`segmentId\`): the subscribers for which the saved segment's expression is TRUE at the time of the request; a subscriber for which it is UNKNOWN (say, a comparison on a field without a value) or FALSE is not a member. \`segmentId\` combines with the other filters (AND): \`status\`, \`tagId\`, \`topicId\` and \`search\` narrow the members exactly as they narrow the whole list, the order is the same (registration time, then id), \`totalItems\` counts the members matching every filter and \`statusCounts\` the members matching every filter except \`status\`. The segment service owns the contact projection and evaluates the expression; the page's subscribers are then read from the subscriber service, so a subscriber deleted between the two reads is left out of that page. The answer reflects every write acknowledged before the request was received (read-after-write): while the segment service has not caught up it answers \`503 segment_projection_lagging\` rather than a stale page. A segment of another account is unknown here (\`404 segment_not_found\`). When the segment service cannot be reached the answer is \`503 segment_service_unavailable\`.`;
+
+export const SEGMENT_MEMBERS_503 = errorResponse(
+  'A backing service is unavailable: `segment_service_unavailable` (the segment service, which evaluates the segment, did not answer), `segment_projection_lagging` (it has not yet applied every acknowledged subscriber change; retry shortly), or another backing service or the message store (`service_unavailable`). Retry later with backoff.',
+  ['service_unavailable', 'segment_service_unavailable', 'segment_projection_lagging'],
+  rateLimitHeaders,
+);
 const idempotencyKey = ref('parameters', 'IdempotencyKey');
 const created = (description: string, schema: string) =>
   ok(description, schemaRef(schema), { Location: ref('headers', 'Location'), 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') });
@@ -117,7 +126,9 @@ export const subscriberDomainPaths = {
       operationId: 'listSubscribers',
       summary: 'List subscribers (paginated)',
       description:
-        'Ordered by registration time, oldest first (then by id), so pages stay stable while subscribers are added. `statusCounts` counts every status over the same filters except `status`. `search` is a case-insensitive prefix of the email address or first name. A `tagId` or `topicId` that is not a tag / topic of the account answers `404 tag_not_found` / `topic_not_found`. Filtering by `segmentId` is not supported yet: the parameter is unknown (`400 unknown_property`).',
+        `Ordered by registration time, oldest first (then by id), so pages stay stable while subscribers are added. \`statusCounts\` counts every status over the same filters except \`status\`. \`search\` is a case-insensitive prefix of the email address or first name. A \`tagId\` or \`topicId\` that is not a tag / topic of the account answers \`404 tag_not_found\` / \`topic_not_found\`.
+
+${SEGMENT_MEMBERS}`,
       parameters: [
         ref('parameters', 'PageNumber'),
         ref('parameters', 'PageSize'),
@@ -125,8 +136,12 @@ export const subscriberDomainPaths = {
         { name: 'tagId', in: 'query', required: false, schema: uuid, description: 'Only subscribers with this tag.' },
         { name: 'topicId', in: 'query', required: false, schema: uuid, description: 'Only subscribers subscribed to this topic.' },
         { name: 'search', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX.search } },
+        { name: 'segmentId', in: 'query', required: false, schema: uuid, description: 'Only members of this saved segment (subscribers for which its expression is TRUE); see the description.' },
       ],
-      responses: responses('get', { '200': ok('One page of subscribers.', schemaRef('PaginatedSubscribersDto')) }, { 400: ['invalid_uuid'], 404: ['tag_not_found', 'topic_not_found'] }),
+      responses: {
+        ...responses('get', { '200': ok('One page of subscribers.', schemaRef('PaginatedSubscribersDto')) }, { 400: ['invalid_uuid'], 404: ['tag_not_found', 'topic_not_found', 'segment_not_found'] }),
+        '503': SEGMENT_MEMBERS_503,
+      },
     },
     post: {
       tags: ['Subscribers'],
@@ -434,7 +449,7 @@ export const subscriberDomainPaths = {
       operationId: 'getFieldUsage',
       summary: 'Where a field is used',
       description:
-        'Each service that can use a field (segments, forms, automations, imports, sends) is asked for its usages over gRPC; `sources` says which were asked and whether they answered (with `error` when not). While a source has not answered, `archiveBlocked` and `permanentDeleteBlocked` are true (an unanswered source can hide a blocking usage), and archive / delete answer `409 field_usage_unknown`. `subscriberValueCount` counts subscribers holding a value (a multi-option value counts once).',
+        'Each service that can use a field (segments, forms, automations, imports, sends) is asked for its usages over gRPC; `sources` says which were asked and whether they answered (with `error` when not). While a source has not answered, `archiveBlocked` and `permanentDeleteBlocked` are true (an unanswered source can hide a blocking usage), and archive / delete answer `409 field_usage_unknown`. `subscriberValueCount` counts subscribers holding a value (a multi-option value counts once). Segments (`category: SEGMENT`): a saved segment with a condition on the field (in any condition group) reads it and never writes it, so it is listed in `warningUsages` (archival goes ahead: saved conditions on an archived field keep evaluating, only new conditions may not name it) and, with `permanentDeleteBlocking: true`, in `permanentDeleteBlockingUsages` (deleting the field would erase its values and turn the condition UNKNOWN for everybody, silently changing the segment): change or delete the segment first. A segment that only references such a segment (`CONTAINED_IN` / `NOT_CONTAINED_IN`, at any depth) is listed in `warningUsages` without blocking (its `reason` names the segment it goes through), since the segment it references already blocks. `area` names the conditions (`conditionGroups[g].conditions[c]`), `link` the segment (`/segments/{id}`).',
       parameters: [ref('parameters', 'FieldId')],
       responses: responses('get', { '200': ok('The report.', schemaRef('FieldUsageReport')) }, { 400: ['invalid_uuid'], 404: ['field_not_found'] }),
     },

@@ -15,6 +15,7 @@ import {
   type PurchaseSourceBody,
   type SegmentBody,
 } from '../mapping/segments';
+import { listSubscribersToProto, pageJson } from '../mapping/subscribers';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
 // Segments and purchase sources (segment service): one operation per row of API.md's table. `/segments/preview` (literal)
@@ -77,6 +78,12 @@ export const segmentOperations: Operation[] = [
 
   operation<never, never, BySegment>('get', '/segments/:segmentId/count', 'countSegment', async ({ clients, accountId, params, call }) =>
     ok(segmentCountJson((await segmentCall(() => clients.segment.countSegment({ accountId, segmentId: params.segmentId }, call))).count)),
+  ),
+
+  // The members of a saved segment: the subscriber list with segmentId (the subscriber service asks
+  // the segment service for the page of ids and loads the overviews).
+  operation<never, { pageNumber: number; pageSize: number }, BySegment>('get', '/segments/:segmentId/subscribers', 'listSegmentSubscribers', async ({ clients, accountId, params, query, call }) =>
+    ok(pageJson(await clients.subscriber.listSubscribers(listSubscribersToProto(accountId, { pageNumber: query.pageNumber, pageSize: query.pageSize, segmentId: params.segmentId }), call))),
   ),
 
   operation<never, { topicId?: string }, BySegment>('get', '/segments/:segmentId/preview', 'previewSegment', async ({ clients, accountId, params, query, call }) =>

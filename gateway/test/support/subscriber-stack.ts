@@ -53,7 +53,7 @@ export function usage(partial: Partial<Usage>): Usage {
   };
 }
 
-async function startUsageSources(): Promise<UsageSources> {
+export async function startUsageSources(): Promise<UsageSources> {
   const answers = new Map<string, Usage[] | 'fail'>();
   const calls = Object.fromEntries(USAGE_SOURCES.map((s) => [s, []])) as unknown as UsageSources['calls'];
   const servers: Server[] = [];

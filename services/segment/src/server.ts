@@ -8,6 +8,8 @@ import { segmentsCollection } from './store/segments';
 import { subscriberCatalog } from './clients/catalog';
 import { segmentHandlers } from './handlers/segments';
 import { purchaseHandlers } from './handlers/purchases';
+import { memberHandlers } from './handlers/members';
+import { fieldUsageHandlers } from './handlers/field-usage';
 import { purchaseCollections } from './store/purchase-sources';
 
 /** Registers the segment service's handlers and starts the contact projection (stopped on SIGTERM). */
@@ -38,17 +40,16 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
       throw lagging(`the contact projection has not caught up with recent writes within ${waitMs} ms; retry shortly`);
     }
   };
+  const segments = segmentsCollection(ctx.store);
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
-    ...segmentHandlers({ segments: segmentsCollection(ctx.store), contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
+    ...segmentHandlers({ segments, contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
+    ...memberHandlers({ segments, contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
     ...purchaseHandlers({ purchases, projection: contactProjection }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
-  // archived or deleted. This service's own usages (its artifacts referencing fields) are reported
-  // here once they exist; until then it answers, truthfully, that it uses none.
-  ctx.grpc.add(commonV1.FieldUsageServiceService, {
-    listFieldUsages: async () => ({ usages: [] }),
-  });
+  // archived or deleted: here, the saved segments with conditions on it (handlers/field-usage.ts).
+  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ segments }));
 
   const applied = new Counter({
     name: 'segment_projection_events_total',

@@ -169,7 +169,7 @@ describe('PURCHASES segments over ingested orders', () => {
     const p = await previewEventually(a, march10, 1, 1); // ann TRUE, bob UNKNOWN
     expect(p.contacts.map((x) => x.email)).toEqual(['ann@example.org']);
     expect(p.captureScopes).toEqual([
-      { sourceId: src.id, name: 'Tokyo', timeZone: 'Asia/Tokyo', capturedOrdersFromUtc: src.capturedOrdersFromUtc, baselineOpen: true },
+      { sourceId: src.id, name: 'Tokyo', timeZone: 'Asia/Tokyo', capturedOrdersFromUtc: src.capturedOrdersFromUtc, baselineOpen: true, attributionStartedAtUtc: src.attributionStartedAtUtc },
     ]);
     const saved = (await stack.client.createSegment({ accountId: a, name: 'Bought March 10', expression: march10 })).segment!;
     expect((await stack.client.countSegment({ accountId: a, segmentId: saved.id })).count!.subscriberCount).toBe('1');

@@ -9,6 +9,12 @@ export const configSchema = z.object({
   FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),
   RSS_GRPC_ADDR: hostPort.default('127.0.0.1:50054'),
   MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:50055'),
+  /**
+   * Deadline of each ListSegmentMembers call (GET /subscribers?segmentId=): above the segment service's
+   * projection wait (SEGMENT_READ_WAIT_MS, 3 s) and below the gateway's 5 s deadline, so a lagging
+   * projection answers segment_projection_lagging and a dead service segment_service_unavailable.
+   */
+  SEGMENT_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(4_000),
   /** Deadline of each ListFieldUsages call; a source slower than this counts as not answered. */
   FIELD_USAGE_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
   /** Outbox relay: documents per round, and how long published ones are kept (0: deleted once published). */

@@ -1,6 +1,7 @@
 import type { ServiceContext } from '@mailer/kit/service';
 import { subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
+import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
 import { catalogHandlers } from './handlers/catalog';
 import type { Deps } from './handlers/context';
@@ -15,11 +16,13 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     { segment: config.SEGMENT_GRPC_ADDR, form: config.FORM_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR, rss: config.RSS_GRPC_ADDR },
     config.FIELD_USAGE_DEADLINE_MS,
   );
+  const members = segmentMembers(config.SEGMENT_GRPC_ADDR, config.SEGMENT_DEADLINE_MS);
   const deps: Deps = {
     store: ctx.store,
     subscribers: subscriberRepository(ctx.store),
     catalog: catalogRepository(ctx.store),
     usage,
+    segmentMembers: members,
     notify: ctx.notifyOutbox,
     awaitPublished: async () => {
       if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
@@ -29,5 +32,5 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
   };
   ctx.grpc.add(subscriberV1.SubscriberServiceService, { ...subscriberHandlers(deps), ...catalogHandlers(deps) });
-  return [async () => usage.close()];
+  return [async () => usage.close(), async () => members.close()];
 }

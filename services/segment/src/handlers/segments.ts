@@ -64,7 +64,7 @@ function nameOf(raw: string): string {
  * Ids of the purchase sources the expression's PURCHASES conditions range over (with the segments it
  * references, transitively); `all` when some condition has no sourceId (every source of the account).
  */
-function purchaseSourcesInScope(expression: SegmentExpression, segmentsById: ReadonlyMap<string, SegmentExpression>, acc = { all: false, ids: new Set<string>() }, seen = new Set<string>()) {
+export function purchaseSourcesInScope(expression: SegmentExpression, segmentsById: ReadonlyMap<string, SegmentExpression>, acc = { all: false, ids: new Set<string>() }, seen = new Set<string>()) {
   for (const g of expression.conditionGroups) {
     for (const c of g.conditions) {
       if (c.subjectType === 'PURCHASES' && c.operand.purchase) {
@@ -83,7 +83,7 @@ function purchaseSourcesInScope(expression: SegmentExpression, segmentsById: Rea
 }
 
 /** Does the expression (or a segment it references, transitively) use TOPIC_OPTED_OUT? */
-function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<string, SegmentExpression>, seen = new Set<string>()): boolean {
+export function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<string, SegmentExpression>, seen = new Set<string>()): boolean {
   for (const g of expression.conditionGroups) {
     for (const c of g.conditions) {
       if (c.operator === 'TOPIC_OPTED_OUT') return true;
@@ -139,6 +139,7 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
       capturedOrdersFromUtc: s.capturedOrdersFromUtc.toISOString(),
       capturedOrdersToUtc: s.capturedOrdersToUtc ? s.capturedOrdersToUtc.toISOString() : undefined,
       baselineOpen: s.baselineOpen,
+      attributionStartedAtUtc: s.attributionStartedAtUtc.toISOString(),
     }));
     return { ...compiled, captureScopes };
   }

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DomainError, GrpcStatus, invalid } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
+import type { SegmentMembers } from '../clients/segment-members';
 import type { AccountContext } from '../domain/contacts';
 import { Catalog } from '../domain/fields';
 import type { CatalogRepository } from '../store/catalog';
@@ -14,6 +15,8 @@ export interface Deps {
   subscribers: SubscriberRepository;
   catalog: CatalogRepository;
   usage: UsageSources;
+  /** The segment service's members of a saved segment (ListSubscribers with segment_id); absent: refused as unavailable. */
+  segmentMembers?: SegmentMembers;
   /** Wakes the outbox relay after a write that recorded events. */
   notify(): void;
   /**

@@ -1,5 +1,5 @@
 // SubscriberService: subscribers, their replaceable data, topics, field values, bulk tagging, sync.
-import { DomainError, notFound, type AsyncHandlers } from '@mailer/kit';
+import { DomainError, GrpcStatus, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { subscriberV1 } from '@mailer/proto';
 import type { Transaction } from '@mailer/store';
 import { diffSubscriber, newSubscriber, replaceData, type AccountContext } from '../domain/contacts';
@@ -11,6 +11,7 @@ import { assertSyncSize, planSync, syncEmails, type SyncRow } from '../domain/sy
 import { planTagAdd, planTagRemove, type TagChange } from '../domain/tags';
 import { optOutOfTopic, replaceTopics, subscriberTopicsView, validateOptOutSource, validateTopicRefs } from '../domain/topics';
 import type { SubscriberState } from '../domain/types';
+import type { SubscriberStatus } from '../domain/subscriber';
 import { parseValueFieldId, validateValue } from '../domain/values';
 import { changeEvents, createdEvent, deletedEvent, type DomainEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
@@ -87,6 +88,30 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
     });
     if (out.wrote) await eventsCommitted(deps);
     return out;
+  }
+
+  /**
+   * ListSubscribers with a segment: the segment service (owner of the contact projection and the
+   * expression compiler) answers the page of member ids with the same filters, order, total and
+   * status counts; the overviews come from this service's store, in that order. A subscriber deleted
+   * between the two reads is left out of the page (the total is the segment service's).
+   */
+  async function segmentPage(
+    accountId: string,
+    segmentId: string,
+    q: { status?: SubscriberStatus; tagId?: string; topicId?: string; search?: string },
+    page: { pageNumber: number; pageSize: number },
+  ): Promise<{ items: SubscriberState[]; total: number; counts: Record<SubscriberStatus, number> }> {
+    if (!deps.segmentMembers) throw new DomainError(GrpcStatus.UNAVAILABLE, 'segment_service_unavailable', 'the segment service is not configured');
+    const res = await deps.segmentMembers.list({ accountId, segmentId, pageNumber: page.pageNumber, pageSize: page.pageSize, status: q.status, tagId: q.tagId, topicId: q.topicId, search: q.search });
+    const found = new Map((await subscribers.findByIds(accountId, res.subscriberIds)).map((s) => [s.id, s] as const));
+    const c = res.statusCounts;
+    const n = (v: string | undefined) => Number(v ?? 0) || 0;
+    return {
+      items: res.subscriberIds.flatMap((id) => (found.has(id) ? [found.get(id)!] : [])),
+      total: n(res.total),
+      counts: { UNCONFIRMED: n(c?.unconfirmed), ACTIVE: n(c?.active), UNSUBSCRIBED: n(c?.unsubscribed), BOUNCED: n(c?.bounced), COMPLAINED: n(c?.complained), BLOCKED: n(c?.blocked) },
+    };
   }
 
   const dataResponse = ({ state, ctx }: { state: SubscriberState; ctx: AccountContext }) => ({ data: subscriberDataToProto(state, ctx.catalog) });
@@ -173,9 +198,12 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       const tagId = req.tagId ? parseId(req.tagId, 'tagId') : undefined;
       const topicId = req.topicId ? parseId(req.topicId, 'topicId') : undefined;
       const prefix = req.search ? prefixPattern(req.search) : undefined;
+      const segmentId = req.segmentId ? parseId(req.segmentId, 'segmentId') : undefined;
       if (tagId && !(await deps.catalog.getTag(accountId, tagId))) throw notFound('tag_not_found', `tag ${tagId} does not exist`);
       if (topicId && !(await deps.catalog.getTopic(accountId, topicId))) throw notFound('topic_not_found', `topic ${topicId} does not exist`);
-      const { items, total, counts } = await subscribers.list(accountId, { status, tagId, topicId, prefix: prefix === '^' ? undefined : prefix }, page.skip, page.pageSize);
+      const { items, total, counts } = segmentId
+        ? await segmentPage(accountId, segmentId, { status, tagId, topicId, search: prefix && prefix !== '^' ? req.search!.trim() : undefined }, page)
+        : await subscribers.list(accountId, { status, tagId, topicId, prefix: prefix === '^' ? undefined : prefix }, page.skip, page.pageSize);
       return {
         items: items.map(overviewToProto),
         pageNumber: page.pageNumber,

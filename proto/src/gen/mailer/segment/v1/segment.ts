@@ -143,6 +143,7 @@ export interface PurchaseCaptureScope {
   capturedOrdersFromUtc?: string | undefined;
   capturedOrdersToUtc?: string | undefined;
   baselineOpen: boolean;
+  attributionStartedAtUtc?: string | undefined;
 }
 
 export interface SegmentPreview {
@@ -227,6 +228,50 @@ export interface PreviewExpressionRequest {
 
 export interface PreviewExpressionResponse {
   preview: SegmentPreview | undefined;
+}
+
+export interface ListSegmentMembersRequest {
+  accountId: string;
+  segmentId: string;
+  /** 1-based; 0: 1 */
+  pageNumber: number;
+  /** 1..1000; 0: 50 */
+  pageSize: number;
+  /** a SubscriberStatus name (ACTIVE, ...); absent: any status */
+  status?:
+    | string
+    | undefined;
+  /** only members with this tag */
+  tagId?:
+    | string
+    | undefined;
+  /** only members subscribed to this topic */
+  topicId?:
+    | string
+    | undefined;
+  /**
+   * Case-insensitive prefix of the email address or the first name, as typed (the service escapes it);
+   * the subscriber service's list search.
+   */
+  search?: string | undefined;
+}
+
+/** Members per status, over the request's filters except status (decimal strings). */
+export interface SegmentMemberStatusCounts {
+  unconfirmed: string;
+  active: string;
+  unsubscribed: string;
+  bounced: string;
+  complained: string;
+  blocked: string;
+}
+
+export interface ListSegmentMembersResponse {
+  /** The page's subscriber ids, in (registered_at, id) order. */
+  subscriberIds: string[];
+  /** Members matching every filter, status included. */
+  total: string;
+  statusCounts: SegmentMemberStatusCounts | undefined;
 }
 
 /** A purchase source: a shop whose orders are ingested. Instants are UTC ISO 8601 strings. */
@@ -1814,6 +1859,7 @@ function createBasePurchaseCaptureScope(): PurchaseCaptureScope {
     capturedOrdersFromUtc: undefined,
     capturedOrdersToUtc: undefined,
     baselineOpen: false,
+    attributionStartedAtUtc: undefined,
   };
 }
 
@@ -1836,6 +1882,9 @@ export const PurchaseCaptureScope: MessageFns<PurchaseCaptureScope> = {
     }
     if (message.baselineOpen !== false) {
       writer.uint32(48).bool(message.baselineOpen);
+    }
+    if (message.attributionStartedAtUtc !== undefined) {
+      writer.uint32(58).string(message.attributionStartedAtUtc);
     }
     return writer;
   },
@@ -1901,6 +1950,14 @@ export const PurchaseCaptureScope: MessageFns<PurchaseCaptureScope> = {
             message.baselineOpen = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.attributionStartedAtUtc = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1941,6 +1998,11 @@ export const PurchaseCaptureScope: MessageFns<PurchaseCaptureScope> = {
         : isSet(object.baseline_open)
         ? globalThis.Boolean(object.baseline_open)
         : false,
+      attributionStartedAtUtc: isSet(object.attributionStartedAtUtc)
+        ? globalThis.String(object.attributionStartedAtUtc)
+        : isSet(object.attribution_started_at_utc)
+        ? globalThis.String(object.attribution_started_at_utc)
+        : undefined,
     };
   },
 
@@ -1964,6 +2026,9 @@ export const PurchaseCaptureScope: MessageFns<PurchaseCaptureScope> = {
     if (message.baselineOpen !== false) {
       obj.baselineOpen = message.baselineOpen;
     }
+    if (message.attributionStartedAtUtc !== undefined) {
+      obj.attributionStartedAtUtc = message.attributionStartedAtUtc;
+    }
     return obj;
   },
 
@@ -1978,6 +2043,7 @@ export const PurchaseCaptureScope: MessageFns<PurchaseCaptureScope> = {
     message.capturedOrdersFromUtc = object.capturedOrdersFromUtc ?? undefined;
     message.capturedOrdersToUtc = object.capturedOrdersToUtc ?? undefined;
     message.baselineOpen = object.baselineOpen ?? false;
+    message.attributionStartedAtUtc = object.attributionStartedAtUtc ?? undefined;
     return message;
   },
 };
@@ -3476,6 +3542,480 @@ export const PreviewExpressionResponse: MessageFns<PreviewExpressionResponse> = 
   },
 };
 
+function createBaseListSegmentMembersRequest(): ListSegmentMembersRequest {
+  return {
+    accountId: "",
+    segmentId: "",
+    pageNumber: 0,
+    pageSize: 0,
+    status: undefined,
+    tagId: undefined,
+    topicId: undefined,
+    search: undefined,
+  };
+}
+
+export const ListSegmentMembersRequest: MessageFns<ListSegmentMembersRequest> = {
+  encode(message: ListSegmentMembersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    if (message.pageNumber !== 0) {
+      writer.uint32(24).int32(message.pageNumber);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(32).int32(message.pageSize);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.tagId !== undefined) {
+      writer.uint32(50).string(message.tagId);
+    }
+    if (message.topicId !== undefined) {
+      writer.uint32(58).string(message.topicId);
+    }
+    if (message.search !== undefined) {
+      writer.uint32(66).string(message.search);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSegmentMembersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSegmentMembersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageNumber = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tagId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.search = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSegmentMembersRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+      pageNumber: isSet(object.pageNumber)
+        ? globalThis.Number(object.pageNumber)
+        : isSet(object.page_number)
+        ? globalThis.Number(object.page_number)
+        : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      status: isSet(object.status) ? globalThis.String(object.status) : undefined,
+      tagId: isSet(object.tagId)
+        ? globalThis.String(object.tagId)
+        : isSet(object.tag_id)
+        ? globalThis.String(object.tag_id)
+        : undefined,
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : undefined,
+      search: isSet(object.search) ? globalThis.String(object.search) : undefined,
+    };
+  },
+
+  toJSON(message: ListSegmentMembersRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.pageNumber !== 0) {
+      obj.pageNumber = Math.round(message.pageNumber);
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.status !== undefined) {
+      obj.status = message.status;
+    }
+    if (message.tagId !== undefined) {
+      obj.tagId = message.tagId;
+    }
+    if (message.topicId !== undefined) {
+      obj.topicId = message.topicId;
+    }
+    if (message.search !== undefined) {
+      obj.search = message.search;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSegmentMembersRequest>): ListSegmentMembersRequest {
+    return ListSegmentMembersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSegmentMembersRequest>): ListSegmentMembersRequest {
+    const message = createBaseListSegmentMembersRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    message.pageNumber = object.pageNumber ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    message.status = object.status ?? undefined;
+    message.tagId = object.tagId ?? undefined;
+    message.topicId = object.topicId ?? undefined;
+    message.search = object.search ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSegmentMemberStatusCounts(): SegmentMemberStatusCounts {
+  return { unconfirmed: "", active: "", unsubscribed: "", bounced: "", complained: "", blocked: "" };
+}
+
+export const SegmentMemberStatusCounts: MessageFns<SegmentMemberStatusCounts> = {
+  encode(message: SegmentMemberStatusCounts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.unconfirmed !== "") {
+      writer.uint32(10).string(message.unconfirmed);
+    }
+    if (message.active !== "") {
+      writer.uint32(18).string(message.active);
+    }
+    if (message.unsubscribed !== "") {
+      writer.uint32(26).string(message.unsubscribed);
+    }
+    if (message.bounced !== "") {
+      writer.uint32(34).string(message.bounced);
+    }
+    if (message.complained !== "") {
+      writer.uint32(42).string(message.complained);
+    }
+    if (message.blocked !== "") {
+      writer.uint32(50).string(message.blocked);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SegmentMemberStatusCounts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSegmentMemberStatusCounts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.unconfirmed = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.active = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.unsubscribed = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.bounced = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.complained = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.blocked = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SegmentMemberStatusCounts {
+    return {
+      unconfirmed: isSet(object.unconfirmed) ? globalThis.String(object.unconfirmed) : "",
+      active: isSet(object.active) ? globalThis.String(object.active) : "",
+      unsubscribed: isSet(object.unsubscribed) ? globalThis.String(object.unsubscribed) : "",
+      bounced: isSet(object.bounced) ? globalThis.String(object.bounced) : "",
+      complained: isSet(object.complained) ? globalThis.String(object.complained) : "",
+      blocked: isSet(object.blocked) ? globalThis.String(object.blocked) : "",
+    };
+  },
+
+  toJSON(message: SegmentMemberStatusCounts): unknown {
+    const obj: any = {};
+    if (message.unconfirmed !== "") {
+      obj.unconfirmed = message.unconfirmed;
+    }
+    if (message.active !== "") {
+      obj.active = message.active;
+    }
+    if (message.unsubscribed !== "") {
+      obj.unsubscribed = message.unsubscribed;
+    }
+    if (message.bounced !== "") {
+      obj.bounced = message.bounced;
+    }
+    if (message.complained !== "") {
+      obj.complained = message.complained;
+    }
+    if (message.blocked !== "") {
+      obj.blocked = message.blocked;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SegmentMemberStatusCounts>): SegmentMemberStatusCounts {
+    return SegmentMemberStatusCounts.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SegmentMemberStatusCounts>): SegmentMemberStatusCounts {
+    const message = createBaseSegmentMemberStatusCounts();
+    message.unconfirmed = object.unconfirmed ?? "";
+    message.active = object.active ?? "";
+    message.unsubscribed = object.unsubscribed ?? "";
+    message.bounced = object.bounced ?? "";
+    message.complained = object.complained ?? "";
+    message.blocked = object.blocked ?? "";
+    return message;
+  },
+};
+
+function createBaseListSegmentMembersResponse(): ListSegmentMembersResponse {
+  return { subscriberIds: [], total: "", statusCounts: undefined };
+}
+
+export const ListSegmentMembersResponse: MessageFns<ListSegmentMembersResponse> = {
+  encode(message: ListSegmentMembersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.subscriberIds) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.total !== "") {
+      writer.uint32(18).string(message.total);
+    }
+    if (message.statusCounts !== undefined) {
+      SegmentMemberStatusCounts.encode(message.statusCounts, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSegmentMembersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSegmentMembersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subscriberIds.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.total = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.statusCounts = SegmentMemberStatusCounts.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSegmentMembersResponse {
+    return {
+      subscriberIds: globalThis.Array.isArray(object?.subscriberIds)
+        ? object.subscriberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subscriber_ids)
+        ? object.subscriber_ids.map((e: any) => globalThis.String(e))
+        : [],
+      total: isSet(object.total) ? globalThis.String(object.total) : "",
+      statusCounts: isSet(object.statusCounts)
+        ? SegmentMemberStatusCounts.fromJSON(object.statusCounts)
+        : isSet(object.status_counts)
+        ? SegmentMemberStatusCounts.fromJSON(object.status_counts)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ListSegmentMembersResponse): unknown {
+    const obj: any = {};
+    if (message.subscriberIds?.length) {
+      obj.subscriberIds = message.subscriberIds;
+    }
+    if (message.total !== "") {
+      obj.total = message.total;
+    }
+    if (message.statusCounts !== undefined) {
+      obj.statusCounts = SegmentMemberStatusCounts.toJSON(message.statusCounts);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSegmentMembersResponse>): ListSegmentMembersResponse {
+    return ListSegmentMembersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSegmentMembersResponse>): ListSegmentMembersResponse {
+    const message = createBaseListSegmentMembersResponse();
+    message.subscriberIds = object.subscriberIds?.map((e) => e) || [];
+    message.total = object.total ?? "";
+    message.statusCounts = (object.statusCounts !== undefined && object.statusCounts !== null)
+      ? SegmentMemberStatusCounts.fromPartial(object.statusCounts)
+      : undefined;
+    return message;
+  },
+};
+
 function createBasePurchaseSource(): PurchaseSource {
   return {
     id: "",
@@ -4781,6 +5321,23 @@ export const SegmentServiceService = {
     responseDeserialize: (value: Buffer): PreviewExpressionResponse => PreviewExpressionResponse.decode(value),
   },
   /**
+   * One page of a saved segment's members (contacts for which it is TRUE, never UNKNOWN), narrowed by
+   * the subscriber list's filters, in (registered_at, id) order: the subscriber service's
+   * ListSubscribers with segment_id asks this and loads the overviews itself. Waits for the contact
+   * projection like counts do (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found.
+   */
+  listSegmentMembers: {
+    path: "/mailer.segment.v1.SegmentService/ListSegmentMembers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSegmentMembersRequest): Buffer =>
+      Buffer.from(ListSegmentMembersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSegmentMembersRequest => ListSegmentMembersRequest.decode(value),
+    responseSerialize: (value: ListSegmentMembersResponse): Buffer =>
+      Buffer.from(ListSegmentMembersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSegmentMembersResponse => ListSegmentMembersResponse.decode(value),
+  },
+  /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
    * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
    */
@@ -4845,6 +5402,13 @@ export interface SegmentServiceServer extends UntypedServiceImplementation {
   previewSegment: handleUnaryCall<PreviewSegmentRequest, PreviewSegmentResponse>;
   /** Preview of an unsaved expression. */
   previewExpression: handleUnaryCall<PreviewExpressionRequest, PreviewExpressionResponse>;
+  /**
+   * One page of a saved segment's members (contacts for which it is TRUE, never UNKNOWN), narrowed by
+   * the subscriber list's filters, in (registered_at, id) order: the subscriber service's
+   * ListSubscribers with segment_id asks this and loads the overviews itself. Waits for the contact
+   * projection like counts do (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found.
+   */
+  listSegmentMembers: handleUnaryCall<ListSegmentMembersRequest, ListSegmentMembersResponse>;
   /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
    * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
@@ -4996,6 +5560,27 @@ export interface SegmentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PreviewExpressionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * One page of a saved segment's members (contacts for which it is TRUE, never UNKNOWN), narrowed by
+   * the subscriber list's filters, in (registered_at, id) order: the subscriber service's
+   * ListSubscribers with segment_id asks this and loads the overviews itself. Waits for the contact
+   * projection like counts do (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found.
+   */
+  listSegmentMembers(
+    request: ListSegmentMembersRequest,
+    callback: (error: ServiceError | null, response: ListSegmentMembersResponse) => void,
+  ): ClientUnaryCall;
+  listSegmentMembers(
+    request: ListSegmentMembersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSegmentMembersResponse) => void,
+  ): ClientUnaryCall;
+  listSegmentMembers(
+    request: ListSegmentMembersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSegmentMembersResponse) => void,
   ): ClientUnaryCall;
   /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a

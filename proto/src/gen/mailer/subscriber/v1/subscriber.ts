@@ -434,7 +434,15 @@ export interface ListSubscribersRequest {
   status: SubscriberStatus;
   tagId?: string | undefined;
   topicId?: string | undefined;
-  search?: string | undefined;
+  search?:
+    | string
+    | undefined;
+  /**
+   * Only members of this saved segment (contacts for which its expression is TRUE); the segment
+   * service answers the page of ids (NOT_FOUND segment_not_found for an unknown segment; UNAVAILABLE
+   * segment_service_unavailable when it cannot be reached).
+   */
+  segmentId?: string | undefined;
 }
 
 export interface StatusCounts {
@@ -2832,6 +2840,7 @@ function createBaseListSubscribersRequest(): ListSubscribersRequest {
     tagId: undefined,
     topicId: undefined,
     search: undefined,
+    segmentId: undefined,
   };
 }
 
@@ -2857,6 +2866,9 @@ export const ListSubscribersRequest: MessageFns<ListSubscribersRequest> = {
     }
     if (message.search !== undefined) {
       writer.uint32(58).string(message.search);
+    }
+    if (message.segmentId !== undefined) {
+      writer.uint32(66).string(message.segmentId);
     }
     return writer;
   },
@@ -2930,6 +2942,14 @@ export const ListSubscribersRequest: MessageFns<ListSubscribersRequest> = {
             message.search = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2971,6 +2991,11 @@ export const ListSubscribersRequest: MessageFns<ListSubscribersRequest> = {
         ? globalThis.String(object.topic_id)
         : undefined,
       search: isSet(object.search) ? globalThis.String(object.search) : undefined,
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : undefined,
     };
   },
 
@@ -2997,6 +3022,9 @@ export const ListSubscribersRequest: MessageFns<ListSubscribersRequest> = {
     if (message.search !== undefined) {
       obj.search = message.search;
     }
+    if (message.segmentId !== undefined) {
+      obj.segmentId = message.segmentId;
+    }
     return obj;
   },
 
@@ -3012,6 +3040,7 @@ export const ListSubscribersRequest: MessageFns<ListSubscribersRequest> = {
     message.tagId = object.tagId ?? undefined;
     message.topicId = object.topicId ?? undefined;
     message.search = object.search ?? undefined;
+    message.segmentId = object.segmentId ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,137 @@
+// SegmentService.ListSegmentMembers: one page of a saved segment's members, narrowed by the subscriber
+// list's filters, over the contact projection. The subscriber service's ListSubscribers (segment_id)
+// asks it for the page of ids, the total and the status counts, then loads the overviews from its own
+// store, so each service keeps reading only its own data and no id list of a whole segment travels.
+import { invalid, notFound, type AsyncHandlers } from '@mailer/kit';
+import type { segmentV1 } from '@mailer/proto';
+import type { Collection } from '@mailer/store';
+import type { CatalogSource } from '../clients/catalog';
+import { compileSegment, type Filter } from '../domain/compile';
+import type { SegmentExpression } from '../domain/expression';
+import type { ProjectedContact } from '../store/contacts';
+import type { PurchaseSourceDoc } from '../store/purchase-sources';
+import type { SegmentDoc } from '../store/segments';
+import { sourceFacts } from './purchases';
+import { purchaseSourcesInScope, usesOptOut } from './segments';
+
+export interface MemberDeps {
+  segments: Collection<SegmentDoc>;
+  contacts: Collection<ProjectedContact>;
+  catalog: CatalogSource;
+  purchaseSources?: Collection<PurchaseSourceDoc>;
+  /** Read-after-write, as for counts and previews (server.ts). Absent (unit tests): reads the projection as it is. */
+  awaitProjection?: () => Promise<void>;
+  now?: () => Date;
+}
+
+/** The subscriber statuses, in the order of SegmentMemberStatusCounts. */
+export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
+type Status = (typeof SUBSCRIBER_STATUSES)[number];
+
+/** The subscriber list's limits (subscriber service: MAX_PAGE_SIZE, LIMITS.search). */
+const MAX_PAGE_SIZE = 1000;
+const SEARCH_MAX = 320;
+const ID_MAX = 100;
+
+/**
+ * The subscriber service's list search (domain/subscriber.ts prefixPattern), the same rule on the same
+ * data: the trimmed, lowercased text as an escaped anchored prefix, matched against the canonical
+ * (lowercase) email and against the first name ignoring case. Blank: no search.
+ */
+export function prefixPattern(search: string): string | undefined {
+  const text = search.trim().toLowerCase();
+  return text === '' ? undefined : `^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
+}
+
+function pageWindow(pageNumber: number, pageSize: number): { skip: number; limit: number } {
+  const number = pageNumber || 1;
+  const size = pageSize || 50;
+  if (!Number.isSafeInteger(number) || !Number.isSafeInteger(size) || number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
+    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
+  }
+  return { skip: (number - 1) * size, limit: size };
+}
+
+const optionalId = (raw: string | undefined, path: string): string | undefined => {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length > ID_MAX) throw invalid('validation_failed', `${path} is too long`, [{ path, problem: 'too long' }]);
+  return raw.toLowerCase();
+};
+
+export function memberHandlers(deps: MemberDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
+  const { segments, contacts, catalog } = deps;
+  const now = () => (deps.now ? deps.now() : new Date());
+
+  /** The TRUE filter of a saved segment, with the facts it needs (as counts compile it). */
+  async function trueFilterOf(accountId: string, expression: SegmentExpression): Promise<Filter> {
+    const all = await segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } });
+    const byId = new Map(all.map((s) => [s._id, s.expression] as const));
+    const activeTopicIds = usesOptOut(expression, byId) ? (await catalog.topics(accountId)).filter((t) => t.active).map((t) => t.id) : [];
+    const scope = purchaseSourcesInScope(expression, byId);
+    const sources = (scope.all || scope.ids.size > 0) && deps.purchaseSources ? await deps.purchaseSources.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }) : [];
+    return compileSegment(expression, { accountId, now: now(), segments: Object.fromEntries(byId), purchaseSources: sources.map(sourceFacts), activeTopicIds }).trueFilter;
+  }
+
+  async function countByStatus(filter: Filter): Promise<Record<Status, number>> {
+    const perStatus = await Promise.all(SUBSCRIBER_STATUSES.map((s) => contacts.countDocuments({ ...filter, subscriberStatus: s })));
+    return Object.fromEntries(SUBSCRIBER_STATUSES.map((s, i) => [s, perStatus[i]])) as Record<Status, number>;
+  }
+
+  /**
+   * A page in (registeredAt, _id) order; past the middle it is read backwards from the end, as the
+   * subscriber service's list does (the embedded store sorts everything up to skip + limit).
+   */
+  async function page(filter: Filter, total: number, skip: number, limit: number): Promise<string[]> {
+    if (skip >= total) return [];
+    const projection = { _id: 1 as const };
+    if (skip + limit / 2 <= total / 2) return (await contacts.find(filter, { sort: { registeredAt: 1, _id: 1 }, skip, limit, projection })).map((c) => c._id);
+    const end = Math.min(total, skip + limit);
+    const docs = await contacts.find(filter, { sort: { registeredAt: -1, _id: -1 }, skip: total - end, limit: end - skip, projection });
+    return docs.map((c) => c._id).reverse();
+  }
+
+  return {
+    async listSegmentMembers(req) {
+      const accountId = req.accountId ?? '';
+      if (accountId.length === 0 || accountId.length > ID_MAX) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
+      const { skip, limit } = pageWindow(req.pageNumber, req.pageSize);
+      const status = req.status === undefined || req.status === '' ? undefined : (req.status as Status);
+      if (status !== undefined && !SUBSCRIBER_STATUSES.includes(status)) throw invalid('validation_failed', `unknown status ${String(req.status).slice(0, 40)}`, [{ path: 'status', problem: 'not a SubscriberStatus' }]);
+      const tagId = optionalId(req.tagId, 'tagId');
+      const topicId = optionalId(req.topicId, 'topicId');
+      if ((req.search ?? '').length > SEARCH_MAX) throw invalid('validation_failed', `search is longer than ${SEARCH_MAX} characters`, [{ path: 'search', problem: 'too long' }]);
+      const prefix = req.search ? prefixPattern(req.search) : undefined;
+
+      // Read-after-write first: an acknowledged subscriber write is in the projection before we read it.
+      await deps.awaitProjection?.();
+      const segmentId = String(req.segmentId ?? '').toLowerCase();
+      const doc = segmentId === '' || segmentId.length > ID_MAX ? null : await segments.findOne({ _id: segmentId, accountId });
+      if (!doc) throw notFound('segment_not_found', `segment ${segmentId} does not exist`);
+
+      // The list filters, exactly as the subscriber service applies them to its own store.
+      const narrowing: Filter[] = [await trueFilterOf(accountId, doc.expression)];
+      if (tagId) narrowing.push({ tags: tagId });
+      if (topicId) narrowing.push({ topics: topicId });
+      if (prefix) narrowing.push({ $or: [{ email: { $regex: prefix } }, { firstName: { $regex: prefix, $options: 'i' } }] });
+      // accountId stays at the top level (it is inside the TRUE filter too): stores pick the account's
+      // documents (index prefix, embedded partition) by it.
+      const base: Filter = { accountId, $and: narrowing };
+      const counts = await countByStatus(base);
+      const total = status ? counts[status] : SUBSCRIBER_STATUSES.reduce((a, s) => a + counts[s], 0);
+      const filter: Filter = status ? { ...base, subscriberStatus: status } : base;
+      const ids = await page(filter, total, skip, limit);
+      return {
+        subscriberIds: ids,
+        total: String(total),
+        statusCounts: {
+          unconfirmed: String(counts.UNCONFIRMED),
+          active: String(counts.ACTIVE),
+          unsubscribed: String(counts.UNSUBSCRIBED),
+          bounced: String(counts.BOUNCED),
+          complained: String(counts.COMPLAINED),
+          blocked: String(counts.BLOCKED),
+        },
+      };
+    },
+  };
+}
