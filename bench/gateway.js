@@ -7,7 +7,7 @@
 const http = require('node:http');
 const { parseArgs } = require('node:util');
 const { startNatsServer, startService, startGateway, createAccount, adminRequest, serviceAddresses } = require('@mailer/testing');
-const { load, rssMb, verdict } = require('./lib');
+const { load, rssMb, verdict, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({ options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '64' } } });
 const duration = Number(args.duration);
@@ -43,7 +43,10 @@ async function main() {
 
     const headers = { 'x-api-key': apiKey };
     await load({ url, headers, duration: 3, connections }); // warm-up (JIT, connections, KV caches)
+    const cpuBefore = { gateway: cpuSeconds(gw.pid), service: cpuSeconds(subscriber.pid) };
     const gateway = await load({ url, headers, duration, connections });
+    const cpuPerRequest = (name, pid) => Math.round(((cpuSeconds(pid) - cpuBefore[name]) * 1e6) / gateway.ok);
+    const cpuUs = { gateway: cpuPerRequest('gateway', gw.pid), service: cpuPerRequest('service', subscriber.pid) };
     const memory = rssMb(gw.pid);
     const baseline = await load({ url: `http://127.0.0.1:${bare.address().port}/subscribers/${subscriber1.id}`, duration, connections });
     const ratio = gateway.reqPerSec / baseline.reqPerSec;
@@ -56,6 +59,7 @@ async function main() {
     console.log(`ratio gateway/bare: ${ratio.toFixed(3)} (target >= 0.25: ${verdict(ratio >= 0.25)})`);
     console.log(`gateway p99: ${gateway.p99} ms (target < 25 ms: ${verdict(gateway.p99 < 25)})`);
     console.log(`gateway RSS: ${memory.rss} MB, peak ${memory.peak} MB (target < 200 MB: ${verdict(memory.peak < 200)})`);
+    console.log(`CPU per request: gateway ${cpuUs.gateway} µs, subscriber service ${cpuUs.service} µs`);
     if (gateway.non2xx || gateway.errors) console.log(`WARNING: ${gateway.non2xx} non-2xx and ${gateway.errors} errors under load`);
   } finally {
     for (const stop of stops.reverse()) await stop();

@@ -29,4 +29,10 @@ function verdict(ok) {
   return ok ? 'PASS' : 'MISS';
 }
 
-module.exports = { load, rssMb, verdict };
+/** CPU seconds (user + system) a process has used so far, read from /proc: CPU per request stays comparable on a busy machine. */
+function cpuSeconds(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+module.exports = { load, rssMb, verdict, cpuSeconds };

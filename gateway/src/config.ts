@@ -20,6 +20,12 @@ export const configSchema = z.object({
   GATEWAY_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   /** Requests that fail authentication allowed per client address and minute (throttles key guessing). */
   GATEWAY_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /**
+   * Lease of each replica's watched copy of the accounts bucket (see src/kv/watched-kv.ts). Key
+   * rotation/deletion and limit changes take this long (+10% + 50 ms) to return; 0 reads the bucket
+   * on every request instead. Every replica must use the same value.
+   */
+  GATEWAY_ACCOUNT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(300),
   SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
   SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
   FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),

@@ -14,7 +14,9 @@ import { AcceptedEventKeys, jetStreamEventSink } from './events/publisher';
 import { IdempotencyStore } from './idempotency/store';
 import { BUCKETS } from './kv/buckets';
 import { natsJsonKv } from './kv/json-kv';
+import { WatchedKv } from './kv/watched-kv';
 import { createGatewayMetrics } from './metrics';
+import type { GcraState } from './ratelimit/gcra';
 import { RateLimiter } from './ratelimit/limiter';
 
 async function main() {
@@ -24,16 +26,27 @@ async function main() {
 
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
   await ensureStreams(nc, [STREAMS.EVENTS]);
-  const kv = async (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) =>
-    natsJsonKv(await openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false }), b.name);
+  const bucket = (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) =>
+    openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false });
+  const kv = async (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) => natsJsonKv(await bucket(b), b.name);
 
-  const accounts = new AccountStore(await kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY));
+  // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
+  const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
+  const accountsBucket = await bucket(BUCKETS.accounts);
+  const accountsView =
+    config.GATEWAY_ACCOUNT_LEASE_MS > 0 ? await WatchedKv.open<unknown>(accountsBucket, { key: '>', leaseMs: config.GATEWAY_ACCOUNT_LEASE_MS, onError: onWatchError }) : undefined;
+  const rateLimitsBucket = await bucket(BUCKETS.rateLimits);
+  const addressBudgets = await WatchedKv.open<GcraState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
+  const limiter = new RateLimiter(natsJsonKv(rateLimitsBucket, BUCKETS.rateLimits.name), Date.now, undefined, addressBudgets);
+  const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
+
+  const accounts = new AccountStore(natsJsonKv(accountsBucket, BUCKETS.accounts.name), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
   const clients = createServiceClients(config);
   const app = createApp({
     logger,
     metrics,
     accounts,
-    limiter: new RateLimiter(await kv(BUCKETS.rateLimits)),
+    limiter,
     idempotency: new IdempotencyStore(await kv(BUCKETS.idempotency)),
     events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(await kv(BUCKETS.eventKeys)) },
     clients,
@@ -62,6 +75,11 @@ async function main() {
   onShutdown(logger, [
     () => close(server),
     () => close(adminServer),
+    async () => {
+      clearInterval(pruning);
+      accountsView?.close();
+      addressBudgets.close();
+    },
     () => nc.drain(),
     async () => clients.close(),
     () => close(metricsServer),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonKv } from '../kv/json-kv';
 import { KvConflict } from '../kv/json-kv';
+import type { WatchedKv } from '../kv/watched-kv';
 import type { RateLimits } from '../ratelimit/policies';
 import { generateApiKey, looksLikeApiKey, type KeyCrypto } from './api-key';
 
@@ -11,10 +12,16 @@ import { generateApiKey, looksLikeApiKey, type KeyCrypto } from './api-key';
  *   apikey.<lookupHash>   -> { accountId }  (index from a presented key to its account)
  *
  * The account record is the authority: a request is accepted only when the hash of the presented
- * key equals the hash in the account record read during that request. Rotate and delete change the
- * record with compare-and-set before they return, so from that moment every replica refuses the
- * old value; the index entry is only a pointer, and a stale one (removed right after) refers to an
- * account whose hash no longer matches. Nothing is cached across requests.
+ * key equals the hash in the account record. Rotate and delete change the record with
+ * compare-and-set; the index entry is only a pointer, and a stale one (removed right after) refers
+ * to an account whose hash no longer matches.
+ *
+ * Reading both entries from the bucket on every request cost two round trips, so a replica reads
+ * them from a watched copy of the bucket (WatchedKv) while that copy holds a lease, and from the
+ * bucket otherwise, or when the copy does not accept the key (a key created elsewhere a moment
+ * ago). Rotate, delete and limit changes return only after `settleMs`, when every replica's copy
+ * either has the change or has stopped being trusted: from that moment every replica refuses the
+ * old value.
  */
 
 export interface StoredApiKey {
@@ -65,12 +72,19 @@ export class AccountStore {
     private readonly kv: JsonKv,
     private readonly crypto: KeyCrypto,
     private readonly now: () => Date = () => new Date(),
+    private readonly view?: WatchedKv<unknown>,
   ) {}
 
   /** The account a presented X-API-Key value belongs to, or null (one answer for every failure). */
   async authenticate(presented: string): Promise<AuthenticatedAccount | null> {
     if (!looksLikeApiKey(presented)) return null;
     const hash = this.crypto.lookupHash(presented);
+    if (this.view?.fresh()) {
+      const owner = this.view.get(indexKey(hash))?.value as { accountId: string } | undefined;
+      const account = owner && (this.view.get(accountKey(owner.accountId))?.value as AccountRecord | undefined);
+      const current = account?.apiKey;
+      if (account && current && this.crypto.sameHash(current.lookupHash, hash)) return { accountId: account.accountId, limits: account.limits ?? {} };
+    }
     const accountId = this.keyOwners.get(hash) ?? (await this.kv.get<{ accountId: string }>(indexKey(hash)))?.value.accountId;
     if (!accountId) return null;
     const account = await this.kv.get<AccountRecord>(accountKey(accountId));
@@ -98,6 +112,12 @@ export class AccountStore {
     const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
     if (!entry) throw new AccountNotFound();
     return entry.value;
+  }
+
+  /** Waits until every replica's watched copy has the write just made, or no longer trusts itself. */
+  private async settle(): Promise<void> {
+    const ms = this.view?.settleMs ?? 0;
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   /** "create key": a new key when none exists; otherwise the existing one, unchanged. */
@@ -131,6 +151,7 @@ export class AccountStore {
         throw err;
       }
       await this.kv.delete(indexKey(old.lookupHash));
+      await this.settle();
       return;
     }
     throw new Error('too many concurrent changes to the account');
@@ -150,6 +171,7 @@ export class AccountStore {
       const merged = { ...entry.value.limits, ...limits };
       try {
         await this.kv.update(accountKey(accountId), { ...entry.value, limits: merged }, entry.revision);
+        await this.settle();
         return merged;
       } catch (err) {
         if (!(err instanceof KvConflict)) throw err;
@@ -188,7 +210,10 @@ export class AccountStore {
         throw err;
       }
       const old = entry.value.apiKey;
-      if (old) await this.kv.delete(indexKey(old.lookupHash));
+      if (old) {
+        await this.kv.delete(indexKey(old.lookupHash));
+        await this.settle(); // the old value must be refused everywhere before the new one is handed out
+      }
       return { apiKey, changed: true };
     }
     throw new Error('too many concurrent changes to the account');

@@ -1,3 +1,4 @@
 export * from './nats';
 export * from './processes';
 export * from './gateway';
+export * from './proxy';

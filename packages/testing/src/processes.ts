@@ -28,12 +28,14 @@ process.on('exit', () => {
 /**
  * Spawns `node <script>` and resolves once it logs its "ready" line (pino JSON with msg "ready",
  * at info level: LOG_LEVEL must stay info or lower). Fails loudly with the process's output when
- * it exits or is not ready in time.
+ * it exits or is not ready in time. `env.NODE_EXEC_ARGS` (space-separated) goes on node's command line,
+ * for flags NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` when profiling a bench).
  */
 export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningProcess> {
   const file = path.join(repoRoot, script);
   if (!fs.existsSync(file)) throw new Error(`${script} is not built: run \`npm run build\` first`);
-  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const execArgs = (env.NODE_EXEC_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...execArgs, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   // Output is kept for assertions on logs and for failure messages; the "ready" scan looks only
   // at new lines and stops once found (rescanning everything per chunk would be quadratic).

@@ -1,0 +1,131 @@
+import { performance } from 'node:perf_hooks';
+import type { KV, QueuedIterator, KvEntry } from 'nats';
+
+/**
+ * A local copy of a KV bucket (or of the keys under one prefix), kept current by a JetStream watch,
+ * so that the hot path reads memory instead of making a round trip per request.
+ *
+ * A watch alone is only eventually current. For the accounts bucket the gateway needs more: a key
+ * rotated or deleted must be refused by every replica for every request that starts after the
+ * change returned. That is what the lease gives (`leaseMs` > 0, whole bucket only):
+ *
+ *   - Every leaseMs/3 the view asks the server for the bucket's last sequence S (started at local
+ *     time t0), waits until the watch has applied everything up to S, and then trusts itself until
+ *     t0 + leaseMs. Any write acknowledged before t0 has a sequence <= S, so it is in the copy.
+ *   - A writer that must be seen everywhere waits `settleMs` (leaseMs plus a margin) after its
+ *     write before it returns (AccountStore does, for rotate/delete/limits). A replica whose lease
+ *     was taken before the write has lost it by then; one taken after has the write.
+ *   - `fresh()` false (lease lapsed: NATS slow or unreachable, the watch lagging) sends callers back
+ *     to direct reads, so a stalled replica degrades to being slow, never to being wrong.
+ *
+ * Every replica must run with the same leaseMs (one setting in the chart).
+ */
+export class WatchedKv<T> {
+  private readonly entries = new Map<string, { value: T; revision: number }>();
+  /** Highest stream sequence the watch has applied. */
+  private applied = 0;
+  private readonly waiting: Array<{ seq: number; resolve: () => void }> = [];
+  private leaseUntil = 0;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly kv: KV,
+    private readonly watch: QueuedIterator<KvEntry>,
+    private readonly leaseMs: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /**
+   * Opens the view and resolves once the bucket's current content is loaded. `key` is a KV key
+   * filter ('>' for the whole bucket); a lease needs the whole bucket, since the last sequence it
+   * compares with counts every key's writes.
+   */
+  static async open<T>(kv: KV, opts: { key: string; leaseMs?: number; onError: (err: unknown) => void }): Promise<WatchedKv<T>> {
+    const leaseMs = opts.leaseMs ?? 0;
+    if (leaseMs > 0 && opts.key !== '>') throw new Error('a lease needs a view of the whole bucket');
+    let initialized!: () => void;
+    const loaded = new Promise<void>((resolve) => (initialized = resolve));
+    const watch = await kv.watch({ key: opts.key, initializedFn: () => initialized() });
+    const view = new WatchedKv<T>(kv, watch, leaseMs, opts.onError);
+    void view.follow();
+    await loaded;
+    if (leaseMs > 0) await view.renew();
+    return view;
+  }
+
+  /** True while the view is known to hold every write acknowledged before the current lease began. */
+  fresh(): boolean {
+    return performance.now() < this.leaseUntil;
+  }
+
+  /** How long a writer waits after its write so that every replica's view has it or no longer trusts itself. */
+  get settleMs(): number {
+    return this.leaseMs === 0 ? 0 : Math.ceil(this.leaseMs * 1.1) + 50;
+  }
+
+  get(key: string): { value: T; revision: number } | undefined {
+    return this.entries.get(key);
+  }
+
+  /**
+   * Records a write this process just made, so its own next read sees it without waiting for the
+   * watch to echo it (which it will; the newer revision wins either way).
+   */
+  wrote(key: string, value: T, revision: number): void {
+    if ((this.entries.get(key)?.revision ?? 0) < revision) this.entries.set(key, { value, revision });
+  }
+
+  /** Forgets local entries the predicate rejects (for buckets whose entries expire by TTL, which a watch does not report). */
+  prune(keep: (value: T) => boolean): void {
+    for (const [key, entry] of this.entries) if (!keep(entry.value)) this.entries.delete(key);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.renewTimer);
+    this.watch.stop();
+  }
+
+  private async follow(): Promise<void> {
+    try {
+      for await (const e of this.watch) {
+        if (e.operation === 'PUT' && e.length > 0) this.wrote(e.key, JSON.parse(e.string()) as T, e.revision);
+        else if ((this.entries.get(e.key)?.revision ?? 0) < e.revision) this.entries.delete(e.key);
+        if (e.revision > this.applied) this.applied = e.revision;
+        while (this.waiting.length > 0 && this.waiting[0].seq <= this.applied) this.waiting.shift()!.resolve();
+      }
+    } catch (err) {
+      // The watch ended abnormally: the lease lapses on its own and readers go back to the store.
+      if (!this.closed) this.onError(err);
+    }
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      const started = performance.now();
+      const last = (await this.kv.status()).streamInfo.state.last_seq;
+      if (await this.reached(last, this.leaseMs)) this.leaseUntil = started + this.leaseMs;
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      if (!this.closed) this.renewTimer = setTimeout(() => void this.renew(), this.leaseMs / 3).unref();
+    }
+  }
+
+  /** Resolves true once the watch applied `seq`, false after `timeoutMs`. */
+  private reached(seq: number, timeoutMs: number): Promise<boolean> {
+    if (this.applied >= seq) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      // Sequences are requested in increasing order, so the queue stays sorted.
+      this.waiting.push({
+        seq,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      });
+    });
+  }
+}
