@@ -10,7 +10,7 @@ const { randomUUID } = require('node:crypto');
 const { connect, JSONCodec } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
 const { startNatsServer, startGateway, createAccount } = require('@mailer/testing');
-const { load, verdict } = require('./lib');
+const { load, verdict, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '64' }, accounts: { type: 'string', default: '100' } },
@@ -76,7 +76,9 @@ async function main() {
       },
     ];
     await load({ url: gw.url, requests, duration: 3, connections }); // warm-up
+    const cpuBefore = cpuSeconds(gw.pid);
     const gateway = await load({ url: gw.url, requests, duration, connections });
+    const cpuUs = Math.round(((cpuSeconds(gw.pid) - cpuBefore) * 1e6) / gateway.ok);
     const raw = await rawPublish(nats.url, duration, connections);
     const ratio = gateway.reqPerSec / raw;
 
@@ -87,6 +89,7 @@ async function main() {
     });
     console.log(`accepted events/s: ${gateway.reqPerSec} (target >= 5,000: ${verdict(gateway.reqPerSec >= 5000)})`);
     console.log(`ratio gateway/raw: ${ratio.toFixed(3)} (target >= 0.3: ${verdict(ratio >= 0.3)})`);
+    console.log(`gateway CPU per accepted event: ${cpuUs} µs`);
     if (gateway.non2xx) console.log(`note: ${gateway.non2xx} requests were not 202 (429 means a per-account limit bound: add --accounts)`);
   } finally {
     for (const stop of stops.reverse()) await stop();
