@@ -25,9 +25,26 @@ describe('fast filter path agrees with mingo', () => {
     if (depth < 1) return [{ c: value(depth + 1) }, { c: pick(scalars) }];
     return pick(scalars);
   };
+  // arrays of sub-documents (the segment projection's orders with their items), with awkward elements
+  const item = (): unknown => (rand() < 0.9 ? { p: pick(scalars), ...(rand() < 0.3 ? { q: pick(scalars) } : {}) } : pick([null, 'x', [{ p: 'a' }]]));
+  const element = (): unknown => {
+    const r = rand();
+    if (r < 0.85) {
+      const el: Record<string, unknown> = {};
+      if (rand() < 0.9) el.s = rand() < 0.85 ? pick(scalars) : [pick(scalars), pick(scalars)];
+      if (rand() < 0.9) el.n = pick(scalars);
+      if (rand() < 0.8) el.it = rand() < 0.9 ? Array.from({ length: Math.floor(rand() * 3) }, item) : pick([null, { p: 'a' }, 'a']);
+      if (rand() < 0.2) el.sub = { t: pick(scalars) };
+      return el;
+    }
+    return pick([null, 1, 'a', new Date(1000), [{ s: 'a' }], []]);
+  };
+  const orders = (): unknown => (rand() < 0.9 ? Array.from({ length: Math.floor(rand() * 4) }, element) : pick([null, { s: 'a' }, 'a', 5]));
   const docs = Array.from({ length: 300 }, (_, i) => {
     const doc: Record<string, unknown> = { _id: `d${i}` };
     for (const f of ['a', 'b', 'tags']) if (rand() < 0.85) doc[f] = value();
+    if (rand() < 0.9) doc.o = orders();
+    if (rand() < 0.3) doc.w = { o: orders() };
     return doc as { _id: string };
   });
 
@@ -45,7 +62,22 @@ describe('fast filter path agrees with mingo', () => {
     () => [pick(['a', 'b.c', 'tags']), null],
     () => [pick(['a', 'b.c', 'tags']), pick([{ $eq: null }, { $ne: null }])],
     () => [pick(['b']), { $elemMatch: { c: operand() } }],
+    // document queries inside $elemMatch, nested ones, logical operators inside, dotted paths to and through arrays
+    () => [pick(['o', 'w.o', 'o.it']), { $elemMatch: elemQuery() }],
+    () => [pick(['o', 'w.o']), { $elemMatch: { ...elemQuery(), it: { $elemMatch: { p: pick([operand(), { $in: [operand(), operand()] }, { $gte: operand() }]) } } } }],
+    () => [pick(['o', 'w.o']), { $elemMatch: { $or: [elemQuery(), elemQuery()] } }],
+    () => [pick(['o', 'w.o']), { $elemMatch: { $nor: [elemQuery()], ...elemQuery() } }],
+    () => [pick(['o', 'w.o']), { $elemMatch: { $and: [elemQuery(), { 'sub.t': operand() }] } }],
+    () => [pick(['o']), { $elemMatch: { 'it.p': operand() } }],
   ];
+  function elemQuery(): Record<string, unknown> {
+    const parts: [string, unknown][] = [
+      ['s', pick([operand(), { $in: [operand(), operand()] }, { $nin: [operand()] }, { $ne: operand() }, null])],
+      ['n', pick([{ [pick(['$gt', '$gte', '$lt', '$lte'])]: operand() }, { $gte: pick([0, 'a', new Date(1000)]), $lt: pick([5, 'b', new Date(2000)]) }, { $exists: rand() < 0.5 }])],
+      ['it', pick([{ $exists: true }, { $eq: null }])],
+    ];
+    return Object.fromEntries(parts.filter(() => rand() < 0.6).concat([pick(parts)]));
+  }
   const filter = (): Record<string, unknown> => {
     const f: Record<string, unknown> = {};
     const n = 1 + Math.floor(rand() * 2);
@@ -55,12 +87,13 @@ describe('fast filter path agrees with mingo', () => {
     }
     if (rand() < 0.2) f.$or = [Object.fromEntries([pick(conditions)()]), Object.fromEntries([pick(conditions)()])];
     if (rand() < 0.1) f.$and = [Object.fromEntries([pick(conditions)()])];
+    if (rand() < 0.15) f.$nor = [Object.fromEntries([pick(conditions)()]), Object.fromEntries([pick(conditions)()])];
     return f;
   };
 
-  test('2,000 random filters over 300 random documents', () => {
+  test('4,000 random filters over 300 random documents', () => {
     let compared = 0;
-    for (let i = 0; i < 2000; i++) {
+    for (let i = 0; i < 4000; i++) {
       const f = filter();
       const reference = new Query(f);
       const fast = compileFilter(f);
@@ -71,7 +104,7 @@ describe('fast filter path agrees with mingo', () => {
         compared++;
       }
     }
-    expect(compared).toBe(600000);
+    expect(compared).toBe(1200000);
   });
 });
 

@@ -13,6 +13,11 @@ export interface Plan {
   sources: Iterable<Doc>[];
   /** Set when the filter is only an account condition and the sources are exactly its partitions: the count, without testing. */
   exactCount?: number;
+  /**
+   * Names the candidate set when it is a scan (account partitions, or everything): reads issued
+   * together with the same key can share one pass over it (the store's shared scans).
+   */
+  scanKey?: string;
 }
 
 export function planCandidates(data: CollectionData, filter: Filter): Plan {
@@ -50,8 +55,8 @@ export function planCandidates(data: CollectionData, filter: Filter): Plan {
     // documents with a non-string accountId (say, an array) may still match: scan them too
     if (data.unpartitioned.size > 0) sources.push(data.unpartitioned.values());
     const exact = Object.keys(filter).length === 1 && data.unpartitioned.size === 0;
-    return { sources, exactCount: exact ? count : undefined };
+    return { sources, exactCount: exact ? count : undefined, scanKey: `accounts:${JSON.stringify([...new Set(accounts)].sort())}` };
   }
 
-  return { sources: [data.byId.values()], exactCount: Object.keys(filter).length === 0 ? data.byId.size : undefined };
+  return { sources: [data.byId.values()], exactCount: Object.keys(filter).length === 0 ? data.byId.size : undefined, scanKey: 'all' };
 }

@@ -43,7 +43,7 @@ import type {
   WriteOptions,
 } from '../types';
 import { applyUpdate, normalizeUpdate } from '../update';
-import { cloneDeep, cloneQuery, deepEqual, Doc, setPath } from '../values';
+import { cloneDeep, cloneQuery, deepEqual, Doc, isObjectId, setPath } from '../values';
 import { CollectionData } from './collection-data';
 import { acquireLock, compact, JournalWriter, loadDataDir, releaseLock, removeStaleTemp } from './journal';
 import { Mutex } from './mutex';
@@ -235,6 +235,7 @@ interface UpdateOutcome extends UpdateResult {
 
 class EmbeddedCollection<T extends { _id: string }> implements Collection<T> {
   readonly name: string;
+  private readonly pendingScans = new Map<string, { filter: Filter; jobs: ScanJob[] }>();
   private readonly caster: mongoose.Query<any, any>;
   private readonly timestamps: TimestampPaths;
 
@@ -261,22 +262,54 @@ class EmbeddedCollection<T extends { _id: string }> implements Collection<T> {
     const cast = this.castFilter(filter);
     const skip = Math.max(0, options.skip ?? 0);
     const limit = options.limit ? Math.abs(options.limit) : undefined; // 0 means no limit, as in MongoDB
-    const docs =
-      options.sort && Object.keys(options.sort).length > 0
-        ? sortPage(this.matching(cast), options.sort, skip, limit)
-        : this.matching(cast, undefined, limit === undefined ? undefined : skip + limit).slice(skip);
+    const sorted = options.sort && Object.keys(options.sort).length > 0;
+    const { docs: matched } = await this.scan(cast, true, sorted || limit === undefined ? Infinity : skip + limit);
+    const docs = sorted ? sortPage(matched, options.sort!, skip, limit) : matched.slice(skip);
     return this.present(docs, options.projection);
   }
 
   async countDocuments(filter: Filter): Promise<number> {
     this.store.assertUsable();
     const cast = this.castFilter(filter);
-    const plan = planCandidates(this.data, cast);
-    if (plan.exactCount !== undefined) return plan.exactCount;
-    const predicate = compileFilter(cast);
-    let count = 0;
-    for (const source of plan.sources) for (const doc of source) if (predicate(doc)) count++;
-    return count;
+    return (await this.scan(cast, false)).count;
+  }
+
+  /**
+   * Shared scans: reads issued in the same tick (a segment preview's counts and first page, sent
+   * together with Promise.all) over the same candidates (one account's partition) are answered by ONE
+   * pass over the documents, each document tested by every read's predicate while it is in the CPU
+   * cache (and once per distinct filter: a count and a page of the same filter share the test). Over
+   * a million contacts with their orders the pass is bound by memory, not by the tests, so four
+   * reads in one pass cost little more than one. Each read still sees the committed state of one
+   * instant (the pass is synchronous), as it would alone; reads by _id or unique key run at once.
+   */
+  private scan(filter: Filter, collect: boolean, max = Infinity): Promise<ScanResult> {
+    const plan = planCandidates(this.data, filter);
+    if (!collect && plan.exactCount !== undefined) return Promise.resolve({ count: plan.exactCount, docs: [] });
+    const predicate = compileFilter(filter); // compile errors belong to this read alone
+    const job: ScanJob = { filterKey: filterKey(filter), predicate, collect, max, count: 0, docs: [], resolve: () => {}, reject: () => {} };
+    const done = new Promise<ScanResult>((resolve, reject) => {
+      job.resolve = resolve;
+      job.reject = reject;
+    });
+    if (plan.scanKey === undefined) {
+      runScan(plan.sources, [job]);
+      return done;
+    }
+    let pending = this.pendingScans.get(plan.scanKey);
+    if (!pending) {
+      const key = plan.scanKey;
+      const jobs: ScanJob[] = [];
+      pending = { filter, jobs };
+      this.pendingScans.set(key, pending);
+      queueMicrotask(() => {
+        this.pendingScans.delete(key);
+        // planned again now: the candidates as committed when the pass runs
+        runScan(planCandidates(this.data, filter).sources, jobs);
+      });
+    }
+    pending.jobs.push(job);
+    return done;
   }
 
   async aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]> {
@@ -496,6 +529,83 @@ class EmbeddedCollection<T extends { _id: string }> implements Collection<T> {
     for (const doc of targets) batch.set(this.data, doc._id, null);
     return targets.length;
   }
+}
+
+interface ScanResult {
+  count: number;
+  docs: Doc[];
+}
+
+interface ScanJob extends ScanResult {
+  filterKey: string;
+  predicate: (doc: Doc) => boolean;
+  collect: boolean;
+  max: number;
+  resolve(result: ScanResult): void;
+  reject(err: unknown): void;
+}
+
+/** A canonical key of a (cast) filter: reads with equal keys test each document once. */
+function filterKey(filter: Filter): string {
+  return JSON.stringify(filter, function (this: any, key: string, value: unknown) {
+    const raw = this[key];
+    if (raw instanceof Date) return { '\u0000date': raw.getTime() };
+    if (raw instanceof RegExp) return { '\u0000regex': String(raw) };
+    if (isObjectId(raw)) return { '\u0000oid': raw.toHexString() };
+    return value;
+  });
+}
+
+/** One synchronous pass over `sources` answering every job (see EmbeddedCollection.scan). */
+function runScan(sources: Iterable<Doc>[], jobs: ScanJob[]): void {
+  const groups = new Map<string, { predicate: (doc: Doc) => boolean; jobs: ScanJob[]; open: boolean; error?: unknown }>();
+  for (const job of jobs) {
+    const g = groups.get(job.filterKey);
+    if (g) g.jobs.push(job);
+    else groups.set(job.filterKey, { predicate: job.predicate, jobs: [job], open: true });
+  }
+  const list = [...groups.values()];
+  let open = list.length;
+  try {
+    outer: for (const source of sources) {
+      for (const doc of source) {
+        for (let i = 0; i < list.length; i++) {
+          const g = list[i];
+          if (!g.open) continue;
+          let hit: boolean;
+          try {
+            hit = g.predicate(doc);
+          } catch (err) {
+            g.error = err;
+            g.open = false;
+            if (--open === 0) break outer;
+            continue;
+          }
+          if (!hit) continue;
+          let full = true;
+          for (const job of g.jobs) {
+            if (!job.collect) {
+              job.count++;
+              full = false;
+            } else if (job.docs.length < job.max) {
+              job.docs.push(doc);
+              job.count++;
+              if (job.docs.length < job.max) full = false;
+            }
+          }
+          // every read of this filter has what it asked for (a page without sort)
+          if (full) {
+            g.open = false;
+            if (--open === 0) break outer;
+          }
+        }
+      }
+    }
+  } catch (err) {
+    for (const job of jobs) job.reject(err); // a source failed: nothing is answered
+    return;
+  }
+  for (const g of list) for (const job of g.jobs) (g.error === undefined ? job.resolve(job) : job.reject(g.error));
 }
 
 function toResult(o: UpdateOutcome): UpdateResult {
