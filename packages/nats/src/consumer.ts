@@ -17,6 +17,11 @@ import { decodeJson, extractTraceContext, headersToRecord } from './publish';
 
 /** What the handler decided: done, never retry (poison), or retry later. */
 export type HandlerResult = 'ack' | 'term' | { nakDelayMs: number };
+/**
+ * A batch handler's verdict on one message: a HandlerResult, or `{ error }` for a failure that is
+ * retried like a throwing single handler (nak with the backoff of this delivery, term after maxDeliver).
+ */
+export type BatchHandlerResult = HandlerResult | { error: unknown };
 
 export interface ConsumedMessage {
   subject: string;
@@ -43,7 +48,17 @@ export interface ConsumerOptions {
   backoffMs?: number[];
   /** How long the server waits for an ack before redelivering (e.g. the process died). Default 30 s. */
   ackWaitMs?: number;
-  handler: (msg: ConsumedMessage) => Promise<HandlerResult>;
+  /** One message at a time (`concurrency` in flight). Exactly one of handler / batchHandler. */
+  handler?: (msg: ConsumedMessage) => Promise<HandlerResult>;
+  /**
+   * Batch mode: messages are handed over in stream order, in arrays of up to `batchSize`, and
+   * `concurrency` counts batches in flight. The handler returns one result per message (same order);
+   * when it throws, every message of the batch is retried. A batch is formed from what has arrived
+   * when the previous one is dispatched (no waiting for it to fill), so a trickle is handled at once.
+   */
+  batchHandler?: (msgs: ConsumedMessage[]) => Promise<BatchHandlerResult[]>;
+  /** Batch mode: most messages per batch. Default 256. */
+  batchSize?: number;
   log?: Log;
 }
 
@@ -86,7 +101,9 @@ function validate(opts: ConsumerOptions): void {
   if (!Number.isInteger(maxDeliver) || maxDeliver < 1) fail(`maxDeliver must be a positive integer, got ${maxDeliver}`);
   if (backoffMs.length === 0 || backoffMs.some((d) => !(d >= 0))) fail('backoffMs must be a non-empty list of delays >= 0');
   if (!(ackWaitMs >= 1_000)) fail(`ackWaitMs must be >= 1000, got ${ackWaitMs}`);
-  if (typeof opts.handler !== 'function') fail('handler is required');
+  if ((typeof opts.handler === 'function') === (typeof opts.batchHandler === 'function')) fail('exactly one of handler and batchHandler is required');
+  const { batchSize = 256 } = opts;
+  if (!Number.isInteger(batchSize) || batchSize < 1) fail(`batchSize must be a positive integer, got ${batchSize}`);
 }
 
 function differs(want: Partial<ConsumerConfig>, have: ConsumerConfig): boolean {
@@ -146,6 +163,11 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
   const maxDeliver = opts.maxDeliver ?? 10;
   const backoffMs = opts.backoffMs ?? DEFAULT_BACKOFF_MS;
   const ackWaitMs = opts.ackWaitMs ?? 30_000;
+  const batchHandler = opts.batchHandler;
+  const batchSize = opts.batchSize ?? 256;
+  // Most messages received and not yet settled: single mode, one per handler slot; batch mode,
+  // `concurrency` full batches (the next batch is being received while the current ones run).
+  const capacity = batchHandler ? concurrency * batchSize : concurrency;
   const want = consumerConfig(opts);
   const where = { stream: opts.stream, durable: opts.durable };
 
@@ -194,9 +216,9 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
     }
   }
 
-  async function handle(m: JsMsg): Promise<void> {
+  /** The message as handlers see it; undefined (and terminated) when it is not JSON. */
+  function decode(m: JsMsg): ConsumedMessage | undefined {
     const headers = headersToRecord(m.headers);
-    const deliveryCount = m.info.deliveryCount;
     let data: unknown;
     try {
       data = decodeJson(m.data);
@@ -204,16 +226,16 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
       // Undecodable input never becomes decodable: terminate instead of retrying.
       log('terminating message that is not JSON', { ...where, seq: m.seq, ...errorInfo(err) });
       m.term();
-      return;
+      return undefined;
     }
-    const msg: ConsumedMessage = {
-      subject: m.subject,
-      data,
-      headers,
-      seq: m.seq,
-      deliveryCount,
-      msgID: headers['Nats-Msg-Id'],
-    };
+    return { subject: m.subject, data, headers, seq: m.seq, deliveryCount: m.info.deliveryCount, msgID: headers['Nats-Msg-Id'] };
+  }
+
+  async function handle(m: JsMsg): Promise<void> {
+    const msg = decode(m);
+    if (!msg) return;
+    const { headers, deliveryCount } = msg;
+    const handler = opts.handler!;
     // Long handlers tell the server they are alive so the message is not redelivered mid-work.
     const keepAlive = setInterval(() => {
       try {
@@ -224,7 +246,7 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
     }, Math.max(500, Math.floor(ackWaitMs / 2)));
     let result: HandlerResult;
     try {
-      result = await context.with(extractTraceContext(headers), () => opts.handler(msg));
+      result = await context.with(extractTraceContext(headers), () => handler(msg));
       if (!isHandlerResult(result)) throw new Error(`handler returned ${JSON.stringify(result)}, expected 'ack' | 'term' | { nakDelayMs }`);
     } catch (err) {
       result = { nakDelayMs: delayFor(deliveryCount) };
@@ -250,6 +272,94 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
     inFlight.add(p);
   }
 
+  // ---- batch mode ----
+  const queue: Array<{ m: JsMsg; msg: ConsumedMessage }> = [];
+  /** Batch mode: messages received (queued or in a running batch) and not yet settled. */
+  let held = 0;
+  let flushScheduled = false;
+
+  function enqueue(m: JsMsg): void {
+    const msg = decode(m);
+    if (!msg) return;
+    queue.push({ m, msg });
+    held++;
+    // Dispatch once what arrived together has been read (a pull's messages come in bursts).
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+  }
+
+  /** Starts batches from the queue while batch slots are free. */
+  function flush(): void {
+    flushScheduled = false;
+    while (queue.length > 0 && inFlight.size < concurrency) {
+      const items = queue.splice(0, batchSize);
+      const p: Promise<void> = handleBatch(items)
+        .catch((err) => log('unexpected consumer error', { ...where, ...errorInfo(err) }))
+        .finally(() => {
+          inFlight.delete(p);
+          held -= items.length;
+          wake();
+          flush();
+        });
+      inFlight.add(p);
+    }
+  }
+
+  async function handleBatch(items: Array<{ m: JsMsg; msg: ConsumedMessage }>): Promise<void> {
+    const keepAlive = setInterval(() => {
+      for (const { m } of items) {
+        try {
+          m.working();
+        } catch {
+          // connection gone; the messages will be redelivered after ack_wait
+        }
+      }
+    }, Math.max(500, Math.floor(ackWaitMs / 2)));
+    let results: BatchHandlerResult[];
+    try {
+      results = await batchHandler!(items.map((i) => i.msg));
+      if (!Array.isArray(results) || results.length !== items.length || !results.every(isBatchHandlerResult)) {
+        throw new Error(`batch handler returned ${Array.isArray(results) ? `${results.length} results for ${items.length} messages` : typeof results}, expected one 'ack' | 'term' | { nakDelayMs } | { error } per message`);
+      }
+    } catch (err) {
+      results = items.map(() => ({ error: err }));
+    } finally {
+      clearInterval(keepAlive);
+    }
+    const acks: JsMsg[] = [];
+    const failed: number[] = [];
+    let firstError: unknown;
+    items.forEach(({ m, msg }, i) => {
+      let result = results[i];
+      if (typeof result === 'object' && 'error' in result) {
+        if (failed.length === 0) firstError = result.error;
+        failed.push(m.seq);
+        result = { nakDelayMs: delayFor(msg.deliveryCount) };
+      }
+      if (result === 'ack') acks.push(m);
+      else {
+        // term / nak: fire-and-forget publishes, nothing to wait for
+        settle(m, result, msg.deliveryCount).catch((err) =>
+          log('could not settle message; it will be redelivered after ack_wait', { ...where, seq: m.seq, ...errorInfo(err) }),
+        );
+      }
+    });
+    if (failed.length > 0) log('handler failed', { ...where, failed: failed.length, seqs: failed.slice(0, 10), maxDeliver, ...errorInfo(firstError) });
+    if (acks.length === 0) return;
+    // One connection's acks are processed by the server in order: confirming the last one confirms
+    // them all (after stop() resolves, an acked message must not come back).
+    const last = acks.pop()!;
+    try {
+      for (const m of acks) m.ack();
+      const ok = await last.ackAck().catch(() => false);
+      if (!ok) log('acks not confirmed; messages may be redelivered', { ...where, seqs: [acks[0]?.seq ?? last.seq, last.seq] });
+    } catch (err) {
+      log('could not ack messages; they will be redelivered after ack_wait', { ...where, ...errorInfo(err) });
+    }
+  }
+
   const loop = (async () => {
     let consumer: Consumer | undefined;
     let retryMs = 250;
@@ -261,13 +371,17 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
           consumer = await nc.jetstream().consumers.get(opts.stream, opts.durable);
           markReady();
         }
-        while (inFlight.size >= concurrency && !stopping) await pause(60_000);
+        const busy = () => (batchHandler ? held : inFlight.size);
+        while (busy() >= capacity && !stopping) await pause(60_000);
         if (stopping) break;
-        const batch = await consumer.fetch({ max_messages: concurrency - inFlight.size, expires: FETCH_EXPIRES_MS });
+        const batch = await consumer.fetch({ max_messages: capacity - busy(), expires: FETCH_EXPIRES_MS });
         activeBatch = batch;
         if (stopping) await batch.close();
         // Messages already received when stop() closes the batch are still yielded and handled.
-        for await (const m of batch) dispatch(m);
+        for await (const m of batch) {
+          if (batchHandler) enqueue(m);
+          else dispatch(m);
+        }
         activeBatch = undefined;
         retryMs = 250;
       } catch (err) {
@@ -292,7 +406,12 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
         wake();
         await activeBatch?.close().catch(() => undefined);
         await loop;
-        await Promise.all([...inFlight]);
+        // batch mode: queued messages still get their batches
+        for (;;) {
+          if (batchHandler) flush();
+          if (inFlight.size === 0) break;
+          await Promise.all([...inFlight]);
+        }
       })();
       return stopped;
     },
@@ -310,6 +429,10 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
       return info.num_pending + info.num_ack_pending;
     },
   };
+}
+
+function isBatchHandlerResult(r: unknown): r is BatchHandlerResult {
+  return isHandlerResult(r) || (typeof r === 'object' && r !== null && 'error' in r);
 }
 
 function isHandlerResult(r: unknown): r is HandlerResult {

@@ -6,7 +6,7 @@ export type { StreamSpec, StreamSpecOptions } from './streams';
 export { publish, extractTraceContext, traceHeaders } from './publish';
 export type { PublishOptions, PublishResult } from './publish';
 export { runConsumer, consumerConfig } from './consumer';
-export type { HandlerResult, ConsumerOptions, ConsumedMessage, ConsumerHandle } from './consumer';
+export type { HandlerResult, BatchHandlerResult, ConsumerOptions, ConsumedMessage, ConsumerHandle } from './consumer';
 export { outboxSchema, outboxRecord, startOutboxRelay, OUTBOX_COLLECTION } from './outbox';
 export type { OutboxDoc, OutboxRelay, OutboxRelayOptions } from './outbox';
 export { openKv } from './kv';

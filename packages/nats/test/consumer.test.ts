@@ -359,3 +359,86 @@ describe('trace context', () => {
     ]);
   });
 });
+
+describe('batch mode', () => {
+  it('hands messages over in stream order, in batches of at most batchSize, with concurrency batches in flight', async () => {
+    const { name, subject } = await freshStream(nc);
+    await publishMany(subject('x'), 120);
+    const seen: number[] = [];
+    const sizes: number[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    consume({
+      stream: name,
+      durable: 'batches',
+      concurrency: 2,
+      batchSize: 16,
+      batchHandler: async (msgs) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        sizes.push(msgs.length);
+        seen.push(...msgs.map((m) => m.data.i));
+        await sleep(10);
+        inFlight--;
+        return msgs.map(() => 'ack' as const);
+      },
+    });
+    await waitFor(() => seen.length === 120, 15_000, 'all 120 messages');
+    expect(seen).toEqual(Array.from({ length: 120 }, (_, i) => i));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(16);
+    expect(maxInFlight).toBeLessThanOrEqual(2);
+  });
+
+  it('settles each message by its own result: ack, term, error (retried with backoff), nak', async () => {
+    const { name, subject } = await freshStream(nc);
+    await publishMany(subject('x'), 4);
+    const deliveries = new Map<number, number[]>();
+    const h = consume({
+      stream: name,
+      durable: 'batch-results',
+      backoffMs: [200],
+      batchHandler: async (msgs) =>
+        msgs.map((m) => {
+          deliveries.set(m.data.i, [...(deliveries.get(m.data.i) ?? []), m.deliveryCount]);
+          if (m.data.i === 1) return 'term';
+          if (m.data.i === 2 && m.deliveryCount === 1) return { error: new Error('transient') };
+          if (m.data.i === 3 && m.deliveryCount === 1) return { nakDelayMs: 100 };
+          return 'ack';
+        }),
+    });
+    await waitFor(() => (deliveries.get(2)?.length ?? 0) === 2 && (deliveries.get(3)?.length ?? 0) === 2, 10_000, 'retries');
+    await sleep(500);
+    expect(deliveries.get(0)).toEqual([1]);
+    expect(deliveries.get(1)).toEqual([1]);
+    expect(deliveries.get(2)).toEqual([1, 2]);
+    expect(deliveries.get(3)).toEqual([1, 2]);
+    expect(await h.lag()).toBe(0);
+  });
+
+  it('retries every message of a batch whose handler threw, and stop() waits for batches and their acks', async () => {
+    const { name, subject } = await freshStream(nc);
+    await publishMany(subject('x'), 10);
+    let calls = 0;
+    let acked = 0;
+    const h = consume({
+      stream: name,
+      durable: 'batch-throw',
+      backoffMs: [100],
+      batchHandler: async (msgs) => {
+        if (calls++ === 0) throw new Error('store down');
+        await sleep(50);
+        acked += msgs.length;
+        return msgs.map(() => 'ack' as const);
+      },
+    });
+    await waitFor(() => acked === 10, 10_000, 'all acked after the retry');
+    await h.stop();
+    const info = await (await nc.jetstreamManager()).consumers.info(name, 'batch-throw');
+    expect(info.num_ack_pending + info.num_pending).toBe(0);
+  });
+
+  it('requires exactly one of handler and batchHandler', () => {
+    expect(() => runConsumer(nc, { stream: 'S', durable: 'd' })).toThrow(/exactly one/);
+    expect(() => runConsumer(nc, { stream: 'S', durable: 'd', handler: async () => 'ack', batchHandler: async () => [] })).toThrow(/exactly one/);
+  });
+});

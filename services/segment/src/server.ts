@@ -64,6 +64,7 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     concurrency: ctx.config.SEGMENT_PROJECTION_CONCURRENCY,
     logger: ctx.logger,
     counter: applied,
+    registry: ctx.metrics.registry,
   });
   return [
     () => projection!.stop(),

@@ -11,7 +11,8 @@
  * younger than that; older ones need a snapshot or a re-emit from the subscriber service.
  */
 import type { JetStreamManager, NatsConnection } from 'nats';
-import { runConsumer, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
+import { Gauge, type Registry } from '@mailer/kit';
+import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { ContactProjection, MalformedEventError } from '../store/contacts';
 
 export interface ProjectionLogger {
@@ -28,10 +29,15 @@ export interface ProjectionOptions {
   nc: NatsConnection;
   projection: ContactProjection;
   durable: string;
+  /** Batches in flight (events of one account are applied one batch at a time, in stream order). */
   concurrency?: number;
+  /** Most events per batch (one read and one write per batch, see ContactProjection.applyBatch). Default 512. */
+  batchSize?: number;
   logger?: ProjectionLogger;
   counter?: ProjectionCounter;
   backoffMs?: number[];
+  /** When given, `segment_projection_applied_sequence` (the applied watermark) is registered on it. */
+  registry?: Registry;
 }
 
 /** One filter for everything the projection reads (nats-server 2.9 has no multi-subject filters). */
@@ -127,6 +133,39 @@ export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | '
   };
 }
 
+/**
+ * Applies a batch of DOMAIN events (stream order) with ContactProjection.applyBatch: malformed events
+ * are terminated, the others acked once the batch's write is durable. When the batch fails (a store
+ * error), its events are retried one by one so that only the failing ones are nak'ed with backoff.
+ */
+export function projectionBatchHandler(opts: Pick<ProjectionOptions, 'projection' | 'logger' | 'counter'> & { watermark?: AppliedWatermark }) {
+  const single = projectionHandler(opts);
+  const typeOf = (msg: ConsumedMessage) => (typeof msg.data?.type === 'string' ? msg.data.type : msg.subject.replace(/^domain\./, ''));
+  return async (msgs: ConsumedMessage[]): Promise<BatchHandlerResult[]> => {
+    let outcomes;
+    try {
+      outcomes = await opts.projection.applyBatch(msgs.map((m) => ({ data: m.data, seq: m.seq })));
+    } catch (err) {
+      opts.logger?.warn({ events: msgs.length, err: err instanceof Error ? err.message : String(err) }, 'projection batch failed; applying its events one by one');
+      const results: BatchHandlerResult[] = [];
+      for (const m of msgs) results.push(await single(m).catch((error: unknown) => ({ error })));
+      return results;
+    }
+    return msgs.map((msg, i) => {
+      const outcome = outcomes[i];
+      const type = typeOf(msg);
+      opts.watermark?.complete(msg.seq);
+      if (outcome instanceof MalformedEventError) {
+        opts.logger?.error({ seq: msg.seq, subject: msg.subject, err: outcome.message }, 'terminating malformed domain event');
+        opts.counter?.inc({ type, outcome: 'malformed' });
+        return 'term';
+      }
+      opts.counter?.inc({ type, outcome });
+      return 'ack';
+    });
+  };
+}
+
 export interface ProjectionHandle extends ConsumerHandle {
   /** The applied watermark (see AppliedWatermark). */
   readonly watermark: AppliedWatermark;
@@ -163,6 +202,16 @@ export function startProjection(opts: ProjectionOptions): ProjectionHandle {
       return false; // consumer not created yet, or NATS unreachable: the local watermark still counts
     }
   }
+  if (opts.registry) {
+    new Gauge({
+      name: 'segment_projection_applied_sequence',
+      help: 'DOMAIN stream sequence up to which the contact projection has applied every event (the read-after-write watermark)',
+      registers: [opts.registry],
+      collect() {
+        this.set(watermark.value);
+      },
+    });
+  }
   let synced = false;
   const background = setInterval(() => void syncFromServer().then((ok) => (synced ||= ok)), BACKGROUND_SYNC_MS);
   background.unref();
@@ -172,8 +221,9 @@ export function startProjection(opts: ProjectionOptions): ProjectionHandle {
     durable: opts.durable,
     filterSubject: PROJECTION_FILTER,
     concurrency: opts.concurrency ?? 8,
+    batchSize: opts.batchSize ?? 512,
     ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),
-    handler: projectionHandler({ ...opts, watermark }),
+    batchHandler: projectionBatchHandler({ ...opts, watermark }),
     log: (msg, extra) => opts.logger?.warn(extra ?? {}, msg),
   });
   opts.logger?.info({ durable: opts.durable, filter: PROJECTION_FILTER }, 'contact projection started');
