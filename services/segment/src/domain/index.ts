@@ -8,3 +8,5 @@ export type { SegmentErrorId, SegmentProblem, ValidationResult, ValidationCatalo
 export { evaluate, evaluateCondition, and3, or3, not3 } from './evaluate';
 export { compileSegment, compileCondition } from './compile';
 export type { CompiledSegment, Filter } from './compile';
+export { ENGAGEMENT_TYPES, foldEngagement } from './engagement';
+export type { EngagementEvent, EngagementFacts, EngagementType } from './engagement';

@@ -13,10 +13,11 @@
  *   (a late older event still listing the tag cannot bring it back). A topic created with
  *   `enrolledExistingSubscribers` is recorded with its stream sequence: it is applied to contacts whose
  *   state comes from before that sequence (`seq`), and to a subscriber event from before it applied late.
- * - The projection owns only the subscriber part of a contact; orders and engagement facts
- *   (orders, lastDeliveredAt, lastResponseAt, firstUnansweredDeliveryAt) are never touched by it,
- *   except that applying a subscriber (created/updated) attaches the orders waiting in
- *   `pending_orders` for its email (orders ingested before the contact existed).
+ * - Subscriber events write only the subscriber part of a contact; orders (ingested through
+ *   IngestOrders) are never touched by them, except that applying a subscriber (created/updated)
+ *   attaches the orders waiting in `pending_orders` for its email (orders ingested before the
+ *   contact existed). Delivery/engagement events (email.delivered/opened/clicked) write only
+ *   lastDeliveredAt, lastResponseAt and firstUnansweredDeliveryAt (domain/engagement.ts).
  *
  * Writes for one account are serialized in this process (AccountLocks); the conditional writes below
  * (version filters, duplicate-key retry) keep a second replica sharing the durable from regressing a
@@ -31,6 +32,7 @@ import {
   textValue,
   toContactFieldValue,
 } from '../domain/contact';
+import { ENGAGEMENT_TYPES, foldEngagement, type EngagementEvent } from '../domain/engagement';
 import { purchaseCollections, type PendingOrderDoc } from './purchase-sources';
 
 const { Schema } = mongoose;
@@ -184,6 +186,20 @@ export function parseSubscriberEvent(data: unknown): SubscriberEvent {
   return e as SubscriberEvent;
 }
 
+/** Checks the shape of a delivery/engagement event (domain/engagement.ts); throws MalformedEventError. */
+export function parseEngagementEvent(data: unknown): EngagementEvent {
+  const fail = (what: string): never => {
+    throw new MalformedEventError(`malformed engagement event: ${what}`);
+  };
+  if (typeof data !== 'object' || data === null) return fail('not an object');
+  const e = data as Record<string, any>;
+  if (!(ENGAGEMENT_TYPES as readonly string[]).includes(e.type)) fail('type');
+  if (!isStr(e.accountId)) fail('accountId');
+  if (!isStr(e.subscriberId)) fail('subscriberId');
+  if (!isDate(e.occurredAt)) fail('occurredAt');
+  return { type: e.type, accountId: e.accountId, subscriberId: e.subscriberId, occurredAt: new Date(e.occurredAt) };
+}
+
 export const CATALOG_TYPES = ['tag.deleted', 'topic.deleted', 'field.deleted', 'topic.created'] as const;
 
 export function parseCatalogEvent(data: unknown): CatalogEvent {
@@ -308,7 +324,28 @@ export class ContactProjection {
     const type = (data as { type?: unknown } | null)?.type;
     if (typeof type === 'string' && type.startsWith('subscriber.')) return this.applySubscriberEvent(parseSubscriberEvent(data), seq);
     if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) return this.applyCatalogEvent(parseCatalogEvent(data), seq);
+    if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) {
+      const e = parseEngagementEvent(data);
+      return this.locks.run(e.accountId, () => this.applyEngagementLocked(e));
+    }
     return 'ignored';
+  }
+
+  /**
+   * Folds a delivery/engagement fact into the contact's three instants. A fact about a contact this
+   * projection does not have (deleted, or another account's subscriber) is ignored: DOMAIN orders a
+   * subscriber's creation before any email to it.
+   */
+  private async applyEngagementLocked(e: EngagementEvent): Promise<ApplyOutcome> {
+    const contact = await this.contacts.findOne({ _id: e.subscriberId, accountId: e.accountId });
+    if (!contact) return 'ignored';
+    const facts = foldEngagement(contact, e);
+    const same = (a: Date | null | undefined, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+    if (same(contact.lastDeliveredAt, facts.lastDeliveredAt) && same(contact.lastResponseAt, facts.lastResponseAt) && same(contact.firstUnansweredDeliveryAt, facts.firstUnansweredDeliveryAt)) {
+      return 'stale';
+    }
+    await this.contacts.updateOne({ _id: e.subscriberId, accountId: e.accountId }, { $set: facts });
+    return 'applied';
   }
 
   /** Runs fn serialized with this process's projection writes of the account (order ingest uses it). */
@@ -454,12 +491,13 @@ export class ContactProjection {
    */
   async applyBatch(events: Array<{ data: unknown; seq: number }>): Promise<BatchOutcome[]> {
     const outcomes: BatchOutcome[] = new Array(events.length);
-    const steps: Array<SubscriberStep | { catalog: CatalogEvent; seq: number; i: number }> = [];
+    const steps: Array<SubscriberStep | { catalog: CatalogEvent; seq: number; i: number } | { engagement: EngagementEvent; seq: number; i: number }> = [];
     events.forEach(({ data, seq }, i) => {
       const type = (data as { type?: unknown } | null)?.type;
       try {
         if (typeof type === 'string' && type.startsWith('subscriber.')) steps.push({ e: parseSubscriberEvent(data), seq, i });
         else if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) steps.push({ catalog: parseCatalogEvent(data), seq, i });
+        else if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) steps.push({ engagement: parseEngagementEvent(data), seq, i });
         else outcomes[i] = 'ignored';
       } catch (err) {
         if (!(err instanceof MalformedEventError)) throw err;
@@ -467,7 +505,7 @@ export class ContactProjection {
       }
     });
     if (steps.length === 0) return outcomes;
-    const accounts = steps.map((s) => ('e' in s ? s.e.accountId : s.catalog.accountId));
+    const accounts = steps.map((s) => ('e' in s ? s.e.accountId : 'catalog' in s ? s.catalog.accountId : s.engagement.accountId));
     await this.locks.runAll(accounts, async () => {
       let run: SubscriberStep[] = [];
       for (const step of steps) {
@@ -475,9 +513,10 @@ export class ContactProjection {
           run.push(step);
           continue;
         }
+        // Catalog and engagement events go one at a time, in their place (after the run before them is written).
         if (run.length > 0) await this.applySubscriberRun(run, outcomes);
         run = [];
-        outcomes[step.i] = await this.applyCatalogLocked(step.catalog, step.seq);
+        outcomes[step.i] = 'catalog' in step ? await this.applyCatalogLocked(step.catalog, step.seq) : await this.applyEngagementLocked(step.engagement);
       }
       if (run.length > 0) await this.applySubscriberRun(run, outcomes);
     });
