@@ -24,7 +24,8 @@
 // the endpoints are checked against the loop's. Target: p50 < 1.5 s each. Also the service's RSS.
 //
 // --profile writes a CPU profile of the segment service (node --cpu-prof) into --profile-dir.
-// --service-node-options (default --max-old-space-size=10240) is NODE_OPTIONS for the segment service.
+// --service-node-options (default --max-old-space-size=10240 --max-semi-space-size=32, the young generation
+// as scripts/run-local.js and the chart run it) is NODE_OPTIONS for the segment service.
 // Usage: npm run build && node bench/segments.js [--contacts 1000000] [--runs 9] [--profile]
 'use strict';
 const fs = require('node:fs');
@@ -56,7 +57,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '9' },
     profile: { type: 'boolean', default: false },
     'profile-dir': { type: 'string', default: path.join(os.tmpdir(), 'segment-profile') },
-    'service-node-options': { type: 'string', default: '--max-old-space-size=10240' },
+    'service-node-options': { type: 'string', default: '--max-old-space-size=10240 --max-semi-space-size=32' },
     'keep-data': { type: 'boolean', default: false },
   },
 });

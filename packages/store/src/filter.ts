@@ -72,6 +72,45 @@ class CodeGen {
   /** Function declarations, in dependency order. */
   readonly decls: string[] = [];
   private n = 0;
+  /** Functions already generated, by what they compute (see shapeKey): a sub-filter met twice is one function. */
+  private readonly cache = new Map<string, { fn: string; cost: number } | null>();
+  /** Memoized functions (their last document and result), cleared by the `reset` of buildAll. */
+  private readonly memos: string[] = [];
+  /** > 0 while generating the query of an $elemMatch: those functions see array elements, a new one each call, and are not memoized. */
+  private nested = 0;
+
+  /**
+   * @param memo generated functions of whole sub-filters ($elemMatch, AND, $or/$nor) remember their
+   *   result for the last document they saw: when several filters of one shared scan are compiled
+   *   together (compileFilters), a sub-filter they have in common (a segment preview's TRUE filter
+   *   inside its UNKNOWN and reachable filters, its purchase $elemMatch inside the FALSE filter) is
+   *   tested once per document, not once per filter.
+   */
+  constructor(private readonly memo = false) {}
+
+  /** Declares `function fn(d)` with `body`; memoized per document in memo mode. */
+  private declare(fn: string, body: string): void {
+    if (!this.memo || this.nested > 0) {
+      this.decls.push(`function ${fn}(d) {\n${body}\n}`);
+      return;
+    }
+    // the result is stored only once computed: a throwing test leaves no stale entry behind
+    this.memos.push(fn);
+    this.decls.push(
+      `let m_${fn} = null, r_${fn} = 0;\nfunction ${fn}(d) {\nif (d === m_${fn}) return r_${fn};\nconst r = ${fn}_(d);\nm_${fn} = d;\nr_${fn} = r;\nreturn r;\n}\n` +
+        `function ${fn}_(d) {\n${body}\n}`,
+    );
+  }
+
+  /** The function generated for `key` (or, with null, that it is not on the fast path), else generates it with `make`. */
+  private cached(key: string | undefined, make: () => { fn: string; cost: number } | undefined): { fn: string; cost: number } | undefined {
+    if (key === undefined) return make();
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    const made = make();
+    this.cache.set(key, made ?? null);
+    return made;
+  }
 
   constant(v: unknown): string {
     this.consts.push(v);
@@ -212,18 +251,30 @@ class CodeGen {
 
   /** `path: { $elemMatch: { document query } }` (see the shapes in the comment of compileFilter's file), or undefined. */
   private elemMatch(parts: string[], query: unknown): { fn: string; cost: number } | undefined {
+    const key = shapeKey(query);
+    return this.cached(key === undefined ? undefined : `em:${JSON.stringify(parts)}:${key}`, () => this.elemMatchFunction(parts, query));
+  }
+
+  private elemMatchFunction(parts: string[], query: unknown): { fn: string; cost: number } | undefined {
     if (!isPlainObject(query)) return undefined;
     const keys = Object.keys(query);
     if (keys.length === 0 || keys.some((k) => k.startsWith('$') && k !== '$and' && k !== '$or' && k !== '$nor')) return undefined;
-    const compiled = this.and(query);
+    this.nested++;
+    let compiled: { fn: string; cost: number } | undefined;
+    try {
+      compiled = this.and(query);
+    } finally {
+      this.nested--;
+    }
     if (!compiled) return undefined;
     const sub = compiled.fn;
     const fn = this.name('e');
     const value = this.valueAt(parts, 'd');
-    this.decls.push(
-      `function ${fn}(d) {\nconst v = ${value};\nif (v === undefined || v === null) return 0;\nif (!isArray(v)) return 2;\nlet u = 0;\n` +
+    this.declare(
+      fn,
+      `const v = ${value};\nif (v === undefined || v === null) return 0;\nif (!isArray(v)) return 2;\nlet u = 0;\n` +
         `for (let i = 0; i < v.length; i++) { const el = v[i]; if (!isPlainObject(el)) return 2; const r = ${sub}(el); if (r === 1) return 1; if (r === 2) u = 1; }\n` +
-        `return u ? 2 : 0;\n}`,
+        `return u ? 2 : 0;`,
     );
     // an array of a few sub-documents, each tested
     return { fn, cost: parts.length + 3 * (1 + compiled.cost) };
@@ -231,6 +282,11 @@ class CodeGen {
 
   /** A whole filter as one AND function, or undefined if any part of it needs mingo. */
   and(filter: Filter): { fn: string; cost: number } | undefined {
+    const key = shapeKey(filter);
+    return this.cached(key === undefined ? undefined : `and:${key}`, () => this.andOf(filter));
+  }
+
+  private andOf(filter: Filter): { fn: string; cost: number } | undefined {
     const stmts: Stmt[] = [];
     const slow: Filter[] = [];
     this.split(filter, stmts, slow);
@@ -245,7 +301,7 @@ class CodeGen {
   andFunction(stmts: Stmt[]): { fn: string; cost: number } {
     const fn = this.name('f');
     const ordered = [...stmts].sort((a, b) => a.cost - b.cost);
-    this.decls.push(`function ${fn}(d) {\nlet u = 0, v, r;\n${ordered.map((s) => s.code).join('\n')}\nreturn u ? 2 : 1;\n}`);
+    this.declare(fn, `let u = 0, v, r;\n${ordered.map((s) => s.code).join('\n')}\nreturn u ? 2 : 1;`);
     return { fn, cost: stmts.reduce((sum, s) => sum + s.cost, 0) };
   }
 
@@ -266,17 +322,23 @@ class CodeGen {
   /** `$or` / `$nor` whose branches are all on the fast path, as AND statements (branches cheapest first, as in AND). */
   private logical(op: '$or' | '$nor', cond: unknown): Stmt | undefined {
     if (!isArray(cond) || cond.length === 0 || !cond.every(isPlainObject)) return undefined;
-    const branches: { fn: string; cost: number }[] = [];
-    for (const b of cond) {
-      const compiled = this.and(b as Filter);
-      if (!compiled) return undefined;
-      branches.push(compiled);
-    }
-    branches.sort((a, b) => a.cost - b.cost);
-    const fn = this.name('o');
-    const calls = branches.map((b) => `r = ${b.fn}(d); if (r === 1) return 1; if (r === 2) u = 1;`).join('\n');
-    this.decls.push(`function ${fn}(d) {\nlet u = 0, r;\n${calls}\nreturn u ? 2 : 0;\n}`);
-    const cost = branches.reduce((sum, b) => sum + b.cost, 0);
+    // the OR of the branches, shared by a $or and a $nor of the same branches
+    const key = shapeKey(cond);
+    const any = this.cached(key === undefined ? undefined : `or:${key}`, () => {
+      const branches: { fn: string; cost: number }[] = [];
+      for (const b of cond) {
+        const compiled = this.and(b as Filter);
+        if (!compiled) return undefined;
+        branches.push(compiled);
+      }
+      branches.sort((a, b) => a.cost - b.cost);
+      const fn = this.name('o');
+      const calls = branches.map((b) => `r = ${b.fn}(d); if (r === 1) return 1; if (r === 2) u = 1;`).join('\n');
+      this.declare(fn, `let u = 0, r;\n${calls}\nreturn u ? 2 : 0;`);
+      return { fn, cost: branches.reduce((sum, b) => sum + b.cost, 0) };
+    });
+    if (!any) return undefined;
+    const { fn, cost } = any;
     // $or: TRUE/FALSE as is; $nor: swapped
     const code = op === '$or' ? `r = ${fn}(d); if (r === 0) return 0; if (r === 2) u = 1;` : `r = ${fn}(d); if (r === 1) return 0; if (r === 2) u = 1;`;
     return { code, cost };
@@ -284,8 +346,14 @@ class CodeGen {
 
   /** Builds the generated functions and returns `entry`. */
   build(entry: string): (doc: Doc) => Tri {
+    return this.buildAll([entry]).fns[0];
+  }
+
+  /** Builds the generated functions once and returns the `entries`, with `reset` forgetting every memoized result. */
+  buildAll(entries: string[]): { fns: ((doc: Doc) => Tri)[]; reset: () => void } {
     const names = this.consts.map((_, i) => `c${i}`);
-    const src = `${names.length ? `const [${names.join(', ')}] = consts;\n` : ''}${this.decls.join('\n')}\nreturn ${entry};`;
+    const reset = `function reset() {\n${this.memos.map((m) => `m_${m} = null;`).join('\n')}\n}`;
+    const src = `${names.length ? `const [${names.join(', ')}] = consts;\n` : ''}${this.decls.join('\n')}\n${reset}\nreturn { fns: [${entries.join(', ')}], reset };`;
     return new Function('consts', 'isArray', 'DateClass', 'AIP', 'isPlainObject', src)(this.consts, isArray, DateClass, ARRAY_IN_PATH, isPlainObject);
   }
 }
@@ -293,12 +361,42 @@ class CodeGen {
 /** Compiles a (cast) filter into a predicate with MongoDB semantics. */
 export function compileFilter(filter: Filter): Predicate {
   const gen = new CodeGen();
+  const planned = planFilter(gen, filter);
+  return predicateOf(planned, planned.entry === undefined ? undefined : gen.build(planned.entry));
+}
+
+/**
+ * Compiles several (cast) filters tested against the same documents one after another (a shared
+ * scan) into one generated module: sub-filters they have in common become one function that
+ * remembers its result for the last document, so each is tested once per document. Each predicate
+ * answers exactly as compileFilter's would. Call `reset` after the pass (the memos hold a document).
+ */
+export function compileFilters(filters: Filter[]): { predicates: Predicate[]; reset: () => void } {
+  const gen = new CodeGen(true);
+  const planned = filters.map((f) => planFilter(gen, f));
+  const { fns, reset } = gen.buildAll(planned.filter((p) => p.entry !== undefined).map((p) => p.entry!));
+  let k = 0;
+  return { predicates: planned.map((p) => predicateOf(p, p.entry === undefined ? undefined : fns[k++])), reset };
+}
+
+interface PlannedFilter {
+  filter: Filter;
+  /** The generated AND of the fast clauses, if any. */
+  entry?: string;
+  /** The clauses only mingo evaluates, if any. */
+  residual?: Query;
+}
+
+function planFilter(gen: CodeGen, filter: Filter): PlannedFilter {
   const stmts: Stmt[] = [];
   const slow: Filter[] = [];
   gen.split(filter, stmts, slow);
   const residual = slow.length === 0 ? undefined : new Query(slow.length === 1 ? slow[0] : { $and: slow });
-  if (stmts.length === 0) return residual ? (doc) => residual.test(doc) : () => true;
-  const fast = gen.build(gen.andFunction(stmts).fn);
+  return { filter, residual, entry: stmts.length === 0 ? undefined : gen.andFunction(stmts).fn };
+}
+
+function predicateOf({ filter, residual }: PlannedFilter, fast: ((doc: Doc) => Tri) | undefined): Predicate {
+  if (!fast) return residual ? (doc) => residual.test(doc) : () => true;
   let full: Query | undefined;
   const mingoAll = (doc: Doc) => (full ??= new Query(filter)).test(doc);
   if (!residual) {
@@ -311,6 +409,48 @@ export function compileFilter(filter: Filter): Predicate {
     const r = fast(doc);
     return r === FALSE ? false : r === UNKNOWN ? mingoAll(doc) : residual.test(doc);
   };
+}
+
+/**
+ * A key naming exactly what a (sub-)filter value asks (CodeGen's cache): equal keys, equal
+ * generated code. undefined for values it cannot name exactly (ObjectIds, Buffers, class instances):
+ * those are simply not shared.
+ */
+function shapeKey(v: unknown): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Object.is(v, -0) ? 'n-0' : `n${v}`; // NaN and the infinities too, unlike JSON
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'undefined':
+      return 'undefined';
+    case 'object': {
+      if (v === null) return 'null';
+      if (v instanceof DateClass) return `D${v.getTime()}`;
+      if (v instanceof RegExp) return `R${JSON.stringify(v.source)}/${v.flags}/${v.lastIndex}`;
+      if (isArray(v)) {
+        const parts: string[] = [];
+        for (const x of v) {
+          const k = shapeKey(x);
+          if (k === undefined) return undefined;
+          parts.push(k);
+        }
+        return `[${parts.join(',')}]`;
+      }
+      if (!isPlainObject(v)) return undefined;
+      const parts: string[] = [];
+      for (const key of Object.keys(v)) {
+        const k = shapeKey(v[key]);
+        if (k === undefined) return undefined;
+        parts.push(`${JSON.stringify(key)}:${k}`);
+      }
+      return `{${parts.join(',')}}`;
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** The scalar a top-level condition pins a field to (`field: v` or `field: { $eq: v }`), if any. */

@@ -24,7 +24,7 @@ import { Aggregator, find as mingoFind } from 'mingo';
 import mongoose from 'mongoose';
 import { encodeRecord, JournalOp } from '../codec';
 import { fromMongooseError } from '../errors';
-import { compileFilter, upsertSeed } from '../filter';
+import { compileFilter, compileFilters, upsertSeed } from '../filter';
 import { assertSupportedPipeline } from '../pipeline';
 import { assertStringId, prepareDocument, timestampPaths, TimestampPaths, uniqueIndexSpecs } from '../schema';
 import { sortPage } from '../sort';
@@ -287,7 +287,7 @@ class EmbeddedCollection<T extends { _id: string }> implements Collection<T> {
     const plan = planCandidates(this.data, filter);
     if (!collect && plan.exactCount !== undefined) return Promise.resolve({ count: plan.exactCount, docs: [] });
     const predicate = compileFilter(filter); // compile errors belong to this read alone
-    const job: ScanJob = { filterKey: filterKey(filter), predicate, collect, max, count: 0, docs: [], resolve: () => {}, reject: () => {} };
+    const job: ScanJob = { filter, filterKey: filterKey(filter), predicate, collect, max, count: 0, docs: [], resolve: () => {}, reject: () => {} };
     const done = new Promise<ScanResult>((resolve, reject) => {
       job.resolve = resolve;
       job.reject = reject;
@@ -537,6 +537,8 @@ interface ScanResult {
 }
 
 interface ScanJob extends ScanResult {
+  /** The cast filter (compiled again together with the pass's other filters, see runScan). */
+  filter: Filter;
   filterKey: string;
   predicate: (doc: Doc) => boolean;
   collect: boolean;
@@ -558,14 +560,28 @@ function filterKey(filter: Filter): string {
 
 /** One synchronous pass over `sources` answering every job (see EmbeddedCollection.scan). */
 function runScan(sources: Iterable<Doc>[], jobs: ScanJob[]): void {
-  const groups = new Map<string, { predicate: (doc: Doc) => boolean; jobs: ScanJob[]; open: boolean; error?: unknown }>();
+  const groups = new Map<string, { filter: Filter; predicate: (doc: Doc) => boolean; jobs: ScanJob[]; open: boolean; error?: unknown }>();
   for (const job of jobs) {
     const g = groups.get(job.filterKey);
     if (g) g.jobs.push(job);
-    else groups.set(job.filterKey, { predicate: job.predicate, jobs: [job], open: true });
+    else groups.set(job.filterKey, { filter: job.filter, predicate: job.predicate, jobs: [job], open: true });
   }
   const list = [...groups.values()];
   let open = list.length;
+  // Several filters: compiled together, so what they have in common (a preview's TRUE filter inside
+  // its UNKNOWN and reachable ones, its purchase tests inside the FALSE filter) is tested once per
+  // document (compileFilters). Each job's own predicate already compiled: this cannot fail, but if
+  // it did the pass would simply test each filter on its own.
+  let reset = () => {};
+  if (list.length > 1) {
+    try {
+      const shared = compileFilters(list.map((g) => g.filter));
+      list.forEach((g, i) => (g.predicate = shared.predicates[i]));
+      reset = shared.reset;
+    } catch {
+      // keep the separate predicates
+    }
+  }
   try {
     outer: for (const source of sources) {
       for (const doc of source) {
@@ -604,6 +620,8 @@ function runScan(sources: Iterable<Doc>[], jobs: ScanJob[]): void {
   } catch (err) {
     for (const job of jobs) job.reject(err); // a source failed: nothing is answered
     return;
+  } finally {
+    reset(); // the memos must not keep the last document alive
   }
   for (const g of list) for (const job of g.jobs) (g.error === undefined ? job.resolve(job) : job.reject(g.error));
 }

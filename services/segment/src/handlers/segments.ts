@@ -148,10 +148,14 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
     const { trueFilter, unknownFilter, captureScopes } = await compile(accountId, expression, stored);
     const reach: Filter[] = [trueFilter, { subscriberStatus: 'ACTIVE' }];
     if (topicId) reach.push({ topics: topicId }, { 'optOuts.topicId': { $ne: topicId } });
+    // All four over the account's contacts, issued together: the embedded store answers them in one
+    // pass, testing what the filters share (the TRUE filter inside the others) once per contact. The
+    // account condition stays at the top level of each so the store plans them all as that pass
+    // (and MongoDB uses the accountId indexes).
     const [matching, unknown, reachable, first] = await Promise.all([
       contacts.countDocuments(trueFilter),
       contacts.countDocuments(unknownFilter),
-      contacts.countDocuments({ $and: reach }),
+      contacts.countDocuments({ accountId, $and: reach }),
       contacts.find(trueFilter, { sort: { registeredAt: 1, _id: 1 }, limit: PREVIEW_CONTACTS, projection: { email: 1, firstName: 1, subscriberStatus: 1 } }),
     ]);
     return {
