@@ -35,4 +35,25 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
-module.exports = { load, rssMb, verdict, cpuSeconds };
+/**
+ * A new account on the gateway with its rate limits raised (benchmarks measure the path, not the
+ * spec's budgets) and `call(method, url, body)`: JSON in and out, throwing on any status >= 300.
+ */
+async function benchAccount(gw, name) {
+  const { createAccount, adminRequest } = require('@mailer/testing');
+  const { accountId, apiKey } = await createAccount(gw, name);
+  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
+  async function call(method, url, body) {
+    const res = await fetch(`${gw.url}${url}`, {
+      method,
+      headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = res.status === 204 ? null : await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${url} -> ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+    return json;
+  }
+  return { accountId, apiKey, call };
+}
+
+module.exports = { load, rssMb, verdict, cpuSeconds, benchAccount };

@@ -44,12 +44,12 @@ if (!process.env.BENCH_SEGMENTS_CHILD) {
   process.exit(r.status ?? 1);
 }
 
-const { startNatsServer, startService, spawnReady, startGateway, createAccount, adminRequest, serviceAddresses } = require('@mailer/testing');
+const { startNatsServer, startService, spawnReady, startGateway, serviceAddresses } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
 const { encodeRecord } = require('@mailer/store/dist/codec');
 const { contactsCollection } = require('../services/segment/dist/store/contacts');
 const { scopedSources, instantBounds } = require('../services/segment/dist/domain/purchase-scope');
-const { rssMb, verdict } = require('./lib');
+const { rssMb, verdict, benchAccount } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -351,18 +351,7 @@ async function main() {
     stops.push(() => stopSegment());
     const gw = await startGateway({ NATS_URL: nats.url, ...serviceAddresses([subscriber, segment]) });
     stops.push(() => gw.stop());
-    const { accountId, apiKey } = await createAccount(gw, 'bench-segments');
-    await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-    async function call(method, url, body) {
-      const res = await fetch(`${gw.url}${url}`, {
-        method,
-        headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const json = res.status === 204 ? null : await res.json();
-      if (res.status >= 300) throw new Error(`${method} ${url} -> ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
-      return json;
-    }
+    const { accountId, call } = await benchAccount(gw, 'bench-segments');
 
     // catalog (subscriber service) and purchase sources (segment service) through the gateway
     const field = (label, fieldType, options) => call('POST', '/fields', { label, fieldType, required: false, internal: false, ...(options ? { options } : {}) });

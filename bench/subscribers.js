@@ -20,12 +20,12 @@ const os = require('node:os');
 const path = require('node:path');
 const { randomUUID } = require('node:crypto');
 const { parseArgs } = require('node:util');
-const { startNatsServer, startService, startGateway, createAccount, adminRequest, serviceAddresses } = require('@mailer/testing');
+const { startNatsServer, startService, startGateway, serviceAddresses } = require('@mailer/testing');
 const { createClient } = require('@mailer/kit');
 const { subscriberV1 } = require('@mailer/proto');
 const { openStore } = require('@mailer/store');
 const { subscriberSchema, toDoc } = require('../services/subscriber/dist/store/subscribers');
-const { rssMb, verdict } = require('./lib');
+const { rssMb, verdict, benchAccount } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -65,18 +65,7 @@ function rowFactory(catalog) {
 
 /** The HTTP face: the gateway with an API key whose account has its rate limits raised. */
 async function httpApi(gw) {
-  const { accountId, apiKey } = await createAccount(gw, 'bench-subscribers');
-  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-  async function call(method, url, body) {
-    const res = await fetch(`${gw.url}${url}`, {
-      method,
-      headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = res.status === 204 ? null : await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${url} -> ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
-    return json;
-  }
+  const { accountId, call } = await benchAccount(gw, 'bench-subscribers');
   return {
     accountId,
     async setup() {

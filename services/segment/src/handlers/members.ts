@@ -4,25 +4,11 @@
 // store, so each service keeps reading only its own data and no id list of a whole segment travels.
 import { invalid, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
-import type { Collection } from '@mailer/store';
-import type { CatalogSource } from '../clients/catalog';
-import { compileSegment, type Filter } from '../domain/compile';
-import type { SegmentExpression } from '../domain/expression';
-import type { ProjectedContact } from '../store/contacts';
-import type { PurchaseSourceDoc } from '../store/purchase-sources';
-import type { SegmentDoc } from '../store/segments';
-import { sourceFacts } from './purchases';
-import { purchaseSourcesInScope, usesOptOut } from './segments';
+import type { Filter } from '../domain/compile';
+import { compileFor, type SegmentDeps } from './segments';
 
-export interface MemberDeps {
-  segments: Collection<SegmentDoc>;
-  contacts: Collection<ProjectedContact>;
-  catalog: CatalogSource;
-  purchaseSources?: Collection<PurchaseSourceDoc>;
-  /** Read-after-write, as for counts and previews (server.ts). Absent (unit tests): reads the projection as it is. */
-  awaitProjection?: () => Promise<void>;
-  now?: () => Date;
-}
+/** As for counts and previews (server.ts wires the same collections and read-after-write wait). */
+export type MemberDeps = Pick<SegmentDeps, 'segments' | 'contacts' | 'catalog' | 'purchaseSources' | 'awaitProjection' | 'now'>;
 
 /** The subscriber statuses, in the order of SegmentMemberStatusCounts. */
 export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
@@ -59,18 +45,9 @@ const optionalId = (raw: string | undefined, path: string): string | undefined =
 };
 
 export function memberHandlers(deps: MemberDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
-  const { segments, contacts, catalog } = deps;
+  const { segments, contacts } = deps;
   const now = () => (deps.now ? deps.now() : new Date());
 
-  /** The TRUE filter of a saved segment, with the facts it needs (as counts compile it). */
-  async function trueFilterOf(accountId: string, expression: SegmentExpression): Promise<Filter> {
-    const all = await segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } });
-    const byId = new Map(all.map((s) => [s._id, s.expression] as const));
-    const activeTopicIds = usesOptOut(expression, byId) ? (await catalog.topics(accountId)).filter((t) => t.active).map((t) => t.id) : [];
-    const scope = purchaseSourcesInScope(expression, byId);
-    const sources = (scope.all || scope.ids.size > 0) && deps.purchaseSources ? await deps.purchaseSources.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }) : [];
-    return compileSegment(expression, { accountId, now: now(), segments: Object.fromEntries(byId), purchaseSources: sources.map(sourceFacts), activeTopicIds }).trueFilter;
-  }
 
   async function countByStatus(filter: Filter): Promise<Record<Status, number>> {
     const perStatus = await Promise.all(SUBSCRIBER_STATUSES.map((s) => contacts.countDocuments({ ...filter, subscriberStatus: s })));
@@ -109,7 +86,7 @@ export function memberHandlers(deps: MemberDeps): Pick<AsyncHandlers<segmentV1.S
       if (!doc) throw notFound('segment_not_found', `segment ${segmentId} does not exist`);
 
       // The list filters, exactly as the subscriber service applies them to its own store.
-      const narrowing: Filter[] = [await trueFilterOf(accountId, doc.expression)];
+      const narrowing: Filter[] = [(await compileFor(deps, accountId, doc.expression)).trueFilter];
       if (tagId) narrowing.push({ tags: tagId });
       if (topicId) narrowing.push({ topics: topicId });
       if (prefix) narrowing.push({ $or: [{ email: { $regex: prefix } }, { firstName: { $regex: prefix, $options: 'i' } }] });

@@ -64,7 +64,7 @@ function nameOf(raw: string): string {
  * Ids of the purchase sources the expression's PURCHASES conditions range over (with the segments it
  * references, transitively); `all` when some condition has no sourceId (every source of the account).
  */
-export function purchaseSourcesInScope(expression: SegmentExpression, segmentsById: ReadonlyMap<string, SegmentExpression>, acc = { all: false, ids: new Set<string>() }, seen = new Set<string>()) {
+function purchaseSourcesInScope(expression: SegmentExpression, segmentsById: ReadonlyMap<string, SegmentExpression>, acc = { all: false, ids: new Set<string>() }, seen = new Set<string>()) {
   for (const g of expression.conditionGroups) {
     for (const c of g.conditions) {
       if (c.subjectType === 'PURCHASES' && c.operand.purchase) {
@@ -83,7 +83,7 @@ export function purchaseSourcesInScope(expression: SegmentExpression, segmentsBy
 }
 
 /** Does the expression (or a segment it references, transitively) use TOPIC_OPTED_OUT? */
-export function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<string, SegmentExpression>, seen = new Set<string>()): boolean {
+function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<string, SegmentExpression>, seen = new Set<string>()): boolean {
   for (const g of expression.conditionGroups) {
     for (const c of g.conditions) {
       if (c.operator === 'TOPIC_OPTED_OUT') return true;
@@ -98,6 +98,38 @@ export function usesOptOut(expression: SegmentExpression, all: ReadonlyMap<strin
   return false;
 }
 
+/** The account's segments, oldest first. */
+const segmentsOf = (deps: Pick<SegmentDeps, 'segments'>, accountId: string) => deps.segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } });
+
+/** The account's purchase sources, oldest first (none without a purchase-source collection). */
+const purchaseSourcesOf = (deps: Pick<SegmentDeps, 'purchaseSources'>, accountId: string): Promise<PurchaseSourceDoc[]> =>
+  deps.purchaseSources ? deps.purchaseSources.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }) : Promise.resolve([]);
+
+/**
+ * The compiled filters of an expression, with the facts it needs (now, segments, topics, purchase
+ * sources) and the capture scopes of the purchase sources it ranges over. Counts, previews and
+ * member lists (members.ts) all go through here.
+ */
+export async function compileFor(deps: SegmentDeps, accountId: string, expression: SegmentExpression, stored?: SegmentDoc[]) {
+  const all = stored ?? (await segmentsOf(deps, accountId));
+  const byId = new Map(all.map((s) => [s._id, s.expression] as const));
+  const activeTopicIds = usesOptOut(expression, byId) ? (await deps.catalog.topics(accountId)).filter((t) => t.active).map((t) => t.id) : [];
+  const scope = purchaseSourcesInScope(expression, byId);
+  const sources = scope.all || scope.ids.size > 0 ? await purchaseSourcesOf(deps, accountId) : [];
+  const compiled = compileSegment(expression, { accountId, now: deps.now ? deps.now() : new Date(), segments: Object.fromEntries(byId), purchaseSources: sources.map(sourceFacts), activeTopicIds });
+  const inScope = sources.filter((s) => scope.all || scope.ids.has(s._id));
+  const captureScopes: segmentV1.PurchaseCaptureScope[] = inScope.map((s) => ({
+    sourceId: s._id,
+    name: s.name,
+    timeZone: s.timeZone,
+    capturedOrdersFromUtc: s.capturedOrdersFromUtc.toISOString(),
+    capturedOrdersToUtc: s.capturedOrdersToUtc ? s.capturedOrdersToUtc.toISOString() : undefined,
+    baselineOpen: s.baselineOpen,
+    attributionStartedAtUtc: s.attributionStartedAtUtc.toISOString(),
+  }));
+  return { ...compiled, captureScopes };
+}
+
 export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, Names> {
   const { segments, contacts, catalog } = deps;
   const now = () => (deps.now ? deps.now() : new Date());
@@ -110,10 +142,8 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
     return doc;
   }
 
-  const sourcesOf = (accountId: string): Promise<PurchaseSourceDoc[]> =>
-    deps.purchaseSources ? deps.purchaseSources.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }) : Promise.resolve([]);
-
-  const allOf = (accountId: string) => segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } });
+  const sourcesOf = (accountId: string) => purchaseSourcesOf(deps, accountId);
+  const allOf = (accountId: string) => segmentsOf(deps, accountId);
 
   /** Validates an expression against the subscriber service's catalog and the account's segments. */
   async function validated(accountId: string, input: unknown, stored: SegmentDoc[], options: ValidateOptions = {}): Promise<SegmentExpression> {
@@ -123,26 +153,7 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
     return result.expression;
   }
 
-  /** The compiled filters of an expression, with the facts it needs (now, segments, topics, purchase sources). */
-  async function compile(accountId: string, expression: SegmentExpression, stored?: SegmentDoc[]) {
-    const all = stored ?? (await allOf(accountId));
-    const byId = new Map(all.map((s) => [s._id, s.expression] as const));
-    const activeTopicIds = usesOptOut(expression, byId) ? (await catalog.topics(accountId)).filter((t) => t.active).map((t) => t.id) : [];
-    const scope = purchaseSourcesInScope(expression, byId);
-    const sources = scope.all || scope.ids.size > 0 ? await sourcesOf(accountId) : [];
-    const compiled = compileSegment(expression, { accountId, now: now(), segments: Object.fromEntries(byId), purchaseSources: sources.map(sourceFacts), activeTopicIds });
-    const inScope = sources.filter((s) => scope.all || scope.ids.has(s._id));
-    const captureScopes: segmentV1.PurchaseCaptureScope[] = inScope.map((s) => ({
-      sourceId: s._id,
-      name: s.name,
-      timeZone: s.timeZone,
-      capturedOrdersFromUtc: s.capturedOrdersFromUtc.toISOString(),
-      capturedOrdersToUtc: s.capturedOrdersToUtc ? s.capturedOrdersToUtc.toISOString() : undefined,
-      baselineOpen: s.baselineOpen,
-      attributionStartedAtUtc: s.attributionStartedAtUtc.toISOString(),
-    }));
-    return { ...compiled, captureScopes };
-  }
+  const compile = (accountId: string, expression: SegmentExpression, stored?: SegmentDoc[]) => compileFor(deps, accountId, expression, stored);
 
   async function preview(accountId: string, expression: SegmentExpression, topicId: string | undefined, stored?: SegmentDoc[]): Promise<segmentV1.SegmentPreview> {
     const { trueFilter, unknownFilter, captureScopes } = await compile(accountId, expression, stored);
