@@ -27,7 +27,7 @@ export interface AuthenticateDeps {
 }
 
 /**
- * X-API-Key authentication, looked up in the shared store on every request (no cache, so a
+ * X-API-Key authentication against the shared accounts (AccountStore: a leased watched copy, so a
  * rotated or deleted key is refused by every replica the moment the change returned).
  *
  * Failures are limited per client address. The budget is checked before the lookup: once an
