@@ -46,8 +46,6 @@ const optionalId = (raw: string | undefined, path: string): string | undefined =
 
 export function memberHandlers(deps: MemberDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
   const { segments, contacts } = deps;
-  const now = () => (deps.now ? deps.now() : new Date());
-
 
   async function countByStatus(filter: Filter): Promise<Record<Status, number>> {
     const perStatus = await Promise.all(SUBSCRIBER_STATUSES.map((s) => contacts.countDocuments({ ...filter, subscriberStatus: s })));
