@@ -112,9 +112,12 @@ export class AppliedWatermark {
   }
 }
 
+/** An event's type for the metrics: its `type` member, else its subject without `domain.`. */
+const typeOf = (msg: ConsumedMessage): string => (typeof msg.data?.type === 'string' ? msg.data.type : msg.subject.replace(/^domain\./, ''));
+
 export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | 'logger' | 'counter'> & { watermark?: AppliedWatermark }) {
   return async (msg: ConsumedMessage): Promise<HandlerResult> => {
-    const type = typeof msg.data?.type === 'string' ? msg.data.type : msg.subject.replace(/^domain\./, '');
+    const type = typeOf(msg);
     try {
       const outcome = await opts.projection.apply(msg.data, msg.seq);
       opts.counter?.inc({ type, outcome });
@@ -140,7 +143,6 @@ export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | '
  */
 export function projectionBatchHandler(opts: Pick<ProjectionOptions, 'projection' | 'logger' | 'counter'> & { watermark?: AppliedWatermark }) {
   const single = projectionHandler(opts);
-  const typeOf = (msg: ConsumedMessage) => (typeof msg.data?.type === 'string' ? msg.data.type : msg.subject.replace(/^domain\./, ''));
   return async (msgs: ConsumedMessage[]): Promise<BatchHandlerResult[]> => {
     let outcomes;
     try {
