@@ -4,10 +4,9 @@
 // Targets (issue 2): ratio >= 0.25, gateway p99 < 25 ms at 64 connections, gateway RSS < 200 MB.
 // Usage: npm run bench:gateway [-- --duration 15 --connections 64]   (needs `npm run build` first)
 'use strict';
-const http = require('node:http');
 const { parseArgs } = require('node:util');
 const { startNatsServer, startService, startGateway, createAccount, adminRequest, serviceAddresses } = require('@mailer/testing');
-const { load, rssMb, verdict, cpuSeconds } = require('./lib');
+const { load, rssMb, verdict, cpuMeter, startBaseline } = require('./lib');
 
 const { values: args } = parseArgs({ options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '64' } } });
 const duration = Number(args.duration);
@@ -37,29 +36,43 @@ async function main() {
     const url = `${gw.url}/subscribers/${subscriber1.id}`;
     const body = JSON.stringify(subscriber1);
 
-    const bare = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
-    await new Promise((resolve) => bare.listen(0, '127.0.0.1', resolve));
-    stops.push(() => new Promise((resolve) => bare.close(resolve)));
+    // Baselines in their own processes, like the gateway: bare Node (the target's denominator) and
+    // Express 5 with one route doing nothing else (the ceiling the fixed stack itself sets).
+    const bare = await startBaseline('node', body);
+    stops.push(() => bare.stop());
+    const expressOnly = await startBaseline('express', body);
+    stops.push(() => expressOnly.stop());
 
     const headers = { 'x-api-key': apiKey };
     await load({ url, headers, duration: 3, connections }); // warm-up (JIT, connections, KV caches)
-    const cpuBefore = { gateway: cpuSeconds(gw.pid), service: cpuSeconds(subscriber.pid) };
+    const meter = cpuMeter({ gateway: gw.pid, 'subscriber service': subscriber.pid, 'nats-server': nats.pid, 'load tool': process.pid });
     const gateway = await load({ url, headers, duration, connections });
-    const cpuPerRequest = (name, pid) => Math.round(((cpuSeconds(pid) - cpuBefore[name]) * 1e6) / gateway.ok);
-    const cpuUs = { gateway: cpuPerRequest('gateway', gw.pid), service: cpuPerRequest('service', subscriber.pid) };
+    const cpuUs = meter(gateway.ok);
     const memory = rssMb(gw.pid);
-    const baseline = await load({ url: `http://127.0.0.1:${bare.address().port}/subscribers/${subscriber1.id}`, duration, connections });
+    const path = `/subscribers/${subscriber1.id}`;
+    const baselineRun = async (server) => {
+      await load({ url: server.url + path, duration: 2, connections }); // warm-up
+      const cpu = cpuMeter({ server: server.pid });
+      const result = await load({ url: server.url + path, duration, connections });
+      return { ...result, cpuUs: cpu(result.ok).server };
+    };
+    const baseline = await baselineRun(bare);
+    const express = await baselineRun(expressOnly);
     const ratio = gateway.reqPerSec / baseline.reqPerSec;
+    const ceiling = express.reqPerSec / baseline.reqPerSec;
 
+    const row = (r, cpu) => ({ 'req/s': r.reqPerSec, 'p50 ms': r.p50, 'p99 ms': r.p99, 'server CPU µs/req': cpu, non2xx: r.non2xx, errors: r.errors });
     console.log(`\nbench/gateway: GET /subscribers/{id}, ${connections} connections, ${duration} s each (2 cores shared by load, gateway, service, NATS)`);
     console.table({
-      'gateway + gRPC + store': { 'req/s': gateway.reqPerSec, 'p50 ms': gateway.p50, 'p99 ms': gateway.p99, non2xx: gateway.non2xx, errors: gateway.errors },
-      'bare Node HTTP': { 'req/s': baseline.reqPerSec, 'p50 ms': baseline.p50, 'p99 ms': baseline.p99, non2xx: baseline.non2xx, errors: baseline.errors },
+      'gateway + gRPC + store': row(gateway, cpuUs.gateway),
+      'bare Node HTTP': row(baseline, baseline.cpuUs),
+      'Express 5, one route, nothing else': row(express, express.cpuUs),
     });
     console.log(`ratio gateway/bare: ${ratio.toFixed(3)} (target >= 0.25: ${verdict(ratio >= 0.25)})`);
+    console.log(`ratio Express-alone/bare: ${ceiling.toFixed(3)} (the most any Express gateway could reach here)`);
     console.log(`gateway p99: ${gateway.p99} ms (target < 25 ms: ${verdict(gateway.p99 < 25)})`);
     console.log(`gateway RSS: ${memory.rss} MB, peak ${memory.peak} MB (target < 200 MB: ${verdict(memory.peak < 200)})`);
-    console.log(`CPU per request: gateway ${cpuUs.gateway} µs, subscriber service ${cpuUs.service} µs`);
+    console.log(`CPU per gateway request (µs): ${Object.entries(cpuUs).map(([name, us]) => `${name} ${us}`).join(', ')}`);
     if (gateway.non2xx || gateway.errors) console.log(`WARNING: ${gateway.non2xx} non-2xx and ${gateway.errors} errors under load`);
   } finally {
     for (const stop of stops.reverse()) await stop();

@@ -56,4 +56,30 @@ async function benchAccount(gw, name) {
   return { accountId, apiKey, call };
 }
 
-module.exports = { load, rssMb, verdict, cpuSeconds, benchAccount };
+/**
+ * CPU per request of each named process (pid) over a measured window: `const done = cpuMeter({...})`
+ * before the load, `done(requests)` after -> {name: µs per request}. Shows where a 2-core machine's
+ * time goes (the load tool itself is `process.pid`).
+ */
+function cpuMeter(pids) {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  return (requests) =>
+    Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]) * 1e6) / requests)]));
+}
+
+/** Starts a calibration server of bench/baseline-server.js in its own process: {url, pid, stop()}. */
+async function startBaseline(kind, arg) {
+  const { fork } = require('node:child_process');
+  const child = fork(require.resolve('./baseline-server'), [kind, arg], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`baseline ${kind} exited (${code}) before listening`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill()))),
+  };
+}
+
+module.exports = { load, rssMb, verdict, cpuSeconds, cpuMeter, benchAccount, startBaseline };

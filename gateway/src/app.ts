@@ -61,10 +61,12 @@ export function createApp(deps: AppDeps): Express {
   app.use(jsonBody());
   app.use(idempotency(deps.idempotency));
 
+  // Express tries routes one by one in this order: /events, the high-volume endpoint, goes first
+  // (behind ~50 other routes it spent ~30 µs per event on failed matches).
+  app.use(eventRoutes(deps.events));
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
-  app.use(eventRoutes(deps.events));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

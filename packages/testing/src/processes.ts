@@ -34,7 +34,7 @@ process.on('exit', () => {
 export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningProcess> {
   const file = path.join(repoRoot, script);
   if (!fs.existsSync(file)) throw new Error(`${script} is not built: run \`npm run build\` first`);
-  const execArgs = (env.NODE_EXEC_ARGS ?? '').split(' ').filter(Boolean);
+  const execArgs = (env.NODE_EXEC_ARGS ?? process.env.NODE_EXEC_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...execArgs, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   // Output is kept for assertions on logs and for failure messages; the "ready" scan looks only

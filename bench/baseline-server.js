@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// Calibration servers for the benchmarks. Each runs as its own process, as the gateway does, so a
+// baseline never shares an event loop with the load tool (that would halve it and flatter ratios).
+//   node <json>             bare node:http answering every request with <json>
+//   express <json>          Express 5, one route, res.json(<json>): what the framework alone costs
+//   express-events <nats>   Express 5, POST /events: express.json, one JetStream publish, 202 once
+//                           acknowledged: the least any /events on this stack can do
+// Started with fork(); sends {port} over IPC once listening.
+'use strict';
+const http = require('node:http');
+const { randomUUID } = require('node:crypto');
+
+async function app(kind, arg) {
+  if (kind === 'node') return (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(arg);
+  const express = require('express');
+  const server = express();
+  if (kind === 'express') {
+    const body = JSON.parse(arg);
+    server.get('/{*path}', (_req, res) => res.json(body));
+    return server;
+  }
+  if (kind === 'express-events') {
+    const { connect, JSONCodec } = require('nats');
+    const nc = await connect({ servers: arg, noAsyncTraces: true });
+    const js = nc.jetstream();
+    const codec = JSONCodec();
+    server.post('/events', express.json(), async (req, res) => {
+      const eventId = randomUUID();
+      await js.publish('events.baseline', codec.encode({ eventId, ...req.body }), { msgID: eventId });
+      res.status(202).json({ eventId, duplicate: false });
+    });
+    return server;
+  }
+  throw new Error(`unknown baseline ${kind}`);
+}
+
+app(process.argv[2], process.argv[3]).then((handler) => {
+  const server = http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+});
