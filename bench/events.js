@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // bench/events: accepted POST /events per second through the gateway (many accounts, so the
 // 100/s per-account limit does not bind, but every request still goes through it) against raw
-// JetStream publish of the same events from one Node client, same run, same NATS server.
+// JetStream publish of the same events from one Node client, same run, same NATS server, and a
+// minimal Express 5 endpoint that only publishes (what the stack alone reaches here).
 // Targets (issue 2): >= 5,000 events/s and ratio >= 0.3.
 // Usage: npm run bench:events [-- --duration 15 --connections 64 --accounts 100]
 'use strict';

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // bench/gateway: authenticated GET /subscribers/{id} through gateway + gRPC + subscriber service +
-// embedded store, against a bare Node HTTP server answering the same JSON, same run, same load tool.
+// embedded store, against a bare Node HTTP server answering the same JSON, same run, same load tool,
+// and Express 5 with one route doing nothing else (what the framework alone reaches here). Every
+// server runs in its own process (bench/baseline-server.js).
 // Targets (issue 2): ratio >= 0.25, gateway p99 < 25 ms at 64 connections, gateway RSS < 200 MB.
 // Usage: npm run bench:gateway [-- --duration 15 --connections 64]   (needs `npm run build` first)
 'use strict';
