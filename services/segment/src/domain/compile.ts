@@ -21,7 +21,7 @@ import { fieldKey, foldCase, foldCouponCode } from './contact';
 import type { CompileContext, SegmentContext } from './context';
 import type { PurchaseOperator, PurchaseSegmentCondition, SegmentCondition, SegmentExpression, SegmentOperand, SegmentOperator } from './expression';
 import { Filter, FilterPair, NEVER, PAIR_FALSE, PAIR_TRUE, and, andPair, knownPair, not, notPair, or, orPair } from './filter';
-import { OrderInterval, ScopedSource, absenceProvenForAll, instantBounds, scopedSources } from './purchase-scope';
+import { OrderInterval, ScopedSource, absenceProvenForAll, instantBounds, purchaseOperatorIn, scopedSources } from './purchase-scope';
 
 export type { Filter } from './filter';
 
@@ -300,34 +300,11 @@ function purchasePair(operator: PurchaseOperator, p: PurchaseSegmentCondition, c
     return and(any, counted);
   };
 
-  // The same definitions as the evaluator, over filters instead of truth values.
+  // "At least k" as a filter pair; the operators over it are defined once, in purchaseOperatorIn.
   const atLeast = (k: number, interval: OrderInterval): FilterPair => {
     if (k <= 0) return PAIR_TRUE;
     const T = countQuery(k, interval);
     return { T, F: absenceProvenForAll(interval, sources, context.now) ? not(T) : NEVER };
   };
-  const has = (interval: OrderInterval) => atLeast(1, interval);
-  const main: OrderInterval = p.period ? 'IN' : 'ALL';
-  const n = p.count ?? 0;
-  switch (operator) {
-    case 'PURCHASED':
-    case 'ORDER_VALUE_AT_LEAST':
-    case 'ORDER_VALUE_AT_MOST':
-    case 'COUPON_USED':
-      return has(main);
-    case 'NOT_PURCHASED':
-      return notPair(has(main));
-    case 'PURCHASE_COUNT_AT_LEAST':
-      return atLeast(n, main);
-    case 'PURCHASE_COUNT_AT_MOST':
-      return notPair(atLeast(n + 1, main));
-    case 'PURCHASE_COUNT_EQUALS':
-      return andPair([atLeast(n, main), notPair(atLeast(n + 1, main))]);
-    case 'FIRST_PURCHASE_IN_PERIOD':
-      return andPair([has('IN'), notPair(has('BEFORE'))]);
-    case 'LAST_PURCHASE_IN_PERIOD':
-      return andPair([has('IN'), notPair(has('AFTER'))]);
-    case 'LAST_PURCHASE_BEFORE_PERIOD':
-      return andPair([has('BEFORE'), notPair(has('SINCE'))]);
-  }
+  return purchaseOperatorIn(operator, p, { atLeast, not: notPair, and: andPair });
 }

@@ -10,7 +10,7 @@ import type { Contact, ContactOrder } from './contact';
 import { fieldKey, foldCase, foldCouponCode } from './contact';
 import type { SegmentContext } from './context';
 import type { PurchaseOperator, PurchaseSegmentCondition, SegmentCondition, SegmentExpression, SegmentOperator, Truth } from './expression';
-import { OrderInterval, ScopedSource, absenceProvenForAll, localBounds, scopedSources } from './purchase-scope';
+import { OrderInterval, ScopedSource, absenceProvenForAll, localBounds, purchaseOperatorIn, scopedSources } from './purchase-scope';
 import { localDateOf } from './time';
 
 const DAY_MS = 86_400_000;
@@ -251,28 +251,5 @@ function purchaseTruth(operator: PurchaseOperator, purchase: PurchaseSegmentCond
   const proven = (interval: OrderInterval) => absenceProvenForAll(interval, sources, context.now);
   /** "At least k matching orders in the interval": found ones prove TRUE; too few prove FALSE only with a known window. */
   const atLeast = (k: number, interval: OrderInterval): Truth => (k <= 0 || count(interval) >= k ? 'TRUE' : proven(interval) ? 'FALSE' : 'UNKNOWN');
-  const has = (interval: OrderInterval) => atLeast(1, interval);
-  const main: OrderInterval = purchase.period ? 'IN' : 'ALL';
-  const n = purchase.count ?? 0;
-  switch (operator) {
-    case 'PURCHASED':
-    case 'ORDER_VALUE_AT_LEAST':
-    case 'ORDER_VALUE_AT_MOST':
-    case 'COUPON_USED':
-      return has(main);
-    case 'NOT_PURCHASED':
-      return not3(has(main));
-    case 'PURCHASE_COUNT_AT_LEAST':
-      return atLeast(n, main);
-    case 'PURCHASE_COUNT_AT_MOST':
-      return not3(atLeast(n + 1, main));
-    case 'PURCHASE_COUNT_EQUALS':
-      return and3([atLeast(n, main), not3(atLeast(n + 1, main))]);
-    case 'FIRST_PURCHASE_IN_PERIOD':
-      return and3([has('IN'), not3(has('BEFORE'))]);
-    case 'LAST_PURCHASE_IN_PERIOD':
-      return and3([has('IN'), not3(has('AFTER'))]);
-    case 'LAST_PURCHASE_BEFORE_PERIOD':
-      return and3([has('BEFORE'), not3(has('SINCE'))]);
-  }
+  return purchaseOperatorIn(operator, purchase, { atLeast, not: not3, and: and3 });
 }

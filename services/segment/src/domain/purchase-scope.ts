@@ -4,7 +4,7 @@
  * proves the ABSENCE of orders over an interval (API.md: absence proves FALSE only when every source in
  * scope has a complete baseline and the interval lies within its captured window).
  *
- * Every purchase operator is defined (evaluate.ts, compile.ts) from "has a matching order in interval I"
+ * Every purchase operator is defined (purchaseOperatorIn below) from "has a matching order in interval I"
  * with three-valued logic, where I is one of:
  *   ALL    all time (no period)            IN     the period
  *   BEFORE before the period's first day   AFTER  after the period's last day   SINCE  from the period's first day on
@@ -14,10 +14,50 @@
  * best UNKNOWN, never TRUE (an earlier order or no order in the period still prove FALSE).
  */
 import type { PurchaseSourceFacts, SegmentContext } from './context';
-import type { PurchasePeriod, PurchaseSegmentCondition } from './expression';
+import type { PurchaseOperator, PurchasePeriod, PurchaseSegmentCondition } from './expression';
 import { addDays, localDateOf, startOfLocalDay } from './time';
 
 export type OrderInterval = 'ALL' | 'IN' | 'BEFORE' | 'AFTER' | 'SINCE';
+
+/** Three-valued logic over any representation: truth values (evaluate.ts) or filter pairs (compile.ts). */
+export interface PurchaseLogic<X> {
+  /** "At least k matching orders in the interval"; k <= 0 is TRUE. */
+  atLeast(k: number, interval: OrderInterval): X;
+  not(x: X): X;
+  and(xs: X[]): X;
+}
+
+/**
+ * The purchase operators, defined once from "at least k matching orders in interval I": the evaluator
+ * and the compiler both call this, so a contact's truth and the query that finds it cannot drift apart.
+ */
+export function purchaseOperatorIn<X>(operator: PurchaseOperator, purchase: PurchaseSegmentCondition, logic: PurchaseLogic<X>): X {
+  const { atLeast, not, and } = logic;
+  const has = (interval: OrderInterval) => atLeast(1, interval);
+  const main: OrderInterval = purchase.period ? 'IN' : 'ALL';
+  const n = purchase.count ?? 0;
+  switch (operator) {
+    case 'PURCHASED':
+    case 'ORDER_VALUE_AT_LEAST':
+    case 'ORDER_VALUE_AT_MOST':
+    case 'COUPON_USED':
+      return has(main);
+    case 'NOT_PURCHASED':
+      return not(has(main));
+    case 'PURCHASE_COUNT_AT_LEAST':
+      return atLeast(n, main);
+    case 'PURCHASE_COUNT_AT_MOST':
+      return not(atLeast(n + 1, main));
+    case 'PURCHASE_COUNT_EQUALS':
+      return and([atLeast(n, main), not(atLeast(n + 1, main))]);
+    case 'FIRST_PURCHASE_IN_PERIOD':
+      return and([has('IN'), not(has('BEFORE'))]);
+    case 'LAST_PURCHASE_IN_PERIOD':
+      return and([has('IN'), not(has('AFTER'))]);
+    case 'LAST_PURCHASE_BEFORE_PERIOD':
+      return and([has('BEFORE'), not(has('SINCE'))]);
+  }
+}
 
 /** A period as local dates, both inclusive. */
 export interface LocalPeriod {
