@@ -44,6 +44,16 @@ export const failedPrecondition = (errorId: string, message: string, details?: P
   new DomainError(status.FAILED_PRECONDITION, errorId, message, details);
 
 /** Reads a DomainError back out of a gRPC client error (gateway side). */
+/**
+ * The accountId of a service request. The account comes from the API key (the gateway fills it in);
+ * a request without one is a caller bug, refused.
+ */
+export function accountOf(req: { accountId: string }): string {
+  const id = req.accountId ?? '';
+  if (id.length === 0 || id.length > 100) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
+  return id;
+}
+
 export function fromServiceError(err: { code?: number; details?: string; metadata?: Metadata }): DomainError | undefined {
   const errorId = err.metadata?.get(ERROR_ID_KEY)[0];
   if (typeof errorId !== 'string' || err.code === undefined) return undefined;

@@ -147,6 +147,20 @@ describe('segments over the projection', () => {
     const b = await create(other, 'All', expr([emailContains('@')]));
     expect((await stack.client.countSegment({ accountId: other, segmentId: b.id })).count!.subscriberCount).toBe('0');
   });
+
+  it('refuses a request without an account (a caller bug) on every kind of RPC', async () => {
+    for (const call of [
+      stack.client.listSegments({ accountId: '' }),
+      stack.client.countSegment({ accountId: '', segmentId: notParis.id }),
+      stack.client.listSegmentMembers(segmentV1.ListSegmentMembersRequest.fromPartial({ accountId: '', segmentId: notParis.id, pageSize: 10, pageNumber: 1 })),
+      stack.client.listPurchaseSources({ accountId: '' }),
+      stack.client.createPurchaseSource({ accountId: 'x'.repeat(101), name: 'Shop', timeZone: 'UTC' }),
+    ]) {
+      const e = await errorOf(call);
+      expect(e.code).toBe(3); // INVALID_ARGUMENT
+      expect(e.errorId).toBe('validation_failed');
+    }
+  });
 });
 
 describe('preview contacts: the first 25 by registeredAt, then id', () => {

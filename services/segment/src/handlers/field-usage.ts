@@ -15,7 +15,7 @@
 //   the report shows every segment whose members would change. Blocking it as well would add nothing:
 //   the direct user it goes through already blocks, and editing that one is what clears the way.
 // - Built-in fields (EMAIL, FIRST_NAME) are never archived or deleted and have no field id here.
-import { invalid, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers } from '@mailer/kit';
 import { commonV1 } from '@mailer/proto';
 import type { Collection } from '@mailer/store';
 import type { SegmentExpression } from '../domain/expression';
@@ -96,8 +96,7 @@ export function usageOf(use: SegmentFieldUse): commonV1.FieldUsage {
 export function fieldUsageHandlers(deps: { segments: Collection<SegmentDoc> }): AsyncHandlers<commonV1.FieldUsageServiceServer> {
   return {
     async listFieldUsages(req) {
-      const accountId = req.accountId ?? '';
-      if (accountId.length === 0 || accountId.length > ID_MAX) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
+      const accountId = accountOf(req);
       const fieldId = (req.fieldId ?? '').toLowerCase();
       if (fieldId === '' || fieldId.length > ID_MAX) return { usages: [] };
       const all = await deps.segments.find({ accountId }, { sort: { name: 1, _id: 1 } });

@@ -2,7 +2,7 @@
 // list's filters, over the contact projection. The subscriber service's ListSubscribers (segment_id)
 // asks it for the page of ids, the total and the status counts, then loads the overviews from its own
 // store, so each service keeps reading only its own data and no id list of a whole segment travels.
-import { invalid, notFound, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, invalid, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
 import type { Filter } from '../domain/compile';
 import { compileFor, type SegmentDeps } from './segments';
@@ -67,8 +67,7 @@ export function memberHandlers(deps: MemberDeps): Pick<AsyncHandlers<segmentV1.S
 
   return {
     async listSegmentMembers(req) {
-      const accountId = req.accountId ?? '';
-      if (accountId.length === 0 || accountId.length > ID_MAX) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
+      const accountId = accountOf(req);
       const { skip, limit } = pageWindow(req.pageNumber, req.pageSize);
       const status = req.status === undefined || req.status === '' ? undefined : (req.status as Status);
       if (status !== undefined && !SUBSCRIBER_STATUSES.includes(status)) throw invalid('validation_failed', `unknown status ${String(req.status).slice(0, 40)}`, [{ path: 'status', problem: 'not a SubscriberStatus' }]);

@@ -1,6 +1,6 @@
 // SegmentService, purchase part: purchase sources, order ingest and the capture baseline.
 import { randomUUID } from 'node:crypto';
-import { conflict, invalid, notFound, type AsyncHandlers, type Problem } from '@mailer/kit';
+import { accountOf, conflict, invalid, notFound, type AsyncHandlers, type Problem } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
 import { DuplicateKeyError } from '@mailer/store';
 import { toContactOrder } from '../domain/contact';
@@ -26,12 +26,6 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}
 
 const sourceNotFound = (id: string) => notFound('purchase_source_not_found', `purchase source ${id} does not exist`);
 const fail = (message: string, details: Problem[]) => invalid('validation_failed', message, details);
-
-function accountOf(req: { accountId: string }): string {
-  const id = req.accountId ?? '';
-  if (id.length === 0 || id.length > 100) throw fail('accountId is required', [{ path: 'accountId', problem: 'required' }]);
-  return id;
-}
 
 /** Whether the runtime knows the IANA zone (Intl refuses unknown ones with a RangeError). */
 export function isIanaZone(zone: string): boolean {

@@ -1,6 +1,6 @@
 // SegmentService: saved segments (CRUD), counts and previews over the contact projection.
 import { randomUUID } from 'node:crypto';
-import { conflict, failedPrecondition, invalid, notFound, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, conflict, failedPrecondition, invalid, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
 import { DuplicateKeyError } from '@mailer/store';
 import type { CatalogSource } from '../clients/catalog';
@@ -44,13 +44,6 @@ export const PREVIEW_CONTACTS = 25;
 const NAME_MAX = 200;
 
 const segmentNotFound = (id: string) => notFound('segment_not_found', `segment ${id} does not exist`);
-
-/** The account comes from the API key (gateway); a request without one is a caller bug, refused. */
-function accountOf(req: { accountId: string }): string {
-  const id = req.accountId ?? '';
-  if (id.length === 0 || id.length > 100) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
-  return id;
-}
 
 function nameOf(raw: string): string {
   const name = (raw ?? '').trim();

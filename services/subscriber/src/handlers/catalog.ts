@@ -1,5 +1,5 @@
 // SubscriberService: the field catalog (with usage reports), tags and topics.
-import { DomainError, failedPrecondition, GrpcStatus, notFound, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, DomainError, failedPrecondition, GrpcStatus, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { subscriberV1 } from '@mailer/proto';
 import type { Transaction } from '@mailer/store';
 import { usageToProto } from '../clients/field-usage';
@@ -25,7 +25,7 @@ import { classifyUsages, formsOf, usageProblem, type UsageClassification } from 
 import { fieldEvent, tagEvent, topicEvent } from '../events/catalog-events';
 import type { DomainEvent } from '../events/subscriber-events';
 import { atomically } from '../store/atomic';
-import { accountOf, eventsCommitted, newIdOf, nowOf, type Deps } from './context';
+import { eventsCommitted, newIdOf, nowOf, type Deps } from './context';
 import { builtInFieldToProto, fieldToProto, fieldTypeFromProto, tagToProto, topicToProto } from './mapping';
 
 type CatalogHandlerNames =

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DomainError, GrpcStatus, invalid } from '@mailer/kit';
+import { DomainError, GrpcStatus } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
 import type { SegmentMembers } from '../clients/segment-members';
@@ -63,13 +63,6 @@ export async function eventsCommitted(deps: Deps): Promise<void> {
 
 export const nowOf = (deps: Deps): string => (deps.now ? deps.now() : new Date().toISOString());
 export const newIdOf = (deps: Deps): string => (deps.newId ? deps.newId() : randomUUID());
-
-/** The account comes from the API key (gateway); a request without one is a caller bug, refused. */
-export function accountOf(req: { accountId: string }): string {
-  const id = req.accountId ?? '';
-  if (id.length === 0 || id.length > 100) throw invalid('validation_failed', 'accountId is required', [{ path: 'accountId', problem: 'required' }]);
-  return id;
-}
 
 export async function loadCatalog(deps: Deps, accountId: string): Promise<Catalog> {
   return new Catalog(await deps.catalog.listFields(accountId));

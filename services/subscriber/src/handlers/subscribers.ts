@@ -1,5 +1,5 @@
 // SubscriberService: subscribers, their replaceable data, topics, field values, bulk tagging, sync.
-import { DomainError, GrpcStatus, notFound, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, DomainError, GrpcStatus, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { subscriberV1 } from '@mailer/proto';
 import type { Transaction } from '@mailer/store';
 import { diffSubscriber, newSubscriber, replaceData, type AccountContext } from '../domain/contacts';
@@ -15,7 +15,7 @@ import type { SubscriberStatus } from '../domain/subscriber';
 import { parseValueFieldId, validateValue } from '../domain/values';
 import { changeEvents, createdEvent, deletedEvent, type DomainEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
-import { accountOf, awaitEventBacklog, eventsCommitted, loadCatalog, loadContext, newIdOf, nowOf, type Deps } from './context';
+import { awaitEventBacklog, eventsCommitted, loadCatalog, loadContext, newIdOf, nowOf, type Deps } from './context';
 import {
   fieldEntriesToProto,
   fieldInputsFromProto,
