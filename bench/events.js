@@ -11,7 +11,7 @@ const { randomUUID } = require('node:crypto');
 const { connect, JSONCodec } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
 const { startNatsServer, startGateway, createAccount } = require('@mailer/testing');
-const { load, verdict, cpuMeter, startBaseline } = require('./lib');
+const { measure, verdict, startBaseline } = require('./lib');
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '64' }, accounts: { type: 'string', default: '100' } },
@@ -66,40 +66,32 @@ async function main() {
     const keys = [];
     for (let i = 0; i < accountCount; i++) keys.push((await createAccount(gw, `bench-${i}`)).apiKey);
     const body = JSON.stringify({ eventKey: 'order.paid', email: 'ann@example.org', properties: { orderId: 'o-1', amount: 42.5 } });
-    // One fixed request per account, cycled by every connection: autocannon builds each request once
-    // (a setupRequest hook would rebuild it every time and cost the load tool ~5x the CPU the gateway
-    // competes for on this 2-core machine).
+    // One fixed request per account, cycled by every connection (autocannon builds each request once).
     const requests = keys.map((key) => ({
       method: 'POST',
       path: '/events',
       headers: { 'content-type': 'application/json', 'x-api-key': key },
       body,
     }));
-    await load({ url: gw.url, requests, duration: 3, connections }); // warm-up
-    const meter = cpuMeter({ gateway: gw.pid, 'nats-server': nats.pid, 'load tool': process.pid });
-    const gateway = await load({ url: gw.url, requests, duration, connections });
-    const cpuUs = meter(gateway.ok);
+    const gateway = await measure({ url: gw.url, requests, duration, connections }, { gateway: gw.pid, 'nats-server': nats.pid, 'load tool': process.pid });
     const raw = await rawPublish(nats.url, duration, connections);
     const ratio = gateway.reqPerSec / raw;
     // The least an /events endpoint can do on this stack: Express 5 + express.json + one acknowledged
     // publish, no authentication, limits, validation or logging (own process, like the gateway).
     const minimal = await startBaseline('express-events', nats.url);
     stops.push(() => minimal.stop());
-    await load({ url: minimal.url, requests, duration: 2, connections }); // warm-up
-    const minimalCpu = cpuMeter({ server: minimal.pid });
-    const floor = await load({ url: minimal.url, requests, duration, connections });
-    const floorCpuUs = minimalCpu(floor.ok).server;
+    const floor = await measure({ url: minimal.url, requests, duration, connections }, { server: minimal.pid });
 
     console.log(`\nbench/events: POST /events over ${accountCount} accounts, ${connections} connections, ${duration} s each`);
     console.table({
-      'gateway POST /events (202)': { 'events/s': gateway.reqPerSec, 'p50 ms': gateway.p50, 'p99 ms': gateway.p99, 'server CPU µs/event': cpuUs.gateway, non2xx: gateway.non2xx, errors: gateway.errors },
+      'gateway POST /events (202)': { 'events/s': gateway.reqPerSec, 'p50 ms': gateway.p50, 'p99 ms': gateway.p99, 'server CPU µs/event': gateway.cpuUs.gateway, non2xx: gateway.non2xx, errors: gateway.errors },
       'raw JetStream publish, one client': { 'events/s': raw },
-      'Express 5 + one publish, nothing else': { 'events/s': floor.reqPerSec, 'p50 ms': floor.p50, 'p99 ms': floor.p99, 'server CPU µs/event': floorCpuUs, non2xx: floor.non2xx, errors: floor.errors },
+      'Express 5 + one publish, nothing else': { 'events/s': floor.reqPerSec, 'p50 ms': floor.p50, 'p99 ms': floor.p99, 'server CPU µs/event': floor.cpuUs.server, non2xx: floor.non2xx, errors: floor.errors },
     });
     console.log(`accepted events/s: ${gateway.reqPerSec} (target >= 5,000: ${verdict(gateway.reqPerSec >= 5000)})`);
     console.log(`ratio gateway/raw: ${ratio.toFixed(3)} (target >= 0.3: ${verdict(ratio >= 0.3)})`);
     console.log(`ratio minimal-Express/raw: ${(floor.reqPerSec / raw).toFixed(3)} (the most any Express /events could reach here)`);
-    console.log(`CPU per accepted event (µs): ${Object.entries(cpuUs).map(([name, us]) => `${name} ${us}`).join(', ')}`);
+    console.log(`CPU per accepted event (µs): ${Object.entries(gateway.cpuUs).map(([name, us]) => `${name} ${us}`).join(', ')}`);
     if (gateway.non2xx) console.log(`note: ${gateway.non2xx} requests were not 202 (429 means a per-account limit bound: add --accounts)`);
   } finally {
     for (const stop of stops.reverse()) await stop();

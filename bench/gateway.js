@@ -8,7 +8,7 @@
 'use strict';
 const { parseArgs } = require('node:util');
 const { startNatsServer, startService, startGateway, createAccount, adminRequest, serviceAddresses } = require('@mailer/testing');
-const { load, rssMb, verdict, cpuMeter, startBaseline } = require('./lib');
+const { measure, rssMb, verdict, startBaseline } = require('./lib');
 
 const { values: args } = parseArgs({ options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '64' } } });
 const duration = Number(args.duration);
@@ -46,18 +46,11 @@ async function main() {
     stops.push(() => expressOnly.stop());
 
     const headers = { 'x-api-key': apiKey };
-    await load({ url, headers, duration: 3, connections }); // warm-up (JIT, connections, KV caches)
-    const meter = cpuMeter({ gateway: gw.pid, 'subscriber service': subscriber.pid, 'nats-server': nats.pid, 'load tool': process.pid });
-    const gateway = await load({ url, headers, duration, connections });
-    const cpuUs = meter(gateway.ok);
+    const pids = { gateway: gw.pid, 'subscriber service': subscriber.pid, 'nats-server': nats.pid, 'load tool': process.pid };
+    const gateway = await measure({ url, headers, duration, connections }, pids);
     const memory = rssMb(gw.pid);
     const path = `/subscribers/${subscriber1.id}`;
-    const baselineRun = async (server) => {
-      await load({ url: server.url + path, duration: 2, connections }); // warm-up
-      const cpu = cpuMeter({ server: server.pid });
-      const result = await load({ url: server.url + path, duration, connections });
-      return { ...result, cpuUs: cpu(result.ok).server };
-    };
+    const baselineRun = (server) => measure({ url: server.url + path, duration, connections }, { server: server.pid });
     const baseline = await baselineRun(bare);
     const express = await baselineRun(expressOnly);
     const ratio = gateway.reqPerSec / baseline.reqPerSec;
@@ -66,15 +59,15 @@ async function main() {
     const row = (r, cpu) => ({ 'req/s': r.reqPerSec, 'p50 ms': r.p50, 'p99 ms': r.p99, 'server CPU µs/req': cpu, non2xx: r.non2xx, errors: r.errors });
     console.log(`\nbench/gateway: GET /subscribers/{id}, ${connections} connections, ${duration} s each (2 cores shared by load, gateway, service, NATS)`);
     console.table({
-      'gateway + gRPC + store': row(gateway, cpuUs.gateway),
-      'bare Node HTTP': row(baseline, baseline.cpuUs),
-      'Express 5, one route, nothing else': row(express, express.cpuUs),
+      'gateway + gRPC + store': row(gateway, gateway.cpuUs.gateway),
+      'bare Node HTTP': row(baseline, baseline.cpuUs.server),
+      'Express 5, one route, nothing else': row(express, express.cpuUs.server),
     });
     console.log(`ratio gateway/bare: ${ratio.toFixed(3)} (target >= 0.25: ${verdict(ratio >= 0.25)})`);
     console.log(`ratio Express-alone/bare: ${ceiling.toFixed(3)} (the most any Express gateway could reach here)`);
     console.log(`gateway p99: ${gateway.p99} ms (target < 25 ms: ${verdict(gateway.p99 < 25)})`);
     console.log(`gateway RSS: ${memory.rss} MB, peak ${memory.peak} MB (target < 200 MB: ${verdict(memory.peak < 200)})`);
-    console.log(`CPU per gateway request (µs): ${Object.entries(cpuUs).map(([name, us]) => `${name} ${us}`).join(', ')}`);
+    console.log(`CPU per gateway request (µs): ${Object.entries(gateway.cpuUs).map(([name, us]) => `${name} ${us}`).join(', ')}`);
     if (gateway.non2xx || gateway.errors) console.log(`WARNING: ${gateway.non2xx} non-2xx and ${gateway.errors} errors under load`);
   } finally {
     for (const stop of stops.reverse()) await stop();

@@ -57,14 +57,16 @@ async function benchAccount(gw, name) {
 }
 
 /**
- * CPU per request of each named process (pid) over a measured window: `const done = cpuMeter({...})`
- * before the load, `done(requests)` after -> {name: µs per request}. Shows where a 2-core machine's
- * time goes (the load tool itself is `process.pid`).
+ * A 3 s warm-up (JIT, connections, caches), then `load(opts)` while metering the CPU of each named
+ * process (pid): the load result plus `cpuUs`, {name: CPU µs per successful request}. Shows where a
+ * 2-core machine's time goes (the load tool itself is `process.pid`).
  */
-function cpuMeter(pids) {
+async function measure(opts, pids) {
+  await load({ ...opts, duration: 3 });
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
-  return (requests) =>
-    Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]) * 1e6) / requests)]));
+  const result = await load(opts);
+  const cpuUs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]) * 1e6) / result.ok)]));
+  return { ...result, cpuUs };
 }
 
 /** Starts a calibration server of bench/baseline-server.js in its own process: {url, pid, stop()}. */
@@ -82,4 +84,4 @@ async function startBaseline(kind, arg) {
   };
 }
 
-module.exports = { load, rssMb, verdict, cpuSeconds, cpuMeter, benchAccount, startBaseline };
+module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline };

@@ -28,8 +28,8 @@ process.on('exit', () => {
 /**
  * Spawns `node <script>` and resolves once it logs its "ready" line (pino JSON with msg "ready",
  * at info level: LOG_LEVEL must stay info or lower). Fails loudly with the process's output when
- * it exits or is not ready in time. `env.NODE_EXEC_ARGS` (space-separated) goes on node's command line,
- * for flags NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` when profiling a bench).
+ * it exits or is not ready in time. NODE_EXEC_ARGS (space-separated; from `env`, else the environment)
+ * goes on node's command line, for flags NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` when profiling a bench).
  */
 export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningProcess> {
   const file = path.join(repoRoot, script);
