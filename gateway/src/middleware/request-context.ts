@@ -1,15 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { Logger } from '@mailer/kit';
+import { sanitizeRequestId, type Logger } from '@mailer/kit';
 import type { GatewayMetrics } from '../metrics';
 import { matchRoute, type RouteEntry } from '../route-table';
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The client's X-Request-Id when it is sane (1-128 of [A-Za-z0-9._:-]); otherwise a new UUID. */
-export function sanitizeRequestId(value: string | string[] | undefined): string {
-  return typeof value === 'string' && SANE_REQUEST_ID.test(value) ? value : randomUUID();
-}
+// The same rule as the services apply to the id they receive as gRPC metadata (one definition, in the kit).
+export { sanitizeRequestId };
 
 /**
  * First middleware of every request: request id, a request-bound logger, one access-log line and

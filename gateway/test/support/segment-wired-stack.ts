@@ -26,15 +26,17 @@ export interface WiredStack {
   stop(): Promise<void>;
 }
 
-export async function startWiredStack(): Promise<WiredStack> {
+/** `serviceEnv` goes to both services (e.g. LOG_LEVEL: 'debug' to see every call's outcome line). */
+export async function startWiredStack(serviceEnv: NodeJS.ProcessEnv = {}): Promise<WiredStack> {
   const stack = await startStack(0);
   const usage = await startUsageSources();
   const subscriberAddress = `127.0.0.1:${await freePort()}`;
-  const segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
+  const segment = await startService('segment', { ...serviceEnv, NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-'));
   const proc = await spawnReady('services/subscriber/dist/main.js', {
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
+    ...serviceEnv,
     NATS_URL: stack.nats.url,
     DATA_DIR: dataDir,
     SUBSCRIBER_GRPC_ADDR: subscriberAddress,

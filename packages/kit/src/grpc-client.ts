@@ -7,6 +7,7 @@ import {
   Metadata,
   type ServiceError,
 } from '@grpc/grpc-js';
+import { currentCall, REQUEST_ID_KEY } from './call-context';
 
 type UnaryMethod<Req, Res> = (
   request: Req,
@@ -49,6 +50,9 @@ export function createClient<C extends Client>(Ctor: ClientConstructor<C>, addre
       new Promise((resolve, reject) => {
         const md = new Metadata();
         for (const [k, v] of Object.entries(settings.metadata ?? {})) md.set(k, v);
+        // A call made while serving one carries its request id on, so one id follows a request through every service.
+        const requestId = currentCall()?.requestId;
+        if (requestId && !md.get(REQUEST_ID_KEY).length) md.set(REQUEST_ID_KEY, requestId);
         const deadline = new Date(Date.now() + (settings.deadlineMs ?? defaultDeadlineMs));
         method.call(raw, request, md, { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
       });

@@ -12,6 +12,19 @@ import { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { DomainError } from './errors';
+import { REQUEST_ID_KEY, runInCall, sanitizeRequestId } from './call-context';
+
+// Domain errors that say the caller asked for something wrong: info. The others (UNAVAILABLE,
+// RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ...) say this service or a dependency is struggling: warn.
+const CALLER_CODES = new Set<status>([
+  status.INVALID_ARGUMENT,
+  status.NOT_FOUND,
+  status.ALREADY_EXISTS,
+  status.FAILED_PRECONDITION,
+  status.OUT_OF_RANGE,
+  status.PERMISSION_DENIED,
+  status.UNAUTHENTICATED,
+]);
 
 /** A unary handler written as an async function: return the response or throw a DomainError. */
 export type AsyncHandlers<S> = {
@@ -30,7 +43,9 @@ export interface GrpcServerOptions {
 
 /**
  * The gRPC server every service runs: keepalive, max connection age, grpc.health.v1, RED
- * metrics and one error mapping for all handlers.
+ * metrics and one error mapping for all handlers. Each call runs in a CallContext (call-context.ts):
+ * the caller's `x-request-id` (or a new one) and the RPC bound to a child logger, which logs the
+ * call's outcome and which outgoing gRPC calls forward.
  */
 export function createGrpcServer(opts: GrpcServerOptions) {
   const { logger, metrics } = opts;
@@ -65,22 +80,31 @@ export function createGrpcServer(opts: GrpcServerOptions) {
 
   function wrapUnary(path: string, handler: (req: unknown, call: ServerUnaryCall<unknown, unknown>) => Promise<unknown>) {
     return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const started = process.hrtime.bigint();
       const stop = metrics.grpcSeconds.startTimer({ method: path });
-      handler(call.request, call).then(
+      const requestId = sanitizeRequestId(call.metadata.get(REQUEST_ID_KEY)[0]);
+      const log = logger.child({ requestId, rpc: path });
+      const durationMs = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+      // Outcome lines carry the status and errorId only: never the request (bodies hold personal
+      // data) nor the domain error's message (it can quote an email address); the client has it.
+      runInCall({ requestId, rpc: path, log }, () => handler(call.request, call)).then(
         (response) => {
           metrics.grpcHandled.inc({ method: path, code: 'OK' });
           stop();
+          log.debug({ code: 'OK', durationMs: durationMs() }, 'rpc handled');
           callback(null, response);
         },
         (err: unknown) => {
           stop();
           if (err instanceof DomainError) {
-            metrics.grpcHandled.inc({ method: path, code: status[err.code] });
+            const code = status[err.code];
+            metrics.grpcHandled.inc({ method: path, code });
+            log[CALLER_CODES.has(err.code) ? 'info' : 'warn']({ code, errorId: err.errorId, durationMs: durationMs() }, 'rpc refused');
             callback({ code: err.code, details: err.message, metadata: err.toMetadata() });
             return;
           }
           metrics.grpcHandled.inc({ method: path, code: 'INTERNAL' });
-          logger.error({ err, method: path }, 'unhandled error in gRPC handler');
+          log.error({ err, code: 'INTERNAL', durationMs: durationMs() }, 'rpc failed: unhandled error in gRPC handler');
           callback({ code: status.INTERNAL, details: 'internal error' });
         },
       );

@@ -1,5 +1,5 @@
 import type { ServiceContext } from '@mailer/kit/service';
-import { Counter, DomainError, GrpcStatus } from '@mailer/kit';
+import { callLogger, Counter, DomainError, GrpcStatus } from '@mailer/kit';
 import { commonV1, segmentV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startProjection, type ProjectionHandle } from './events/projection';
@@ -32,11 +32,11 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     try {
       tail = await projection.streamTail();
     } catch (err) {
-      ctx.logger.warn({ err }, 'cannot read the DOMAIN stream position');
+      callLogger(ctx.logger).warn({ err }, 'cannot read the DOMAIN stream position');
       throw lagging('the position of the domain event stream cannot be read (NATS unreachable); retry shortly');
     }
     if (!(await projection.waitForSequence(tail, waitMs))) {
-      ctx.logger.warn({ tail, applied: projection.watermark.value, waitMs }, 'contact projection lagging');
+      callLogger(ctx.logger).warn({ tail, applied: projection.watermark.value, waitMs }, 'contact projection lagging');
       throw lagging(`the contact projection has not caught up with recent writes within ${waitMs} ms; retry shortly`);
     }
   };

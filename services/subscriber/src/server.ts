@@ -1,3 +1,4 @@
+import { callLogger } from '@mailer/kit';
 import type { ServiceContext } from '@mailer/kit/service';
 import { subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
@@ -27,7 +28,7 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     awaitPublished: async () => {
       if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
       const published = await ctx.awaitOutbox(config.OUTBOX_PUBLISH_WAIT_MS);
-      if (!published) ctx.logger.warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
+      if (!published) callLogger(ctx.logger).warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
     },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
   };
