@@ -10,6 +10,7 @@ import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
 import { onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
+import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
 /** What every gRPC service process is given once its store, NATS and server exist. */
 export interface ServiceContext<C> {
@@ -72,8 +73,11 @@ export async function runService<C extends ServiceConfig>(opts: {
     await ensureStreams(nc);
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
+    exportOutboxMetrics(metrics.registry, relay);
     const grpc = createGrpcServer({ logger, metrics });
     const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitOutbox: relay.awaitPublished })) ?? [];
+    // After setup: the consumers it started are running and get their backlog gauges.
+    const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);
     const stopHealth = watchHealth(
       async () => !nc.isClosed() && (await store.ping()),
@@ -85,6 +89,7 @@ export async function runService<C extends ServiceConfig>(opts: {
     onShutdown(logger, [
       () => grpc.shutdown(),
       async () => stopHealth(),
+      stopConsumerMetrics,
       ...stops,
       () => relay.stop(),
       () => nc.drain(),

@@ -62,11 +62,33 @@ export interface ConsumerOptions {
   log?: Log;
 }
 
+/** A durable consumer's backlog, as the server reports it (consumer info). */
+export interface ConsumerCounts {
+  /** Not delivered yet. */
+  pending: number;
+  /** Delivered and not acknowledged yet (in a handler, or waiting for a retry). */
+  ackPending: number;
+  /** Delivered more than once and not acknowledged yet. */
+  redelivered: number;
+}
+
 export interface ConsumerHandle {
+  readonly stream: string;
+  readonly durable: string;
   /** Stops pulling, waits for in-flight handlers to finish and settle their messages. */
   stop(): Promise<void>;
   /** Messages not yet processed: never delivered plus delivered-but-unacked (incl. waiting for retry). */
   lag(): Promise<number>;
+  /** The server's counts for this consumer (one consumer-info request, once the consumer exists). */
+  counts(): Promise<ConsumerCounts>;
+}
+
+// The consumers this process runs, for metrics (each process exports the backlog of what it consumes).
+const running = new Set<ConsumerHandle>();
+
+/** The consumers running in this process (started by runConsumer, not stopped yet). */
+export function runningConsumers(): ConsumerHandle[] {
+  return [...running];
 }
 
 const DEFAULT_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000, 300_000];
@@ -399,8 +421,24 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
   })();
 
   let stopped: Promise<void> | undefined;
-  return {
+  async function counts(): Promise<ConsumerCounts> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`consumer ${opts.stream}/${opts.durable} is not ready`)), READY_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([ready, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const info = await (await jsm()).consumers.info(opts.stream, opts.durable);
+    return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
+  }
+  const self: ConsumerHandle = {
+    stream: opts.stream,
+    durable: opts.durable,
     stop() {
+      running.delete(self);
       stopped ??= (async () => {
         stopping = true;
         wake();
@@ -416,19 +454,13 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
       return stopped;
     },
     async lag() {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`consumer ${opts.stream}/${opts.durable} is not ready`)), READY_TIMEOUT_MS);
-      });
-      try {
-        await Promise.race([ready, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-      const info = await (await jsm()).consumers.info(opts.stream, opts.durable);
-      return info.num_pending + info.num_ack_pending;
+      const c = await counts();
+      return c.pending + c.ackPending;
     },
+    counts,
   };
+  running.add(self);
+  return self;
 }
 
 function isBatchHandlerResult(r: unknown): r is BatchHandlerResult {

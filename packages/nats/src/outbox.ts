@@ -93,6 +93,8 @@ export interface OutboxRelay {
    * deadline. Concurrent callers share rounds.
    */
   awaitPublished(timeoutMs: number): Promise<boolean>;
+  /** Documents not published yet (the backlog; one count query). */
+  pending(): Promise<number>;
 }
 
 const CLEANUP_EVERY_MS = 60_000;
@@ -113,13 +115,14 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let current: Promise<number> | undefined;
   let queued: Promise<number> | undefined;
 
+  // Without retention every document in the outbox is pending; `$exists: false` (equivalent here:
+  // records never carry publishedAt until published) is also a condition the embedded store
+  // tests without falling back to its generic evaluator, which matters with a large backlog.
+  const pendingFilter = retainPublishedMs === 0 ? { publishedAt: { $exists: false } } : { publishedAt: null };
+
   async function publishPending(): Promise<number> {
     let published = 0;
     while (!stopped) {
-      // Without retention every document in the outbox is pending; `$exists: false` (equivalent here:
-      // records never carry publishedAt until published) is also a condition the embedded store
-      // tests without falling back to its generic evaluator, which matters with a large backlog.
-      const pendingFilter = retainPublishedMs === 0 ? { publishedAt: { $exists: false } } : { publishedAt: null };
       const pending = await outbox.find(pendingFilter, { sort: { createdAt: 1, _id: 1 }, limit: batchSize });
       if (retainPublishedMs === 0) {
         published += await publishAndDelete(pending);
@@ -201,6 +204,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       await Promise.allSettled([current, queued]);
     },
     flush: round,
+    pending: () => outbox.countDocuments(pendingFilter),
     notify() {
       schedule(0);
     },

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Context, context, createContextKey, propagation, ROOT_CONTEXT, TextMapPropagator } from '@opentelemetry/api';
 import { NatsConnection } from 'nats';
 import { freePort, startNatsServer, NatsServerHandle } from '../../testing/src/nats';
-import { connectNats, ConsumedMessage, ensureStreams, ConsumerOptions, HandlerResult, publish, runConsumer } from '../src';
+import { connectNats, ConsumedMessage, ensureStreams, ConsumerOptions, HandlerResult, publish, runConsumer, runningConsumers } from '../src';
 import { freshStream, sleep, waitFor } from './helpers';
 
 let server: NatsServerHandle;
@@ -219,9 +219,35 @@ it('reports lag: undelivered plus delivered-but-unacked', async () => {
   await publishMany(subject('x'), 6);
   await waitFor(() => started === 2);
   expect(await h.lag()).toBe(6);
+  expect(await h.counts()).toEqual({ pending: 4, ackPending: 2, redelivered: 0 });
   release();
   await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
   expect(started).toBe(6);
+});
+
+it('counts redelivered messages, and lists the consumer as running until stopped (metrics read both)', async () => {
+  const { name, subject } = await freshStream(nc);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let deliveries = 0;
+  const h = runConsumer(nc, {
+    stream: name,
+    durable: 'redelivered',
+    backoffMs: [100],
+    handler: async () => {
+      if (++deliveries === 1) throw new Error('first delivery fails');
+      await gate;
+      return 'ack';
+    },
+  });
+  expect(runningConsumers()).toContain(h);
+  await publishMany(subject('x'), 1);
+  await waitFor(() => deliveries === 2, 5_000, 'redelivery');
+  expect(await h.counts()).toEqual({ pending: 0, ackPending: 1, redelivered: 1 });
+  release();
+  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+  await h.stop();
+  expect(runningConsumers()).not.toContain(h);
 });
 
 it('filters by subject and hands over subject, headers, seq and msgID', async () => {
