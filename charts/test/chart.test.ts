@@ -866,6 +866,8 @@ describe('dashboards and alert rules', () => {
     expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(service, method, le\) \(rate\(grpc_server_handling_seconds_bucket/);
     expect(all).toContain('rate_limit_rejections_total');
     expect(all).toContain('jetstream_consumer_lag');
+    expect(all).toContain('outbox_pending_events');
+    expect(all).toContain('mailer_build_info');
     expect(all).toMatch(/store_operation_duration_seconds_bucket/);
   });
 
@@ -876,11 +878,12 @@ describe('dashboards and alert rules', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  test('alert on a high 5xx ratio, a high p99, growing consumer lag and restarting pods', () => {
+  test('alert on a high 5xx ratio, a high p99, growing consumer lag, a growing outbox and restarting pods', () => {
     expect(ruleFor((e) => /http_requests_total\{status=~"5\.\."\}/.test(e) && /\/\s*sum by/.test(e)).length).toBeGreaterThan(0);
     expect(ruleFor((e) => /histogram_quantile\(0\.99,[\s\S]*http_request_duration_seconds_bucket/.test(e)).length).toBeGreaterThan(0);
     expect(ruleFor((e) => /histogram_quantile\(0\.99,[\s\S]*grpc_server_handling_seconds_bucket/.test(e)).length).toBeGreaterThan(0);
     expect(ruleFor((e) => /deriv\(jetstream_consumer_lag\[/.test(e)).length).toBeGreaterThan(0);
+    expect(ruleFor((e) => /deriv\(outbox_pending_events\[/.test(e)).length).toBeGreaterThan(0);
     expect(ruleFor((e) => e.includes('kube_pod_container_status_restarts_total')).length).toBeGreaterThan(0);
   });
 

@@ -83,15 +83,23 @@ export function createGrpcServer(opts: GrpcServerOptions) {
       const started = process.hrtime.bigint();
       const stop = metrics.grpcSeconds.startTimer({ method: path });
       const requestId = sanitizeRequestId(call.metadata.get(REQUEST_ID_KEY)[0]);
-      const log = logger.child({ requestId, rpc: path });
+      // The child logger is made on first use: most successful calls log nothing at the default level.
+      let child: Logger | undefined;
+      const ctx = {
+        requestId,
+        rpc: path,
+        get log(): Logger {
+          return (child ??= logger.child({ requestId, rpc: path }));
+        },
+      };
       const durationMs = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
       // Outcome lines carry the status and errorId only: never the request (bodies hold personal
       // data) nor the domain error's message (it can quote an email address); the client has it.
-      runInCall({ requestId, rpc: path, log }, () => handler(call.request, call)).then(
+      runInCall(ctx, () => handler(call.request, call)).then(
         (response) => {
           metrics.grpcHandled.inc({ method: path, code: 'OK' });
           stop();
-          log.debug({ code: 'OK', durationMs: durationMs() }, 'rpc handled');
+          if (logger.isLevelEnabled('debug')) ctx.log.debug({ code: 'OK', durationMs: durationMs() }, 'rpc handled');
           callback(null, response);
         },
         (err: unknown) => {
@@ -99,12 +107,12 @@ export function createGrpcServer(opts: GrpcServerOptions) {
           if (err instanceof DomainError) {
             const code = status[err.code];
             metrics.grpcHandled.inc({ method: path, code });
-            log[CALLER_CODES.has(err.code) ? 'info' : 'warn']({ code, errorId: err.errorId, durationMs: durationMs() }, 'rpc refused');
+            ctx.log[CALLER_CODES.has(err.code) ? 'info' : 'warn']({ code, errorId: err.errorId, durationMs: durationMs() }, 'rpc refused');
             callback({ code: err.code, details: err.message, metadata: err.toMetadata() });
             return;
           }
           metrics.grpcHandled.inc({ method: path, code: 'INTERNAL' });
-          log.error({ err, code: 'INTERNAL', durationMs: durationMs() }, 'rpc failed: unhandled error in gRPC handler');
+          ctx.log.error({ err, code: 'INTERNAL', durationMs: durationMs() }, 'rpc failed: unhandled error in gRPC handler');
           callback({ code: status.INTERNAL, details: 'internal error' });
         },
       );
