@@ -68,7 +68,7 @@ it('a domain error: the service logs the request id with the errorId, not the me
   expect({ status: res.status, errorId: res.json?.errorId }).toEqual({ status: 404, errorId: 'subscriber_not_found' });
 
   const gw = await logged(env.gw, rid, (l) => l.msg === 'request');
-  expect(gw.find((l) => l.msg === 'request')).toMatchObject({ status: 404 });
+  expect(gw.find((l) => l.msg === 'request')).toMatchObject({ status: 404, errorId: 'subscriber_not_found' });
   const svc = await logged(env.subscriber, rid, rpc('GetSubscriber'));
   // info, not warn: the caller asked for something that does not exist; the service is fine
   expect(svc.find(rpc('GetSubscriber'))).toMatchObject({ level: 30, code: 'NOT_FOUND', errorId: 'subscriber_not_found' });

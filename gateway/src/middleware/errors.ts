@@ -22,6 +22,7 @@ export function routeNotFound(routes: () => RouteEntry[]): RequestHandler {
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   const error = toApiError(err);
   if (error.status >= 500) req.log?.error({ err, errorId: error.errorId }, 'request failed');
+  res.locals.errorId = error.errorId; // for the access-log line (request-context.ts)
   if (res.headersSent) {
     res.destroy();
     return;

@@ -30,7 +30,7 @@ export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; 
       deps.metrics.httpDuration.observe({ method: req.method, route }, seconds);
       req.log.info(
         // accountId is already bound to req.log by authentication.
-        { method: req.method, path: req.path, route, status: res.statusCode, durationMs: Math.round(seconds * 1000) },
+        { method: req.method, path: req.path, route, status: res.statusCode, errorId: res.locals.errorId, durationMs: Math.round(seconds * 1000) },
         'request',
       );
     };
