@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import type { AccountStore } from '../accounts/accounts';
 import { ApiError } from '../errors';
 import type { GatewayMetrics } from '../metrics';
-import { rateLimitHeaders, type Decision, type Limit } from '../ratelimit/gcra';
+import { rateLimitHeaders, type Decision, type Limit } from '../ratelimit/decide';
 import { addressBudgetKey, type RateLimiter } from '../ratelimit/limiter';
 import { unauthenticatedLimits } from '../ratelimit/policies';
 

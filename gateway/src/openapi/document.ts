@@ -47,8 +47,8 @@ ${catalogueTable}
 Every response carries \`X-Request-Id\`: the client's value when it is 1-128 characters of \`[A-Za-z0-9._:-]\`, otherwise a generated UUID. Server logs carry it.
 
 ## Rate limits
-Per account, shared by all replicas: ${d.perMinute} requests per minute **and** ${d.perHour} per hour on the default API; \`/events\` has its own budget of ${d.eventsPerSecond} requests per second with a burst of ${d.eventsBurst} (token bucket). Limits are enforced with GCRA (a smoothed token bucket): the full budget may be spent at once, and it refills continuously.
-Every authenticated response carries \`RateLimit-Limit\` (capacity of the tightest limit), \`RateLimit-Remaining\`, \`RateLimit-Reset\` (seconds until that limit's budget is full again) and \`RateLimit-Policy\` (\`${d.perMinute};w=60, ${d.perHour};w=3600\`, or \`${d.eventsPerSecond};w=1;burst=${d.eventsBurst}\` on /events). \`429 rate_limited\` carries \`Retry-After\` (whole seconds, at least 1). Rejected requests do not consume budget. Limits may differ per account (operator setting).
+Per account, shared by all replicas: ${d.perMinute} requests per minute **and** ${d.perHour} per hour on the default API; \`/events\` has its own budget of ${d.eventsPerSecond} requests per second with a burst of ${d.eventsBurst} (token bucket). The default API limits are exact sliding windows: in any span of 60 s at most ${d.perMinute} requests are accepted, and in any span of 3,600 s at most ${d.perHour}. Requests are counted in slots (1 s for the minute, 60 s for the hour) and a request stays counted until its whole slot has left the window, so a refusal may come up to one slot early, never late.
+Every authenticated response carries \`RateLimit-Limit\` (capacity of the tightest limit: the one with the fewest requests remaining), \`RateLimit-Remaining\` (requests left in it; counts down by exactly one per accepted request until requests leave the window), \`RateLimit-Reset\` (seconds until that limit frees capacity: its oldest counted requests leave the window, or for /events the bucket is full again; on a 429 the seconds until a request is admitted again) and \`RateLimit-Policy\` (\`${d.perMinute};w=60, ${d.perHour};w=3600\`, or \`${d.eventsPerSecond};w=1;burst=${d.eventsBurst}\` on /events). \`429 rate_limited\` carries \`Retry-After\` (whole seconds, at least 1): a retry after that long is admitted unless other requests of the account spend the freed capacity first. Rejected requests do not consume budget. Limits may differ per account (operator setting).
 Requests that fail authentication are limited per client address (60 per minute by default); once an address has used that up, its requests are answered \`429\` before the key is even looked up, so guessing keys is throttled. Public operations and \`400 api_key_in_url\` carry no rate-limit headers.
 
 ## Idempotency
@@ -169,9 +169,9 @@ export const openApiDocument = {
     },
     headers: {
       XRequestId: { description: 'The request id (echoed when sane, else generated).', schema: { type: 'string' } },
-      RateLimitLimit: { description: 'Capacity of the tightest limit (for /events: the burst).', schema: { type: 'integer' } },
-      RateLimitRemaining: { description: 'Requests left in the tightest limit.', schema: { type: 'integer' } },
-      RateLimitReset: { description: 'Seconds until the tightest limit\'s budget is full again.', schema: { type: 'integer' } },
+      RateLimitLimit: { description: 'Capacity of the tightest limit, the one with the fewest requests remaining (for /events: the burst).', schema: { type: 'integer' } },
+      RateLimitRemaining: { description: 'Requests left in the tightest limit (0 on a 429).', schema: { type: 'integer' } },
+      RateLimitReset: { description: 'Seconds until the tightest limit frees capacity (a window: its oldest counted requests leave it; /events: the bucket is full again). On a 429: seconds until a request is admitted again, as Retry-After.', schema: { type: 'integer' } },
       RateLimitPolicy: { description: 'All limits that apply, e.g. `300;w=60, 2000;w=3600`.', schema: { type: 'string' } },
       RetryAfter: { description: 'Whole seconds to wait (at least 1).', schema: { type: 'integer', minimum: 1 } },
       IdempotencyReplay: { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
