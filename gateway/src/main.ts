@@ -16,7 +16,7 @@ import { BUCKETS } from './kv/buckets';
 import { natsJsonKv } from './kv/json-kv';
 import { WatchedKv } from './kv/watched-kv';
 import { createGatewayMetrics } from './metrics';
-import type { GcraState } from './ratelimit/gcra';
+import type { LimitState } from './ratelimit/decide';
 import { RateLimiter } from './ratelimit/limiter';
 
 async function main() {
@@ -36,7 +36,7 @@ async function main() {
   const accountsView =
     config.GATEWAY_ACCOUNT_LEASE_MS > 0 ? await WatchedKv.open<unknown>(accountsBucket, { key: '>', leaseMs: config.GATEWAY_ACCOUNT_LEASE_MS, onError: onWatchError }) : undefined;
   const rateLimitsBucket = await bucket(BUCKETS.rateLimits);
-  const addressBudgets = await WatchedKv.open<GcraState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
+  const addressBudgets = await WatchedKv.open<LimitState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
   const limiter = new RateLimiter(natsJsonKv(rateLimitsBucket, BUCKETS.rateLimits.name), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 

@@ -180,30 +180,53 @@ describe('admin listener', () => {
 });
 
 describe('unauthenticated requests are limited per client address', () => {
-  it('after the budget of failures, even a valid key from that address gets 429 until it refills; other addresses are unaffected', async () => {
+  it('61+ failures from one address: its bad keys get 429, yet a valid key from it is accepted; other addresses are unaffected', async () => {
     const gw = await startGateway({
       NATS_URL: stack.nats.url,
       ADMIN_TOKEN: a.adminToken,
       API_KEY_MASTER_KEY: a.masterKey,
-      GATEWAY_UNAUTHENTICATED_PER_MINUTE: '3',
-      GATEWAY_TRUST_PROXY: '1',
+      GATEWAY_TRUST_PROXY: '1', // the address comes from X-Forwarded-For: one proxy, many customers
       SUBSCRIBER_GRPC_ADDR: '127.0.0.1:1',
     });
     try {
       const { apiKey } = await account();
       const from = (ip: string, key?: string) => call(gw, 'POST', '/events', { apiKey: key, body: event(), headers: { 'x-forwarded-for': ip } });
-      expectError(await from('10.9.9.1', 'mk_bad'), 401, 'api_key_invalid');
-      expectError(await from('10.9.9.1'), 401, 'api_key_missing');
-      const third = await from('10.9.9.1', 'mk_bad');
-      expectError(third, 401, 'api_key_invalid');
-      expect(third.headers.get('ratelimit-remaining')).toBe('0');
-      const limited = await from('10.9.9.1', 'mk_bad');
-      expectError(limited, 429, 'rate_limited');
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expectError(await from('10.9.9.1', apiKey), 429, 'rate_limited');
-      // Another address, and successful authentications, are not affected.
-      expect((await from('10.9.9.2', apiKey)).status).toBe(202);
+      const wrongKey = (i: number) => `mk_${String(i).padStart(40, 'x')}`; // well-formed, so it is looked up
+      // Failures until the address's budget (60 per minute, refilling one per second) is spent.
+      const started = Date.now();
+      let limited: Awaited<ReturnType<typeof from>> | undefined;
+      let failures = 0;
+      while (!limited && failures < 200) {
+        const res = await from('10.9.9.1', failures % 7 === 3 ? undefined : failures % 7 === 5 ? 'mk_bad' : wrongKey(failures));
+        if (res.status === 429) limited = res;
+        else {
+          expect(res.status).toBe(401);
+          failures++;
+        }
+      }
+      expect(failures).toBeGreaterThanOrEqual(60);
+      expect(failures).toBeLessThanOrEqual(61 + Math.ceil((Date.now() - started) / 1000));
+      expectError(limited!, 429, 'rate_limited');
+      expect(limited!.headers.get('ratelimit-policy')).toBe('60;w=60');
+      expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const exhaustedAt = Date.now();
+
+      // A valid key from the same address is authenticated and spends its account's budget only.
+      const valid = await from('10.9.9.1', apiKey);
+      expect(valid.status).toBe(202);
+      expect(valid.headers.get('ratelimit-policy')).toBe('100;w=1;burst=500');
+
+      // Bad keys from that address are still refused with 429 (one per second may refill: bounded).
+      const again = await Promise.all([wrongKey(1000), 'mk_bad', undefined, wrongKey(1001), wrongKey(1002), wrongKey(1003)].map((k) => from('10.9.9.1', k)));
+      for (const res of again) expect([401, 429]).toContain(res.status);
+      const refilled = again.filter((r) => r.status === 401).length;
+      expect(refilled).toBeLessThanOrEqual(1 + Math.ceil((Date.now() - exhaustedAt) / 1000));
+      expect(again.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(1);
+      expect((await from('10.9.9.1', apiKey)).status).toBe(202);
+
+      // Another address, and its failures, are not affected.
       expectError(await from('10.9.9.2', 'mk_bad'), 401, 'api_key_invalid');
+      expect((await from('10.9.9.2', apiKey)).status).toBe(202);
     } finally {
       await gw.stop();
     }

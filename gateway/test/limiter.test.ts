@@ -1,9 +1,10 @@
 import { RateLimiter, addressBudgetKey, accountBudgetKey } from '../src/ratelimit/limiter';
-import type { Limit } from '../src/ratelimit/gcra';
+import type { Limit } from '../src/ratelimit/decide';
+import { DEFAULT_RATE_LIMITS, defaultApiLimits } from '../src/ratelimit/policies';
 import { KvConflict, type JsonKv } from '../src/kv/json-kv';
 import { memoryKv } from './support/memory-kv';
 
-const perMinute = (count: number): Limit[] => [{ name: 'minute', count, windowMs: 60_000, burst: count }];
+const perMinute = (count: number): Limit[] => [{ kind: 'window', name: 'minute', count, windowMs: 60_000, slotMs: 1_000 }];
 
 describe('RateLimiter (shared KV state, compare-and-set)', () => {
   it('two replicas on one store spend one budget exactly, even fully concurrent', async () => {
@@ -16,7 +17,26 @@ describe('RateLimiter (shared KV state, compare-and-set)', () => {
     // Rejected requests wrote nothing: the next one is still rejected with the same wait.
     const next = await a.consume('acc', perMinute(25));
     expect(next.allowed).toBe(false);
-    expect(next.retryAfterSeconds).toBe(3);
+    expect(next.retryAfterSeconds).toBe(61); // the slot [1,000 s, 1,001 s) leaves the window at 1,061 s
+  });
+
+  it('the default budget on two replicas with a moving clock: exactly 300 of a 310-request flood, in any span of 60 s', async () => {
+    const kv = memoryKv();
+    let clock = 7_000_000;
+    const now = () => clock;
+    const replicas = [new RateLimiter(kv, now), new RateLimiter(kv, now)];
+    const limits = defaultApiLimits(DEFAULT_RATE_LIMITS);
+    const flood = Array.from({ length: 310 }, (_, i) => {
+      clock += 3; // spread over about a second
+      return replicas[i % 2].consume('acc', limits);
+    });
+    const decisions = await Promise.all(flood);
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(300);
+    expect(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => b - a)).toEqual(Array.from({ length: 300 }, (_, i) => 299 - i));
+    clock += 58_000;
+    expect((await replicas[0].consume('acc', limits)).allowed).toBe(false);
+    clock = 7_000_000 + 62_000; // every slot of the flood has left the minute
+    expect((await replicas[1].consume('acc', limits)).allowed).toBe(true);
   });
 
   it('decides concurrent requests of one replica in batches: few KV round trips, exact budget', async () => {

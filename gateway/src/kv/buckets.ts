@@ -6,7 +6,7 @@ const HOUR = 3_600_000;
  * JetStream KV buckets shared by every gateway replica (history 1). Key layouts:
  *   gateway-accounts     account.<accountId> -> AccountRecord; apikey.<hmac hex> -> {accountId}   (src/accounts/accounts.ts)
  *   gateway-rate-limits  account.<accountId>.default | account.<accountId>.events | address.<client address>
- *                        -> GCRA state {<limit name>: TAT ms}                                         (src/ratelimit/limiter.ts)
+ *                        -> {<limit name>: bucket TAT ms | window slot counts}                       (src/ratelimit/limiter.ts)
  *   gateway-idempotency  <accountId>.<sha256(Idempotency-Key) hex> -> in-flight lease | stored response (src/idempotency/store.ts)
  *   gateway-event-keys   <accountId>.<sha256(idempotencyKey) hex> -> {eventId, acceptedAt}           (src/events/publisher.ts)
  * Reads are never direct gets: a lagging replica of a clustered bucket could still show a rotated key.

@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import type { AccountStore } from '../accounts/accounts';
 import { ApiError } from '../errors';
 import type { GatewayMetrics } from '../metrics';
-import { rateLimitHeaders, type Decision, type Limit } from '../ratelimit/gcra';
+import { rateLimitHeaders, type Decision, type Limit } from '../ratelimit/decide';
 import { addressBudgetKey, type RateLimiter } from '../ratelimit/limiter';
 import { unauthenticatedLimits } from '../ratelimit/policies';
 
@@ -30,15 +30,22 @@ export interface AuthenticateDeps {
  * X-API-Key authentication against the shared accounts (AccountStore: a leased watched copy, so a
  * rotated or deleted key is refused by every replica the moment the change returned).
  *
- * Failures are limited per client address. The budget is checked before the lookup: once an
- * address has used it up, even a correct guess is answered 429, so guessing is throttled rather
- * than merely answered differently.
+ * Failures are limited per client address; only failures spend that budget and only failures are
+ * refused by it. A valid key is authenticated first and never refused because of other requests'
+ * failures: behind a proxy or NAT every customer shares one address, and a few wrong keys there must
+ * not lock every customer out. An address over its budget gets 429 for a missing or wrong key,
+ * cheaply: no budget write, the budget read from a watched copy, and a malformed key not even
+ * looked up (a well-formed one costs the lookup a valid key costs). So a correct guess is admitted
+ * even after the budget is spent; guessing stays hopeless (40 base62 characters, about 2^238 keys),
+ * the budget keeps each failed attempt cheap and makes scanning visible in the metrics.
  */
 export function authenticate(deps: AuthenticateDeps): RequestHandler {
   const limits = unauthenticatedLimits(deps.unauthenticatedPerMinute);
 
   const refuse = async (res: Response, budgetKey: string, error: ApiError): Promise<never> => {
-    const decision = await deps.limiter.consume(budgetKey, limits);
+    // An address already over its budget is refused from the watched copy, without a write.
+    const budget = await deps.limiter.peek(budgetKey, limits);
+    const decision = budget.allowed ? await deps.limiter.consume(budgetKey, limits) : budget;
     res.set(rateLimitHeaders(limits, decision));
     if (!decision.allowed) {
       deps.metrics.rateLimitRejections.inc({ bucket: 'unauthenticated' });
@@ -49,12 +56,6 @@ export function authenticate(deps: AuthenticateDeps): RequestHandler {
 
   return async (req, res, next) => {
     const budgetKey = addressBudgetKey(req.ip ?? 'unknown');
-    const budget = await deps.limiter.peek(budgetKey, limits);
-    if (!budget.allowed) {
-      deps.metrics.rateLimitRejections.inc({ bucket: 'unauthenticated' });
-      throw rateLimited(limits, budget);
-    }
-
     const presented = req.headers['x-api-key'];
     if (presented === undefined) {
       const bearer = /^\s*bearer\b/i.test(req.headers.authorization ?? '');

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { GatewayMetrics } from '../metrics';
-import { rateLimitHeaders } from '../ratelimit/gcra';
+import { rateLimitHeaders } from '../ratelimit/decide';
 import { accountBudgetKey, type RateLimiter } from '../ratelimit/limiter';
 import { defaultApiLimits, eventsLimits, resolveLimits } from '../ratelimit/policies';
 import { rateLimited } from './authenticate';

@@ -1,10 +1,10 @@
 import { KvConflict, type JsonKv } from '../kv/json-kv';
 import type { WatchedKv } from '../kv/watched-kv';
-import { decide, type Decision, type GcraState, type Limit } from './gcra';
+import { decide, stateMatters, type Decision, type Limit, type LimitState } from './decide';
 
 /**
  * Rate-limit budgets shared by every gateway replica: one KV entry per bucket and subject
- * (account or client address) holding the GCRA state, updated with compare-and-set on its
+ * (account or client address) holding the state of its limits (decide.ts), updated with compare-and-set on its
  * revision. A rejected request writes nothing, so it consumes nothing.
  *
  * Under load many requests of one process hit the same entry at once. They are decided in
@@ -20,7 +20,7 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-type Entry = { value: GcraState; revision: number } | null;
+type Entry = { value: LimitState; revision: number } | null;
 
 const MAX_CACHED_ENTRIES = 10_000;
 
@@ -38,7 +38,7 @@ export class RateLimiter {
      * refusal of an address that used up its budget, so a copy a few milliseconds behind other
      * replicas is good enough, and it saves a round trip on every authenticated request.
      */
-    private readonly peekView?: WatchedKv<GcraState>,
+    private readonly peekView?: WatchedKv<LimitState>,
   ) {}
 
   /** Decides and, when allowed, records the request. */
@@ -53,14 +53,14 @@ export class RateLimiter {
 
   /** Decides without recording anything (would a request be allowed right now?). */
   async peek(key: string, limits: Limit[]): Promise<Decision> {
-    const entry = this.peekView ? this.peekView.get(key) : await this.kv.get<GcraState>(key);
+    const entry = this.peekView ? this.peekView.get(key) : await this.kv.get<LimitState>(key);
     return decide(limits, entry?.value ?? {}, this.now());
   }
 
   /** Drops copied budgets that have fully refilled (the bucket's TTL removes them without telling the watch). */
   pruneView(): void {
     const now = this.now();
-    this.peekView?.prune((state) => Object.values(state).some((tat) => tat > now));
+    this.peekView?.prune((state) => stateMatters(state, now));
   }
 
   private async drain(key: string): Promise<void> {
@@ -82,7 +82,7 @@ export class RateLimiter {
 
   private async decideBatch(key: string, batch: Waiter[]): Promise<Decision[]> {
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const entry = this.lastWritten.has(key) ? this.lastWritten.get(key)! : await this.kv.get<GcraState>(key);
+      const entry = this.lastWritten.has(key) ? this.lastWritten.get(key)! : await this.kv.get<LimitState>(key);
       const now = this.now();
       let state = entry?.value ?? {};
       const decisions = batch.map((w) => {
