@@ -26,12 +26,12 @@ export const configSchema = z.object({
    * on every request instead. Every replica must use the same value.
    */
   GATEWAY_ACCOUNT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(300),
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),
-  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:50054'),
-  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:50055'),
-  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:50056'),
+  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
+  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
+  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
+  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:7054'),
+  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:7055'),
+  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:7056'),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

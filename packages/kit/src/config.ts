@@ -25,7 +25,7 @@ function exitWithMessage(message: string): never {
 /** `host:port` with a numeric port. */
 export const hostPort = z
   .string()
-  .regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051');
+  .regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:7051');
 
 export const port = z.coerce.number().int().min(0).max(65535);
 
