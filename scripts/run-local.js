@@ -15,7 +15,10 @@ const env = process.env;
 // Knobs (all optional): where the data lives and which ports are used. A port (or base port) of 0
 // means any free port: the runner picks them all before starting anything, so every process is
 // given the complete table of addresses (a service calls its peers too, not only the gateway).
-const data = path.resolve(env.MAILER_DATA_DIR || path.join(root, '.data'));
+// A relative MAILER_DATA_DIR is taken from where the user ran npm (INIT_CWD; npm runs scripts at the
+// repository root), as scripts/admin.js does.
+const userCwd = env.INIT_CWD || process.cwd();
+const data = env.MAILER_DATA_DIR ? path.resolve(userCwd, env.MAILER_DATA_DIR) : path.join(root, '.data');
 const logs = path.join(data, 'logs');
 const port = (name, fallback) => Number(env[name] ?? fallback);
 const GATEWAY_PORT = port('GATEWAY_PORT', 8080);
@@ -211,13 +214,16 @@ async function main() {
   fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
 
   const url = `http://127.0.0.1:${ports.gateway}`;
-  const shown = (file) => path.relative(process.cwd(), file) || file;
+  const shown = (file) => path.relative(userCwd, file) || file;
+  // The CLI finds admin.json through MAILER_DATA_DIR: name it when it is not the default.
+  const quoted = (text) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
+  const cliEnv = env.MAILER_DATA_DIR ? `MAILER_DATA_DIR=${quoted(data)} ` : '';
   console.log(`
 mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops everything)
   gateway:  ${url}   (OpenAPI: ${url}/openapi.json, docs: ${url}/docs)
   API key:  ${apiKey}   (also in ${shown(keyFile)})
-  try:      curl -H "X-API-Key: $(cat ${shown(keyFile)})" ${url}/subscribers
-  operator: npm run --silent admin -- show-key --account $(cat ${shown(accountFile)})
+  try:      curl -H "X-API-Key: $(cat ${quoted(shown(keyFile))})" ${url}/subscribers
+  operator: ${cliEnv}npm run --silent admin -- show-key --account $(cat ${quoted(shown(accountFile))})
 `);
 }
 

@@ -131,3 +131,12 @@ it('services reach each other on any ports: subscribers by segment (gateway -> s
   expect(usage.sources).toEqual(expect.arrayContaining(['segment', 'form', 'rss', 'messaging'].map((service) => ({ service, answered: true }))));
   expect((await json(await call(`/fields/${field.fieldId}/archive`, { method: 'POST' }), 200)).active).toBe(false);
 }, 60_000);
+
+it('the printed operator command works as printed, though the data is not in .data/', () => {
+  const line = runner.output().match(/operator:\s+(.+)/)![1];
+  expect(line).toContain(`MAILER_DATA_DIR=${dataDir}`);
+  // a fresh shell at the repository root: nothing of the runner's environment
+  const { MAILER_DATA_DIR: _d, ADMIN_URL: _u, ADMIN_TOKEN: _t, INIT_CWD: _c, ...shellEnv } = process.env;
+  const out = execFileSync('bash', ['-c', line], { cwd: repoRoot, env: shellEnv, encoding: 'utf8', timeout: 60_000 });
+  expect(JSON.parse(out)).toEqual({ accountId: fs.readFileSync(path.join(dataDir, 'dev-account-id'), 'utf8'), apiKey: runner.apiKey });
+}, 90_000);
