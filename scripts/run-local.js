@@ -2,7 +2,8 @@
 // Runs the whole system on one machine as plain processes (what `npm run up` ends with):
 // nats-server (JetStream, data in .data/nats), the six gRPC services (embedded storage in
 // .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
-// Ctrl-C / SIGTERM stops every child; the next run keeps the data.
+// Ctrl-C / SIGTERM stops every child; the next run keeps the data. One runner per data directory
+// (<data>/runner.lock).
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -123,7 +124,53 @@ async function stopAll(code) {
       });
     }
   }
+  unlock();
   process.exit(code);
+}
+
+/**
+ * One runner per data directory: a second one would start a second nats-server on the same
+ * JetStream store (and services on the same embedded stores) before failing on a port. The lock
+ * file holds the runner's PID; a lock whose PID is no longer a runner is stale and taken over.
+ */
+const lockFile = path.join(data, 'runner.lock');
+let locked = false;
+function lock() {
+  fs.mkdirSync(data, { recursive: true });
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      locked = true;
+      process.on('exit', unlock);
+      return;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    const holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
+    if (isRunner(holder)) {
+      console.error(`up: another runner (pid ${holder}) is using ${data}; stop it first (Ctrl-C in its terminal, or kill ${holder}), or set MAILER_DATA_DIR to another directory`);
+      process.exit(1);
+    }
+    fs.rmSync(lockFile, { force: true }); // stale: its runner is gone
+  }
+}
+function unlock() {
+  if (locked) fs.rmSync(lockFile, { force: true });
+  locked = false;
+}
+/** The PID is alive and (where /proc tells) is a runner, not an unrelated process that reused it. */
+function isRunner(pid) {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if (err.code !== 'EPERM') return false;
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('run-local');
+  } catch {
+    return !fs.existsSync('/proc'); // no /proc: trust kill(0)
+  }
 }
 
 /** A port nothing listens on now (the kernel's pick), never one already handed out in this run. */
@@ -154,6 +201,7 @@ function admin(args, adminEnv) {
 }
 
 async function main() {
+  lock(); // before anything reads or writes the data directory
   fs.mkdirSync(logs, { recursive: true });
   const { apiKeyMasterKey, adminToken } = secrets();
   process.on('SIGINT', () => void stopAll(0));

@@ -2,7 +2,7 @@
 // temporary data directory: services reach each other (not only the gateway), the printed operator
 // command works, a second runner on the same data is refused, every listener is on loopback, a
 // killed service is restarted, SIGTERM stops every child.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,7 +101,11 @@ async function json(res: Response, status: number): Promise<any> { // eslint-dis
 
 beforeAll(async () => {
   env = await runnerEnv();
+  // a lock left by a runner that died (kill -9): stale, taken over
+  const dead = spawnSync('true').pid;
+  fs.writeFileSync(path.join(dataDir, 'runner.lock'), `${dead}\n`);
   runner = await up();
+  expect(fs.readFileSync(path.join(dataDir, 'runner.lock'), 'utf8').trim()).toBe(String(runner.child.pid));
 }, 150_000);
 
 afterAll(() => {
@@ -140,3 +144,21 @@ it('the printed operator command works as printed, though the data is not in .da
   const out = execFileSync('bash', ['-c', line], { cwd: repoRoot, env: shellEnv, encoding: 'utf8', timeout: 60_000 });
   expect(JSON.parse(out)).toEqual({ accountId: fs.readFileSync(path.join(dataDir, 'dev-account-id'), 'utf8'), apiKey: runner.apiKey });
 }, 90_000);
+
+it('a second runner on the same data directory is refused at once, before it starts anything', async () => {
+  const natsLog = path.join(dataDir, 'logs', 'nats.log');
+  const natsStarts = () => fs.readFileSync(natsLog, 'utf8').split('Starting nats-server').length - 1;
+  expect(natsStarts()).toBe(1);
+  const logs = () => fs.readdirSync(path.join(dataDir, 'logs')).sort();
+  const logsBefore = logs();
+  const second = spawnRunner();
+  const code = await new Promise<number | null>((resolve) => second.child.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(second.output()).toContain(`up: another runner (pid ${runner.child.pid}) is using ${dataDir}`);
+  expect(second.output().trim().split('\n')).toHaveLength(1); // the cause, not stale log lines
+  // nothing was started on the data: no second nats-server on the JetStream store, no new log
+  expect(natsStarts()).toBe(1);
+  expect(logs()).toEqual(logsBefore);
+  expect(fs.readFileSync(path.join(dataDir, 'runner.lock'), 'utf8').trim()).toBe(String(runner.child.pid));
+  expect((await call('/subscribers')).status).toBe(200);
+}, 30_000);
