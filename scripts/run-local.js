@@ -214,7 +214,8 @@ async function main() {
 
   // Every process gets every service's address: the gateway dials them all, and services dial
   // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
-  const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', ...ports.grpc };
+  // Loopback only, every listener: gRPC (the addresses above), /metrics, the gateway, NATS (-a).
+  const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', METRICS_HOST: '127.0.0.1', ...ports.grpc };
   await Promise.all(
     SERVICES.map((s) =>
       start(
@@ -232,6 +233,7 @@ async function main() {
     ['gateway/dist/main.js'],
     {
       ...common,
+      GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(ports.gateway),
       ADMIN_PORT: String(ports.admin),
       METRICS_PORT: String(ports.metrics.gateway),

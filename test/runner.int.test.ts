@@ -91,6 +91,28 @@ function pidOf(runnerPid: number, name: string): number | undefined {
   });
 }
 
+/** Listening TCP sockets of a process, as "address:port" (from /proc/<pid>/fd and /proc/net/tcp{,6}). */
+function listenersOf(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch {}
+  }
+  const out: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of fs.readFileSync(table, 'utf8').trim().split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[3] !== '0A' || !inodes.has(cols[9])) continue; // 0A: LISTEN
+      const [hex, port] = cols[1].split(':');
+      const address = hex.length === 8 ? hex.match(/../g)!.reverse().map((b) => parseInt(b, 16)).join('.') : `[${hex}]`;
+      out.push(`${address}:${parseInt(port, 16)}`);
+    }
+  }
+  return out;
+}
+
 const call = (path_: string, init: RequestInit = {}) =>
   fetch(`${runner.url}${path_}`, { ...init, headers: { 'x-api-key': runner.apiKey, 'content-type': 'application/json', ...init.headers }, signal: AbortSignal.timeout(15_000) });
 async function json(res: Response, status: number): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -162,3 +184,17 @@ it('a second runner on the same data directory is refused at once, before it sta
   expect(fs.readFileSync(path.join(dataDir, 'runner.lock'), 'utf8').trim()).toBe(String(runner.child.pid));
   expect((await call('/subscribers')).status).toBe(200);
 }, 30_000);
+
+it('every process listens on loopback only: gateway, admin, /metrics, gRPC, NATS', () => {
+  const children = childrenOf(runner.child.pid!);
+  expect(children).toHaveLength(8); // nats-server, six services, the gateway
+  const listeners = Object.fromEntries(children.map((pid) => [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(), listenersOf(pid)]));
+  for (const [command, addresses] of Object.entries(listeners)) {
+    expect({ command, listening: addresses.length > 0 }).toEqual({ command, listening: true });
+    for (const address of addresses) expect({ command, address }).toEqual({ command, address: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
+  }
+  // the gateway: public, admin and /metrics listeners
+  const gateway = Object.entries(listeners).find(([command]) => command.includes('gateway/dist/main.js'))![1];
+  expect(gateway).toHaveLength(3);
+  expect(gateway).toContain(new URL(runner.url).host);
+});

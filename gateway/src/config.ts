@@ -5,6 +5,8 @@ import { parseMasterKey } from './accounts/api-key';
 export const configSchema = z.object({
   ...commonConfig,
   GATEWAY_PORT: port.default(8080),
+  /** Address the public listener binds: every interface (containers); the local runner uses 127.0.0.1. */
+  GATEWAY_HOST: z.string().min(1).default('0.0.0.0'),
   /** The admin listener (account and key management) binds to this host only: never expose it publicly. */
   ADMIN_PORT: port.default(8081),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),

@@ -13,6 +13,8 @@ describe('gateway configuration', () => {
   it('defaults', () => {
     expect(configSchema.parse(valid)).toMatchObject({
       GATEWAY_PORT: 8080,
+      GATEWAY_HOST: '0.0.0.0',
+      METRICS_HOST: '0.0.0.0',
       ADMIN_PORT: 8081,
       ADMIN_HOST: '127.0.0.1',
       GATEWAY_TRUST_PROXY: 0,
