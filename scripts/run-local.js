@@ -2,7 +2,8 @@
 // Runs the whole system on one machine as plain processes (what `npm run up` ends with):
 // nats-server (JetStream, data in .data/nats), the six gRPC services (embedded storage in
 // .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
-// Ctrl-C / SIGTERM stops every child; the next run keeps the data. One runner per data directory
+// A child that dies is restarted with backoff (see supervise); only Ctrl-C / SIGTERM stops every
+// child. The next run keeps the data. One runner per data directory
 // (<data>/runner.lock).
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
@@ -59,34 +60,71 @@ function natsServerBinary() {
   throw new Error('nats-server not found: apt-get install -y nats-server');
 }
 
-/** Starts a child whose output goes to .data/logs/<name>.log; resolves when `isReady` says so. */
-function start(name, command, args, childEnv, isReady) {
-  const log = fs.createWriteStream(path.join(logs, `${name}.log`), { flags: 'a' });
-  const child = spawn(command, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push({ name, child });
-  let seen = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      log.write(chunk);
-      if (seen !== null) {
+// A child that dies is restarted, as Kubernetes would: after 1 s, 2 s, 4 s ... at most 30 s; the
+// delay starts again at 1 s once a child has stayed ready for a minute. Only while starting the
+// system does a death stop everything: a first start that fails is a configuration or port
+// problem that retrying would hide.
+const RESTART_MAX_DELAY_MS = 30_000;
+const HEALTHY_AFTER_MS = 60_000;
+let running = false;
+
+const logFile = (name) => path.join(logs, `${name}.log`);
+const lastLines = (name, n = 15) => (fs.existsSync(logFile(name)) ? fs.readFileSync(logFile(name), 'utf8').trimEnd().split('\n').slice(-n).join('\n') : '');
+
+/**
+ * Runs a child (output to .data/logs/<name>.log) and keeps it running; resolves with what
+ * `isReady` reads from its output once it first says it is ready.
+ */
+function supervise(name, command, args, childEnv, isReady) {
+  const proc = { name, child: null, timer: null, failures: 0 };
+  children.push(proc);
+  return new Promise((resolveFirst) => {
+    let starts = 0;
+    const launch = () => {
+      proc.timer = null;
+      if (stopping) return;
+      starts++;
+      const log = fs.createWriteStream(logFile(name), { flags: 'a' });
+      const child = spawn(command, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      proc.child = child;
+      let seen = '';
+      let readyAt;
+      const onData = (chunk) => {
+        log.write(chunk);
+        if (seen === null) return;
         seen += chunk.toString();
         const info = isReady(seen);
-        if (info) {
-          seen = null;
-          resolve(info);
-        }
-      }
+        if (!info) return;
+        seen = null;
+        readyAt = Date.now();
+        if (starts === 1) resolveFirst(info);
+        else console.error(`up: ${name} is ready again (pid ${child.pid})`);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('error', (err) => log.write(`[runner] ${err.message}\n`));
+      // 'close': the child's output is all read, so its last lines are in the log.
+      child.once('close', (code, signal) => {
+        log.end(() => {
+          if (stopping) return;
+          const cause = signal || `exit code ${code}`;
+          const tail = lastLines(name);
+          if (!running) {
+            console.error(`up: ${name} exited (${cause}) while starting. Last lines of ${logFile(name)}:\n${tail}`);
+            void stopAll(1);
+            return;
+          }
+          if (readyAt !== undefined && Date.now() - readyAt >= HEALTHY_AFTER_MS) proc.failures = 0;
+          const delay = Math.min(1000 * 2 ** proc.failures, RESTART_MAX_DELAY_MS);
+          proc.failures++;
+          const note = `${name} (pid ${child.pid}) exited (${cause}); restarting it in ${delay / 1000} s (restart ${starts})`;
+          fs.appendFileSync(logFile(name), `[runner] ${new Date().toISOString()} ${note}\n`);
+          console.error(`up: ${note}. Last lines of ${logFile(name)}:\n${tail.replace(/^/gm, '  | ')}`);
+          proc.timer = setTimeout(launch, delay);
+        });
+      });
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code, signal) => {
-      log.end();
-      if (!stopping) {
-        const tail = fs.existsSync(path.join(logs, `${name}.log`)) ? fs.readFileSync(path.join(logs, `${name}.log`), 'utf8').split('\n').slice(-15).join('\n') : '';
-        reject(new Error(`${name} exited (${signal || code}). Last lines of .data/logs/${name}.log:\n${tail}`));
-        void stopAll(1);
-      }
-    });
+    launch();
   });
 }
 
@@ -114,9 +152,10 @@ function waitForPort(port, timeoutMs = 15000) {
 async function stopAll(code) {
   if (stopping) return;
   stopping = true;
-  // Gateway first (stops taking requests), then services, then NATS.
+  // Gateway first (stops taking requests), then services, then NATS. A pending restart is cancelled.
+  for (const proc of children) clearTimeout(proc.timer);
   for (const { child } of [...children].reverse()) {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((resolve) => {
         const t = setTimeout(() => child.kill('SIGKILL'), 10000);
@@ -208,9 +247,8 @@ async function main() {
   process.on('SIGTERM', () => void stopAll(0));
 
   const ports = await portTable();
-  const nats = start('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, () => undefined);
-  nats.catch((err) => console.error(err.message));
-  await waitForPort(ports.nats);
+  const nats = supervise('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, (text) => text.includes('Server is ready') && {});
+  await Promise.race([nats, waitForPort(ports.nats)]);
 
   // Every process gets every service's address: the gateway dials them all, and services dial
   // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
@@ -218,7 +256,7 @@ async function main() {
   const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', METRICS_HOST: '127.0.0.1', ...ports.grpc };
   await Promise.all(
     SERVICES.map((s) =>
-      start(
+      supervise(
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
@@ -227,7 +265,7 @@ async function main() {
       ),
     ),
   );
-  await start(
+  await supervise(
     'gateway',
     process.execPath,
     ['gateway/dist/main.js'],
@@ -264,7 +302,10 @@ async function main() {
   fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
 
   const url = `http://127.0.0.1:${ports.gateway}`;
-  const shown = (file) => path.relative(userCwd, file) || file;
+  const shown = (file) => {
+    const relative = path.relative(userCwd, file);
+    return relative && !relative.startsWith('..') ? relative : file;
+  };
   // The CLI finds admin.json through MAILER_DATA_DIR: name it when it is not the default.
   const quoted = (text) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
   const cliEnv = env.MAILER_DATA_DIR ? `MAILER_DATA_DIR=${quoted(data)} ` : '';
@@ -275,6 +316,7 @@ mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops eve
   try:      curl -H "X-API-Key: $(cat ${quoted(shown(keyFile))})" ${url}/subscribers
   operator: ${cliEnv}npm run --silent admin -- show-key --account $(cat ${quoted(shown(accountFile))})
 `);
+  running = true; // from now on a child that dies is restarted
 }
 
 main().catch((err) => {
