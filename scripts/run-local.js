@@ -185,12 +185,22 @@ function lock() {
     } catch (err) {
       if (err.code !== 'EEXIST') throw err;
     }
-    const holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
-    if (isRunner(holder)) {
-      console.error(`up: another runner (pid ${holder}) is using ${data}; stop it first (Ctrl-C in its terminal, or kill ${holder}), or set MAILER_DATA_DIR to another directory`);
-      process.exit(1);
-    }
+    refuseIfLocked();
     fs.rmSync(lockFile, { force: true }); // stale: its runner is gone
+  }
+}
+/** Exits with the reason when a live runner holds the data directory's lock. */
+function refuseIfLocked() {
+  let holder;
+  try {
+    holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
+  } catch (err) {
+    if (err.code === 'ENOENT') return;
+    throw err;
+  }
+  if (isRunner(holder)) {
+    console.error(`up: another runner (pid ${holder}) is using ${data}; stop it first (Ctrl-C in its terminal, or kill ${holder}), or set MAILER_DATA_DIR to another directory`);
+    process.exit(1);
   }
 }
 function unlock() {
@@ -319,7 +329,12 @@ mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops eve
   running = true; // from now on a child that dies is restarted
 }
 
-main().catch((err) => {
-  console.error(`up: ${err.message}`);
-  void stopAll(1);
-});
+// `--check` (scripts/up.sh, before it installs and builds): only refuse early, take no lock.
+if (process.argv.includes('--check')) {
+  refuseIfLocked();
+} else {
+  main().catch((err) => {
+    console.error(`up: ${err.message}`);
+    void stopAll(1);
+  });
+}

@@ -56,7 +56,10 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 
 async function up(): Promise<Runner> {
   const { child, output } = spawnRunner();
-  await until('the runner to print its API key', () => output().includes('API key:') || (child.exitCode !== null ? (() => { throw new Error(`runner exited:\n${output()}`); })() : undefined), 120_000, output);
+  await until('the runner to print its API key', () => {
+    if (child.exitCode !== null) throw new Error(`runner exited:\n${output()}`);
+    return output().includes('API key:') || undefined;
+  }, 120_000, output);
   const url = output().match(/gateway:\s+(http:\/\/\S+)/)![1];
   const apiKey = output().match(/API key:\s+(\S+)/)![1];
   return { child, output, url, apiKey };
@@ -183,7 +186,13 @@ it('a second runner on the same data directory is refused at once, before it sta
   expect(logs()).toEqual(logsBefore);
   expect(fs.readFileSync(path.join(dataDir, 'runner.lock'), 'utf8').trim()).toBe(String(runner.child.pid));
   expect((await call('/subscribers')).status).toBe(200);
-}, 30_000);
+
+  // `npm run up` (scripts/up.sh) refuses before it installs and builds
+  const viaUp = spawnSync('bash', ['scripts/up.sh'], { cwd: repoRoot, env, encoding: 'utf8', timeout: 30_000 });
+  expect(viaUp.status).toBe(1);
+  expect(viaUp.stdout + viaUp.stderr).toBe(`up: another runner (pid ${runner.child.pid}) is using ${dataDir}; stop it first (Ctrl-C in its terminal, or kill ${runner.child.pid}), or set MAILER_DATA_DIR to another directory\n`);
+  expect(natsStarts()).toBe(1);
+}, 60_000);
 
 it('every process listens on loopback only: gateway, admin, /metrics, gRPC, NATS', () => {
   const children = childrenOf(runner.child.pid!);
