@@ -208,34 +208,38 @@ it('every process listens on loopback only: gateway, admin, /metrics, gRPC, NATS
   expect(gateway).toContain(new URL(runner.url).host);
 });
 
-it('a service killed with SIGKILL is restarted on the same address, says so with the cause, and answers again', async () => {
+it('a service killed with SIGKILL is restarted on the same address with backoff, says so with the cause, and answers again', async () => {
   const runnerPid = runner.child.pid!;
   const gatewayPid = pidOf(runnerPid, 'gateway')!;
+  const subscriberLog = path.join(dataDir, 'logs', 'subscriber.log');
   const killed = pidOf(runnerPid, 'subscriber')!;
   expect(killed).toBeDefined();
   process.kill(killed, 'SIGKILL');
-  await until('the runner to report the restart', () => runner.output().includes(`up: subscriber (pid ${killed}) exited (SIGKILL); restarting it in 1 s`) || undefined, 30_000, runner.output);
-  // the cause on the console: the last lines of its log
+  await until('the runner to report the restart', () => runner.output().includes(`up: subscriber (pid ${killed}) exited (SIGKILL); restarting it in 1 s (restart 1)`) || undefined, 30_000, runner.output);
+  // the cause on the console (the last lines of its log), and the restart in its log
   expect(runner.output()).toMatch(/Last lines of \S*subscriber\.log:\n {2}\| [\s\S]*"msg":"ready"/);
+  expect(fs.readFileSync(subscriberLog, 'utf8')).toMatch(/\[runner\] \S+ subscriber \(pid \d+\) exited \(SIGKILL\); restarting it in 1 s \(restart 1\)/);
   const restarted = await until('a new subscriber process', () => {
     const pid = pidOf(runnerPid, 'subscriber');
     return pid !== undefined && pid !== killed ? pid : undefined;
   }, 30_000, runner.output);
+  await until('the runner to report it ready', () => runner.output().includes(`up: subscriber is ready again (pid ${restarted})`) || undefined, 60_000, runner.output);
+
+  // dying again right after: the delay doubles
+  process.kill(restarted, 'SIGKILL');
+  await until('the second restart', () => runner.output().includes(`up: subscriber (pid ${restarted}) exited (SIGKILL); restarting it in 2 s (restart 2)`) || undefined, 30_000, runner.output);
+  const third = await until('a third subscriber process', () => {
+    const pid = pidOf(runnerPid, 'subscriber');
+    return pid !== undefined && pid !== restarted ? pid : undefined;
+  }, 30_000, runner.output);
+
   // same address: the gateway (not restarted) and the segment service reach it again
-  await until('subscribers by segment to answer again', async () => ((await call(`/subscribers?segmentId=${segmentId}`)).status === 200 ? true : undefined), 60_000, runner.output);
+  await until('subscribers by segment to answer again', async () => ((await call(`/subscribers?segmentId=${segmentId}`)).status === 200 ? true : undefined), 90_000, runner.output);
   const members = await json(await call(`/subscribers?segmentId=${segmentId}`), 200);
   expect(members.items.map((s: { id: string }) => s.id)).toEqual([memberId]);
   expect(pidOf(runnerPid, 'gateway')).toBe(gatewayPid);
-  expect(pidOf(runnerPid, 'subscriber')).toBe(restarted);
-  await until('the runner to report it ready', () => runner.output().includes(`up: subscriber is ready again (pid ${restarted})`) || undefined, 30_000, runner.output);
-  expect(fs.readFileSync(path.join(dataDir, 'logs', 'subscriber.log'), 'utf8')).toContain(`[runner] `);
-  expect(fs.readFileSync(path.join(dataDir, 'logs', 'subscriber.log'), 'utf8')).toContain(`subscriber (pid ${killed}) exited (SIGKILL); restarting it in 1 s (restart 1)`);
-
-  // dying again soon after: the delay doubles
-  process.kill(restarted, 'SIGKILL');
-  await until('the second restart', () => runner.output().includes(`up: subscriber (pid ${restarted}) exited (SIGKILL); restarting it in 2 s (restart 2)`) || undefined, 30_000, runner.output);
-  await until('subscribers by segment to answer again', async () => ((await call(`/subscribers?segmentId=${segmentId}`)).status === 200 ? true : undefined), 60_000, runner.output);
-}, 180_000);
+  expect(pidOf(runnerPid, 'subscriber')).toBe(third);
+}, 240_000);
 
 it('SIGTERM stops every child (by PID), removes the lock, exits 0', async () => {
   const children = childrenOf(runner.child.pid!);
