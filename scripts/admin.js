@@ -7,8 +7,9 @@
 //   npm run --silent admin -- set-limits --account <accountId> [--per-minute N] [--per-hour N]
 //                                        [--events-per-second N] [--events-burst N]
 //
-// Reads ADMIN_URL and ADMIN_TOKEN from the environment, else from .data/admin.json
-// ({"adminUrl","adminToken"}, written by the local runner). Prints JSON on stdout; on an error
+// Reads ADMIN_URL and ADMIN_TOKEN from the environment, else from <MAILER_DATA_DIR>/admin.json
+// ({"adminUrl","adminToken"}, written by the local runner; MAILER_DATA_DIR defaults to .data at the
+// repository root, and a relative one is taken from where npm was run, as the runner does). Prints JSON on stdout; on an error
 // prints {"errorId","message"} on stderr and exits 1. Plain Node (>= 20), no build step.
 'use strict';
 
@@ -23,7 +24,7 @@ const USAGE = `usage: admin <command> [options]
   delete-key     --account ACCOUNT_ID   (the value stops working at once; data is kept)
   get-limits     --account ACCOUNT_ID
   set-limits     --account ACCOUNT_ID [--per-minute N] [--per-hour N] [--events-per-second N] [--events-burst N]
-environment: ADMIN_URL, ADMIN_TOKEN (else .data/admin.json)`;
+environment: ADMIN_URL, ADMIN_TOKEN (else <MAILER_DATA_DIR or .data>/admin.json)`;
 
 class CliError extends Error {
   constructor(errorId, message) {
@@ -51,10 +52,13 @@ function parseArgs(argv) {
 }
 
 function settings() {
-  let adminUrl = process.env.ADMIN_URL;
-  let adminToken = process.env.ADMIN_TOKEN;
+  const { ADMIN_URL, ADMIN_TOKEN, MAILER_DATA_DIR, INIT_CWD } = process.env;
+  let adminUrl = ADMIN_URL;
+  let adminToken = ADMIN_TOKEN;
+  // The runner's data directory: same rule as scripts/run-local.js.
+  const data = MAILER_DATA_DIR ? path.resolve(INIT_CWD || process.cwd(), MAILER_DATA_DIR) : path.resolve(__dirname, '..', '.data');
+  const file = path.join(data, 'admin.json');
   if (!adminUrl || !adminToken) {
-    const file = path.resolve(__dirname, '..', '.data', 'admin.json');
     let saved = {};
     try {
       saved = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -65,7 +69,7 @@ function settings() {
     adminToken = adminToken || saved.adminToken;
   }
   if (!adminUrl || !adminToken) {
-    throw new CliError('config', 'set ADMIN_URL and ADMIN_TOKEN (or start the local runner, which writes .data/admin.json)');
+    throw new CliError('config', `set ADMIN_URL and ADMIN_TOKEN (or start the local runner, which writes ${file})`);
   }
   return { adminUrl: adminUrl.replace(/\/+$/, ''), adminToken };
 }

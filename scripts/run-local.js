@@ -2,7 +2,9 @@
 // Runs the whole system on one machine as plain processes (what `npm run up` ends with):
 // nats-server (JetStream, data in .data/nats), the six gRPC services (embedded storage in
 // .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
-// Ctrl-C / SIGTERM stops every child; the next run keeps the data.
+// A child that dies is restarted with backoff (see supervise); only Ctrl-C / SIGTERM stops every
+// child. The next run keeps the data. One runner per data directory
+// (<data>/runner.lock).
 'use strict';
 const { spawn, execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
@@ -12,19 +14,21 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const env = process.env;
-// Knobs (all optional): where the data lives and which ports are used. A base port of 0 lets every
-// process pick a free port (the services report theirs and the gateway is pointed at them).
-const data = path.resolve(env.MAILER_DATA_DIR || path.join(root, '.data'));
+// Knobs (all optional): where the data lives and which ports are used. A port (or base port) of 0
+// means any free port: the runner picks them all before starting anything, so every process is
+// given the complete table of addresses (a service calls its peers too, not only the gateway).
+// A relative MAILER_DATA_DIR is taken from where the user ran npm (INIT_CWD; npm runs scripts at the
+// repository root), as scripts/admin.js does.
+const userCwd = env.INIT_CWD || process.cwd();
+const data = env.MAILER_DATA_DIR ? path.resolve(userCwd, env.MAILER_DATA_DIR) : path.join(root, '.data');
 const logs = path.join(data, 'logs');
 const port = (name, fallback) => Number(env[name] ?? fallback);
 const GATEWAY_PORT = port('GATEWAY_PORT', 8080);
 const ADMIN_PORT = port('ADMIN_PORT', 8081);
 const NATS_PORT = port('NATS_PORT', 4222);
-const GRPC_BASE_PORT = port('GRPC_BASE_PORT', 50051);
+const GRPC_BASE_PORT = port('GRPC_BASE_PORT', 7051);
 const METRICS_BASE_PORT = port('METRICS_BASE_PORT', 9100);
-const NATS_URL = `nats://127.0.0.1:${NATS_PORT}`;
 const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'];
-const offset = (base, i) => (base === 0 ? 0 : base + i);
 // Heap caps: the gateway as the chart runs it (RSS < 200 MB under load); the subscriber service for
 // the embedded store's worst case (1,000,000 subscribers in ~840 MB RSS instead of ~1.2 GB). The
 // segment service holds every contact with its orders in memory (~5 GB at 1,000,000 contacts): no
@@ -56,34 +60,71 @@ function natsServerBinary() {
   throw new Error('nats-server not found: apt-get install -y nats-server');
 }
 
-/** Starts a child whose output goes to .data/logs/<name>.log; resolves when `isReady` says so. */
-function start(name, command, args, childEnv, isReady) {
-  const log = fs.createWriteStream(path.join(logs, `${name}.log`), { flags: 'a' });
-  const child = spawn(command, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push({ name, child });
-  let seen = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      log.write(chunk);
-      if (seen !== null) {
+// A child that dies is restarted, as Kubernetes would: after 1 s, 2 s, 4 s ... at most 30 s; the
+// delay starts again at 1 s once a child has stayed ready for a minute. Only while starting the
+// system does a death stop everything: a first start that fails is a configuration or port
+// problem that retrying would hide.
+const RESTART_MAX_DELAY_MS = 30_000;
+const HEALTHY_AFTER_MS = 60_000;
+let running = false;
+
+const logFile = (name) => path.join(logs, `${name}.log`);
+const lastLines = (name, n = 15) => (fs.existsSync(logFile(name)) ? fs.readFileSync(logFile(name), 'utf8').trimEnd().split('\n').slice(-n).join('\n') : '');
+
+/**
+ * Runs a child (output to .data/logs/<name>.log) and keeps it running; resolves with what
+ * `isReady` reads from its output once it first says it is ready.
+ */
+function supervise(name, command, args, childEnv, isReady) {
+  const proc = { name, child: null, timer: null, failures: 0 };
+  children.push(proc);
+  return new Promise((resolveFirst) => {
+    let starts = 0;
+    const launch = () => {
+      proc.timer = null;
+      if (stopping) return;
+      starts++;
+      const log = fs.createWriteStream(logFile(name), { flags: 'a' });
+      const child = spawn(command, args, { cwd: root, env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+      proc.child = child;
+      let seen = '';
+      let readyAt;
+      const onData = (chunk) => {
+        log.write(chunk);
+        if (seen === null) return;
         seen += chunk.toString();
         const info = isReady(seen);
-        if (info) {
-          seen = null;
-          resolve(info);
-        }
-      }
+        if (!info) return;
+        seen = null;
+        readyAt = Date.now();
+        if (starts === 1) resolveFirst(info);
+        else console.error(`up: ${name} is ready again (pid ${child.pid})`);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('error', (err) => log.write(`[runner] ${err.message}\n`));
+      // 'close': the child's output is all read, so its last lines are in the log.
+      child.once('close', (code, signal) => {
+        log.end(() => {
+          if (stopping) return;
+          const cause = signal || `exit code ${code}`;
+          const tail = lastLines(name);
+          if (!running) {
+            console.error(`up: ${name} exited (${cause}) while starting. Last lines of ${logFile(name)}:\n${tail}`);
+            void stopAll(1);
+            return;
+          }
+          if (readyAt !== undefined && Date.now() - readyAt >= HEALTHY_AFTER_MS) proc.failures = 0;
+          const delay = Math.min(1000 * 2 ** proc.failures, RESTART_MAX_DELAY_MS);
+          proc.failures++;
+          const note = `${name} (pid ${child.pid}) exited (${cause}); restarting it in ${delay / 1000} s (restart ${starts})`;
+          fs.appendFileSync(logFile(name), `[runner] ${new Date().toISOString()} ${note}\n`);
+          console.error(`up: ${note}. Last lines of ${logFile(name)}:\n${tail.replace(/^/gm, '  | ')}`);
+          proc.timer = setTimeout(launch, delay);
+        });
+      });
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code, signal) => {
-      log.end();
-      if (!stopping) {
-        const tail = fs.existsSync(path.join(logs, `${name}.log`)) ? fs.readFileSync(path.join(logs, `${name}.log`), 'utf8').split('\n').slice(-15).join('\n') : '';
-        reject(new Error(`${name} exited (${signal || code}). Last lines of .data/logs/${name}.log:\n${tail}`));
-        void stopAll(1);
-      }
-    });
+    launch();
   });
 }
 
@@ -111,9 +152,10 @@ function waitForPort(port, timeoutMs = 15000) {
 async function stopAll(code) {
   if (stopping) return;
   stopping = true;
-  // Gateway first (stops taking requests), then services, then NATS.
+  // Gateway first (stops taking requests), then services, then NATS. A pending restart is cancelled.
+  for (const proc of children) clearTimeout(proc.timer);
   for (const { child } of [...children].reverse()) {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((resolve) => {
         const t = setTimeout(() => child.kill('SIGKILL'), 10000);
@@ -121,7 +163,86 @@ async function stopAll(code) {
       });
     }
   }
+  unlock();
   process.exit(code);
+}
+
+/**
+ * One runner per data directory: a second one would start a second nats-server on the same
+ * JetStream store (and services on the same embedded stores) before failing on a port. The lock
+ * file holds the runner's PID; a lock whose PID is no longer a runner is stale and taken over.
+ */
+const lockFile = path.join(data, 'runner.lock');
+let locked = false;
+function lock() {
+  fs.mkdirSync(data, { recursive: true });
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      locked = true;
+      process.on('exit', unlock);
+      return;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    refuseIfLocked();
+    fs.rmSync(lockFile, { force: true }); // stale: its runner is gone
+  }
+}
+/** Exits with the reason when a live runner holds the data directory's lock. */
+function refuseIfLocked() {
+  let holder;
+  try {
+    holder = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
+  } catch (err) {
+    if (err.code === 'ENOENT') return;
+    throw err;
+  }
+  if (isRunner(holder)) {
+    console.error(`up: another runner (pid ${holder}) is using ${data}; stop it first (Ctrl-C in its terminal, or kill ${holder}), or set MAILER_DATA_DIR to another directory`);
+    process.exit(1);
+  }
+}
+function unlock() {
+  if (locked) fs.rmSync(lockFile, { force: true });
+  locked = false;
+}
+/** The PID is alive and (where /proc tells) is a runner, not an unrelated process that reused it. */
+function isRunner(pid) {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if (err.code !== 'EPERM') return false;
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('run-local');
+  } catch {
+    return !fs.existsSync('/proc'); // no /proc: trust kill(0)
+  }
+}
+
+/** A port nothing listens on now (the kernel's pick), never one already handed out in this run. */
+const taken = new Set();
+async function freePort() {
+  for (;;) {
+    const server = net.createServer();
+    await new Promise((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+    const { port: picked } = server.address();
+    await new Promise((resolve) => server.close(resolve));
+    if (!taken.has(picked)) return taken.add(picked), picked;
+  }
+}
+const portOf = async (configured) => (configured === 0 ? freePort() : configured);
+const portAt = async (base, i) => (base === 0 ? freePort() : base + i);
+
+/** Every port of the run, fixed before anything starts (a restarted process keeps its address). */
+async function portTable() {
+  const grpc = {};
+  for (const [i, s] of SERVICES.entries()) grpc[`${s.toUpperCase()}_GRPC_ADDR`] = `127.0.0.1:${await portAt(GRPC_BASE_PORT, i)}`;
+  const metrics = {};
+  for (const [i, name] of ['gateway', ...SERVICES].entries()) metrics[name] = await portAt(METRICS_BASE_PORT, i);
+  return { nats: await portOf(NATS_PORT), gateway: await portOf(GATEWAY_PORT), admin: await portOf(ADMIN_PORT), grpc, metrics };
 }
 
 function admin(args, adminEnv) {
@@ -129,44 +250,41 @@ function admin(args, adminEnv) {
 }
 
 async function main() {
+  lock(); // before anything reads or writes the data directory
   fs.mkdirSync(logs, { recursive: true });
   const { apiKeyMasterKey, adminToken } = secrets();
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
-  const nats = start('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(NATS_PORT), '-sd', path.join(data, 'nats')], {}, () => undefined);
-  nats.catch((err) => console.error(err.message));
-  await waitForPort(NATS_PORT);
+  const ports = await portTable();
+  const nats = supervise('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, (text) => text.includes('Server is ready') && {});
+  await Promise.race([nats, waitForPort(ports.nats)]);
 
-  const common = { NATS_URL, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info' };
-  const started = await Promise.all(
-    SERVICES.map((s, i) =>
-      start(
+  // Every process gets every service's address: the gateway dials them all, and services dial
+  // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
+  // Loopback only, every listener: gRPC (the addresses above), /metrics, the gateway, NATS (-a).
+  const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', METRICS_HOST: '127.0.0.1', ...ports.grpc };
+  await Promise.all(
+    SERVICES.map((s) =>
+      supervise(
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
-        {
-          ...common,
-          [`${s.toUpperCase()}_GRPC_ADDR`]: `127.0.0.1:${offset(GRPC_BASE_PORT, i)}`,
-          METRICS_PORT: String(offset(METRICS_BASE_PORT, i + 1)),
-          MAILER_SERVICE: s,
-          ...NODE_OPTIONS[s],
-        },
+        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s] },
         readyLine,
       ),
     ),
   );
-  const addresses = Object.fromEntries(SERVICES.map((s, i) => [`${s.toUpperCase()}_GRPC_ADDR`, `127.0.0.1:${started[i].grpcPort}`]));
-  const gateway = await start(
+  await supervise(
     'gateway',
     process.execPath,
     ['gateway/dist/main.js'],
     {
       ...common,
-      ...addresses,
-      GATEWAY_PORT: String(GATEWAY_PORT),
-      ADMIN_PORT: String(ADMIN_PORT),
-      METRICS_PORT: String(METRICS_BASE_PORT),
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(ports.gateway),
+      ADMIN_PORT: String(ports.admin),
+      METRICS_PORT: String(ports.metrics.gateway),
       API_KEY_MASTER_KEY: apiKeyMasterKey,
       ADMIN_TOKEN: adminToken,
       MAILER_SERVICE: 'gateway',
@@ -175,7 +293,7 @@ async function main() {
     readyLine,
   );
 
-  const adminUrl = `http://127.0.0.1:${gateway.adminPort}`;
+  const adminUrl = `http://127.0.0.1:${ports.admin}`;
   fs.writeFileSync(path.join(data, 'admin.json'), JSON.stringify({ adminUrl, adminToken }, null, 2), { mode: 0o600 });
   const adminEnv = { ADMIN_URL: adminUrl, ADMIN_TOKEN: adminToken };
   const keyFile = path.join(data, 'dev-api-key');
@@ -193,18 +311,30 @@ async function main() {
   }
   fs.writeFileSync(keyFile, apiKey, { mode: 0o600 });
 
-  const url = `http://127.0.0.1:${gateway.port}`;
-  const shown = (file) => path.relative(process.cwd(), file) || file;
+  const url = `http://127.0.0.1:${ports.gateway}`;
+  const shown = (file) => {
+    const relative = path.relative(userCwd, file);
+    return relative && !relative.startsWith('..') ? relative : file;
+  };
+  // The CLI finds admin.json through MAILER_DATA_DIR: name it when it is not the default.
+  const quoted = (text) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
+  const cliEnv = env.MAILER_DATA_DIR ? `MAILER_DATA_DIR=${quoted(data)} ` : '';
   console.log(`
 mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops everything)
   gateway:  ${url}   (OpenAPI: ${url}/openapi.json, docs: ${url}/docs)
   API key:  ${apiKey}   (also in ${shown(keyFile)})
-  try:      curl -H "X-API-Key: $(cat ${shown(keyFile)})" ${url}/subscribers
-  operator: npm run --silent admin -- show-key --account $(cat ${shown(accountFile)})
+  try:      curl -H "X-API-Key: $(cat ${quoted(shown(keyFile))})" ${url}/subscribers
+  operator: ${cliEnv}npm run --silent admin -- show-key --account $(cat ${quoted(shown(accountFile))})
 `);
+  running = true; // from now on a child that dies is restarted
 }
 
-main().catch((err) => {
-  console.error(`up: ${err.message}`);
-  void stopAll(1);
-});
+// `--check` (scripts/up.sh, before it installs and builds): only refuse early, take no lock.
+if (process.argv.includes('--check')) {
+  refuseIfLocked();
+} else {
+  main().catch((err) => {
+    console.error(`up: ${err.message}`);
+    void stopAll(1);
+  });
+}

@@ -3,5 +3,7 @@
 # gateway as separate processes on embedded storage under .data/ (see scripts/run-local.js).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# Refuse at once when a runner already uses the data directory (before installing and building).
+node "$root/scripts/run-local.js" --check
 bash "$root/scripts/setup.sh"
 exec node "$root/scripts/run-local.js"

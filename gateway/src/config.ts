@@ -5,6 +5,8 @@ import { parseMasterKey } from './accounts/api-key';
 export const configSchema = z.object({
   ...commonConfig,
   GATEWAY_PORT: port.default(8080),
+  /** Address the public listener binds: every interface (containers); the local runner uses 127.0.0.1. */
+  GATEWAY_HOST: z.string().min(1).default('0.0.0.0'),
   /** The admin listener (account and key management) binds to this host only: never expose it publicly. */
   ADMIN_PORT: port.default(8081),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
@@ -26,12 +28,12 @@ export const configSchema = z.object({
    * on every request instead. Every replica must use the same value.
    */
   GATEWAY_ACCOUNT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(300),
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),
-  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:50054'),
-  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:50055'),
-  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:50056'),
+  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
+  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
+  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
+  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:7054'),
+  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:7055'),
+  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:7056'),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

@@ -59,13 +59,13 @@ async function main() {
   });
   const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger });
 
-  const server = await listen(app, config.GATEWAY_PORT, '0.0.0.0');
+  const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
   server.on('clientError', answerClientError);
   // Behind a load balancer, idle keep-alive connections must outlive the balancer's own timeout.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const adminServer = await listen(admin, config.ADMIN_PORT, config.ADMIN_HOST);
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
 
   logger.info(
     { port: (server.address() as AddressInfo).port, adminPort: (adminServer.address() as AddressInfo).port, metricsPort: metricsServer.port },

@@ -25,7 +25,7 @@ function exitWithMessage(message: string): never {
 /** `host:port` with a numeric port. */
 export const hostPort = z
   .string()
-  .regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051');
+  .regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:7051');
 
 export const port = z.coerce.number().int().min(0).max(65535);
 
@@ -34,6 +34,8 @@ export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trac
 /** Settings every process shares: metrics port, log level, NATS and storage. */
 export const commonConfig = {
   METRICS_PORT: port.default(0),
+  /** Address /metrics binds: every interface (a container's scraper comes from outside); the local runner uses 127.0.0.1. */
+  METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: logLevel,
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** How long a starting process keeps retrying NATS before it gives up (and Kubernetes restarts it). */

@@ -34,6 +34,7 @@ export interface ServiceContext<C> {
 
 export interface ServiceConfig {
   METRICS_PORT: number;
+  METRICS_HOST?: string;
   LOG_LEVEL: string;
   NATS_URL: string;
   NATS_CONNECT_TIMEOUT_MS: number;
@@ -62,7 +63,7 @@ export async function runService<C extends ServiceConfig>(opts: {
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   try {
     const metrics = createMetrics(name);
-    const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+    const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
     const rawStore = await openStore({
       mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
       dataDir: path.join(config.DATA_DIR, name),

@@ -3,12 +3,12 @@ import { commonConfig, hostPort, loadConfig, storeConfig, z } from '@mailer/kit'
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:50051'),
+  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
   // The services asked for their usages of a field (FieldUsageService); same defaults as their own configs.
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:50052'),
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:50053'),
-  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:50054'),
-  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:50055'),
+  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
+  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
+  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:7054'),
+  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:7055'),
   /**
    * Deadline of each ListSegmentMembers call (GET /subscribers?segmentId=): above the segment service's
    * projection wait (SEGMENT_READ_WAIT_MS, 3 s) and below the gateway's 5 s deadline, so a lagging

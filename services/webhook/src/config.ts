@@ -3,7 +3,7 @@ import { commonConfig, hostPort, loadConfig, storeConfig, z } from '@mailer/kit'
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:50056'),
+  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:7056'),
 });
 export type Config = z.infer<typeof configSchema>;
 
