@@ -205,7 +205,12 @@ export const openApiDocument = {
         type: 'object',
         required: ['errorId', 'message'],
         properties: {
-          errorId: { type: 'string', description: 'Stable machine-readable code (catalogue above and in `x-error-catalogue`).', examples: ['validation_failed'] },
+          errorId: {
+            type: 'string',
+            enum: ERROR_CATALOGUE.map((e) => e.errorId),
+            description: 'Stable machine-readable code: one of the catalogue above (also in `x-error-catalogue`). Ids may be added in later versions; a client should treat an unknown id by its status.',
+            examples: ['validation_failed'],
+          },
           message: { type: 'string', description: 'Human-readable text; may change.' },
           details: { type: 'array', items: schemaRef('Problem') },
         },

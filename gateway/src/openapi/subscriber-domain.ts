@@ -631,13 +631,16 @@ function toKind(name: string) {
   return ({ Text: 'TEXT', Email: 'EMAIL', Number: 'NUMBER', Date: 'DATE', Boolean: 'BOOLEAN', SingleOption: 'SINGLE_OPTION', MultiOption: 'MULTI_OPTION' } as Record<string, string>)[name];
 }
 
+const FIELD_VALUE_VARIANTS = ['Text', 'Email', 'Number', 'Date', 'Boolean', 'SingleOption', 'MultiOption'];
+
 function fieldValueUnion(direction: 'Request' | 'Response') {
   return {
     type: 'object',
     required: ['kind'],
     properties: { kind: { type: 'string', enum: [...FIELD_VALUE_KINDS] } },
-    discriminator: { propertyName: 'kind' },
-    oneOf: ['Text', 'Email', 'Number', 'Date', 'Boolean', 'SingleOption', 'MultiOption'].map((k) => schemaRef(`${k}FieldValue${direction}`)),
+    // `mapping` makes generated clients' kinds the real values (without it they are the schema names).
+    discriminator: { propertyName: 'kind', mapping: Object.fromEntries(FIELD_VALUE_VARIANTS.map((k) => [toKind(k), `#/components/schemas/${k}FieldValue${direction}`])) },
+    oneOf: FIELD_VALUE_VARIANTS.map((k) => schemaRef(`${k}FieldValue${direction}`)),
     description: `A field value (${direction.toLowerCase()} variant), discriminated by \`kind\`. The kind must match the field type: TEXT and LONG_TEXT -> TEXT, EMAIL -> EMAIL, NUMBER -> NUMBER, DATE -> DATE, BOOLEAN -> BOOLEAN, SINGLE_CHOICE -> SINGLE_OPTION, MULTI_CHOICE -> MULTI_OPTION (else \`400 field_value_kind_mismatch\`).`,
   };
 }

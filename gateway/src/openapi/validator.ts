@@ -31,8 +31,19 @@ function createAjv(coerceTypes: boolean) {
   // The document is registered whole so `#/components/...` references resolve; `components` is
   // an OpenAPI member, not a JSON Schema keyword.
   ajv.addKeyword('components');
-  ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: openApiDocument.components.schemas } });
+  ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: withoutDiscriminatorMappings(openApiDocument.components.schemas) } });
   return ajv;
+}
+
+/**
+ * The schemas without `discriminator.mapping`: the document carries mappings for generated clients,
+ * Ajv refuses them ("mapping is not supported") and derives the same one from each variant's
+ * `kind` const.
+ */
+function withoutDiscriminatorMappings<T>(schemas: T): T {
+  return JSON.parse(JSON.stringify(schemas), function (this: Record<string, unknown>, key, value) {
+    return key === 'mapping' && typeof this.propertyName === 'string' ? undefined : value;
+  });
 }
 
 // Bodies are JSON and must have the right types; query and path values are strings and are coerced.
