@@ -1,6 +1,7 @@
 import { ERROR_CATALOGUE } from '../errors';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
+import { withRequestExamples } from './examples';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment-domain';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber-domain';
 
@@ -77,7 +78,7 @@ export const openApiDocument = {
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
   ],
   'x-error-catalogue': ERROR_CATALOGUE,
-  paths: {
+  paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
     '/events': {
@@ -149,7 +150,7 @@ export const openApiDocument = {
         responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },
-  },
+  }),
   components: {
     securitySchemes: {
       ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The account\'s full API key (one per account, no scopes).' },
