@@ -24,6 +24,11 @@ const keyManagement = (summary: string, operationId: string) => ({
   },
 });
 
+/** Public operations take no input, but a key in their URL is refused as on every path. */
+const publicErrors = {
+  '400': errorResponse('An API key in the URL: refused before anything else, as on every path (rotate that key).', ['api_key_in_url']),
+};
+
 const catalogueTable = [
   '| status | errorId | meaning |',
   '|---|---|---|',
@@ -73,8 +78,8 @@ export const openApiDocument = {
   tags: [
     ...subscriberDomainTags,
     ...segmentDomainTags,
-    { name: 'Events' },
-    { name: 'Account' },
+    { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
+    { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
   ],
   'x-error-catalogue': ERROR_CATALOGUE,
@@ -117,7 +122,7 @@ export const openApiDocument = {
         operationId: 'healthz',
         summary: 'Liveness: the process is up',
         security: [],
-        responses: { '200': { description: 'Up.', content: json(schemaRef('StatusDto')) } },
+        responses: { '200': { description: 'Up.', content: json(schemaRef('StatusDto')) }, ...publicErrors },
       },
     },
     '/readyz': {
@@ -129,6 +134,7 @@ export const openApiDocument = {
         responses: {
           '200': { description: 'Ready.', content: json(schemaRef('StatusDto')) },
           '503': errorResponse('Not ready (no details on purpose).', ['service_unavailable']),
+          ...publicErrors,
         },
       },
     },
@@ -138,7 +144,7 @@ export const openApiDocument = {
         operationId: 'openApiDocument',
         summary: 'This OpenAPI 3.1 document',
         security: [],
-        responses: { '200': { description: 'The document.', content: json({ type: 'object' }) } },
+        responses: { '200': { description: 'The document.', content: json({ type: 'object' }) }, ...publicErrors },
       },
     },
     '/docs': {
@@ -147,7 +153,7 @@ export const openApiDocument = {
         operationId: 'apiDocs',
         summary: 'Interactive documentation (Swagger UI)',
         security: [],
-        responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+        responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } }, ...publicErrors },
       },
     },
   }),

@@ -301,8 +301,6 @@ function segmentOperandSchemas() {
     SegmentOperand: {
       type: 'object',
       required: ['kind'],
-      // listed here as well so an unknown kind is reported as such (the discriminator only picks a variant)
-      properties: { kind: schemaRef('SegmentOperandKind') },
       discriminator: { propertyName: 'kind', mapping: Object.fromEntries(SEGMENT_OPERAND_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])) },
       oneOf: SEGMENT_OPERAND_KINDS.map((k) => schemaRef(name(k))),
       description: 'Only the member of its `kind` is set (`NONE`: none); the others are absent or null.',
@@ -313,7 +311,6 @@ function segmentOperandSchemas() {
 export const segmentDomainSchemas = {
   SegmentSubjectType: { type: 'string', enum: [...SEGMENT_SUBJECT_TYPES] },
   SegmentOperator: { type: 'string', enum: [...SEGMENT_OPERATORS] },
-  SegmentOperandKind: { type: 'string', enum: [...SEGMENT_OPERAND_KINDS] },
   SegmentFieldRef: {
     type: 'object',
     required: ['type'],

@@ -1,5 +1,4 @@
 import { CREATE_STATUSES, FieldTypes, FieldUsageCategories, MANUAL_STATUSES, SubscriberStatuses, SyncModes, SyncOutcomes } from '../mapping/enums';
-import { FIELD_VALUE_KINDS } from '../mapping/field-values';
 import { ERROR_IDS_KEYWORD, PER_ITEM_KEYWORD } from './keywords';
 import { errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid, type Json } from './common';
 
@@ -113,7 +112,7 @@ const subscriberPath = [ref('parameters', 'SubscriberId')];
 export const subscriberDomainTags = [
   { name: 'Subscribers', description: 'Subscribers, their replaceable data, topics and field values; bulk tagging and sync.' },
   { name: 'Fields', description: 'The field catalogue: built-in and custom subscriber fields, their usage.' },
-  { name: 'Tags' },
+  { name: 'Tags', description: 'Tags: account-wide labels put on subscribers (one by one, in bulk or by sync).' },
   { name: 'Topics', description: 'Topics subscribers join; one of them is the account\'s default topic.' },
 ];
 
@@ -637,7 +636,6 @@ function fieldValueUnion(direction: 'Request' | 'Response') {
   return {
     type: 'object',
     required: ['kind'],
-    properties: { kind: { type: 'string', enum: [...FIELD_VALUE_KINDS] } },
     // `mapping` makes generated clients' kinds the real values (without it they are the schema names).
     discriminator: { propertyName: 'kind', mapping: Object.fromEntries(FIELD_VALUE_VARIANTS.map((k) => [toKind(k), `#/components/schemas/${k}FieldValue${direction}`])) },
     oneOf: FIELD_VALUE_VARIANTS.map((k) => schemaRef(`${k}FieldValue${direction}`)),
