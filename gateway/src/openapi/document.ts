@@ -153,7 +153,12 @@ export const openApiDocument = {
         operationId: 'apiDocs',
         summary: 'Interactive documentation (Swagger UI)',
         security: [],
-        responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } }, ...publicErrors },
+        description: 'Redirects to `/docs/`, the page, which loads its assets relative to itself and the document from `/openapi.json`.',
+        responses: {
+          '200': { description: 'HTML page (at `/docs/`).', content: { 'text/html': { schema: { type: 'string' } } } },
+          '301': { description: 'From `/docs` to `/docs/`.', headers: { Location: ref('headers', 'Location') } },
+          ...publicErrors,
+        },
       },
     },
   }),

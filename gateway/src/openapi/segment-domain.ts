@@ -303,7 +303,7 @@ function segmentOperandSchemas() {
       required: ['kind'],
       discriminator: { propertyName: 'kind', mapping: Object.fromEntries(SEGMENT_OPERAND_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])) },
       oneOf: SEGMENT_OPERAND_KINDS.map((k) => schemaRef(name(k))),
-      description: 'Only the member of its `kind` is set (`NONE`: none); the others are absent or null.',
+      description: 'Only the member of its `kind` is set (`NONE`: none); the others are absent or null. A missing member, or one of another kind, answers `400 validation_failed` naming it.',
     },
   };
 }
