@@ -32,7 +32,7 @@ describe('GET /docs in a browser', () => {
     profile = mkdtempSync(join(tmpdir(), 'mailer-docs-chromium-'));
     // A fresh profile per run: nothing cached from an earlier page version.
     browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 60_000 });
-  });
+  }, 120_000); // a gateway and a browser start, on a loaded machine
 
   afterAll(async () => {
     await browser?.close().catch(() => undefined);
@@ -49,7 +49,7 @@ describe('GET /docs in a browser', () => {
 
     // Swagger UI renders one block per operation once it has fetched and parsed the document.
     const operations = page.locator('.opblock');
-    await operations.first().waitFor({ state: 'visible', timeout: 30_000 }).catch((err: Error) => {
+    await operations.first().waitFor({ state: 'visible', timeout: 60_000 }).catch((err: Error) => {
       throw new Error(`${err.message}\nerrors thrown in the page: ${JSON.stringify(pageErrors)}`);
     });
     expect(pageErrors).toEqual([]);
@@ -78,5 +78,5 @@ describe('GET /docs in a browser', () => {
     expect(text).toMatch(/\b202\b/);
     expect(pageErrors).toEqual([]);
     await page.close();
-  });
+  }, 120_000);
 });

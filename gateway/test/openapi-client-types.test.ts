@@ -145,7 +145,7 @@ async function compileScenario(document: object): Promise<string[]> {
 describe('types generated from the OpenAPI document (openapi-typescript)', () => {
   it('give tagged unions of the real kinds and a closed errorId: the typed client scenario compiles without casts', async () => {
     expect(await compileScenario(openApiDocument)).toEqual([]);
-  });
+  }, 120_000); // a code generator and a compiler run
 
   it('the scenario notices degraded unions: without discriminator mappings the field values are `never` and it fails', async () => {
     const degraded = JSON.parse(JSON.stringify(openApiDocument), function (this: Record<string, unknown>, key, value) {
@@ -153,5 +153,5 @@ describe('types generated from the OpenAPI document (openapi-typescript)', () =>
     });
     const errors = await compileScenario(degraded);
     expect(errors.join('\n')).toMatch(/not assignable to type 'never'/);
-  });
+  }, 120_000);
 });
