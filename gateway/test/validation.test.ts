@@ -111,9 +111,33 @@ describe('request validation from the OpenAPI document', () => {
     expect(problemPath('query', '', 'pageSize')).toBe('query.pageSize');
   });
 
+  it('segment operands: one variant per kind, its own member required, other kinds\' members absent or null', () => {
+    const operandPath = 'body.expression.conditionGroups[0].conditions[0].operand';
+    const create = (operand: unknown) =>
+      requestValidator('createSegment')({
+        body: { name: 'n', expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'FIRST_NAME' }, operator: 'TEXT_STARTS_WITH', operand }] }] } },
+      });
+    expect(() => create({ kind: 'TEXT', text: 'a' })).not.toThrow();
+    expect(() => create({ kind: 'TEXT', text: 'a', number: null, optionIds: null })).not.toThrow();
+    expect(() => create({ kind: 'NONE' })).not.toThrow();
+    const cases: Array<[unknown, string, string]> = [
+      [{ kind: 'COLOUR' }, 'validation_failed', `${operandPath}.kind`],
+      [{ kind: 'TEXT' }, 'validation_failed', `${operandPath}.text`],
+      [{ kind: 'TEXT', text: 'a', number: 3 }, 'validation_failed', `${operandPath}.number`],
+      [{ kind: 'NUMBER', number: 1, colour: 'red' }, 'unknown_property', `${operandPath}.colour`],
+      [{ kind: 'OPTIONS', optionIds: Array(1001).fill('3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21') }, 'segment_too_many_option_ids', `${operandPath}.optionIds`],
+    ];
+    for (const [operand, errorId, path] of cases) {
+      const e = failure(() => create(operand));
+      expect([operand, e.errorId, e.details?.[0]?.path]).toEqual([operand, errorId, path]);
+    }
+  });
+
   it('response schemas are usable for checking responses', () => {
-    expect(schemaErrors('ErrorMessageDto', { errorId: 'x', message: 'y' })).toEqual([]);
-    expect(schemaErrors('ErrorMessageDto', { errorId: 'x' })).not.toEqual([]);
+    expect(schemaErrors('ErrorMessageDto', { errorId: 'validation_failed', message: 'y' })).toEqual([]);
+    expect(schemaErrors('ErrorMessageDto', { errorId: 'validation_failed' })).not.toEqual([]);
+    // errorId is the closed catalogue
+    expect(schemaErrors('ErrorMessageDto', { errorId: 'x', message: 'y' })).toEqual([expect.objectContaining({ instancePath: '/errorId', keyword: 'enum' })]);
     expect(() => schemaErrors('Nope', {})).toThrow();
   });
 });

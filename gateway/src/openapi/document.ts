@@ -1,6 +1,7 @@
 import { ERROR_CATALOGUE } from '../errors';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
+import { withRequestExamples } from './examples';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment-domain';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber-domain';
 
@@ -22,6 +23,11 @@ const keyManagement = (summary: string, operationId: string) => ({
     '429': ref('responses', 'TooManyRequests'),
   },
 });
+
+/** Public operations take no input, but a key in their URL is refused as on every path. */
+const publicErrors = {
+  '400': errorResponse('An API key in the URL: refused before anything else, as on every path (rotate that key).', ['api_key_in_url']),
+};
 
 const catalogueTable = [
   '| status | errorId | meaning |',
@@ -72,12 +78,12 @@ export const openApiDocument = {
   tags: [
     ...subscriberDomainTags,
     ...segmentDomainTags,
-    { name: 'Events' },
-    { name: 'Account' },
+    { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
+    { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
   ],
   'x-error-catalogue': ERROR_CATALOGUE,
-  paths: {
+  paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
     '/events': {
@@ -116,7 +122,7 @@ export const openApiDocument = {
         operationId: 'healthz',
         summary: 'Liveness: the process is up',
         security: [],
-        responses: { '200': { description: 'Up.', content: json(schemaRef('StatusDto')) } },
+        responses: { '200': { description: 'Up.', content: json(schemaRef('StatusDto')) }, ...publicErrors },
       },
     },
     '/readyz': {
@@ -128,6 +134,7 @@ export const openApiDocument = {
         responses: {
           '200': { description: 'Ready.', content: json(schemaRef('StatusDto')) },
           '503': errorResponse('Not ready (no details on purpose).', ['service_unavailable']),
+          ...publicErrors,
         },
       },
     },
@@ -137,7 +144,7 @@ export const openApiDocument = {
         operationId: 'openApiDocument',
         summary: 'This OpenAPI 3.1 document',
         security: [],
-        responses: { '200': { description: 'The document.', content: json({ type: 'object' }) } },
+        responses: { '200': { description: 'The document.', content: json({ type: 'object' }) }, ...publicErrors },
       },
     },
     '/docs': {
@@ -146,10 +153,15 @@ export const openApiDocument = {
         operationId: 'apiDocs',
         summary: 'Interactive documentation (Swagger UI)',
         security: [],
-        responses: { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+        description: 'Redirects to `/docs/`, the page, which loads its assets relative to itself and the document from `/openapi.json`.',
+        responses: {
+          '200': { description: 'HTML page (at `/docs/`).', content: { 'text/html': { schema: { type: 'string' } } } },
+          '301': { description: 'From `/docs` to `/docs/`.', headers: { Location: ref('headers', 'Location') } },
+          ...publicErrors,
+        },
       },
     },
-  },
+  }),
   components: {
     securitySchemes: {
       ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The account\'s full API key (one per account, no scopes).' },
@@ -205,7 +217,12 @@ export const openApiDocument = {
         type: 'object',
         required: ['errorId', 'message'],
         properties: {
-          errorId: { type: 'string', description: 'Stable machine-readable code (catalogue above and in `x-error-catalogue`).', examples: ['validation_failed'] },
+          errorId: {
+            type: 'string',
+            enum: ERROR_CATALOGUE.map((e) => e.errorId),
+            description: 'Stable machine-readable code: one of the catalogue above (also in `x-error-catalogue`). Ids may be added in later versions; a client should treat an unknown id by its status.',
+            examples: ['validation_failed'],
+          },
           message: { type: 'string', description: 'Human-readable text; may change.' },
           details: { type: 'array', items: schemaRef('Problem') },
         },

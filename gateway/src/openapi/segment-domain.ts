@@ -272,10 +272,45 @@ const expressionSchema = {
   [ERROR_IDS_KEYWORD]: { not: 'segment_legacy_filter_groups' },
 };
 
+/**
+ * The operand, one variant per kind (discriminated by `kind`, with a `mapping` so generated clients
+ * get a tagged union). A variant requires its own member; the members of other kinds may only be
+ * absent or null.
+ */
+function segmentOperandSchemas() {
+  const members: Record<string, [string, Json] | undefined> = {
+    NONE: undefined,
+    TEXT: ['text', { type: 'string' }],
+    NUMBER: ['number', { type: 'number' }],
+    DATE: ['date', { type: 'string', format: 'date', description: 'LocalDate `YYYY-MM-DD`.' }],
+    OPTIONS: ['optionIds', { type: 'array', items: uuid, maxItems: LIMITS.optionIds, [ERROR_IDS_KEYWORD]: { maxItems: 'segment_too_many_option_ids' } }],
+    SEGMENT: ['segmentId', uuid],
+    PURCHASE: ['purchase', schemaRef('PurchaseSegmentCondition')],
+  };
+  const name = (kind: string) => `Segment${kind[0]}${kind.slice(1).toLowerCase()}Operand`;
+  const others = (kind: string) =>
+    Object.fromEntries(Object.entries(members).filter(([k, m]) => k !== kind && m).map(([, m]) => [m![0], { type: 'null' }]));
+  const variants = Object.fromEntries(SEGMENT_OPERAND_KINDS.map((kind) => {
+    const own = members[kind];
+    return [name(kind), object(own ? ['kind', own[0]] : ['kind'], { kind: { const: kind }, ...(own ? { [own[0]]: own[1] } : {}), ...others(kind) }, {
+      description: own ? `${kind}: the \`${own[0]}\` member is set.` : `${kind}: no value (e.g. IS_EMPTY).`,
+    })];
+  }));
+  return {
+    ...variants,
+    SegmentOperand: {
+      type: 'object',
+      required: ['kind'],
+      discriminator: { propertyName: 'kind', mapping: Object.fromEntries(SEGMENT_OPERAND_KINDS.map((k) => [k, `#/components/schemas/${name(k)}`])) },
+      oneOf: SEGMENT_OPERAND_KINDS.map((k) => schemaRef(name(k))),
+      description: 'Only the member of its `kind` is set (`NONE`: none); the others are absent or null. A missing member, or one of another kind, answers `400 validation_failed` naming it.',
+    },
+  };
+}
+
 export const segmentDomainSchemas = {
   SegmentSubjectType: { type: 'string', enum: [...SEGMENT_SUBJECT_TYPES] },
   SegmentOperator: { type: 'string', enum: [...SEGMENT_OPERATORS] },
-  SegmentOperandKind: { type: 'string', enum: [...SEGMENT_OPERAND_KINDS] },
   SegmentFieldRef: {
     type: 'object',
     required: ['type'],
@@ -306,15 +341,7 @@ export const segmentDomainSchemas = {
     couponCode: nullable('string'),
     timeZoneId: nullable('string'),
   }),
-  SegmentOperand: object(['kind'], {
-    kind: schemaRef('SegmentOperandKind'),
-    text: nullable('string'),
-    number: nullable('number'),
-    date: localDate,
-    optionIds: nullable('array', { items: uuid, maxItems: LIMITS.optionIds, [ERROR_IDS_KEYWORD]: { maxItems: 'segment_too_many_option_ids' } }),
-    segmentId: orNull(uuid),
-    purchase: orNull(schemaRef('PurchaseSegmentCondition')),
-  }, { description: 'Only the member of its `kind` is set (`NONE`: none).' }),
+  ...segmentOperandSchemas(),
   SegmentCondition: object(['subjectType', 'operator', 'operand'], {
     subjectType: schemaRef('SegmentSubjectType'),
     fieldRef: { ...orNull(schemaRef('SegmentFieldRef')), description: 'FIELD conditions only; null otherwise.' },

@@ -1,5 +1,4 @@
 import { CREATE_STATUSES, FieldTypes, FieldUsageCategories, MANUAL_STATUSES, SubscriberStatuses, SyncModes, SyncOutcomes } from '../mapping/enums';
-import { FIELD_VALUE_KINDS } from '../mapping/field-values';
 import { ERROR_IDS_KEYWORD, PER_ITEM_KEYWORD } from './keywords';
 import { errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid, type Json } from './common';
 
@@ -113,7 +112,7 @@ const subscriberPath = [ref('parameters', 'SubscriberId')];
 export const subscriberDomainTags = [
   { name: 'Subscribers', description: 'Subscribers, their replaceable data, topics and field values; bulk tagging and sync.' },
   { name: 'Fields', description: 'The field catalogue: built-in and custom subscriber fields, their usage.' },
-  { name: 'Tags' },
+  { name: 'Tags', description: 'Tags: account-wide labels put on subscribers (one by one, in bulk or by sync).' },
   { name: 'Topics', description: 'Topics subscribers join; one of them is the account\'s default topic.' },
 ];
 
@@ -631,13 +630,15 @@ function toKind(name: string) {
   return ({ Text: 'TEXT', Email: 'EMAIL', Number: 'NUMBER', Date: 'DATE', Boolean: 'BOOLEAN', SingleOption: 'SINGLE_OPTION', MultiOption: 'MULTI_OPTION' } as Record<string, string>)[name];
 }
 
+const FIELD_VALUE_VARIANTS = ['Text', 'Email', 'Number', 'Date', 'Boolean', 'SingleOption', 'MultiOption'];
+
 function fieldValueUnion(direction: 'Request' | 'Response') {
   return {
     type: 'object',
     required: ['kind'],
-    properties: { kind: { type: 'string', enum: [...FIELD_VALUE_KINDS] } },
-    discriminator: { propertyName: 'kind' },
-    oneOf: ['Text', 'Email', 'Number', 'Date', 'Boolean', 'SingleOption', 'MultiOption'].map((k) => schemaRef(`${k}FieldValue${direction}`)),
+    // `mapping` makes generated clients' kinds the real values (without it they are the schema names).
+    discriminator: { propertyName: 'kind', mapping: Object.fromEntries(FIELD_VALUE_VARIANTS.map((k) => [toKind(k), `#/components/schemas/${k}FieldValue${direction}`])) },
+    oneOf: FIELD_VALUE_VARIANTS.map((k) => schemaRef(`${k}FieldValue${direction}`)),
     description: `A field value (${direction.toLowerCase()} variant), discriminated by \`kind\`. The kind must match the field type: TEXT and LONG_TEXT -> TEXT, EMAIL -> EMAIL, NUMBER -> NUMBER, DATE -> DATE, BOOLEAN -> BOOLEAN, SINGLE_CHOICE -> SINGLE_OPTION, MULTI_CHOICE -> MULTI_OPTION (else \`400 field_value_kind_mismatch\`).`,
   };
 }

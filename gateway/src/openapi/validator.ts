@@ -31,8 +31,23 @@ function createAjv(coerceTypes: boolean) {
   // The document is registered whole so `#/components/...` references resolve; `components` is
   // an OpenAPI member, not a JSON Schema keyword.
   ajv.addKeyword('components');
-  ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: openApiDocument.components.schemas } });
+  ajv.addSchema({ $id: DOCUMENT_ID, components: { schemas: forAjv(openApiDocument.components.schemas) } });
   return ajv;
+}
+
+/**
+ * The schemas as Ajv takes them. The document's discriminated unions carry a `mapping` (for
+ * generated clients); Ajv refuses it ("mapping is not supported") and derives the same one from
+ * each variant's `kind` const, so it is dropped, and its keys become an enum of the tag property:
+ * an unknown kind is then reported at `<path>.kind` (the discriminator alone only fails as a whole).
+ */
+function forAjv<T>(schemas: T): T {
+  return JSON.parse(JSON.stringify(schemas), (_key, value) => {
+    const mapping = value?.discriminator?.mapping as Record<string, string> | undefined;
+    if (!mapping) return value;
+    const tag = value.discriminator.propertyName as string;
+    return { ...value, properties: { ...value.properties, [tag]: { enum: Object.keys(mapping) } }, discriminator: { propertyName: tag } };
+  });
 }
 
 // Bodies are JSON and must have the right types; query and path values are strings and are coerced.

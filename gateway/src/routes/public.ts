@@ -29,8 +29,12 @@ export function publicRoutes(readiness: Readiness): Router {
   });
 
   // swagger-ui's assets are served under /docs/; the page itself is the one documented route.
-  router.use('/docs', swaggerUi.serveFiles(openApiDocument as object));
-  router.get('/docs', swaggerUi.setup(openApiDocument as object, { customSiteTitle: 'Mailer customer API' }));
+  // The page loads the document by URL: inlined into its init script (swagger-ui-express's
+  // default), the document's text goes through String.replace, whose `$` patterns corrupt it
+  // and leave a blank page.
+  const docsOptions = { customSiteTitle: 'Mailer customer API', swaggerOptions: { url: '/openapi.json' } };
+  router.use('/docs', swaggerUi.serveFiles(undefined, docsOptions));
+  router.get('/docs', swaggerUi.setup(undefined, docsOptions));
 
   return router;
 }

@@ -1,0 +1,102 @@
+// Request body examples of the OpenAPI document, by operationId. Swagger UI prefills "Try it out"
+// with them and generated docs show them; gateway/test/openapi-examples.test.ts checks that every
+// operation with a body has one and that each passes the request validator.
+
+const subscriberId = '0b7e6d2c-4f1a-4c3e-9d8b-2a6f5e4c3b21';
+const tagId = '5d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d';
+const topicId = '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d';
+const fieldId = '9c8b7a6f-5e4d-4c3b-8a29-1f0e9d8c7b6a';
+const optionId = '2e1d0c9b-8a7f-4e6d-9c5b-4a3f2e1d0c9b';
+const segmentId = '4f3e2d1c-0b9a-4877-a665-5d4c3b2a1f0e';
+const sourceId = '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2e';
+
+const subscriber = {
+  email: 'ann@example.org',
+  firstName: 'Ann',
+  fields: [
+    { fieldId, value: { kind: 'TEXT', text: 'Berlin' } },
+    { fieldId: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', value: { kind: 'SINGLE_OPTION', optionId } },
+  ],
+  tags: [tagId],
+};
+
+const expression = {
+  conditionGroups: [
+    {
+      conditions: [
+        { subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'FIRST_NAME' }, operator: 'TEXT_STARTS_WITH', operand: { kind: 'TEXT', text: 'A' } },
+        { subjectType: 'TAGS', fieldRef: null, operator: 'OPTION_CONTAINS_ANY', operand: { kind: 'OPTIONS', optionIds: [tagId] } },
+      ],
+    },
+    {
+      conditions: [
+        {
+          subjectType: 'PURCHASES',
+          fieldRef: null,
+          operator: 'PURCHASE_COUNT_AT_LEAST',
+          operand: { kind: 'PURCHASE', purchase: { sourceId, scopeKind: 'ALL_PRODUCTS', period: { kind: 'LAST_DAYS', days: 90 }, count: 2 } },
+        },
+      ],
+    },
+  ],
+};
+
+export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  addSubscriber: { ...subscriber, subscriberStatus: 'ACTIVE', topicIds: [topicId] },
+  syncSubscribers: {
+    mode: 'UPSERT',
+    subscribers: [subscriber, { email: 'bob@example.org', subscriberStatus: 'UNSUBSCRIBED' }],
+  },
+  addTagsToSubscribers: { subscriberIds: [subscriberId], tagIds: [tagId] },
+  removeTagsFromSubscribers: { subscriberIds: [subscriberId], tagIds: [tagId] },
+  replaceSubscriberData: { ...subscriber, subscriberStatus: 'ACTIVE' },
+  replaceSubscriberEmail: { email: 'ann.new@example.org' },
+  replaceSubscriberFirstName: { firstName: 'Annie' },
+  replaceSubscriberStatus: { subscriberStatus: 'UNSUBSCRIBED' },
+  replaceSubscriberTopics: { topicIds: [topicId], overrideOptOuts: false },
+  optOutOfTopic: { source: 'preference-center' },
+  setFieldValue: { kind: 'NUMBER', number: 42 },
+  addField: { label: 'Favourite colour', fieldType: 'SINGLE_CHOICE', personalizationTagName: 'favourite_colour', options: ['Red', 'Green', 'Blue'] },
+  updateField: { label: 'Favourite colour', required: false, options: [{ id: optionId, label: 'Red' }, { label: 'Yellow' }] },
+  addTag: { name: 'vip' },
+  renameTag: { name: 'very-important' },
+  addTopic: { label: 'Weekly newsletter', enrollExistingSubscribers: false },
+  updateTopic: { label: 'Weekly digest', active: true },
+  createSegment: { name: 'A-names and repeat buyers', expression },
+  updateSegment: { name: 'A-names and repeat buyers', expression },
+  previewSegmentExpression: { expression, topicId },
+  createPurchaseSource: { name: 'Web shop', timeZone: 'Europe/Berlin' },
+  ingestPurchaseOrders: {
+    orders: [
+      {
+        orderId: 'order-1001',
+        email: 'ann@example.org',
+        orderedAt: '2024-05-01T10:15:00Z',
+        currency: 'EUR',
+        amount: 59.9,
+        couponCode: 'SPRING10',
+        items: [{ productId: 'tea-earl-grey', variantId: '250g' }],
+      },
+    ],
+  },
+  setPurchaseBaseline: { capturedOrdersFromUtc: '2024-01-01T00:00:00Z', complete: true },
+  sendCustomEvent: {
+    eventKey: 'order.completed',
+    email: 'ann@example.org',
+    occurredAt: '2024-05-01T10:15:00Z',
+    idempotencyKey: 'order-1001',
+    properties: { orderId: 'order-1001', total: 59.9 },
+  },
+};
+
+/** The paths with each JSON request body's example (from REQUEST_EXAMPLES, by operationId) filled in. */
+export function withRequestExamples<T>(paths: T): T {
+  for (const item of Object.values(paths as Record<string, Record<string, { operationId?: string; requestBody?: { content?: Record<string, { example?: unknown }> } }>>)) {
+    for (const op of Object.values(item)) {
+      const media = op.requestBody?.content?.['application/json'];
+      const example = op.operationId ? REQUEST_EXAMPLES[op.operationId] : undefined;
+      if (media && example !== undefined) media.example = example;
+    }
+  }
+  return paths;
+}

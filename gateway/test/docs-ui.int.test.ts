@@ -1,0 +1,82 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { startStack, type Stack } from './support/harness';
+
+/**
+ * /docs as a user sees it: a real Chromium opens the page served by a real gateway, and the
+ * operations of the published document are listed and can be expanded. (A page whose init script
+ * throws is blank, which no HTTP-level assertion notices.)
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+
+// On a closed network Chromium's own background connections (updates, sync, field trials) are
+// refused and can stall it; none of them is needed to render a local page.
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+describe('GET /docs in a browser', () => {
+  let stack: Stack;
+  let browser: BrowserContext;
+  let profile: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`${CHROMIUM} is missing: install the Debian package with \`sudo apt-get install -y chromium\` (scripts/test.sh does it when run as root)`);
+    }
+    stack = await startStack();
+    profile = mkdtempSync(join(tmpdir(), 'mailer-docs-chromium-'));
+    // A fresh profile per run: nothing cached from an earlier page version.
+    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 60_000 });
+  }, 120_000); // a gateway and a browser start, on a loaded machine
+
+  afterAll(async () => {
+    await browser?.close().catch(() => undefined);
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await stack?.stop();
+  });
+
+  it('lists the operations of /openapi.json, and one expands to its description and responses', async () => {
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    const res = await page.goto(`${stack.gateways[0].url}/docs`, { waitUntil: 'load' });
+    expect(res?.status()).toBe(200);
+
+    // Swagger UI renders one block per operation once it has fetched and parsed the document.
+    const operations = page.locator('.opblock');
+    await operations.first().waitFor({ state: 'visible', timeout: 60_000 }).catch((err: Error) => {
+      throw new Error(`${err.message}\nerrors thrown in the page: ${JSON.stringify(pageErrors)}`);
+    });
+    expect(pageErrors).toEqual([]);
+    // Every operation of the document is listed (under each of its tags: ids are operations-<tag>-<operationId>).
+    const doc = await (await fetch(`${stack.gateways[0].url}/openapi.json`)).json();
+    const documented = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>)
+      .flatMap((item) => Object.values(item).map((op) => op.operationId))
+      .sort();
+    const ids = await operations.evaluateAll((blocks) => blocks.map((b) => b.id));
+    const listed = [...new Set(ids.map((id) => id.replace(/^operations-[^-]+-/, '')))].sort();
+    expect(listed).toEqual(documented);
+    await expect(page.locator('.info .title').innerText()).resolves.toContain('Mailer customer API');
+    // Text with `$` sequences (regular expressions in the error catalogue) is shown as written.
+    const pattern = /`([^`]*\$[^`]*)`/.exec(JSON.stringify(doc['x-error-catalogue']))?.[1];
+    expect(pattern).toBeTruthy();
+    await expect(page.locator('.info').innerText()).resolves.toContain(pattern);
+
+    // Expanding the custom event operation shows its description and its responses.
+    const sendEvent = page.locator('#operations-Events-sendCustomEvent');
+    await sendEvent.locator('.opblock-summary-control').click();
+    const body = sendEvent.locator('.opblock-body');
+    await body.waitFor({ state: 'visible', timeout: 10_000 });
+    const text = await body.innerText();
+    expect(text).toContain('durably stored');
+    expect(text).toContain('eventKey'); // the request body's example
+    expect(text).toMatch(/\b202\b/);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
