@@ -79,4 +79,15 @@ describe('GET /docs in a browser', () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it("never shows swagger-ui-dist's stock Petstore page", async () => {
+    const res = await fetch(`${stack.gateways[0].url}/docs/index.html`, { redirect: 'manual' });
+    expect(res.status).toBe(301);
+    expect(res.headers.get('location')).toBe('/docs/');
+    const page = await browser.newPage();
+    await page.goto(`${stack.gateways[0].url}/docs/index.html`, { waitUntil: 'load' });
+    await page.locator('.info .title').waitFor({ state: 'visible', timeout: 60_000 });
+    await expect(page.locator('.info .title').innerText()).resolves.toContain('Mailer customer API');
+    await page.close();
+  }, 120_000);
 });

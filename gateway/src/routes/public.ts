@@ -33,6 +33,8 @@ export function publicRoutes(readiness: Readiness): Router {
   // default), the document's text goes through String.replace, whose `$` patterns corrupt it
   // and leave a blank page.
   const docsOptions = { customSiteTitle: 'Mailer customer API', swaggerOptions: { url: '/openapi.json' } };
+  // swagger-ui-dist also ships a stock index.html that shows the Petstore example: send it to ours.
+  router.get('/docs/index.html', (_req, res) => res.redirect(301, '/docs/'));
   router.use('/docs', swaggerUi.serveFiles(undefined, docsOptions));
   router.get('/docs', swaggerUi.setup(undefined, docsOptions));
 
