@@ -219,3 +219,66 @@ it(`survives ${CASES} generated requests (seed ${SEED})`, async () => {
   expect(health.status).toBe(200);
   expect(() => process.kill(gw.pid, 0)).not.toThrow();
 }, 180_000);
+
+/** A request with the valid key; the body is sent as written (JSON numbers like 1e400 survive). */
+async function send(method: string, p: string, body?: string) {
+  const res = await rawRequest(gw.url, method, p, { 'x-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body);
+  let json: { errorId?: string; message?: string; details?: Array<{ path: string; problem: string }> } | undefined;
+  try {
+    json = JSON.parse(res.text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text: res.text };
+}
+
+describe('numbers in query strings and paths: plain decimal integers in range, else 400 naming the parameter', () => {
+  const BAD = ['1e309', 'Infinity', '-Infinity', 'NaN', '9'.repeat(400), '0x10', '%2B5', '+5', '%205', '1.5', '1.0', '1e2', '0b1', '', '-0', '0', '-1'];
+  const routes = ['/subscribers', `/segments/${ID}/subscribers`];
+  for (const route of routes) {
+    for (const name of ['pageNumber', 'pageSize']) {
+      it(`${route} ${name}`, async () => {
+        const values = [...BAD, name === 'pageSize' ? '1001' : '1000001'];
+        const answers = await Promise.all(values.map((v) => send('GET', `${route}?${name}=${v}`)));
+        answers.forEach((res, i) => {
+          const label = `${name}=${values[i]}`;
+          expect({ label, status: res.status, errorId: res.json?.errorId }).toEqual({ label, status: 400, errorId: 'validation_failed' });
+          expect({ label, message: res.json?.message }).toEqual({ label, message: expect.stringMatching(new RegExp(`^query\\.${name} must be .*integer`)) });
+          expect({ label, details: res.json?.details }).toEqual({ label, details: [{ path: `query.${name}`, problem: expect.stringMatching(/integer/) }] });
+        });
+        // a repeated parameter is named as well
+        const twice = await send('GET', `${route}?${name}=1&${name}=2`);
+        expect({ status: twice.status, errorId: twice.json?.errorId, message: twice.json?.message }).toEqual({ status: 400, errorId: 'validation_failed', message: expect.stringContaining(`query.${name} must be given once`) });
+      });
+    }
+  }
+
+  it('accepts plain decimals, leading zeros included', async () => {
+    const res = await send('GET', '/subscribers?pageNumber=01&pageSize=0002');
+    if (!subscriber) return expect(res.status).toBe(503);
+    expect({ status: res.status, pageNumber: (res.json as { pageNumber?: number })?.pageNumber, pageSize: (res.json as { pageSize?: number })?.pageSize }).toEqual({ status: 200, pageNumber: 1, pageSize: 2 });
+  });
+});
+
+describe('numbers in JSON bodies out of their range: 400 naming the member, never a 5xx', () => {
+  const purchase = (extra: string) =>
+    `{"expression":{"conditionGroups":[{"conditions":[{"subjectType":"PURCHASES","fieldRef":null,"operator":"PURCHASED","operand":{"kind":"PURCHASE","purchase":{"sourceId":"${ID}","scopeKind":"ALL_PRODUCTS",${extra}}}}]}]}}`;
+  const order = (amount: string) => `{"orders":[{"orderId":"o","email":"a@example.org","orderedAt":"2024-01-01T00:00:00Z","currency":"EUR","amount":${amount},"items":[{"productId":"p"}]}]}`;
+  const cases: Array<[string, string, string, string, RegExp]> = ([
+    ['PATCH', `/fields/${ID}`, '{"position": 1e400}', 'body.position', /out of range/],
+    ['PATCH', `/fields/${ID}`, `{"position": ${'9'.repeat(400)}}`, 'body.position', /out of range/],
+    ['PATCH', `/fields/${ID}`, '{"position": 3000000000}', 'body.position', /from -2147483648 to 2147483647/],
+    ['PATCH', `/fields/${ID}`, '{"options":[{"label":"a","position":-1e400}]}', 'body.options[0].position', /out of range/],
+    ['POST', '/subscribers', `{"email":"n@example.org","fields":[{"fieldId":"${ID}","value":{"kind":"NUMBER","number":1e400}}]}`, 'body.fields[0].value.number', /out of range/],
+    ['POST', '/segments/preview', purchase('"count":3000000000'), 'body.expression.conditionGroups[0].conditions[0].operand.purchase.count', /from -2147483648/],
+    ['POST', '/segments/preview', purchase('"amount":1e400'), 'body.expression.conditionGroups[0].conditions[0].operand.purchase.amount', /out of range/],
+    ['POST', '/segments/preview', purchase('"period":{"kind":"LAST_DAYS","days":1e309}'), 'body.expression.conditionGroups[0].conditions[0].operand.purchase.period.days', /out of range/],
+    ['POST', '/segments/preview', purchase('"period":{"kind":"LAST_DAYS","days":-3000000000}'), 'body.expression.conditionGroups[0].conditions[0].operand.purchase.period.days', /from -2147483648/],
+    ['POST', `/purchase-sources/${ID}/orders`, order('1e400'), 'body.orders[0].amount', /out of range/],
+  ] as Array<[string, string, string, string, RegExp]>).map(([method, p, body, member, problem]) => [method, p, member, body, problem]);
+  it.each(cases)('%s %s %s', async (method, p, member, body, problem) => {
+    const res = await send(method, p, body);
+    expect({ status: res.status, errorId: res.json?.errorId }).toEqual({ status: 400, errorId: 'validation_failed' });
+    expect(res.json?.details).toContainEqual({ path: member, problem: expect.stringMatching(problem) });
+  });
+});

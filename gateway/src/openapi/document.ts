@@ -58,7 +58,7 @@ Any \`POST\` may carry \`Idempotency-Key\` (1-255 printable ASCII characters, no
 JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\`) answer \`413\`. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
 
 ## Identifiers and time
-UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Instants are UTC ISO 8601 with \`Z\`.`;
+UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Integer query and path parameters (\`pageNumber\`, \`pageSize\`) are plain decimal digits within their documented range (no \`+\`, exponent, fraction, hex or spaces; given once); anything else answers \`400 validation_failed\` naming the parameter. Body integers are checked against their range too (int32: -2147483648 to 2147483647). Instants are UTC ISO 8601 with \`Z\`.`;
 
 export const openApiDocument = {
   openapi: '3.1.0',
