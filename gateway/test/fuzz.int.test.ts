@@ -4,7 +4,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { startService, type RunningService } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
-import { adminRequest, createAccount, startGateway, startStack, type Stack } from './support/harness';
+import { adminRequest, createAccount, readEvents, startGateway, startStack, type Stack } from './support/harness';
+import { MAX_JSON_DEPTH } from '../src/middleware/json-scan';
 
 // Generated bad (and some good) requests against a real gateway: never a 5xx other than a
 // documented 503, always an ErrorMessageDto on errors, and the process keeps answering.
@@ -152,6 +153,7 @@ let stack: Stack;
 let subscriber: RunningService | undefined;
 let gw: Stack['gateways'][number];
 let apiKey: string;
+let accountId: string;
 
 beforeAll(async () => {
   stack = await startStack(0);
@@ -164,7 +166,6 @@ beforeAll(async () => {
     GATEWAY_UNAUTHENTICATED_PER_MINUTE: '1000000',
     SUBSCRIBER_GRPC_ADDR: subscriber?.address ?? '127.0.0.1:1',
   });
-  let accountId: string;
   ({ accountId, apiKey } = await createAccount(gw, 'fuzz'));
   // Generous limits: the point is the inputs, not 429s.
   await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000, eventsPerSecond: 100_000, eventsBurst: 100_000 });
@@ -280,5 +281,53 @@ describe('numbers in JSON bodies out of their range: 400 naming the member, neve
     const res = await send(method, p, body);
     expect({ status: res.status, errorId: res.json?.errorId }).toEqual({ status: 400, errorId: 'validation_failed' });
     expect(res.json?.details).toContainEqual({ path: member, problem: expect.stringMatching(problem) });
+  });
+});
+
+describe(`JSON bodies nested deeper than ${MAX_JSON_DEPTH} levels: 400 json_too_deep, nothing stored`, () => {
+  const deep = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+  const deepArray = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+  it('POST /events with properties 10,000 deep (was a 500: JSON.stringify overflowed)', async () => {
+    const before = (await readEvents(stack.nc, accountId)).length;
+    for (const properties of [deep(10_000), deepArray(10_000), deep(MAX_JSON_DEPTH)]) {
+      const res = await send('POST', '/events', `{"eventKey":"order.paid","email":"deep@example.org","properties":${properties}}`);
+      expect({ status: res.status, errorId: res.json?.errorId, message: res.json?.message }).toEqual({ status: 400, errorId: 'json_too_deep', message: expect.stringContaining(`${MAX_JSON_DEPTH} levels`) });
+    }
+    // the limit counts the top-level object: properties may nest one level less
+    const fits = await send('POST', '/events', `{"eventKey":"order.paid","email":"deep@example.org","properties":${deep(MAX_JSON_DEPTH - 2)}}`);
+    expect(fits.status).toBe(202);
+    const stored = await readEvents(stack.nc, accountId);
+    expect(stored.length).toBe(before + 1);
+  });
+
+  it.each([
+    ['POST', '/subscribers', (d: string) => `{"email":"deep@example.org","firstName":${d}}`],
+    ['POST', '/subscribers/sync', (d: string) => `{"mode":"UPSERT","subscribers":[${d}]}`],
+    ['PATCH', `/fields/${ID}`, (d: string) => `{"options":${d}}`],
+    ['POST', '/segments/preview', (d: string) => `{"expression":${d}}`],
+  ])('%s %s 10,000 deep', async (method, p, body) => {
+    for (const d of [deep(10_000), deepArray(10_000)]) {
+      const res = await send(method, p, body(d));
+      expect({ status: res.status, errorId: res.json?.errorId }).toEqual({ status: 400, errorId: 'json_too_deep' });
+    }
+  });
+
+  it('a gzip-encoded deep body is refused the same way (the scan sees the inflated bytes)', async () => {
+    const res = await rawRequest(gw.url, 'POST', '/events', { 'x-api-key': apiKey, 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipSync(`{"eventKey":"a","email":"deep@example.org","properties":${deepArray(10_000)}}`));
+    expect({ status: res.status, errorId: JSON.parse(res.text).errorId }).toEqual({ status: 400, errorId: 'json_too_deep' });
+  });
+
+  it('POST /events with a number beyond the double range in free-form properties: 400 naming it, nothing stored (was stored as null)', async () => {
+    const before = (await readEvents(stack.nc, accountId)).length;
+    for (const [n, member] of [['1e400', 'body.properties.total'], [`-${'9'.repeat(400)}`, 'body.properties.total']] as const) {
+      const res = await send('POST', '/events', `{"eventKey":"order.paid","email":"big@example.org","properties":{"items":[1],"total":${n}}}`);
+      expect({ status: res.status, errorId: res.json?.errorId, details: res.json?.details }).toEqual({ status: 400, errorId: 'validation_failed', details: [{ path: member, problem: expect.stringContaining('out of range') }] });
+    }
+    const ok = await send('POST', '/events', '{"eventKey":"order.paid","email":"big@example.org","properties":{"total":1.5e300,"tiny":1e-400}}');
+    expect(ok.status).toBe(202);
+    const stored = await readEvents(stack.nc, accountId);
+    expect(stored.length).toBe(before + 1);
+    expect(stored[stored.length - 1].data).toMatchObject({ properties: { total: 1.5e300, tiny: 0 } });
   });
 });

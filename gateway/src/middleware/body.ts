@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { ApiError } from '../errors';
+import { rejectNonFiniteNumbers, scanJson } from './json-scan';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Bulk sync carries up to 1,000 subscribers, with their field values. */
@@ -15,13 +17,20 @@ function hasBody(headers: { 'transfer-encoding'?: string; 'content-length'?: str
  * JSON bodies only. A request with a body of another type is refused (415) instead of being
  * silently ignored; malformed JSON and bodies over the limit become 400 / 413 in the error
  * handler. `strict: false` lets a JSON scalar through to schema validation, which names the problem.
+ * Before parsing, the raw (decompressed) bytes are scanned once (json-scan.ts): nesting deeper than
+ * MAX_JSON_DEPTH is `400 json_too_deep`; a body that may hold a number beyond the double range is
+ * walked after parsing and refused if it does.
  */
 export function jsonBody(): RequestHandler {
+  const mayOverflow = new WeakSet<IncomingMessage>();
+  const verify = (req: IncomingMessage, _res: unknown, buf: Buffer) => {
+    if (scanJson(buf).mayOverflowNumbers) mayOverflow.add(req);
+  };
   const parsers = new Map<number, RequestHandler>();
   const parser = (limit: number) => {
     let p = parsers.get(limit);
     if (!p) {
-      p = express.json({ limit, strict: false, type: JSON_TYPES });
+      p = express.json({ limit, strict: false, type: JSON_TYPES, verify });
       parsers.set(limit, p);
     }
     return p;
@@ -32,6 +41,14 @@ export function jsonBody(): RequestHandler {
       return;
     }
     const limit = BODY_LIMITS[req.path.replace(/\/$/, '').toLowerCase()] ?? DEFAULT_BODY_LIMIT;
-    parser(limit)(req, res, next);
+    parser(limit)(req, res, (err?: unknown) => {
+      if (err || !mayOverflow.has(req)) return next(err);
+      try {
+        rejectNonFiniteNumbers(req.body);
+      } catch (e) {
+        return next(e);
+      }
+      next();
+    });
   };
 }
