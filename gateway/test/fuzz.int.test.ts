@@ -331,3 +331,46 @@ describe(`JSON bodies nested deeper than ${MAX_JSON_DEPTH} levels: 400 json_too_
     expect(stored[stored.length - 1].data).toMatchObject({ properties: { total: 1.5e300, tiny: 0 } });
   });
 });
+
+describe('invalid UTF-8 in a JSON body: 400 malformed_json, nothing stored (was stored with U+FFFD)', () => {
+  const BAD_BYTES: Array<[string, number[]]> = [
+    ['C3 28 (bad continuation)', [0xc3, 0x28]],
+    ['lone FF', [0xff]],
+    ['C0 AF (overlong /)', [0xc0, 0xaf]],
+    ['ED A0 80 (UTF-16 surrogate)', [0xed, 0xa0, 0x80]],
+    ['E2 82 (truncated)', [0xe2, 0x82]],
+    ['F5 80 80 80 (beyond U+10FFFF)', [0xf5, 0x80, 0x80, 0x80]],
+  ];
+  /** A JSON text whose string member `where` holds `bytes` between two ASCII letters. */
+  const withBytes = (json: string, bytes: number[]) => {
+    const [head, tail] = json.split('@BYTES@');
+    return Buffer.concat([Buffer.from(head, 'utf8'), Buffer.from(bytes), Buffer.from(tail, 'utf8')]);
+  };
+  const post = (p: string, body: Buffer, contentType = 'application/json') =>
+    rawRequest(gw.url, 'POST', p, { 'x-api-key': apiKey, 'content-type': contentType }, body).then((r) => ({ status: r.status, errorId: JSON.parse(r.text).errorId as string }));
+
+  it.each(BAD_BYTES)('POST /events with %s inside a string', async (_name, bytes) => {
+    const before = (await readEvents(stack.nc, accountId)).length;
+    expect(await post('/events', withBytes('{"eventKey":"order.paid","email":"utf@example.org","properties":{"name":"a@BYTES@b"}}', bytes))).toEqual({ status: 400, errorId: 'malformed_json' });
+    expect(await post('/events', withBytes('{"eventKey":"order.paid","email":"utf@example.org","properties":{"a@BYTES@":1}}', bytes), 'application/json; charset=utf-8')).toEqual({ status: 400, errorId: 'malformed_json' });
+    expect((await readEvents(stack.nc, accountId)).length).toBe(before);
+  });
+
+  it.each(BAD_BYTES)('POST /subscribers with %s in firstName', async (_name, bytes) => {
+    expect(await post('/subscribers', withBytes('{"email":"utf8@example.org","firstName":"A@BYTES@n"}', bytes))).toEqual({ status: 400, errorId: 'malformed_json' });
+    if (subscriber) expect((await send('GET', '/subscribers/by-email/utf8%40example.org')).status).toBe(404);
+  });
+
+  it('valid multibyte UTF-8 is stored as sent', async () => {
+    const res = await post('/events', Buffer.from('{"eventKey":"order.paid","email":"utf@example.org","properties":{"name":"Zoë 中文 😀"}}', 'utf8'));
+    expect(res.status).toBe(202);
+    const stored = await readEvents(stack.nc, accountId);
+    expect(stored[stored.length - 1].data).toMatchObject({ properties: { name: 'Zoë 中文 😀' } });
+  });
+
+  it('a charset other than UTF-8 is 415 (it was decoded with replacement characters too)', async () => {
+    const body = Buffer.from('{"eventKey":"order.paid","email":"utf@example.org"}', 'utf16le');
+    expect(await post('/events', body, 'application/json; charset=utf-16le')).toEqual({ status: 415, errorId: 'unsupported_media_type' });
+    expect(await post('/events', body, 'application/json; charset=latin1')).toEqual({ status: 415, errorId: 'unsupported_media_type' });
+  });
+});
