@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '@mailer/kit';
+import { redactApiKeys } from '../accounts/api-key';
 import type { GatewayMetrics } from '../metrics';
 import { matchRoute, type RouteEntry } from '../route-table';
 
@@ -14,7 +15,8 @@ export function sanitizeRequestId(value: string | string[] | undefined): string 
 /**
  * First middleware of every request: request id, a request-bound logger, one access-log line and
  * the RED metrics when the response finishes. The log carries the path only, never the query
- * string (it may hold a key sent by mistake), and never headers.
+ * string (it may hold a key sent by mistake), and never headers; a key sent as a path segment
+ * (`/subscribers/mk_...`) is redacted from it.
  */
 export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; routes: () => RouteEntry[] }): RequestHandler {
   return (req, res, next) => {
@@ -35,7 +37,7 @@ export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; 
       deps.metrics.httpDuration.observe({ method: req.method, route }, seconds);
       req.log.info(
         // accountId is already bound to req.log by authentication.
-        { method: req.method, path: req.path, route, status: res.statusCode, durationMs: Math.round(seconds * 1000) },
+        { method: req.method, path: redactApiKeys(req.path), route, status: res.statusCode, durationMs: Math.round(seconds * 1000) },
         'request',
       );
     };

@@ -36,7 +36,7 @@ const description = `Customer API of the email-marketing service (beta). Server-
 
 ## Authentication
 Every operation except the public ones (\`/healthz\`, \`/readyz\`, \`/openapi.json\`, \`/docs\`) needs the account's full API key in the \`X-API-Key\` header.
-\`Authorization: Bearer\` is not accepted (\`401 api_key_missing\`). A key in the URL (query parameters \`apiKey\`, \`api_key\`, \`api-key\`, \`key\`, \`x-api-key\`, any case) is refused with \`400 api_key_in_url\` before anything else, on every path, and the URL is never logged; rotate a key that was sent that way.
+\`Authorization: Bearer\` is not accepted (\`401 api_key_missing\`). A key in the URL (query parameters \`apiKey\`, \`api_key\`, \`api-key\`, \`key\`, \`x-api-key\`, any case) is refused with \`400 api_key_in_url\` before anything else, on every path, and the URL is never logged (logs carry the path only, with anything shaped like a key, \`mk_\` and 40 letters or digits, redacted: a key sent as a path segment is not written either); rotate a key that was sent that way.
 The masked form (\`abcde*****\`) is not a key. Rotation and deletion take effect at once on every gateway replica.
 
 ## Errors
