@@ -1,5 +1,5 @@
 import { ERROR_CATALOGUE } from '../src/errors';
-import { MAX_JSON_DEPTH, rejectNonFiniteNumbers, scanJson } from '../src/middleware/json-scan';
+import { MAX_JSON_DEPTH, rejectUnrepresentable, scanJson } from '../src/middleware/json-scan';
 
 const scan = (text: string) => scanJson(Buffer.from(text, 'utf8'));
 const nested = (levels: number, open = '[', close = ']') => open.repeat(levels) + close.repeat(levels);
@@ -52,10 +52,23 @@ describe('scanJson', () => {
   });
 });
 
-describe('rejectNonFiniteNumbers', () => {
+describe('rejectUnrepresentable', () => {
+  const all = { mayOverflowNumbers: true, maySurrogates: true };
   it('names the first member beyond the double range', () => {
-    expect(() => rejectNonFiniteNumbers(JSON.parse('{"a":[1,{"b":1e400}]}'))).toThrow('body.a[1].b is a number out of range');
-    expect(() => rejectNonFiniteNumbers(JSON.parse(`[-${'9'.repeat(400)}]`))).toThrow('body[0] is a number out of range');
-    expect(() => rejectNonFiniteNumbers(JSON.parse('{"a":1e300,"b":[1e-400]}'))).not.toThrow();
+    expect(() => rejectUnrepresentable(JSON.parse('{"a":[1,{"b":1e400}]}'), all)).toThrow('body.a[1].b is a number out of range');
+    expect(() => rejectUnrepresentable(JSON.parse(`[-${'9'.repeat(400)}]`), all)).toThrow('body[0] is a number out of range');
+    expect(() => rejectUnrepresentable(JSON.parse('{"a":1e300,"b":[1e-400]}'), all)).not.toThrow();
+  });
+
+  it('names the first string or member name with an unpaired surrogate; pairs pass', () => {
+    expect(() => rejectUnrepresentable(JSON.parse('{"a":["x","A\\udfffB"]}'), all)).toThrow('body.a[1] holds an unpaired UTF-16 surrogate');
+    expect(() => rejectUnrepresentable(JSON.parse('{"a":"\\ud800"}'), all)).toThrow('body.a holds');
+    expect(() => rejectUnrepresentable(JSON.parse('{"p":{"\\ud83dx":1}}'), all)).toThrow('body.p has a member name');
+    expect(() => rejectUnrepresentable(JSON.parse('{"a":"\\ud83d\\ude00 \\u00e9"}'), all)).not.toThrow();
+  });
+
+  it('the scan flags surrogate escapes only', () => {
+    expect(scanJson(Buffer.from('{"a":"\\uD800"}')).maySurrogates).toBe(true);
+    expect(scanJson(Buffer.from('{"a":"\\u00e9 ud800"}')).maySurrogates).toBe(false);
   });
 });

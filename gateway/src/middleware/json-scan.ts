@@ -28,12 +28,12 @@ export const jsonTooDeep = () =>
 /**
  * One pass over the raw body bytes, before JSON.parse and without recursion (so it cannot
  * overflow itself): throws `json_too_deep` past MAX_JSON_DEPTH, and tells whether some number
- * literal may not fit a double (an exponent, or 309+ digits), so that only such rare bodies get
- * the walk of `rejectNonFiniteNumbers`. Strings are skipped with Buffer.indexOf (native), so the
+ * literal may not fit a double (an exponent, or 309+ digits) or some string may hold an unpaired
+ * surrogate escape, so that only such rare bodies get the walk of `rejectUnrepresentable`. Strings are skipped with Buffer.indexOf (native), so the
  * cost is per structural byte. Malformed JSON is left to JSON.parse: the scan only counts.
  * UTF-8 multibyte sequences never contain ASCII bytes, so scanning bytes is exact.
  */
-export function scanJson(buf: Buffer): { mayOverflowNumbers: boolean } {
+export function scanJson(buf: Buffer): Suspicions {
   let depth = 0;
   let digits = 0;
   let mayOverflowNumbers = false;
@@ -58,7 +58,15 @@ export function scanJson(buf: Buffer): { mayOverflowNumbers: boolean } {
       digits = 0;
     }
   }
-  return { mayOverflowNumbers };
+  // `\ud800`-`\udfff` escapes may be unpaired surrogates (two native searches, no per-byte work).
+  const maySurrogates = buf.indexOf('\\ud') >= 0 || buf.indexOf('\\uD') >= 0;
+  return { mayOverflowNumbers, maySurrogates };
+}
+
+/** What `rejectUnrepresentable` must look for in the parsed body (nothing, for nearly every body). */
+export interface Suspicions {
+  mayOverflowNumbers: boolean;
+  maySurrogates: boolean;
 }
 
 /** Index of the quote closing the string opened at `open` (one not escaped by an odd run of backslashes), or -1. */
@@ -73,25 +81,36 @@ function closingQuote(buf: Buffer, open: number): number {
   return -1;
 }
 
+/** An unpaired UTF-16 surrogate: a high one not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const refuse = (path: string, problem: string) => new ApiError(400, 'validation_failed', `${path} ${problem}.`, [{ path, problem }]);
+
 /**
- * JSON.parse reads a number beyond the double range (1e400, 400 digits) as ±Infinity, which
- * JSON.stringify then writes as null: the value would silently change (free-form event
- * properties) or fail a gRPC serialization. Such a body is refused whole, like malformed JSON,
- * naming the first such member. Iterative; the depth is already bounded by scanJson.
+ * Values JSON.parse accepts that cannot be kept as sent, refused whole like malformed JSON, naming
+ * the first such member (iterative; the depth is already bounded by scanJson):
+ * - a number beyond the double range (1e400, 400 digits) reads as ±Infinity, which JSON.stringify
+ *   writes as null (free-form event properties) and gRPC cannot carry;
+ * - a `\ud800`-style escape without its pair is no Unicode text: protobuf encoding stored it as
+ *   U+FFFD (a subscriber named "A\udfffB" read back as "A�B").
  */
-export function rejectNonFiniteNumbers(value: unknown): void {
+export function rejectUnrepresentable(value: unknown, look: Suspicions): void {
   const stack: Array<[unknown, string]> = [[value, 'body']];
   while (stack.length) {
     const [v, path] = stack.pop()!;
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) {
-        throw new ApiError(400, 'validation_failed', `${path} is a number out of range (beyond ±1.8e308).`, [{ path, problem: 'is a number out of range (beyond ±1.8e308)' }]);
-      }
+      if (look.mayOverflowNumbers && !Number.isFinite(v)) throw refuse(path, 'is a number out of range (beyond ±1.8e308)');
+    } else if (typeof v === 'string') {
+      if (look.maySurrogates && LONE_SURROGATE.test(v)) throw refuse(path, 'holds an unpaired UTF-16 surrogate escape (text must be valid Unicode)');
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
     } else if (v !== null && typeof v === 'object') {
       const entries = Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i][1], `${path}.${entries[i][0]}`]);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, member] = entries[i];
+        if (look.maySurrogates && LONE_SURROGATE.test(key)) throw refuse(path, 'has a member name with an unpaired UTF-16 surrogate escape (text must be valid Unicode)');
+        stack.push([member, `${path}.${key}`]);
+      }
     }
   }
 }
