@@ -443,3 +443,21 @@ describe('a key sent as a path segment never reaches the log', () => {
     expect(out).toContain('"path":"/admin/accounts/mk_[redacted]"');
   });
 });
+
+describe('nor a trace span', () => {
+  let traced: Stack['gateways'][number] | undefined;
+  afterAll(async () => traced?.stop());
+
+  it('with the console span exporter, spans carry the redacted path and no query string', async () => {
+    traced = await startGateway({ NATS_URL: stack.nats.url, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '1000000', SUBSCRIBER_GRPC_ADDR: '127.0.0.1:1', OTEL_TRACES_EXPORTER: 'console', OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' });
+    const key = (await createAccount(traced, 'fuzz-traced')).apiKey;
+    expect((await rawRequest(traced.url, 'GET', `/subscribers/${key}?apiKey=${key}`, { 'x-api-key': key })).status).toBe(400);
+    expect((await rawRequest(traced.url, 'GET', `/subscribers/${key}`, { 'x-api-key': key })).status).toBe(400);
+    const until = Date.now() + 20_000;
+    while (!/'url\.path': '\/subscribers\/mk_\[redacted\]'/.test(traced.output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    const out = traced.output();
+    expect(out).toMatch(/'url\.path': '\/subscribers\/mk_\[redacted\]'/);
+    expect(out).toContain("'url.query': 'REDACTED'");
+    expect(out).not.toContain(key.slice(3));
+  }, 60_000);
+});
