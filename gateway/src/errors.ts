@@ -38,7 +38,8 @@ export class ApiError extends Error {
  */
 export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; meaning: string }> = [
   { errorId: 'validation_failed', status: 400, meaning: 'The body, a query or path parameter does not satisfy the operation contract; `details` lists each problem.' },
-  { errorId: 'malformed_json', status: 400, meaning: 'The body is not valid JSON.' },
+  { errorId: 'malformed_json', status: 400, meaning: 'The body is not valid JSON, or not valid UTF-8.' },
+  { errorId: 'json_too_deep', status: 400, meaning: 'The JSON body nests objects and arrays more than 32 levels deep (the top-level value is level 1).' },
   { errorId: 'unknown_property', status: 400, meaning: 'The body (or query) holds a property the operation does not define; `details` names it. Free-form values (`properties`, `_serviceExampleRequest`, ...) accept any members.' },
   { errorId: 'invalid_uuid', status: 400, meaning: 'A path parameter, query parameter or body member that must be a UUID is not one.' },
   { errorId: 'invalid_email', status: 400, meaning: 'An email address has invalid syntax.' },

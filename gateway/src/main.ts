@@ -1,4 +1,4 @@
-import '@mailer/telemetry/register';
+import './telemetry';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, onShutdown, startMetricsServer } from '@mailer/kit';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createKeyCrypto, generateApiKey, looksLikeApiKey, maskApiKey, parseMasterKey } from '../src/accounts/api-key';
+import { createKeyCrypto, generateApiKey, looksLikeApiKey, maskApiKey, parseMasterKey, redactApiKeys } from '../src/accounts/api-key';
 
 const master = () => randomBytes(32).toString('base64');
 
@@ -62,5 +62,15 @@ describe('API key material', () => {
     expect(() => parseMasterKey(randomBytes(16).toString('base64'))).toThrow(/32 bytes/);
     expect(() => parseMasterKey('not base64!')).toThrow(/base64/);
     expect(() => parseMasterKey('')).toThrow();
+  });
+});
+
+describe('redactApiKeys', () => {
+  it('replaces every key-shaped run in a path, encoded or longer, and leaves other text alone', () => {
+    const key = generateApiKey();
+    expect(redactApiKeys(`/subscribers/${key}`)).toBe('/subscribers/mk_[redacted]');
+    expect(redactApiKeys(`/a/${key}/b/${generateApiKey()}x`)).toBe('/a/mk_[redacted]/b/mk_[redacted]');
+    expect(redactApiKeys(`/a/${key.slice(0, 5)}%41%42${key.slice(7)}`)).toBe('/a/mk_[redacted]');
+    for (const text of ['/subscribers/3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21', '/mk_short', `/mk_${'a'.repeat(39)}`, '/x?mk=1']) expect(redactApiKeys(text)).toBe(text);
   });
 });

@@ -29,6 +29,19 @@ export function looksLikeApiKey(value: string): boolean {
   return API_KEY_SHAPE.test(value);
 }
 
+/**
+ * Anything shaped like a key (the prefix and 40 or more base62 characters, some perhaps
+ * percent-encoded) in a text that is logged: paths and URLs, where a client may put a key by
+ * mistake (`GET /subscribers/mk_...`). Over-redacting a look-alike costs nothing.
+ */
+const KEY_IN_TEXT = /mk_(?:[A-Za-z0-9]|%[0-9A-Fa-f]{2}){40,}/g;
+export const REDACTED_API_KEY = 'mk_[redacted]';
+
+export function redactApiKeys(text: string): string {
+  // indexOf first: most paths hold no prefix at all and then cost no regex run.
+  return text.includes(API_KEY_PREFIX) ? text.replace(KEY_IN_TEXT, REDACTED_API_KEY) : text;
+}
+
 /** Display form: first five characters and five asterisks (the asterisks do not reflect length). */
 export function maskApiKey(key: string): string {
   return `${key.slice(0, 5)}*****`;

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@mailer/kit';
 import { AccountNotFound, ApiKeyNotFound, type AccountStore } from '../accounts/accounts';
+import { redactApiKeys } from '../accounts/api-key';
 import { ApiError } from '../errors';
 import { errorHandler } from '../middleware/errors';
 import { sanitizeRequestId } from '../middleware/request-context';
@@ -70,7 +71,7 @@ export function createAdminApp(deps: AdminDeps): Express {
     req.requestId = sanitizeRequestId(req.headers['x-request-id']);
     req.log = deps.logger.child({ requestId: req.requestId, listener: 'admin' });
     res.setHeader('X-Request-Id', req.requestId);
-    res.once('finish', () => req.log.info({ method: req.method, path: req.path, status: res.statusCode }, 'admin request'));
+    res.once('finish', () => req.log.info({ method: req.method, path: redactApiKeys(req.path), status: res.statusCode }, 'admin request'));
     next();
   });
   app.use(requireAdminToken(deps.adminToken));

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { sanitizeRequestId, type Logger } from '@mailer/kit';
+import { redactApiKeys } from '../accounts/api-key';
 import type { GatewayMetrics } from '../metrics';
 import { matchRoute, type RouteEntry } from '../route-table';
 
@@ -9,7 +10,8 @@ export { sanitizeRequestId };
 /**
  * First middleware of every request: request id, a request-bound logger, one access-log line and
  * the RED metrics when the response finishes. The log carries the path only, never the query
- * string (it may hold a key sent by mistake), and never headers.
+ * string (it may hold a key sent by mistake), and never headers; a key sent as a path segment
+ * (`/subscribers/mk_...`) is redacted from it.
  */
 export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; routes: () => RouteEntry[] }): RequestHandler {
   return (req, res, next) => {
@@ -30,7 +32,7 @@ export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; 
       deps.metrics.httpDuration.observe({ method: req.method, route }, seconds);
       req.log.info(
         // accountId is already bound to req.log by authentication.
-        { method: req.method, path: req.path, route, status: res.statusCode, errorId: res.locals.errorId, durationMs: Math.round(seconds * 1000) },
+        { method: req.method, path: redactApiKeys(req.path), route, status: res.statusCode, errorId: res.locals.errorId, durationMs: Math.round(seconds * 1000) },
         'request',
       );
     };

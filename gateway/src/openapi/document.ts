@@ -1,4 +1,5 @@
 import { ERROR_CATALOGUE } from '../errors';
+import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
@@ -41,7 +42,7 @@ const description = `Customer API of the email-marketing service (beta). Server-
 
 ## Authentication
 Every operation except the public ones (\`/healthz\`, \`/readyz\`, \`/openapi.json\`, \`/docs\`) needs the account's full API key in the \`X-API-Key\` header.
-\`Authorization: Bearer\` is not accepted (\`401 api_key_missing\`). A key in the URL (query parameters \`apiKey\`, \`api_key\`, \`api-key\`, \`key\`, \`x-api-key\`, any case) is refused with \`400 api_key_in_url\` before anything else, on every path, and the URL is never logged; rotate a key that was sent that way.
+\`Authorization: Bearer\` is not accepted (\`401 api_key_missing\`). A key in the URL (query parameters \`apiKey\`, \`api_key\`, \`api-key\`, \`key\`, \`x-api-key\`, any case) is refused with \`400 api_key_in_url\` before anything else, on every path, and the URL is never logged (logs carry the path only, with anything shaped like a key, \`mk_\` and 40 letters or digits, redacted: a key sent as a path segment is not written either); rotate a key that was sent that way.
 The masked form (\`abcde*****\`) is not a key. Rotation and deletion take effect at once on every gateway replica.
 
 ## Errors
@@ -61,10 +62,10 @@ Requests that fail authentication are limited per client address (60 failures pe
 Any \`POST\` may carry \`Idempotency-Key\` (1-255 printable ASCII characters, no leading or trailing space; else \`400 invalid_idempotency_key\`). The same key with the same request (method, path and JSON body, member order ignored) within 24 h replays the first response (status and body) with \`Idempotency-Replay: true\`; with a different request \`422 idempotency_key_reused\`; while the first is still being processed \`409 idempotency_in_progress\` with \`Retry-After: 1\`. Keys are per account. 5xx responses are not stored, so a retry runs again; an attempt whose gateway died is taken over after 60 s.
 
 ## Bodies
-JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\`) answer \`413\`. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
+JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\`) answer \`413\`. Objects and arrays may nest at most ${MAX_JSON_DEPTH} levels (the top-level value is level 1, free-form \`properties\` included), else \`400 json_too_deep\`. A number beyond the range of a double (\`1e400\`, 400 digits) anywhere in the body answers \`400 validation_failed\` naming it: it could not be stored as sent. Text must be valid Unicode: invalid UTF-8 answers \`400 malformed_json\`, an unpaired surrogate escape (\`"\\ud800"\`) \`400 validation_failed\` naming the member. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
 
 ## Identifiers and time
-UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Instants are UTC ISO 8601 with \`Z\`.`;
+UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Integer query and path parameters (\`pageNumber\`, \`pageSize\`) are plain decimal digits within their documented range (no \`+\`, exponent, fraction, hex or spaces; given once); anything else answers \`400 validation_failed\` naming the parameter. Body integers are checked against their range too (int32: -2147483648 to 2147483647). Instants are UTC ISO 8601 with \`Z\`.`;
 
 export const openApiDocument = {
   openapi: '3.1.0',
@@ -192,7 +193,7 @@ export const openApiDocument = {
     },
     responses: {
       BadRequest: errorResponse('The request does not satisfy the operation contract.', [
-        'validation_failed', 'malformed_json', 'unknown_property', 'invalid_uuid', 'invalid_email', 'api_key_in_url', 'invalid_idempotency_key', 'subscriber_status_not_manual',
+        'validation_failed', 'malformed_json', 'json_too_deep', 'unknown_property', 'invalid_uuid', 'invalid_email', 'api_key_in_url', 'invalid_idempotency_key', 'subscriber_status_not_manual',
       ], rateLimitHeaders),
       Unauthorized: errorResponse('No usable API key. One text for unknown, rotated, deleted and masked keys.', ['api_key_missing', 'api_key_invalid'], {
         ...rateLimitHeaders,

@@ -136,13 +136,19 @@ export function requestValidator(operationId: string): RequestValidator {
   if (cached) return cached;
   const op = operations().get(operationId);
   if (!op) throw new Error(`no operation ${operationId} in the OpenAPI document`);
-  const pathCheck = paramAjv.compile(objectSchema(op.parameters.filter((p) => p.in === 'path')));
-  const queryCheck = paramAjv.compile(objectSchema(op.parameters.filter((p) => p.in === 'query')));
+  const pathParams = op.parameters.filter((p) => p.in === 'path');
+  const queryParams = op.parameters.filter((p) => p.in === 'query');
+  const pathCheck = paramAjv.compile(objectSchema(pathParams));
+  const queryCheck = paramAjv.compile(objectSchema(queryParams));
+  const pathIntegers = integerParameters(pathParams);
+  const queryIntegers = integerParameters(queryParams);
   const bodyCheck = op.body ? bodyAjv.compile(absolute(op.body)) : undefined;
 
   const validator: RequestValidator = (input) => {
     const params = { ...(input.params ?? {}) } as Record<string, unknown>;
     const query = { ...(input.query ?? {}) } as Record<string, unknown>;
+    strictIntegers(pathIntegers, params, 'path');
+    strictIntegers(queryIntegers, query, 'query');
     run(pathCheck, params, 'path');
     run(queryCheck, query, 'query');
     let body = input.body;
@@ -162,6 +168,58 @@ export function requestValidator(operationId: string): RequestValidator {
   };
   compiled.set(operationId, validator);
   return validator;
+}
+
+interface IntegerParameter {
+  name: string;
+  minimum?: number;
+  maximum?: number;
+}
+
+/** The integer parameters of a location; a `number` parameter has no strict parser yet, so none may be declared. */
+function integerParameters(params: Parameter[]): IntegerParameter[] {
+  const out: IntegerParameter[] = [];
+  for (const p of params) {
+    const { type, minimum, maximum } = p.schema as { type?: unknown; minimum?: number; maximum?: number };
+    if (type === 'number') throw new Error(`parameter ${p.name}: only integer parameters are parsed strictly; add a parser for numbers`);
+    if (type === 'integer') out.push({ name: p.name, minimum, maximum });
+  }
+  return out;
+}
+
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+/**
+ * Integer query and path values are parsed here, not by Ajv's coercion: it takes anything
+ * `Number()` takes (`0x10`, `+5`, ` 5`, `1e2`) and lets `1e309` / `Infinity` through as Infinity,
+ * which then fails the gRPC serialization (int32) as a 500. Only plain decimal integers within the
+ * declared range are accepted; the value is replaced by the number, which Ajv then checks as is.
+ */
+function strictIntegers(params: IntegerParameter[], values: Record<string, unknown>, location: 'path' | 'query'): void {
+  const problems: Problem[] = [];
+  for (const p of params) {
+    const raw = values[p.name];
+    if (raw === undefined) continue;
+    const path = `${location}.${p.name}`;
+    const range = rangeText(p);
+    if (typeof raw !== 'string') {
+      problems.push({ path, problem: `must be given once, as a decimal integer${range}` }); // repeated (?a=1&a=2) or a[b]=
+      continue;
+    }
+    const n = DECIMAL_INTEGER.test(raw) ? Number(raw) : NaN;
+    if (Number.isNaN(n)) problems.push({ path, problem: `must be a decimal integer${range} (digits only)` });
+    else if (!Number.isSafeInteger(n) || (p.minimum !== undefined && n < p.minimum) || (p.maximum !== undefined && n > p.maximum)) {
+      problems.push({ path, problem: `must be an integer${range || ' of at most 15 digits'}` });
+    } else values[p.name] = n;
+  }
+  if (problems.length) throw new ApiError(400, 'validation_failed', `${problems[0].path} ${problems[0].problem}.`, problems);
+}
+
+function rangeText({ minimum, maximum }: IntegerParameter): string {
+  if (minimum !== undefined && maximum !== undefined) return ` from ${minimum} to ${maximum}`;
+  if (minimum !== undefined) return ` of at least ${minimum}`;
+  if (maximum !== undefined) return ` of at most ${maximum}`;
+  return '';
 }
 
 function run(check: ValidateFunction, value: unknown, location: Location): void {
@@ -198,6 +256,10 @@ export function problemPath(location: Location, pointer: string, member?: string
 }
 
 const MAX_DETAILS = 20;
+const INTEGER_FORMATS: Record<string, string> = {
+  int32: 'must be an integer from -2147483648 to 2147483647',
+  int64: 'must be an integer from -9007199254740991 to 9007199254740991',
+};
 
 /** Ajv errors -> the contract's ApiError (see the header comment for the mapping). */
 export function validationError(errors: ErrorObject[], location: Location): ApiError {
@@ -219,6 +281,11 @@ export function validationError(errors: ErrorObject[], location: Location): ApiE
       problems.push({ errorId: 'invalid_uuid', path: problemPath(location, e.instancePath), problem: 'must be a UUID' });
     } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'email') {
       problems.push({ errorId: 'invalid_email', path: problemPath(location, e.instancePath), problem: 'must be a valid email address' });
+    } else if (e.keyword === 'type' && typeof e.data === 'number' && !Number.isFinite(e.data)) {
+      // JSON.parse reads a number beyond the double range (1e400, 400 digits) as Infinity.
+      problems.push({ errorId: 'validation_failed', path: problemPath(location, e.instancePath), problem: 'is a number out of range (beyond ±1.8e308)' });
+    } else if (e.keyword === 'format' && INTEGER_FORMATS[(e.params as { format: string }).format]) {
+      problems.push({ errorId: 'validation_failed', path: problemPath(location, e.instancePath), problem: INTEGER_FORMATS[(e.params as { format: string }).format] });
     } else if (e.keyword === 'if' || e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'discriminator') {
       continue; // summaries of the branch errors listed separately
     } else {
