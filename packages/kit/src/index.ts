@@ -4,4 +4,5 @@ export * from './metrics';
 export * from './errors';
 export * from './grpc-server';
 export * from './grpc-client';
+export * from './peer';
 export * from './lifecycle';

@@ -282,7 +282,7 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
       const accountId = accountOf(req);
       const field = await customField(accountId, req.fieldId);
       const [answer] = await deps.usage.ask({ accountId, fieldId: field.id, personalizationTagName: field.personalizationTagName }, ['form']);
-      if (!answer.answered) throw failedPrecondition('field_usage_unknown', `the form service did not answer (${answer.error}); retry later`);
+      if (!answer.answered) throw failedPrecondition('field_usage_unknown', `the forms using this field cannot be listed: ${answer.error}; retry later`);
       return { forms: formsOf(answer.usages) };
     },
 
