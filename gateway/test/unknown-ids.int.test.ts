@@ -99,6 +99,8 @@ describe('ids in paths, filters and bodies', () => {
     expectError(await a.post('/subscribers', { email: 'new@mine.example.org', tags: [theirs.tag.id] }), 404, 'tag_not_found');
     expectError(await a.post('/subscribers', { email: 'new@mine.example.org', topicIds: [theirs.topic.id] }), 404, 'topic_not_found');
     expectError(await a.put(`/subscribers/${s}/field-values/${theirs.field.fieldId}`, { kind: 'SINGLE_OPTION', optionId: theirs.option }), 404, 'field_not_found');
+    expectError(await a.put(`/subscribers/${s}/field-values/${mine.field.fieldId}`, { kind: 'SINGLE_OPTION', optionId: theirs.option }), 404, 'option_not_found');
+    expectError(await a.put(`/subscribers/${s}/data`, { email: 'ann@mine.example.org', firstName: 'Ann', subscriberStatus: 'ACTIVE', fields: [], tags: [theirs.tag.id] }), 404, 'tag_not_found');
     expect(expectStatus(await a.get(`/subscribers/${s}/data`), 200)).toMatchObject({ tags: [mine.tag.id], fields: [] });
     expect(expectStatus(await a.get('/subscribers?pageSize=10'), 200).totalItems).toBe(1);
   });
