@@ -1,4 +1,4 @@
-import { fromServiceError, GrpcStatus, type Problem } from '@mailer/kit';
+import { DomainError, fromServiceError, GrpcStatus, type Problem } from '@mailer/kit';
 
 export type { Problem };
 
@@ -115,7 +115,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'event_backlog_full', status: 503, meaning: 'Too many domain events wait to be published (the message store is slow or down); nothing was written. Retry after a short wait.' },
   { errorId: 'segment_service_unavailable', status: 503, meaning: 'The segment service, which evaluates a segment for a subscriber list filtered by segment, did not answer. Retry later.' },
   { errorId: 'catalog_unavailable', status: 503, meaning: 'The subscriber service (fields, tags, topics that validate a segment expression) did not answer. Retry later.' },
-  { errorId: 'service_unavailable', status: 503, meaning: 'A backing service or the message store is unavailable or timed out. Safe operations may be retried with backoff.' },
+  { errorId: 'service_unavailable', status: 503, meaning: 'A backing service or the message store is unavailable or timed out; the message names the service when one did not answer (never hosts or ports). Safe operations may be retried with backoff.' },
 ];
 
 const GRPC_TO_HTTP: Partial<Record<GrpcStatus, number>> = {
@@ -149,13 +149,15 @@ function isGrpcError(err: unknown): err is { code: number; details?: string; met
 }
 
 /**
- * The one place where a gRPC failure becomes HTTP. A service's DomainError keeps its errorId and
- * message for 4xx; anything 5xx gets a generic text (a service's internal message never leaks).
+ * The one place where a gRPC failure becomes HTTP: a raw gRPC error, or the DomainError the service
+ * clients already made of it (kit's peerClient: a service's own error, or PeerUnavailable with a
+ * fixed text naming the service). A DomainError keeps its errorId and message for 4xx and 503;
+ * anything else gets a generic text (a service's internal message, err.details, never leaks).
  */
 export function fromGrpcError(err: unknown): ApiError | undefined {
-  if (!isGrpcError(err)) return undefined;
+  if (!(err instanceof DomainError) && !isGrpcError(err)) return undefined;
   const status = GRPC_TO_HTTP[err.code as GrpcStatus] ?? 500;
-  const domain = fromServiceError(err);
+  const domain = err instanceof DomainError ? err : fromServiceError(err);
   // A service may say why it is unavailable (e.g. event_backlog_full); its own texts are written
   // for clients. Any other 5xx gets a generic text (a service's internal message never leaks).
   if (status === 503) return domain ? new ApiError(503, domain.errorId, domain.message) : serviceUnavailable();

@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import { DomainError, GrpcStatus } from '@mailer/kit';
+import { DomainError, GrpcStatus, PeerUnavailable } from '@mailer/kit';
 import { ApiError, ERROR_CATALOGUE, fromGrpcError, StoreUnavailable, toApiError } from '../src/errors';
 
 /** A gRPC client error as grpc-js produces it, optionally carrying a service DomainError. */
@@ -37,6 +37,13 @@ describe('gRPC -> HTTP mapping (one place)', () => {
       expect(e.toDto()).toEqual({ errorId: 'internal_error', message: expect.not.stringContaining('stack') });
     },
   );
+
+  it('a service client\'s PeerUnavailable (transport failure) -> 503 with its fixed text, never the transport details', () => {
+    const e = fromGrpcError(new PeerUnavailable('segment', 'service_unavailable', 'The segment service is unavailable; retry later.', { code: 'UNAVAILABLE', details: 'connect ECONNREFUSED 127.0.0.1:50052' }))!;
+    expect(e.status).toBe(503);
+    expect(e.toDto()).toEqual({ errorId: 'service_unavailable', message: 'The segment service is unavailable; retry later.' });
+    expect(fromGrpcError(new DomainError(GrpcStatus.NOT_FOUND, 'topic_not_found', 'no topic'))!.toDto()).toEqual({ errorId: 'topic_not_found', message: 'no topic' });
+  });
 
   it('a 4xx code without an errorId is a service bug -> 500', () => {
     expect(fromGrpcError(grpcError(GrpcStatus.NOT_FOUND))!.status).toBe(500);

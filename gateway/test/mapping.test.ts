@@ -430,7 +430,8 @@ describe('catalog mappers', () => {
   });
 
   it('topics: AddTopic and PATCH (description null clears, absent leaves)', () => {
-    expect(addTopicToProto('acc', { label: 'News', description: null, enrollExistingSubscribers: true })).toEqual({ accountId: 'acc', label: 'News', description: undefined, enrollExistingSubscribers: true });
+    expect(addTopicToProto('acc', { label: 'News', description: null, enrollExistingSubscribers: true })).toEqual({ accountId: 'acc', label: 'News', description: undefined, enrollExistingSubscribers: true, isDefault: false });
+    expect(addTopicToProto('acc', { label: 'News', enrollExistingSubscribers: false, isDefault: true }).isDefault).toBe(true);
     expect(updateTopicToProto('acc', A, {})).toEqual({ accountId: 'acc', topicId: A, label: undefined, description: undefined, descriptionGiven: false, active: undefined, isDefault: undefined });
     expect(updateTopicToProto('acc', A, { description: null })).toMatchObject({ description: undefined, descriptionGiven: true });
     expect(updateTopicToProto('acc', A, { description: 'd', active: false, isDefault: true })).toMatchObject({ description: 'd', descriptionGiven: true, active: false, isDefault: true });

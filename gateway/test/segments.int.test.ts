@@ -77,7 +77,8 @@ describe('segments', () => {
     });
     const byTopic = expectStatus(await a.get(`/segments/${seg.id}/preview?topicId=${topic.id}`), 200);
     expect(byTopic).toMatchObject({ matchingCount: 2, reachableCount: 1 });
-    expect(expectStatus(await a.get(`/segments/${seg.id}/preview?topicId=${UNKNOWN_ID}`), 200)).toMatchObject({ matchingCount: 2, reachableCount: 0 });
+    // a topicId that is not an active topic of the account is refused, not counted as reaching nobody
+    expectError(await a.get(`/segments/${seg.id}/preview?topicId=${UNKNOWN_ID}`), 404, 'topic_not_found');
 
     // Unsaved preview: same semantics, nothing saved.
     const unsaved = expectStatus(await a.post('/segments/preview', { expression: expr(firstNameStartsWith('BO')) }), 200);

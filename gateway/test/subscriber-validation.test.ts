@@ -222,7 +222,7 @@ describe('fields, tags, topics', () => {
   });
 
   it('topics: label 1..255, description <= 2,000 and nullable, enrollExistingSubscribers default false', () => {
-    expect(body('addTopic', { label: 'News' }).body).toEqual({ label: 'News', enrollExistingSubscribers: false });
+    expect(body('addTopic', { label: 'News' }).body).toEqual({ label: 'News', enrollExistingSubscribers: false, isDefault: false });
     expect(() => body('addTopic', { label: 'News', description: null })).not.toThrow();
     expect(refused('addTopic', { label: 'x'.repeat(256) }).errorId).toBe('validation_failed');
     expect(refused('addTopic', { label: 'News', description: 'x'.repeat(2001) }).errorId).toBe('validation_failed');

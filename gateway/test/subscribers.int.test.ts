@@ -33,7 +33,11 @@ async function seeded(name: string) {
     multi: await field({ label: 'Sports', fieldType: 'MULTI_CHOICE', options: ['Run', 'Swim', 'Ride'] }),
   };
   const tags = { vip: expectStatus(await acc.post('/tags', { name: 'VIP' }), 201), beta: expectStatus(await acc.post('/tags', { name: 'Beta' }), 201) };
-  const topics = { news: expectStatus(await acc.post('/topics', { label: 'News' }), 201), deals: expectStatus(await acc.post('/topics', { label: 'Deals' }), 201) };
+  // News becomes the default; the account's first default (Newsletter) is then an ordinary topic and
+  // is removed so that these tests see exactly News and Deals
+  const [newsletter] = expectStatus(await acc.get('/topics'), 200).items;
+  const topics = { news: expectStatus(await acc.post('/topics', { label: 'News', isDefault: true }), 201), deals: expectStatus(await acc.post('/topics', { label: 'Deals' }), 201) };
+  expect((await acc.delete(`/topics/${newsletter.id}`)).status).toBe(204);
   return { api: acc, fields, tags, topics };
 }
 type Seeded = Awaited<ReturnType<typeof seeded>>;

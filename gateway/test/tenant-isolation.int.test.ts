@@ -85,9 +85,12 @@ it('another account cannot read the first one\'s data (404 like an unknown id)',
     subscribers: expectStatus(await b.get('/subscribers'), 200).items.map((x: { id: string }) => x.id),
     fields: expectStatus(await b.get('/fields?includeArchived=true'), 200).fields.map((f: { fieldId?: string }) => f.fieldId).filter(Boolean),
     tags: expectStatus(await b.get('/tags'), 200).items.map((t: { id: string }) => t.id),
-    topics: expectStatus(await b.get('/topics'), 200).items.map((t: { id: string }) => t.id),
+    // B's own default topic, then B's topic; none of A's
+    topics: expectStatus(await b.get('/topics'), 200).items.map((t: { id: string; label: string }) => (t.label === 'Newsletter' ? 'default' : t.id)),
   };
-  expect(lists).toEqual({ subscribers: [theirs.subscriber.id], fields: [theirs.field.fieldId], tags: [theirs.tag.id], topics: [theirs.topic.id] });
+  expect(lists).toEqual({ subscribers: [theirs.subscriber.id], fields: [theirs.field.fieldId], tags: [theirs.tag.id], topics: ['default', theirs.topic.id] });
+  const mineDefault = expectStatus(await a.get('/topics'), 200).items.find((t: { isDefault: boolean }) => t.isDefault).id;
+  expectError(await b.get(`/topics/${mineDefault}`), 404, 'topic_not_found');
   // counts are per account too
   expect(expectStatus(await b.get(`/tags/${theirs.tag.id}`), 200).subscriberCount).toBe(0);
   expect(expectStatus(await b.get(`/subscribers?search=shared`), 200).totalItems).toBe(1);

@@ -1,6 +1,6 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { createClient, type PromiseClient } from '@mailer/kit';
+import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
 import { segmentV1, subscriberV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
@@ -38,12 +38,23 @@ export interface ServiceClients {
 }
 
 /**
+ * A service that does not answer (down, unreachable, past the deadline) is `503 service_unavailable`
+ * naming the capability; the transport's own words (hosts, ports) go to the request's error log line
+ * only (middleware/errors.ts logs the error with its `failure`). A service's DomainErrors pass through.
+ */
+export const servicePeer = (service: string): PeerSpec => ({
+  service,
+  errorId: 'service_unavailable',
+  message: `The ${service} service is unavailable; retry later.`,
+});
+
+/**
  * One long-lived promise client per service, created once at start (a channel multiplexes every
  * call). The form, rss, messaging and webhook clients join as their routes do.
  */
 export function createServiceClients(config: GatewayConfig): ServiceClients {
-  const subscriber = createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS);
-  const segment = createClient(segmentV1.SegmentServiceClient, config.SEGMENT_GRPC_ADDR, SERVICE_DEADLINE_MS);
+  const subscriber = peerClient(createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('subscriber'));
+  const segment = peerClient(createClient(segmentV1.SegmentServiceClient, config.SEGMENT_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('segment'));
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,

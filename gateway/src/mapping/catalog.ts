@@ -145,10 +145,11 @@ export interface AddTopicBody {
   label: string;
   description?: string | null;
   enrollExistingSubscribers: boolean;
+  isDefault?: boolean;
 }
 
 export function addTopicToProto(accountId: string, body: AddTopicBody): subscriberV1.AddTopicRequest {
-  return { accountId, label: body.label, description: body.description ?? undefined, enrollExistingSubscribers: body.enrollExistingSubscribers };
+  return { accountId, label: body.label, description: body.description ?? undefined, enrollExistingSubscribers: body.enrollExistingSubscribers, isDefault: body.isDefault ?? false };
 }
 
 export interface UpdateTopicBody {

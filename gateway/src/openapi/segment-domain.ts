@@ -110,7 +110,7 @@ export const segmentDomainPaths = {
       responses: segmentResponses(
         'post',
         { '200': ok('The preview.', schemaRef('SegmentPreview'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) },
-        { 400: WRITE_400, 404: ['segment_not_found'] },
+        { 400: WRITE_400, 404: ['segment_not_found', 'topic_not_found'] },
         true,
       ),
     },
@@ -178,9 +178,9 @@ export const segmentDomainPaths = {
       description: `${PREVIEW}\n\n${SEMANTICS}`,
       parameters: [
         ...segmentPath,
-        { name: 'topicId', in: 'query', required: false, schema: uuid, description: 'Count as reachable only contacts subscribed to this topic (and not opted out of it).' },
+        { name: 'topicId', in: 'query', required: false, schema: uuid, description: 'Count as reachable only contacts subscribed to this topic (and not opted out of it). It must be an active topic of the account: an unknown, inactive or other account\'s topic answers `404 topic_not_found`.' },
       ],
-      responses: segmentResponses('get', { '200': ok('The preview.', schemaRef('SegmentPreview')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'] }, true),
+      responses: segmentResponses('get', { '200': ok('The preview.', schemaRef('SegmentPreview')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found', 'topic_not_found'] }, true),
     },
   },
   '/purchase-sources': {
@@ -365,7 +365,7 @@ export const segmentDomainSchemas = {
   }),
   SegmentPreviewRequest: object(['expression'], {
     expression: schemaRef('SegmentExpression'),
-    topicId: { ...uuid, description: 'Count as reachable only contacts subscribed to this topic (and not opted out of it).' },
+    topicId: { ...uuid, description: 'Count as reachable only contacts subscribed to this topic (and not opted out of it). It must be an active topic of the account: an unknown, inactive or other account\'s topic answers `404 topic_not_found`.' },
   }),
   Segment: object(['id', 'name', 'expression', 'createdAt', 'updatedAt'], {
     id: uuid,

@@ -149,7 +149,7 @@ ${SEGMENT_MEMBERS}`,
       description: `The email address is canonicalised (trimmed, lowercased) and unique per account (another account may hold the same address). \`subscriberStatus\` defaults to \`ACTIVE\`; on create it may be \`ACTIVE\`, \`UNSUBSCRIBED\`, \`BLOCKED\` or \`UNCONFIRMED\`.
 - \`fields\`: values of custom fields, each field at most once; the kind must match the field type, option ids must be active options of that field, archived fields take no values. Every \`required\` custom field needs a value (\`400 required_field_missing\`, naming them in \`details\`).
 - \`tags\`: ids of the account's tags.
-- \`topicIds\`: active topics the subscriber joins. When the member is missing, the account's default topic is joined (none while the account has no topic); \`[]\` joins no topic.
+- \`topicIds\`: active topics the subscriber joins. When the member is missing, the account's default topic is joined (every account has one, \`Newsletter\` unless the flag was moved); \`[]\` joins no topic.
 - Ids of another account are unknown here (\`404\`, like any unknown id).`,
       parameters: [idempotencyKey],
       requestBody: body('AddSubscriber'),
@@ -512,7 +512,7 @@ ${SEGMENT_MEMBERS}`,
       tags: ['Topics'],
       operationId: 'listTopics',
       summary: 'Topics of the account',
-      description: 'In creation order.',
+      description: 'In creation order. Every account has exactly one default topic at all times: from the account\'s first use on there is a topic labelled `Newsletter` (active, `isDefault: true`, no subscribers) unless the flag was moved to another topic.',
       responses: responses('get', { '200': ok('The topics.', schemaRef('TopicList')) }, {}),
     },
     post: {
@@ -520,7 +520,7 @@ ${SEGMENT_MEMBERS}`,
       operationId: 'addTopic',
       summary: 'Create a topic',
       description:
-        'The account\'s first topic becomes its default topic (the one subscribers join when created without `topicIds`). `enrollExistingSubscribers: true` subscribes every existing subscriber to the new topic.',
+        'A new topic is not the default unless the request says `isDefault: true`: then it becomes the account\'s default topic (the one subscribers join when created without `topicIds`) and the previous default stops being it. `enrollExistingSubscribers: true` subscribes every existing subscriber to the new topic.',
       parameters: [idempotencyKey],
       requestBody: body('AddTopic'),
       responses: responses('post', { '201': created('Created.', 'Topic') }, {}),
@@ -548,7 +548,7 @@ ${SEGMENT_MEMBERS}`,
       tags: ['Topics'],
       operationId: 'deleteTopic',
       summary: 'Delete a topic',
-      description: 'Subscriptions and opt-outs of the topic go with it. The default topic can be deleted only when it is the account\'s last topic (`409 topic_is_default`).',
+      description: 'Subscriptions and opt-outs of the topic go with it. The default topic cannot be deleted (`409 topic_is_default`: make another topic the default first).',
       parameters: [ref('parameters', 'TopicId')],
       responses: responses('delete', { '204': noContent('Deleted.') }, { 400: ['invalid_uuid'], 404: ['topic_not_found'], 409: ['topic_is_default'] }),
     },
@@ -871,7 +871,7 @@ export const subscriberDomainSchemas = {
     label: { type: 'string' },
     description: { type: ['string', 'null'] },
     active: { type: 'boolean' },
-    isDefault: { type: 'boolean', description: 'The topic subscribers join when created without topicIds; exactly one per account once it has topics.' },
+    isDefault: { type: 'boolean', description: 'The topic subscribers join when created without topicIds; exactly one per account at all times (`Newsletter` until the flag is moved).' },
     subscriberCount: { ...int64, description: 'Current subscribers of the topic.' },
     createdAt: instant,
   }),
@@ -880,6 +880,7 @@ export const subscriberDomainSchemas = {
     label: { type: 'string', minLength: 1, maxLength: MAX.topicLabel, description: 'Shown to readers; trimmed, 1-255 characters.' },
     description: { type: ['string', 'null'], maxLength: MAX.description },
     enrollExistingSubscribers: { type: 'boolean', default: false },
+    isDefault: { type: 'boolean', default: false, description: 'Make the new topic the account\'s default (the flag moves from the previous default).' },
   }),
   UpdateTopic: object([], {
     label: { type: 'string', minLength: 1, maxLength: MAX.topicLabel },

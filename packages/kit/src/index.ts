@@ -5,4 +5,5 @@ export * from './errors';
 export * from './grpc-server';
 export * from './call-context';
 export * from './grpc-client';
+export * from './peer';
 export * from './lifecycle';

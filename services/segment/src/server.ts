@@ -15,7 +15,7 @@ import { purchaseCollections } from './store/purchase-sources';
 /** Registers the segment service's handlers and starts the contact projection (stopped on SIGTERM). */
 export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
   const contactProjection = new ContactProjection(ctx.store);
-  const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.config.SUBSCRIBER_DEADLINE_MS);
+  const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.config.SUBSCRIBER_DEADLINE_MS, ctx.logger);
   const purchases = purchaseCollections(ctx.store);
   let projection: ProjectionHandle | undefined;
   const lagging = (message: string) => new DomainError(GrpcStatus.UNAVAILABLE, 'segment_projection_lagging', message);

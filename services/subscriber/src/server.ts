@@ -16,8 +16,9 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
   const usage = fieldUsageSources(
     { segment: config.SEGMENT_GRPC_ADDR, form: config.FORM_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR, rss: config.RSS_GRPC_ADDR },
     config.FIELD_USAGE_DEADLINE_MS,
+    ctx.logger,
   );
-  const members = segmentMembers(config.SEGMENT_GRPC_ADDR, config.SEGMENT_DEADLINE_MS);
+  const members = segmentMembers(config.SEGMENT_GRPC_ADDR, config.SEGMENT_DEADLINE_MS, ctx.logger);
   const deps: Deps = {
     store: ctx.store,
     subscribers: subscriberRepository(ctx.store),

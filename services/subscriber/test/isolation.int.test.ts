@@ -85,7 +85,10 @@ it("no operation of account B can read or change account A's data through A's id
   // lists and catalogs show only the account's own
   expect((await list(c(), b)).items.map((i) => i.id)).toEqual([B.s.id]);
   expect((await c().listTags({ accountId: b })).items.map((t) => t.id)).toEqual([B.tag.id]);
-  expect((await c().listTopics({ accountId: b })).items.map((t) => t.id)).toEqual([B.topic.id]);
+  const bTopics = (await c().listTopics({ accountId: b })).items;
+  expect(bTopics.map((t) => t.id)).toEqual([bTopics[0].id, B.topic.id]);
+  expect(bTopics[0]).toMatchObject({ label: 'Newsletter', isDefault: true }); // B's own default topic
+  expect((await c().listTopics({ accountId: A.a })).items.map((t) => t.id)).not.toContain(bTopics[0].id);
   expect((await c().listFields({ accountId: b, includeArchived: true })).fields.map(fieldId).filter(Boolean)).toEqual([fieldId(B.field)]);
 
   // and A is untouched

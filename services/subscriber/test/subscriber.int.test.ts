@@ -110,12 +110,14 @@ it('emits subscriber.created on the DOMAIN stream through the outbox, once per s
     for await (const m of batch) seen.push(m.json());
   }
   const mine = seen.filter((e: any) => e.subscriber.id === subscriber!.id);
+  // added without topicIds: it joined the account's default topic
+  const defaultTopic = (await client.listTopics({ accountId: D })).items.find((t) => t.isDefault)!;
   expect(mine).toEqual([
     expect.objectContaining({
       type: 'subscriber.created',
       accountId: D,
       version: 1,
-      subscriber: expect.objectContaining({ email: 'event@example.org', firstName: 'Eve', subscriberStatus: 'ACTIVE', tags: [], topicIds: [], optOuts: [], fields: [] }),
+      subscriber: expect.objectContaining({ email: 'event@example.org', firstName: 'Eve', subscriberStatus: 'ACTIVE', tags: [], topicIds: [defaultTopic.id], optOuts: [], fields: [] }),
     }),
   ]);
 });

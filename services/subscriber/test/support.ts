@@ -93,7 +93,7 @@ export const fieldId = (f: subscriberV1.Field): string => (f.ref?.ref?.$case ===
 
 export const addTag = (c: Client, accountId: string, name: string) => c.addTag({ accountId, name }).then((r) => r.tag!);
 export const addTopic = (c: Client, accountId: string, label: string, extra: Partial<subscriberV1.AddTopicRequest> = {}) =>
-  c.addTopic({ accountId, label, enrollExistingSubscribers: false, ...extra }).then((r) => r.topic!);
+  c.addTopic({ accountId, label, enrollExistingSubscribers: false, isDefault: false, ...extra }).then((r) => r.topic!);
 
 export const data = (c: Client, accountId: string, subscriberId: string) => c.getSubscriberData({ accountId, subscriberId }).then((r) => r.data!);
 

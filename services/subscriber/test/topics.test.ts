@@ -92,9 +92,8 @@ describe('default topic rules', () => {
     expect(errorIdOf(() => checkTopicUpdate(other, { isDefault: true, active: false }))).toBe('topic_inactive');
     expect(() => checkTopicUpdate(other, { active: false })).not.toThrow();
   });
-  it('the default can only be deleted when it is the last topic', () => {
-    expect(errorIdOf(() => checkTopicDelete(def, 2))).toBe('topic_is_default');
-    expect(() => checkTopicDelete(def, 1)).not.toThrow();
-    expect(() => checkTopicDelete(other, 2)).not.toThrow();
+  it('the default is never deleted (every account keeps exactly one); other topics may be', () => {
+    expect(errorIdOf(() => checkTopicDelete(def))).toBe('topic_is_default');
+    expect(() => checkTopicDelete(other)).not.toThrow();
   });
 });

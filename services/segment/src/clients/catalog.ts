@@ -1,8 +1,7 @@
 // The account's field catalog, tags and topics, asked from the subscriber service over gRPC
 // (ListFields / ListTags / ListTopics, each with a short deadline). The contact projection does not
 // hold the catalog yet; this is the snapshot validation and TOPIC_OPTED_OUT evaluation read.
-import type { ServiceError } from '@grpc/grpc-js';
-import { createClient, DomainError, fromServiceError, GrpcStatus } from '@mailer/kit';
+import { createClient, peerClient, type Logger } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
 import type { BuiltInField, FieldType } from '../domain/expression';
 import type { CatalogField } from '../domain/validate';
@@ -34,33 +33,26 @@ export function fieldFromProto(f: subscriberV1.Field): CatalogField {
   };
 }
 
-/** A failed call to the subscriber service: its own domain error passes through, anything else is UNAVAILABLE. */
-function unavailable(err: unknown): Error {
-  const domain = fromServiceError(err as ServiceError);
-  if (domain) return domain;
-  const e = err as ServiceError;
-  return new DomainError(GrpcStatus.UNAVAILABLE, 'catalog_unavailable', `the subscriber service did not answer: ${e.details ?? e.message ?? 'no answer'}`);
-}
+/**
+ * The subscriber service's own errors pass through; when it does not answer, callers get 503
+ * `catalog_unavailable` with this fixed text (the cause is logged here).
+ */
+const catalogPeer = (logger?: Logger) => ({
+  service: 'subscriber',
+  errorId: 'catalog_unavailable',
+  message: 'The subscriber service, whose fields, tags and topics a segment is checked against, is unavailable; retry later.',
+  logger,
+});
 
-export function subscriberCatalog(address: string, deadlineMs: number): CatalogSource {
-  const client = createClient(subscriberV1.SubscriberServiceClient, address, deadlineMs);
+export function subscriberCatalog(address: string, deadlineMs: number, logger?: Logger): CatalogSource {
+  const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address, deadlineMs), catalogPeer(logger));
   const topics = async (accountId: string) => (await client.listTopics({ accountId })).items.map((t) => ({ id: t.id, active: t.active }));
   return {
     async snapshot(accountId) {
-      try {
-        const [fields, tags, tops] = await Promise.all([client.listFields({ accountId, includeArchived: true }), client.listTags({ accountId }), topics(accountId)]);
-        return { fields: fields.fields.map(fieldFromProto), tagIds: tags.items.map((t) => t.id), topics: tops };
-      } catch (err) {
-        throw unavailable(err);
-      }
+      const [fields, tags, tops] = await Promise.all([client.listFields({ accountId, includeArchived: true }), client.listTags({ accountId }), topics(accountId)]);
+      return { fields: fields.fields.map(fieldFromProto), tagIds: tags.items.map((t) => t.id), topics: tops };
     },
-    async topics(accountId) {
-      try {
-        return await topics(accountId);
-      } catch (err) {
-        throw unavailable(err);
-      }
-    },
+    topics,
     close: () => client.close(),
   };
 }

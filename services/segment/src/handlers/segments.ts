@@ -171,7 +171,14 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
     };
   }
 
-  const topicOf = (raw: string | undefined): string | undefined => (raw === undefined || raw === '' ? undefined : raw);
+  /** A preview's topicId must name an active topic of the account (API.md), never another account's. */
+  async function topicOf(accountId: string, raw: string | undefined): Promise<string | undefined> {
+    if (raw === undefined || raw === '') return undefined;
+    const topic = (await catalog.topics(accountId)).find((t) => t.id === raw);
+    if (!topic) throw notFound('topic_not_found', `topic ${raw} does not exist`);
+    if (!topic.active) throw notFound('topic_not_found', `topic ${raw} is not active; a preview counts reach only for an active topic`);
+    return topic.id;
+  }
 
   return {
     async createSegment(req) {
@@ -244,15 +251,16 @@ export function segmentHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1
       const accountId = accountOf(req);
       await deps.awaitProjection?.();
       const current = await load(accountId, req.segmentId);
-      return { preview: await preview(accountId, current.expression, topicOf(req.topicId)) };
+      const topicId = await topicOf(accountId, req.topicId);
+      return { preview: await preview(accountId, current.expression, topicId) };
     },
 
     async previewExpression(req) {
       const accountId = accountOf(req);
       await deps.awaitProjection?.();
       const stored = await allOf(accountId);
-      const expression = await validated(accountId, expressionFromProto(req.expression), stored);
-      return { preview: await preview(accountId, expression, topicOf(req.topicId), stored) };
+      const [expression, topicId] = await Promise.all([validated(accountId, expressionFromProto(req.expression), stored), topicOf(accountId, req.topicId)]);
+      return { preview: await preview(accountId, expression, topicId, stored) };
     },
   };
 }

@@ -1,7 +1,6 @@
 // The services that can use a subscriber field, asked over gRPC (mailer.common.v1.FieldUsageService)
 // whenever a FieldUsageReport is built: all in parallel, each with a short deadline.
-import type { ServiceError } from '@grpc/grpc-js';
-import { createClient, GrpcStatus } from '@mailer/kit';
+import { createClient, DomainError, peerFailure, type Logger } from '@mailer/kit';
 import { commonV1 } from '@mailer/proto';
 import type { FieldUsage, SourceAnswer, UsageCategory, UsageEffect } from '../domain/usage';
 
@@ -48,23 +47,26 @@ export interface UsageSources {
   close(): void;
 }
 
-export function fieldUsageSources(addresses: Record<UsageSourceName, string>, deadlineMs: number): UsageSources {
+export function fieldUsageSources(addresses: Record<UsageSourceName, string>, deadlineMs: number, logger?: Logger): UsageSources {
   const clients = (Object.keys(addresses) as UsageSourceName[]).map((service) => ({
     service,
     client: createClient(commonV1.FieldUsageServiceClient, addresses[service], deadlineMs),
+    // the answer's `error` reaches API clients (usage report, field_usage_unknown): a fixed text, the cause is logged
+    peer: { service, errorId: `${service}_service_unavailable`, message: `the ${service} service is unavailable`, logger },
   }));
   return {
     async ask(req, only) {
       const asked = only ? clients.filter((c) => only.includes(c.service)) : clients;
       return Promise.all(
-        asked.map(async ({ service, client }): Promise<SourceAnswer> => {
+        asked.map(async ({ service, client, peer }): Promise<SourceAnswer> => {
           try {
             const res = await client.listFieldUsages(req);
             return { service, answered: true, usages: res.usages.map(usageFromProto) };
           } catch (err) {
-            const e = err as ServiceError;
-            const code = typeof e.code === 'number' ? (GrpcStatus[e.code] ?? String(e.code)) : 'ERROR';
-            return { service, answered: false, error: `${code}: ${e.details ?? e.message ?? 'no answer'}` };
+            const failure = peerFailure(peer, err);
+            if (failure instanceof DomainError) return { service, answered: false, error: failure.message };
+            logger?.error({ err, peer: service }, 'field usage call failed');
+            return { service, answered: false, error: `the ${service} service failed to answer` };
           }
         }),
       );

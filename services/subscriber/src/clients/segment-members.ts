@@ -1,8 +1,7 @@
 // The segment service's members of a saved segment (SegmentService.ListSegmentMembers): the page of
 // subscriber ids, the total and the status counts for ListSubscribers with a segment_id. The segment
 // service owns the contact projection and the expression compiler; this service loads the overviews.
-import type { ServiceError } from '@grpc/grpc-js';
-import { createClient, DomainError, fromServiceError, GrpcStatus } from '@mailer/kit';
+import { createClient, peerClient, type Logger } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
 
 export interface SegmentMembers {
@@ -15,21 +14,15 @@ export interface SegmentMembers {
   close(): void;
 }
 
-export function segmentMembers(address: string, deadlineMs: number): SegmentMembers {
-  const client = createClient(segmentV1.SegmentServiceClient, address, deadlineMs);
+export function segmentMembers(address: string, deadlineMs: number, logger?: Logger): SegmentMembers {
+  const client = peerClient(createClient(segmentV1.SegmentServiceClient, address, deadlineMs), {
+    service: 'segment',
+    errorId: 'segment_service_unavailable',
+    message: 'The segment service, which evaluates the segment, is unavailable; retry later.',
+    logger,
+  });
   return {
-    async list(req) {
-      try {
-        return await client.listSegmentMembers(req);
-      } catch (err) {
-        const e = err as ServiceError;
-        const domain = fromServiceError(e);
-        if (domain) throw domain;
-        // The text reaches clients (503 texts of services pass through the gateway): the status name only, no addresses.
-        const code = typeof e.code === 'number' ? (GrpcStatus[e.code] ?? String(e.code)) : 'no answer';
-        throw new DomainError(GrpcStatus.UNAVAILABLE, 'segment_service_unavailable', `the segment service, which evaluates the segment, did not answer (${code}); retry later`);
-      }
-    },
+    list: (req) => client.listSegmentMembers(req),
     close: () => client.close(),
   };
 }

@@ -6,6 +6,9 @@ import type { OptOut, TopicDef } from './types';
 
 export const DEFAULT_OPT_OUT_SOURCE = 'api';
 
+/** Label of the default topic every account has from its first use on (API.md section 2). */
+export const DEFAULT_TOPIC_LABEL = 'Newsletter';
+
 export function validateTopicLabel(raw: string, path = 'label'): string {
   const label = (raw ?? '').trim();
   if (label.length === 0 || label.length > LIMITS.topicLabel) {
@@ -44,7 +47,7 @@ export function validateTopicRefs(raw: readonly string[], topics: ReadonlyMap<st
   });
 }
 
-/** Topics a new subscriber joins: the given ones, or when none were given the account's default topic (if any). */
+/** Topics a new subscriber joins: the given ones, or when none were given the account's default topic. */
 export function initialTopics(given: readonly string[] | undefined, topics: ReadonlyMap<string, TopicDef>): string[] {
   if (given !== undefined) return validateTopicRefs(given, topics).sort();
   for (const t of topics.values()) if (t.isDefault && t.active) return [t.id];
@@ -106,7 +109,7 @@ export function subscriberTopicsView(topics: readonly TopicDef[], membership: To
 }
 
 /**
- * UpdateTopic rules on the default topic: exactly one default per account once it has topics. The
+ * UpdateTopic rules on the default topic: every account has exactly one default at all times. The
  * default can be moved (isDefault: true elsewhere) but not dropped, deactivated or deleted; an
  * inactive topic cannot become the default.
  */
@@ -122,9 +125,9 @@ export function checkTopicUpdate(topic: TopicDef, change: { active?: boolean; is
   }
 }
 
-/** The default topic can only be deleted when it is the account's last topic. */
-export function checkTopicDelete(topic: TopicDef, topicCount: number): void {
-  if (topic.isDefault && topicCount > 1) {
+/** The default topic is never deleted: the account would be left without one. */
+export function checkTopicDelete(topic: TopicDef): void {
+  if (topic.isDefault) {
     throw failedPrecondition('topic_is_default', `topic ${topic.id} is the default topic; make another topic the default before deleting it`);
   }
 }

@@ -26,6 +26,7 @@ import { fieldEvent, tagEvent, topicEvent } from '../events/catalog-events';
 import type { DomainEvent } from '../events/subscriber-events';
 import { atomically } from '../store/atomic';
 import { eventsCommitted, newIdOf, nowOf, type Deps } from './context';
+import { checkDefaultPresent, ensureDefaultTopic } from './default-topic';
 import { builtInFieldToProto, fieldToProto, fieldTypeFromProto, tagToProto, topicToProto } from './mapping';
 
 type CatalogHandlerNames =
@@ -281,7 +282,7 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
       const accountId = accountOf(req);
       const field = await customField(accountId, req.fieldId);
       const [answer] = await deps.usage.ask({ accountId, fieldId: field.id, personalizationTagName: field.personalizationTagName }, ['form']);
-      if (!answer.answered) throw failedPrecondition('field_usage_unknown', `the form service did not answer (${answer.error}); retry later`);
+      if (!answer.answered) throw failedPrecondition('field_usage_unknown', `the forms using this field cannot be listed: ${answer.error}; retry later`);
       return { forms: formsOf(answer.usages) };
     },
 
@@ -348,7 +349,12 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
     // ---------------------------------------------------------------- topics
     async listTopics(req) {
       const accountId = accountOf(req);
-      const topics = await catalog.listTopics(accountId);
+      await ensureDefaultTopic(deps, accountId);
+      let topics = await catalog.listTopics(accountId);
+      if (!checkDefaultPresent(deps, accountId, topics)) {
+        await ensureDefaultTopic(deps, accountId);
+        topics = await catalog.listTopics(accountId);
+      }
       const counts = await Promise.all(topics.map((t) => topicCount(accountId, t.id)));
       return { items: topics.map((t, i) => topicToProto(t, counts[i])) };
     },
@@ -357,11 +363,17 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
       const accountId = accountOf(req);
       const label = validateTopicLabel(req.label);
       const description = validateTopicDescription(req.description);
+      await ensureDefaultTopic(deps, accountId);
       const now = nowOf(deps);
       const topic = await commit(async (tx, events) => {
-        const existing = await catalog.listTopics(accountId);
-        // the account's first topic is its default: subscribers added without topicIds join it
-        const topic: TopicDef = { id: newIdOf(deps), label, description, active: true, isDefault: existing.length === 0, createdAt: now };
+        // new topics are not default unless the request says so; then the flag moves to the new one
+        const topic: TopicDef = { id: newIdOf(deps), label, description, active: true, isDefault: req.isDefault, createdAt: now };
+        if (topic.isDefault) {
+          for (const other of (await catalog.listTopics(accountId)).filter((t) => t.isDefault)) {
+            await catalog.updateTopic(tx, accountId, other.id, { isDefault: false }, now);
+            events.push(topicEvent('updated', accountId, { ...other, isDefault: false }, now));
+          }
+        }
         await catalog.insertTopic(tx, accountId, topic);
         let enrolled = 0;
         if (req.enrollExistingSubscribers) {
@@ -380,6 +392,7 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
     async getTopic(req) {
       const accountId = accountOf(req);
       const id = parseId(req.topicId, 'topicId');
+      await ensureDefaultTopic(deps, accountId);
       const topic = await catalog.getTopic(accountId, id);
       if (!topic) throw topicNotFound(id);
       return topicResponse(accountId, topic);
@@ -390,6 +403,7 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
       const id = parseId(req.topicId, 'topicId');
       const label = req.label === undefined ? undefined : validateTopicLabel(req.label);
       const description = req.descriptionGiven || req.description !== undefined ? validateTopicDescription(req.description) : undefined;
+      await ensureDefaultTopic(deps, accountId);
       const now = nowOf(deps);
       const topic = await commit(async (tx, events) => {
         const topics = await catalog.listTopics(accountId);
@@ -422,12 +436,12 @@ export function catalogHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.Sub
     async deleteTopic(req) {
       const accountId = accountOf(req);
       const id = parseId(req.topicId, 'topicId');
+      await ensureDefaultTopic(deps, accountId);
       const now = nowOf(deps);
       await commit(async (tx, events) => {
-        const topics = await catalog.listTopics(accountId);
-        const current = topics.find((t) => t.id === id);
+        const current = await catalog.getTopic(accountId, id);
         if (!current) throw topicNotFound(id);
-        checkTopicDelete(current, topics.length);
+        checkTopicDelete(current);
         await catalog.deleteTopic(tx, accountId, id);
         const removed = await subscribers.updateAll(
           tx,

@@ -8,6 +8,7 @@ import type { AccountContext } from '../domain/contacts';
 import { Catalog } from '../domain/fields';
 import type { CatalogRepository } from '../store/catalog';
 import type { SubscriberRepository } from '../store/subscribers';
+import { checkDefaultPresent } from './default-topic';
 
 /** What the handlers work with; built once in server.ts. */
 export interface Deps {
@@ -68,8 +69,12 @@ export async function loadCatalog(deps: Deps, accountId: string): Promise<Catalo
   return new Catalog(await deps.catalog.listFields(accountId));
 }
 
-/** The account's catalog, tags and topics: loaded once per request, whatever its size. */
+/**
+ * The account's catalog, tags and topics: loaded once per request, whatever its size. Callers that
+ * need the default topic run ensureDefaultTopic first (outside their transaction).
+ */
 export async function loadContext(deps: Deps, accountId: string): Promise<AccountContext> {
   const [fields, tags, topics] = await Promise.all([deps.catalog.listFields(accountId), deps.catalog.listTags(accountId), deps.catalog.listTopics(accountId)]);
+  checkDefaultPresent(deps, accountId, topics);
   return { catalog: new Catalog(fields), tags: new Map(tags.map((t) => [t.id, t])), topics: new Map(topics.map((t) => [t.id, t])) };
 }

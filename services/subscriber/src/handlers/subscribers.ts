@@ -16,6 +16,7 @@ import { parseValueFieldId, validateValue } from '../domain/values';
 import { changeEvents, createdEvent, deletedEvent, type DomainEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
 import { awaitEventBacklog, eventsCommitted, loadCatalog, loadContext, newIdOf, nowOf, type Deps } from './context';
+import { ensureDefaultTopic } from './default-topic';
 import {
   fieldEntriesToProto,
   fieldInputsFromProto,
@@ -75,6 +76,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
     change: (current: SubscriberState, ctx: AccountContext, now: string) => SubscriberState,
   ): Promise<{ state: SubscriberState; ctx: AccountContext }> {
     const id = parseId(rawId, 'subscriberId');
+    await ensureDefaultTopic(deps, accountId);
     const now = nowOf(deps);
     const out = await atomically(store, async (tx) => {
       const [current, ctx] = await Promise.all([subscribers.get(accountId, id), loadContext(deps, accountId)]);
@@ -153,6 +155,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
     async addSubscriber(req) {
       const accountId = accountOf(req);
       const input = subscriberInputFromProto(req);
+      await ensureDefaultTopic(deps, accountId); // subscribers added without topicIds join it
       const now = nowOf(deps);
       const { state, ctx } = await atomically(store, async (tx) => {
         const ctx = await loadContext(deps, accountId);
@@ -234,6 +237,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
         }
       });
       await awaitEventBacklog(deps);
+      await ensureDefaultTopic(deps, accountId);
       const now = nowOf(deps);
       const plan = await atomically(store, async (tx: Transaction) => {
         const [ctx, existingByEmail] = await Promise.all([loadContext(deps, accountId), subscribers.findByEmails(accountId, syncEmails(rows))]);
@@ -298,6 +302,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
 
     async getSubscriberTopics(req) {
       const accountId = accountOf(req);
+      await ensureDefaultTopic(deps, accountId);
       const [state, ctx] = await Promise.all([existing(accountId, req.subscriberId), loadContext(deps, accountId)]);
       return topicsResponse({ state, ctx });
     },

@@ -866,6 +866,8 @@ export interface AddTopicRequest {
   label: string;
   description?: string | undefined;
   enrollExistingSubscribers: boolean;
+  /** the new topic becomes the account's default (the flag moves from the previous one) */
+  isDefault: boolean;
 }
 
 export interface AddTopicResponse {
@@ -10555,7 +10557,7 @@ export const ListTopicsResponse: MessageFns<ListTopicsResponse> = {
 };
 
 function createBaseAddTopicRequest(): AddTopicRequest {
-  return { accountId: "", label: "", description: undefined, enrollExistingSubscribers: false };
+  return { accountId: "", label: "", description: undefined, enrollExistingSubscribers: false, isDefault: false };
 }
 
 export const AddTopicRequest: MessageFns<AddTopicRequest> = {
@@ -10571,6 +10573,9 @@ export const AddTopicRequest: MessageFns<AddTopicRequest> = {
     }
     if (message.enrollExistingSubscribers !== false) {
       writer.uint32(32).bool(message.enrollExistingSubscribers);
+    }
+    if (message.isDefault !== false) {
+      writer.uint32(40).bool(message.isDefault);
     }
     return writer;
   },
@@ -10620,6 +10625,14 @@ export const AddTopicRequest: MessageFns<AddTopicRequest> = {
             message.enrollExistingSubscribers = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.isDefault = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -10646,6 +10659,11 @@ export const AddTopicRequest: MessageFns<AddTopicRequest> = {
         : isSet(object.enroll_existing_subscribers)
         ? globalThis.Boolean(object.enroll_existing_subscribers)
         : false,
+      isDefault: isSet(object.isDefault)
+        ? globalThis.Boolean(object.isDefault)
+        : isSet(object.is_default)
+        ? globalThis.Boolean(object.is_default)
+        : false,
     };
   },
 
@@ -10663,6 +10681,9 @@ export const AddTopicRequest: MessageFns<AddTopicRequest> = {
     if (message.enrollExistingSubscribers !== false) {
       obj.enrollExistingSubscribers = message.enrollExistingSubscribers;
     }
+    if (message.isDefault !== false) {
+      obj.isDefault = message.isDefault;
+    }
     return obj;
   },
 
@@ -10675,6 +10696,7 @@ export const AddTopicRequest: MessageFns<AddTopicRequest> = {
     message.label = object.label ?? "";
     message.description = object.description ?? undefined;
     message.enrollExistingSubscribers = object.enrollExistingSubscribers ?? false;
+    message.isDefault = object.isDefault ?? false;
     return message;
   },
 };
