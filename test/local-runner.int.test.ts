@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, repoRoot } from '@mailer/testing';
+import { childrenOf, freePort, repoRoot } from '@mailer/testing';
 
 interface Run {
   child: ChildProcess;
@@ -46,21 +46,6 @@ async function up(): Promise<Run> {
   const url = out.match(/gateway:\s+(http:\/\/\S+)/)![1];
   const apiKey = out.match(/API key:\s+(\S+)/)![1];
   return { child, output: () => out, url, apiKey };
-}
-
-/** PIDs of processes whose parent is `pid` (from /proc). */
-function childrenOf(pid: number): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(pid);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 async function stop(run: Run, signal: NodeJS.Signals): Promise<void> {

@@ -6,7 +6,7 @@ import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_pr
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, repoRoot } from '@mailer/testing';
+import { childrenOf, freePort, repoRoot } from '@mailer/testing';
 
 interface Runner {
   child: ChildProcess;
@@ -66,21 +66,6 @@ async function up(): Promise<Runner> {
 }
 
 const alive = (pid: number) => fs.existsSync(`/proc/${pid}`) && !/\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-
-/** PIDs of processes whose parent is `pid` (from /proc). */
-function childrenOf(pid: number): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(pid);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 /** The runner's child running `services/<name>/dist/main.js` (or nats-server). */
 function pidOf(runnerPid: number, name: string): number | undefined {

@@ -34,7 +34,8 @@ export function publicRoutes(readiness: Readiness): Router {
   // and leave a blank page.
   const docsOptions = { customSiteTitle: 'Mailer customer API', swaggerOptions: { url: '/openapi.json' } };
   // swagger-ui-dist also ships a stock index.html that shows the Petstore example: send it to ours.
-  router.get('/docs/index.html', (_req, res) => res.redirect(301, '/docs/'));
+  // (Middleware, not a route: the documented routes are exactly the OpenAPI document's.)
+  router.use('/docs', (req, res, next) => (req.path === '/index.html' ? res.redirect(301, '/docs/') : next()));
   router.use('/docs', swaggerUi.serveFiles(undefined, docsOptions));
   router.get('/docs', swaggerUi.setup(undefined, docsOptions));
 

@@ -20,6 +20,21 @@ export interface RunningProcess {
   kill9(): Promise<void>;
 }
 
+/** PIDs of the processes whose parent is `pid` (from /proc; Linux only, as the runner tests are). */
+export function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(pid);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 const running = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
