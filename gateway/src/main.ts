@@ -2,7 +2,7 @@ import '@mailer/telemetry/register';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, onShutdown, startMetricsServer } from '@mailer/kit';
-import { connectNats, ensureStreams, openKv, STREAMS, type NatsConnection } from '@mailer/nats';
+import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats';
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
@@ -25,18 +25,29 @@ async function main() {
   const metrics = createGatewayMetrics();
 
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
-  await ensureStreams(nc, [STREAMS.EVENTS]);
-  const bucket = (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) =>
-    openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false });
-  const kv = async (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) => natsJsonKv(await bucket(b), b.name);
+  // Streams and buckets are re-created after every reconnect (a NATS restart loses the memory-stored
+  // rate-limit budgets), and the watched copies reloaded; /readyz says no until that is done.
+  const jetStream = await declareJetStream(
+    nc,
+    {
+      streams: [STREAMS.EVENTS],
+      buckets: Object.values(BUCKETS).map((b) => ({ name: b.name, ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false })),
+    },
+    { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
+  );
+  const bucket = (b: { name: string }) => jetStream.kv(b.name);
+  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name);
 
   // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
   const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
-  const accountsBucket = await bucket(BUCKETS.accounts);
+  const accountsBucket = bucket(BUCKETS.accounts);
   const accountsView =
     config.GATEWAY_ACCOUNT_LEASE_MS > 0 ? await WatchedKv.open<unknown>(accountsBucket, { key: '>', leaseMs: config.GATEWAY_ACCOUNT_LEASE_MS, onError: onWatchError }) : undefined;
-  const rateLimitsBucket = await bucket(BUCKETS.rateLimits);
+  const rateLimitsBucket = bucket(BUCKETS.rateLimits);
   const addressBudgets = await WatchedKv.open<GcraState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
+  jetStream.onRestored(async () => {
+    await Promise.all([accountsView?.restart(), addressBudgets.restart()]);
+  });
   const limiter = new RateLimiter(natsJsonKv(rateLimitsBucket, BUCKETS.rateLimits.name), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
@@ -47,11 +58,11 @@ async function main() {
     metrics,
     accounts,
     limiter,
-    idempotency: new IdempotencyStore(await kv(BUCKETS.idempotency)),
-    events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(await kv(BUCKETS.eventKeys)) },
+    idempotency: new IdempotencyStore(kv(BUCKETS.idempotency)),
+    events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
-      nats: () => natsAnswers(nc),
+      nats: async () => jetStream.ready() && (await natsAnswers(nc)),
       subscriber: clients.subscriberServing,
     },
     trustProxy: config.GATEWAY_TRUST_PROXY,
@@ -77,6 +88,7 @@ async function main() {
     () => close(adminServer),
     async () => {
       clearInterval(pruning);
+      jetStream.close();
       accountsView?.close();
       addressBudgets.close();
     },

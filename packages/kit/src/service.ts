@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { openStore, type Store } from '@mailer/store';
-import { connectNats, ensureStreams, startOutboxRelay } from '@mailer/nats';
+import { connectNats, declareJetStream, STREAMS, startOutboxRelay } from '@mailer/nats';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
@@ -69,23 +69,27 @@ export async function runService<C extends ServiceConfig>(opts: {
     });
     const store = instrumentStore(rawStore, metrics.registry);
     const nc = await connectNats({ url: config.NATS_URL, name, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, log: (msg, extra) => logger.info(extra ?? {}, msg) });
-    await ensureStreams(nc);
+    // Re-ensured after every reconnect, so a NATS server that lost them (restart without its store) heals.
+    const jetStream = await declareJetStream(nc, { streams: Object.values(STREAMS) }, { log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const grpc = createGrpcServer({ logger, metrics });
     const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitOutbox: relay.awaitPublished })) ?? [];
     const grpcPort = await grpc.listen(opts.grpcAddress);
     const stopHealth = watchHealth(
-      async () => !nc.isClosed() && (await store.ping()),
+      async () => jetStream.ready() && (await store.ping()),
       (ok) => {
         grpc.setServing(ok);
         logger.info({ serving: ok }, 'health changed');
       },
+      // Often enough that a NATS outage or recovery shows within a couple of seconds.
+      2_000,
     );
     onShutdown(logger, [
       () => grpc.shutdown(),
       async () => stopHealth(),
       ...stops,
+      async () => jetStream.close(),
       () => relay.stop(),
       () => nc.drain(),
       () => store.close(),
