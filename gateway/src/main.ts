@@ -1,7 +1,7 @@
 import '@mailer/telemetry/register';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, onShutdown, startMetricsServer } from '@mailer/kit';
+import { createLogger, gracefulHttpClose, onShutdown, startMetricsServer } from '@mailer/kit';
 import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats';
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
@@ -71,31 +71,40 @@ async function main() {
   const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger });
 
   const server = await listen(app, config.GATEWAY_PORT, '0.0.0.0');
+  // Installed before any request is served: a graceful close must know every request in flight.
+  const closeServer = gracefulHttpClose(server);
   server.on('clientError', answerClientError);
   // Behind a load balancer, idle keep-alive connections must outlive the balancer's own timeout.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const adminServer = await listen(admin, config.ADMIN_PORT, config.ADMIN_HOST);
+  const closeAdminServer = gracefulHttpClose(adminServer);
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const closeMetricsServer = gracefulHttpClose(metricsServer);
 
   logger.info(
     { port: (server.address() as AddressInfo).port, adminPort: (adminServer.address() as AddressInfo).port, metricsPort: metricsServer.port },
     'ready',
   );
 
-  onShutdown(logger, [
-    () => close(server),
-    () => close(adminServer),
-    async () => {
-      clearInterval(pruning);
-      jetStream.close();
-      accountsView?.close();
-      addressBudgets.close();
-    },
-    () => nc.drain(),
-    async () => clients.close(),
-    () => close(metricsServer),
-  ]);
+  const grace = config.GATEWAY_SHUTDOWN_GRACE_MS;
+  onShutdown(
+    logger,
+    [
+      // All listeners at once: none waits for another's slow clients.
+      () => Promise.all([closeServer(grace), closeAdminServer(grace), closeMetricsServer(grace)]),
+      async () => {
+        clearInterval(pruning);
+        jetStream.close();
+        accountsView?.close();
+        addressBudgets.close();
+      },
+      () => nc.drain(),
+      async () => clients.close(),
+    ],
+    // Room for the NATS drain after the grace; well inside an orchestrator's 10 s before SIGKILL.
+    grace + 3_000,
+  );
 }
 
 /** NATS is connected and answers a ping within a second (a reconnecting client would just wait). */
@@ -110,13 +119,6 @@ function listen(app: http.RequestListener, port: number, host: string): Promise<
     const server = http.createServer(app);
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
-  });
-}
-
-function close(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
   });
 }
 

@@ -8,7 +8,7 @@ import { connectNats, declareJetStream, STREAMS, startOutboxRelay } from '@maile
 import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
-import { onShutdown, watchHealth } from './lifecycle';
+import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
 
 /** What every gRPC service process is given once its store, NATS and server exist. */
@@ -62,6 +62,7 @@ export async function runService<C extends ServiceConfig>(opts: {
   try {
     const metrics = createMetrics(name);
     const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+    const closeMetricsServer = gracefulHttpClose(metricsServer);
     const rawStore = await openStore({
       mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
       dataDir: path.join(config.DATA_DIR, name),
@@ -93,7 +94,7 @@ export async function runService<C extends ServiceConfig>(opts: {
       () => relay.stop(),
       () => nc.drain(),
       () => store.close(),
-      () => new Promise((resolve) => metricsServer.close(resolve)),
+      () => closeMetricsServer(1_000),
     ]);
     logger.info({ grpcPort, metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {
