@@ -36,7 +36,7 @@ async function main() {
     { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
   );
   const bucket = (b: { name: string }) => jetStream.kv(b.name);
-  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name);
+  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.ready);
 
   // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
   const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
@@ -48,10 +48,10 @@ async function main() {
   jetStream.onRestored(async () => {
     await Promise.all([accountsView?.restart(), addressBudgets.restart()]);
   });
-  const limiter = new RateLimiter(natsJsonKv(rateLimitsBucket, BUCKETS.rateLimits.name), Date.now, undefined, addressBudgets);
+  const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
-  const accounts = new AccountStore(natsJsonKv(accountsBucket, BUCKETS.accounts.name), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
+  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
   const clients = createServiceClients(config);
   const app = createApp({
     logger,

@@ -63,6 +63,7 @@ const readyz = async () => (await call(env.gw, 'GET', '/readyz')).status;
 
 it('recovers by itself after a NATS restart: readiness follows, 2xx again, no accepted event lost', async () => {
   const a = await env.account('restart');
+  const quiet = await env.account('quiet'); // not under load: nothing of it is queued behind stuck requests
   const segment = expectStatus(
     await a.post('/segments', {
       name: 'Z*',
@@ -84,6 +85,10 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
     expect(await readyz()).toBe(503);
     await sleep(300);
   }
+  // A request that arrives while NATS is down is refused at once, not left hanging.
+  const asked = Date.now();
+  expect((await quiet.get('/subscribers?pageSize=1')).status).toBe(503);
+  expect(Date.now() - asked).toBeLessThan(1_000);
 
   restarted = await startNatsServer({ port, storeDir });
   const backAt = Date.now();
