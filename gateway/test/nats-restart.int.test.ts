@@ -1,3 +1,5 @@
+import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
 import { startNatsServer, type NatsServerHandle } from '@mailer/testing';
 import { call, event, readEvents, sleep } from './support/harness';
 import { startWiredStack, type WiredStack } from './support/segment-wired-stack';
@@ -59,6 +61,20 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
+const HealthClient = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, 'grpc.health.v1.Health');
+
+/** A service's grpc.health.v1 status ('' = the whole server), or the error's message. */
+function health(address: string): Promise<string> {
+  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
+    Check(req: { service: string }, opts: { deadline: number }, cb: (err: Error | null, res?: { status?: string }) => void): void;
+    close(): void;
+  };
+  return new Promise<string>((resolve) =>
+    client.Check({ service: '' }, { deadline: Date.now() + 1_000 }, (err, res) => resolve(err ? err.message : String(res?.status))),
+  ).finally(() => client.close());
+}
+const servicesHealth = async () => [await health(env.subscriber.address), await health(env.segment.address)];
+
 const readyz = async () => (await call(env.gw, 'GET', '/readyz')).status;
 
 it('recovers by itself after a NATS restart: readiness follows, 2xx again, no accepted event lost', async () => {
@@ -72,6 +88,7 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
     201,
   );
   expect(await readyz()).toBe(200);
+  expect(await servicesHealth()).toEqual(['SERVING', 'SERVING']);
 
   const traffic = load(a);
   await sleep(1_000);
@@ -85,6 +102,8 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
     expect(await readyz()).toBe(503);
     await sleep(300);
   }
+  // The services' gRPC health follows NATS too.
+  await until('services NOT_SERVING', async () => (await servicesHealth()).every((st) => st === 'NOT_SERVING'), 5_000);
   // A request that arrives while NATS is down is refused at once, not left hanging.
   const asked = Date.now();
   expect((await quiet.get('/subscribers?pageSize=1')).status).toBe(503);
@@ -98,6 +117,7 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
     async () => (await a.get('/subscribers?pageSize=1')).status === 200 && (await a.post('/events', event())).status === 202,
     RECOVERY_BOUND_MS,
   );
+  await until('services SERVING', async () => (await servicesHealth()).every((st) => st === 'SERVING'), RECOVERY_BOUND_MS);
   // Load keeps running for a while after recovery: it must be answered, all of it.
   await sleep(1_500);
   const steadyFrom = Date.now() - 1_000;
