@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { KV, QueuedIterator, KvEntry } from 'nats';
 
+const LOAD_TIMEOUT_MS = 30_000;
+
 /**
  * A local copy of a KV bucket (or of the keys under one prefix), kept current by a JetStream watch,
  * so that the hot path reads memory instead of making a round trip per request.
@@ -76,7 +78,16 @@ export class WatchedKv<T> {
     }
     this.watch = watch;
     void this.follow(watch, generation);
-    await loaded;
+    // A connection lost during the load would leave it pending for good; the caller retries instead.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`watch of ${this.key} did not load within ${LOAD_TIMEOUT_MS} ms`)), LOAD_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([loaded, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
     if (this.leaseMs > 0 && generation === this.generation) await this.renew(generation);
   }
 
