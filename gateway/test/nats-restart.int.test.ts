@@ -1,6 +1,6 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { startNatsServer, type NatsServerHandle } from '@mailer/testing';
+import { adminRequest, startNatsServer, type NatsServerHandle } from '@mailer/testing';
 import { call, event, readEvents, sleep } from './support/harness';
 import { startWiredStack, type WiredStack } from './support/segment-wired-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -82,6 +82,8 @@ const readyz = async () => (await call(env.gw, 'GET', '/readyz')).status;
 
 it('recovers by itself after a NATS restart: readiness follows, 2xx again, no accepted event lost', async () => {
   const a = await env.account('restart');
+  // The load is not to be rate limited (a 429 would hide what this test looks for).
+  await adminRequest(env.gw, 'PATCH', `/admin/accounts/${a.accountId}/rate-limits`, { eventsPerSecond: 100_000, eventsBurst: 100_000 });
   const quiet = await env.account('quiet'); // not under load: nothing of it is queued behind stuck requests
   const segment = expectStatus(
     await a.post('/segments', {
