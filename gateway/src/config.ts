@@ -28,6 +28,12 @@ export const configSchema = z.object({
    * on every request instead. Every replica must use the same value.
    */
   GATEWAY_ACCOUNT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(300),
+  /**
+   * On SIGTERM, how long requests in flight may take before the remaining connections are closed
+   * (keep-alive connections end after their current answer, which says `Connection: close`). The
+   * process exits within this plus a few seconds for NATS and the service clients.
+   */
+  GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
   SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
   FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),

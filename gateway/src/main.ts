@@ -1,8 +1,8 @@
 import './telemetry';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, onShutdown, startMetricsServer } from '@mailer/kit';
-import { connectNats, ensureStreams, openKv, STREAMS, type NatsConnection } from '@mailer/nats';
+import { createLogger, gracefulHttpClose, onShutdown, startMetricsServer } from '@mailer/kit';
+import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats';
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
@@ -25,33 +25,44 @@ async function main() {
   const metrics = createGatewayMetrics();
 
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
-  await ensureStreams(nc, [STREAMS.EVENTS]);
-  const bucket = (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) =>
-    openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false });
-  const kv = async (b: { name: string; ttlMs: number; storage: 'file' | 'memory' }) => natsJsonKv(await bucket(b), b.name);
+  // Streams and buckets are re-created after every reconnect (a NATS restart loses the memory-stored
+  // rate-limit budgets), and the watched copies reloaded; /readyz says no until that is done.
+  const jetStream = await declareJetStream(
+    nc,
+    {
+      streams: [STREAMS.EVENTS],
+      buckets: Object.values(BUCKETS).map((b) => ({ name: b.name, ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false })),
+    },
+    { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
+  );
+  const bucket = (b: { name: string }) => jetStream.kv(b.name);
+  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.ready);
 
   // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
   const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
-  const accountsBucket = await bucket(BUCKETS.accounts);
+  const accountsBucket = bucket(BUCKETS.accounts);
   const accountsView =
     config.GATEWAY_ACCOUNT_LEASE_MS > 0 ? await WatchedKv.open<unknown>(accountsBucket, { key: '>', leaseMs: config.GATEWAY_ACCOUNT_LEASE_MS, onError: onWatchError }) : undefined;
-  const rateLimitsBucket = await bucket(BUCKETS.rateLimits);
+  const rateLimitsBucket = bucket(BUCKETS.rateLimits);
   const addressBudgets = await WatchedKv.open<LimitState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
-  const limiter = new RateLimiter(natsJsonKv(rateLimitsBucket, BUCKETS.rateLimits.name), Date.now, undefined, addressBudgets);
+  jetStream.onRestored(async () => {
+    await Promise.all([accountsView?.restart(), addressBudgets.restart()]);
+  });
+  const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
-  const accounts = new AccountStore(natsJsonKv(accountsBucket, BUCKETS.accounts.name), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
+  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
   const clients = createServiceClients(config);
   const app = createApp({
     logger,
     metrics,
     accounts,
     limiter,
-    idempotency: new IdempotencyStore(await kv(BUCKETS.idempotency)),
-    events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(await kv(BUCKETS.eventKeys)) },
+    idempotency: new IdempotencyStore(kv(BUCKETS.idempotency)),
+    events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
-      nats: () => natsAnswers(nc),
+      nats: async () => jetStream.ready() && (await natsAnswers(nc)),
       subscriber: clients.subscriberServing,
     },
     trustProxy: config.GATEWAY_TRUST_PROXY,
@@ -60,30 +71,40 @@ async function main() {
   const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger });
 
   const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
+  // Installed before any request is served: a graceful close must know every request in flight.
+  const closeServer = gracefulHttpClose(server);
   server.on('clientError', answerClientError);
   // Behind a load balancer, idle keep-alive connections must outlive the balancer's own timeout.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   const adminServer = await listen(admin, config.ADMIN_PORT, config.ADMIN_HOST);
+  const closeAdminServer = gracefulHttpClose(adminServer);
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
+  const closeMetricsServer = gracefulHttpClose(metricsServer);
 
   logger.info(
     { port: (server.address() as AddressInfo).port, adminPort: (adminServer.address() as AddressInfo).port, metricsPort: metricsServer.port },
     'ready',
   );
 
-  onShutdown(logger, [
-    () => close(server),
-    () => close(adminServer),
-    async () => {
-      clearInterval(pruning);
-      accountsView?.close();
-      addressBudgets.close();
-    },
-    () => nc.drain(),
-    async () => clients.close(),
-    () => close(metricsServer),
-  ]);
+  const grace = config.GATEWAY_SHUTDOWN_GRACE_MS;
+  onShutdown(
+    logger,
+    [
+      // All listeners at once: none waits for another's slow clients.
+      () => Promise.all([closeServer(grace), closeAdminServer(grace), closeMetricsServer(grace)]),
+      async () => {
+        clearInterval(pruning);
+        jetStream.close();
+        accountsView?.close();
+        addressBudgets.close();
+      },
+      () => nc.drain(),
+      async () => clients.close(),
+    ],
+    // Room for the NATS drain after the grace; well inside an orchestrator's 10 s before SIGKILL.
+    grace + 3_000,
+  );
 }
 
 /** NATS is connected and answers a ping within a second (a reconnecting client would just wait). */
@@ -98,13 +119,6 @@ function listen(app: http.RequestListener, port: number, host: string): Promise<
     const server = http.createServer(app);
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
-  });
-}
-
-function close(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
   });
 }
 

@@ -35,9 +35,14 @@ function isConflict(err: unknown): boolean {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function natsJsonKv(kv: KV, bucket: string): JsonKv {
+/**
+ * `available` false (NATS disconnected, or its buckets not restored yet) fails operations at once:
+ * a request sent into a dead connection would only hang until the client's request timeout.
+ */
+export function natsJsonKv(kv: KV, bucket: string, available: () => boolean = () => true): JsonKv {
   // Conflicts are part of the protocol; every other failure means the store is unreachable or slow.
   const guard = async <R>(key: string, op: () => Promise<R>): Promise<R> => {
+    if (!available()) throw new StoreUnavailable(`kv ${bucket} ${key}`, new Error('NATS is not available'));
     try {
       return await op();
     } catch (err) {

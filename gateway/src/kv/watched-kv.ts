@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { KV, QueuedIterator, KvEntry } from 'nats';
 
+const LOAD_TIMEOUT_MS = 30_000;
+
 /**
  * A local copy of a KV bucket (or of the keys under one prefix), kept current by a JetStream watch,
  * so that the hot path reads memory instead of making a round trip per request.
@@ -24,14 +26,18 @@ export class WatchedKv<T> {
   private readonly entries = new Map<string, { value: T; revision: number }>();
   /** Highest stream sequence the watch has applied. */
   private applied = 0;
-  private readonly waiting: Array<{ seq: number; resolve: () => void }> = [];
+  private readonly waiting: Array<{ seq: number; resolve: (reached: boolean) => void }> = [];
   private leaseUntil = 0;
   private renewTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
+  private watch: QueuedIterator<KvEntry> | undefined;
+  /** Bumped by every (re)start, so that a stopped watch's late entries are ignored. */
+  private generation = 0;
+
   private constructor(
     private readonly kv: KV,
-    private readonly watch: QueuedIterator<KvEntry>,
+    private readonly key: string,
     private readonly leaseMs: number,
     private readonly onError: (err: unknown) => void,
   ) {}
@@ -44,14 +50,45 @@ export class WatchedKv<T> {
   static async open<T>(kv: KV, opts: { key: string; leaseMs?: number; onError: (err: unknown) => void }): Promise<WatchedKv<T>> {
     const leaseMs = opts.leaseMs ?? 0;
     if (leaseMs > 0 && opts.key !== '>') throw new Error('a lease needs a view of the whole bucket');
+    const view = new WatchedKv<T>(kv, opts.key, leaseMs, opts.onError);
+    await view.restart();
+    return view;
+  }
+
+  /**
+   * Drops the copy and loads the bucket again through a new watch. Called after NATS came back: the
+   * bucket may have been re-created empty (memory storage), with sequences starting over, which an
+   * existing watch would neither notice nor follow. The lease lapses until the new copy is loaded.
+   */
+  async restart(): Promise<void> {
+    const generation = ++this.generation;
+    this.leaseUntil = 0;
+    clearTimeout(this.renewTimer);
+    this.watch?.stop();
+    this.entries.clear();
+    this.applied = 0;
+    // Sequences waited for belong to the old watch (and maybe to a bucket that no longer exists).
+    for (const w of this.waiting.splice(0)) w.resolve(false);
     let initialized!: () => void;
     const loaded = new Promise<void>((resolve) => (initialized = resolve));
-    const watch = await kv.watch({ key: opts.key, initializedFn: () => initialized() });
-    const view = new WatchedKv<T>(kv, watch, leaseMs, opts.onError);
-    void view.follow();
-    await loaded;
-    if (leaseMs > 0) await view.renew();
-    return view;
+    const watch = await this.kv.watch({ key: this.key, initializedFn: () => initialized() });
+    if (this.closed || generation !== this.generation) {
+      watch.stop();
+      return;
+    }
+    this.watch = watch;
+    void this.follow(watch, generation);
+    // A connection lost during the load would leave it pending for good; the caller retries instead.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`watch of ${this.key} did not load within ${LOAD_TIMEOUT_MS} ms`)), LOAD_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([loaded, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.leaseMs > 0 && generation === this.generation) await this.renew(generation);
   }
 
   /** True while the view is known to hold every write acknowledged before the current lease began. */
@@ -84,32 +121,34 @@ export class WatchedKv<T> {
   close(): void {
     this.closed = true;
     clearTimeout(this.renewTimer);
-    this.watch.stop();
+    this.watch?.stop();
   }
 
-  private async follow(): Promise<void> {
+  private async follow(watch: QueuedIterator<KvEntry>, generation: number): Promise<void> {
     try {
-      for await (const e of this.watch) {
+      for await (const e of watch) {
+        if (generation !== this.generation) break;
         if (e.operation === 'PUT' && e.length > 0) this.wrote(e.key, JSON.parse(e.string()) as T, e.revision);
         else if ((this.entries.get(e.key)?.revision ?? 0) < e.revision) this.entries.delete(e.key);
         if (e.revision > this.applied) this.applied = e.revision;
-        while (this.waiting.length > 0 && this.waiting[0].seq <= this.applied) this.waiting.shift()!.resolve();
+        while (this.waiting.length > 0 && this.waiting[0].seq <= this.applied) this.waiting.shift()!.resolve(true);
       }
     } catch (err) {
       // The watch ended abnormally: the lease lapses on its own and readers go back to the store.
-      if (!this.closed) this.onError(err);
+      if (!this.closed && generation === this.generation) this.onError(err);
     }
   }
 
-  private async renew(): Promise<void> {
+  private async renew(generation: number): Promise<void> {
     try {
       const started = performance.now();
       const last = (await this.kv.status()).streamInfo.state.last_seq;
-      if (await this.reached(last, this.leaseMs)) this.leaseUntil = started + this.leaseMs;
+      if ((await this.reached(last, this.leaseMs)) && generation === this.generation) this.leaseUntil = started + this.leaseMs;
     } catch (err) {
       this.onError(err);
     } finally {
-      if (!this.closed) this.renewTimer = setTimeout(() => void this.renew(), this.leaseMs / 3).unref();
+      // A restart began its own renewal cycle; this one ends here.
+      if (!this.closed && generation === this.generation) this.renewTimer = setTimeout(() => void this.renew(generation), this.leaseMs / 3).unref();
     }
   }
 
@@ -121,9 +160,9 @@ export class WatchedKv<T> {
       // Sequences are requested in increasing order, so the queue stays sorted.
       this.waiting.push({
         seq,
-        resolve: () => {
+        resolve: (reached) => {
           clearTimeout(timer);
-          resolve(true);
+          resolve(reached);
         },
       });
     });

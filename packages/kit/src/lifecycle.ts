@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import type { Logger } from './logger';
 
 /**
@@ -47,4 +48,38 @@ export function watchHealth(check: () => Promise<boolean>, report: (ok: boolean)
   const timer = setInterval(tick, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Makes an HTTP server stoppable without half-answered requests and without waiting for clients that
+ * keep their connections alive forever. Install it right after creating the server (it must see every
+ * request); the returned function, on shutdown: stops accepting connections, closes the idle ones,
+ * lets requests in flight finish and answers them and any later request on an open connection with
+ * `Connection: close` (so each busy connection ends after its current answer), and after `graceMs`
+ * closes whatever is still open. Resolves once every connection is gone.
+ */
+export function gracefulHttpClose(server: http.Server): (graceMs: number) => Promise<void> {
+  let closing = false;
+  const inFlight = new Set<http.ServerResponse>();
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (closing) {
+      res.setHeader('Connection', 'close');
+      return;
+    }
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+  let closed: Promise<void> | undefined;
+  return (graceMs) =>
+    (closed ??= new Promise<void>((resolve) => {
+      closing = true;
+      // Answers already on their way (headers sent) end their connection at the grace bound at the latest.
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      server.closeIdleConnections();
+    }));
 }

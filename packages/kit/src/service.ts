@@ -4,11 +4,11 @@
 import path from 'node:path';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { openStore, type Store } from '@mailer/store';
-import { connectNats, ensureStreams, startOutboxRelay } from '@mailer/nats';
+import { connectNats, declareJetStream, STREAMS, startOutboxRelay } from '@mailer/nats';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
-import { onShutdown, watchHealth } from './lifecycle';
+import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
 import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
@@ -64,6 +64,7 @@ export async function runService<C extends ServiceConfig>(opts: {
   try {
     const metrics = createMetrics(name);
     const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
+    const closeMetricsServer = gracefulHttpClose(metricsServer);
     const rawStore = await openStore({
       mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
       dataDir: path.join(config.DATA_DIR, name),
@@ -71,7 +72,8 @@ export async function runService<C extends ServiceConfig>(opts: {
     });
     const store = instrumentStore(rawStore, metrics.registry);
     const nc = await connectNats({ url: config.NATS_URL, name, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, log: (msg, extra) => logger.info(extra ?? {}, msg) });
-    await ensureStreams(nc);
+    // Re-ensured after every reconnect, so a NATS server that lost them (restart without its store) heals.
+    const jetStream = await declareJetStream(nc, { streams: Object.values(STREAMS) }, { log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     exportOutboxMetrics(metrics.registry, relay);
@@ -81,21 +83,24 @@ export async function runService<C extends ServiceConfig>(opts: {
     const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);
     const stopHealth = watchHealth(
-      async () => !nc.isClosed() && (await store.ping()),
+      async () => jetStream.ready() && (await store.ping()),
       (ok) => {
         grpc.setServing(ok);
         logger.info({ serving: ok }, 'health changed');
       },
+      // Often enough that a NATS outage or recovery shows within a couple of seconds.
+      2_000,
     );
     onShutdown(logger, [
       () => grpc.shutdown(),
       async () => stopHealth(),
       stopConsumerMetrics,
       ...stops,
+      async () => jetStream.close(),
       () => relay.stop(),
       () => nc.drain(),
       () => store.close(),
-      () => new Promise((resolve) => metricsServer.close(resolve)),
+      () => closeMetricsServer(1_000),
     ]);
     logger.info({ grpcPort, metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {

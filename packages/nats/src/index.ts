@@ -10,5 +10,7 @@ export type { HandlerResult, BatchHandlerResult, ConsumerOptions, ConsumedMessag
 export { outboxSchema, outboxRecord, startOutboxRelay, OUTBOX_COLLECTION } from './outbox';
 export type { OutboxDoc, OutboxRelay, OutboxRelayOptions } from './outbox';
 export { openKv } from './kv';
+export { declareJetStream } from './declared';
+export type { JetStreamDeclarations, DeclaredJetStream } from './declared';
 export type { KvOptions } from './kv';
 export type { Log } from './log';
