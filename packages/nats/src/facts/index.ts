@@ -10,10 +10,16 @@ import { emailFacts, otherFacts } from './future';
 import { MalformedFactError, parseWith } from './schema';
 import { subscriberFacts } from './subscriber';
 
-export { MalformedFactError } from './schema';
+export { MalformedFactError, parseWith } from './schema';
 export { SUBSCRIBER_STATUSES, SUBSCRIBER_PARTS, type ContactJson, type FieldValueJson } from './subscriber';
 export { FIELD_TYPES } from './catalog';
 export { EMAIL_KINDS, FORM_DECISIONS, EVENT_OUTCOMES } from './future';
+/**
+ * The parts facts are made of, for a consumer that reads only some members of a fact (a tolerant
+ * reader: `DOMAIN_FACTS[type].pick(...)` keeps the shared types of what it reads).
+ */
+export { contact, fieldEntry, fieldValue, optOut } from './subscriber';
+export { field, tag, topic } from './catalog';
 export { customEvent, customEventSubject, parseCustomEvent, job, parseJob, type CustomEvent, type Job, type JobKind } from './streams';
 
 /** Every DOMAIN fact type (the subject is `domain.<type>`) and its schema. */

@@ -19,6 +19,9 @@ export const fieldValue = z.discriminatedUnion('kind', [
 ]);
 export type FieldValueJson = z.infer<typeof fieldValue>;
 
+export const optOut = z.object({ topicId: id, at: instant, source: z.string() });
+export const fieldEntry = z.object({ fieldId: id, personalizationTagName: z.string(), value: fieldValue });
+
 /** The contact as subscriber facts carry it. */
 export const contact = z.object({
   id,
@@ -28,8 +31,8 @@ export const contact = z.object({
   registeredAt: instant,
   tags: z.array(z.string()),
   topicIds: z.array(z.string()),
-  optOuts: z.array(z.object({ topicId: id, at: instant, source: z.string() })),
-  fields: z.array(z.object({ fieldId: id, personalizationTagName: z.string(), value: fieldValue })),
+  optOuts: z.array(optOut),
+  fields: z.array(fieldEntry),
 });
 export type ContactJson = z.infer<typeof contact>;
 
