@@ -3,7 +3,7 @@
 // Defined now so those services fill in producers against a fixed contract; the segment service
 // already consumes email.delivered / opened / clicked.
 import { z } from 'zod';
-import { envelope, id, instant } from './schema';
+import { envelope, id, instant, json } from './schema';
 
 export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] as const;
 
@@ -66,7 +66,7 @@ export const otherFacts = {
     eventKey: id,
     email: id,
     receivedAt: instant,
-    properties: z.unknown(),
+    properties: json,
     triggerAutomations: z.boolean(),
     subscriberId: id.nullable(),
     outcome: z.enum(EVENT_OUTCOMES),

@@ -18,6 +18,9 @@ export const id = z.string().min(1, 'must not be empty');
 /** An instant as an ISO 8601 string (what Date.toISOString writes). */
 export const instant = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 instant');
 
+/** Any JSON value, but present (z.unknown() alone would accept a missing member). */
+export const json = z.unknown().refine((v) => v !== undefined, 'is required');
+
 /** Members every DOMAIN fact carries: its type (the subject without `domain.`), account and time. */
 export const envelope = <T extends string>(type: T) => ({ type: z.literal(type), accountId: id, occurredAt: instant });
 

@@ -1,6 +1,6 @@
 // The messages of the EVENTS and JOBS streams (DOMAIN facts are in index.ts).
 import { z } from 'zod';
-import { id, instant, parseWith } from './schema';
+import { id, instant, json, parseWith } from './schema';
 
 /** A custom event posted to /events, stored on EVENTS as `events.<accountId>` (the gateway publishes it, messaging reads it). */
 export const customEvent = z.object({
@@ -11,7 +11,7 @@ export const customEvent = z.object({
   occurredAt: instant,
   receivedAt: instant,
   triggerAutomations: z.boolean(),
-  properties: z.unknown(),
+  properties: json,
   consent: z.object({ source: z.string(), givenAt: instant }).nullable(),
 });
 export type CustomEvent = z.infer<typeof customEvent>;
