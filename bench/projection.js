@@ -137,8 +137,8 @@ function buildBacklog() {
     }
     if (round === 0) {
       for (const acc of accounts) {
-        out.push(tagEvent('deleted', acc.id, { id: acc.cat.tags[0], name: 'first', createdAt: now }, now));
-        out.push(topicEvent('created', acc.id, { id: `${acc.id}-topic-new`, name: 'New' }, now, { enrolledExistingSubscribers: true }));
+        out.push(tagEvent('deleted', acc.id, { id: acc.cat.tags[0], name: 'first', createdAt: now }, now, { removedFromSubscribers: 0 }));
+        out.push(topicEvent('created', acc.id, { id: `${acc.id}-topic-new`, label: 'New', description: null, active: true, isDefault: false, createdAt: now }, now, { enrolledExistingSubscribers: true, enrolledCount: 0 }));
       }
     }
   }

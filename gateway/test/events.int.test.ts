@@ -1,3 +1,4 @@
+import { parseCustomEvent } from '@mailer/nats/facts';
 import { eventIdFor } from '../src/events/event-id';
 import { AcceptedEventKeys } from '../src/events/publisher';
 import { call, createAccount, expectError, event, readEvents, startStack, type Stack } from './support/harness';
@@ -45,6 +46,8 @@ describe('POST /events', () => {
     });
     expect(Date.parse(msg.data.receivedAt)).toBeGreaterThanOrEqual(before - 1000);
     expect(msg.data.receivedAt).toMatch(/Z$/);
+    // what the messaging service will read: the shared definition parses it without losing a member
+    expect(parseCustomEvent(msg.data)).toEqual(msg.data);
   });
 
   it('stores occurredAt (normalised to UTC), consent, triggerAutomations:false; ignores _serviceExampleRequest', async () => {
@@ -67,6 +70,7 @@ describe('POST /events', () => {
       properties: {},
     });
     expect(msg.data).not.toHaveProperty('_serviceExampleRequest');
+    expect(parseCustomEvent(msg.data)).toEqual(msg.data);
   });
 
   it('idempotencyKey: retries (on either replica) get the same eventId with duplicate:true, and one message only', async () => {

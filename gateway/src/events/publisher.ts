@@ -1,20 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { publish } from '@mailer/nats';
+import { customEventSubject, type CustomEvent } from '@mailer/nats/facts';
 import type { JsonKv } from '../kv/json-kv';
 
-/** The message stored on the EVENTS stream, subject `events.<accountId>` (read by messaging). */
-export interface CustomEvent {
-  eventId: string;
-  accountId: string;
-  eventKey: string;
-  email: string;
-  occurredAt: string;
-  receivedAt: string;
-  triggerAutomations: boolean;
-  properties: unknown;
-  consent: { source: string; givenAt: string } | null;
-}
+/** The message stored on the EVENTS stream, subject `events.<accountId>` (read by messaging); defined in @mailer/nats/facts. */
+export type { CustomEvent };
 
 export interface EventSink {
   /** Resolves only after JetStream acknowledged (stored) the message. */
@@ -33,7 +24,7 @@ export function jetStreamEventSink(nc: NatsConnection): EventSink {
     async publish(event) {
       // msgID = eventId: concurrent retries of one idempotencyKey inside the stream's duplicate window
       // are stored once, and the PubAck says so.
-      const ack = await publish(js, `events.${event.accountId}`, event, { msgID: event.eventId });
+      const ack = await publish(js, customEventSubject(event.accountId), event, { msgID: event.eventId });
       return { duplicate: ack.duplicate };
     },
   };

@@ -11,6 +11,7 @@
  *   use an index) instead of relying on regex case folding, which differs between engines.
  * - Instants are BSON Dates (UTC); LocalDates are 'YYYY-MM-DD' strings (they sort correctly as strings).
  */
+import type { FieldValueJson } from '@mailer/nats/facts';
 import type { BuiltInField, FieldRef } from './expression';
 
 export type ContactFieldValue =
@@ -106,16 +107,8 @@ export function textValue(text: string): ContactFieldValue {
   return { text, folded: foldCase(text) };
 }
 
-/** A typed field value as the subscriber service carries it (FieldValue kinds of the specification). */
-export interface SubscriberFieldValue {
-  kind: 'TEXT' | 'EMAIL' | 'NUMBER' | 'DATE' | 'BOOLEAN' | 'SINGLE_OPTION' | 'MULTI_OPTION';
-  text?: string | null;
-  number?: number | null;
-  date?: string | null;
-  booleanValue?: boolean | null;
-  optionId?: string | null;
-  optionIds?: string[] | null;
-}
+/** A typed field value as the subscriber service carries it (defined with the facts, @mailer/nats/facts). */
+export type SubscriberFieldValue = FieldValueJson;
 
 /** The stored form of a subscriber's field value, or undefined when it is empty (then nothing is stored). */
 export function toContactFieldValue(value: SubscriberFieldValue | null | undefined): ContactFieldValue | undefined {

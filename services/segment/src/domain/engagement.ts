@@ -2,7 +2,7 @@
  * Delivery and engagement facts of a contact (the Response operators read them), folded from the
  * messaging service's DOMAIN events:
  *   domain.email.delivered | domain.email.opened | domain.email.clicked
- *   { type, accountId, subscriberId, occurredAt (ISO 8601), messageId? }
+ * (defined in @mailer/nats/facts; events/facts.ts reads type, accountId, subscriberId, occurredAt).
  * Pure. Folding is idempotent (a redelivered event changes nothing) and keeps only three instants
  * per contact, not the history.
  */

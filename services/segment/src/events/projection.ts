@@ -13,7 +13,8 @@
 import type { JetStreamManager, NatsConnection } from 'nats';
 import { Gauge, type Registry } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
-import { ContactProjection, MalformedEventError } from '../store/contacts';
+import type { ContactProjection } from '../store/contacts';
+import { MalformedEventError } from './facts';
 
 export interface ProjectionLogger {
   info(obj: object, msg: string): void;

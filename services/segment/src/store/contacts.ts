@@ -24,15 +24,9 @@
  * contact, though deletion (contact + tombstone) assumes one applier per account at a time.
  */
 import { type BulkOp, Collection, DuplicateKeyError, Store, mongoose } from '@mailer/store';
-import {
-  BUILT_IN_KEYS,
-  Contact,
-  ContactFieldValue,
-  SubscriberFieldValue,
-  textValue,
-  toContactFieldValue,
-} from '../domain/contact';
+import { BUILT_IN_KEYS, Contact, ContactFieldValue, textValue, toContactFieldValue } from '../domain/contact';
 import { ENGAGEMENT_TYPES, foldEngagement, type EngagementEvent } from '../domain/engagement';
+import { CATALOG_TYPES, MalformedEventError, parseCatalogEvent, parseEngagementEvent, parseSubscriberEvent, type CatalogEvent, type SubscriberEvent } from '../events/facts';
 import { purchaseCollections, type PendingOrderDoc } from './purchase-sources';
 
 const { Schema } = mongoose;
@@ -121,99 +115,8 @@ export function contactsCollection(store: Store): Collection<ProjectedContact> {
 
 // ------------------------------------------------------------------ events
 
-/** The subscriber as DOMAIN events carry it (subscriber service: contactJson). */
-export interface SubscriberJson {
-  id: string;
-  email: string;
-  firstName?: string | null;
-  subscriberStatus: string;
-  registeredAt: string;
-  tags: string[];
-  topicIds: string[];
-  optOuts: Array<{ topicId: string; at: string }>;
-  fields: Array<{ fieldId: string; value: SubscriberFieldValue }>;
-}
-
-export interface SubscriberEvent {
-  type: string;
-  accountId: string;
-  occurredAt?: string;
-  version: number;
-  subscriber: SubscriberJson;
-}
-
-export interface CatalogEvent {
-  type: 'tag.deleted' | 'topic.deleted' | 'field.deleted' | 'topic.created';
-  accountId: string;
-  tag?: { id: string };
-  topic?: { id: string };
-  field?: { id: string };
-  enrolledExistingSubscribers?: boolean;
-}
-
-export class MalformedEventError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MalformedEventError';
-  }
-}
-
-const isStr = (v: unknown): v is string => typeof v === 'string' && v !== '';
-const isStrArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
-const isDate = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
-
-/** Checks the shape of a subscriber event; throws MalformedEventError naming the first problem. */
-export function parseSubscriberEvent(data: unknown): SubscriberEvent {
-  const fail = (what: string): never => {
-    throw new MalformedEventError(`malformed subscriber event: ${what}`);
-  };
-  if (typeof data !== 'object' || data === null) return fail('not an object');
-  const e = data as Record<string, any>;
-  if (!isStr(e.type) || !e.type.startsWith('subscriber.')) fail('type');
-  if (!isStr(e.accountId)) fail('accountId');
-  if (!Number.isSafeInteger(e.version) || e.version < 1) fail('version');
-  const s = e.subscriber;
-  if (typeof s !== 'object' || s === null) return fail('subscriber');
-  if (!isStr(s.id)) fail('subscriber.id');
-  if (!isStr(s.email)) fail('subscriber.email');
-  if (s.firstName != null && typeof s.firstName !== 'string') fail('subscriber.firstName');
-  if (!isStr(s.subscriberStatus)) fail('subscriber.subscriberStatus');
-  if (!isDate(s.registeredAt)) fail('subscriber.registeredAt');
-  if (!isStrArray(s.tags)) fail('subscriber.tags');
-  if (!isStrArray(s.topicIds)) fail('subscriber.topicIds');
-  if (!Array.isArray(s.optOuts) || !s.optOuts.every((o: any) => o && isStr(o.topicId) && isDate(o.at))) fail('subscriber.optOuts');
-  if (!Array.isArray(s.fields) || !s.fields.every((f: any) => f && isStr(f.fieldId) && f.value && typeof f.value.kind === 'string')) fail('subscriber.fields');
-  return e as SubscriberEvent;
-}
-
-/** Checks the shape of a delivery/engagement event (domain/engagement.ts); throws MalformedEventError. */
-export function parseEngagementEvent(data: unknown): EngagementEvent {
-  const fail = (what: string): never => {
-    throw new MalformedEventError(`malformed engagement event: ${what}`);
-  };
-  if (typeof data !== 'object' || data === null) return fail('not an object');
-  const e = data as Record<string, any>;
-  if (!(ENGAGEMENT_TYPES as readonly string[]).includes(e.type)) fail('type');
-  if (!isStr(e.accountId)) fail('accountId');
-  if (!isStr(e.subscriberId)) fail('subscriberId');
-  if (!isDate(e.occurredAt)) fail('occurredAt');
-  return { type: e.type, accountId: e.accountId, subscriberId: e.subscriberId, occurredAt: new Date(e.occurredAt) };
-}
-
-export const CATALOG_TYPES = ['tag.deleted', 'topic.deleted', 'field.deleted', 'topic.created'] as const;
-
-export function parseCatalogEvent(data: unknown): CatalogEvent {
-  const fail = (what: string): never => {
-    throw new MalformedEventError(`malformed catalog event: ${what}`);
-  };
-  if (typeof data !== 'object' || data === null) return fail('not an object');
-  const e = data as Record<string, any>;
-  if (!(CATALOG_TYPES as readonly string[]).includes(e.type)) fail('type');
-  if (!isStr(e.accountId)) fail('accountId');
-  const key = e.type.split('.')[0] as 'tag' | 'topic' | 'field';
-  if (!e[key] || !isStr(e[key].id)) fail(`${key}.id`);
-  return e as CatalogEvent;
-}
+// The facts read here are parsed with the shared definitions in events/facts.ts.
+export { CATALOG_TYPES, MalformedEventError, type CatalogEvent, type SubscriberEvent } from '../events/facts';
 
 /** The subscriber-owned part of a contact, from an event (catalog deletions already known stripped). */
 export function subscriberPart(e: SubscriberEvent, catalog?: ProjectionCatalog | null): Omit<ProjectedContact, 'orders' | 'lastDeliveredAt' | 'lastResponseAt' | 'firstUnansweredDeliveryAt' | 'seq'> {
@@ -326,7 +229,7 @@ export class ContactProjection {
     if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) return this.applyCatalogEvent(parseCatalogEvent(data), seq);
     if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) {
       const e = parseEngagementEvent(data);
-      return this.locks.run(e.accountId, () => this.applyEngagementLocked(e));
+      return e ? this.locks.run(e.accountId, () => this.applyEngagementLocked(e)) : 'ignored';
     }
     return 'ignored';
   }
@@ -378,7 +281,7 @@ export class ContactProjection {
       if (tomb && tomb.version >= e.version) return 'stale';
       const current = await this.contacts.findOne({ _id: id }, { projection: { version: 1, accountId: 1 } });
       if (current && (current.version ?? 0) >= e.version) return 'stale';
-      if (current && current.accountId !== e.accountId) throw new MalformedEventError(`subscriber ${id} belongs to another account`);
+      if (current && current.accountId !== e.accountId) throw new MalformedEventError(`${e.type} fact`, `subscriber ${id} belongs to another account`);
       if (e.type === 'subscriber.deleted') {
         await this.store.transaction(async (tx) => {
           await this.contacts.deleteOne({ _id: id }, { tx });
@@ -497,8 +400,11 @@ export class ContactProjection {
       try {
         if (typeof type === 'string' && type.startsWith('subscriber.')) steps.push({ e: parseSubscriberEvent(data), seq, i });
         else if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) steps.push({ catalog: parseCatalogEvent(data), seq, i });
-        else if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) steps.push({ engagement: parseEngagementEvent(data), seq, i });
-        else outcomes[i] = 'ignored';
+        else if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) {
+          const engagement = parseEngagementEvent(data);
+          if (engagement) steps.push({ engagement, seq, i });
+          else outcomes[i] = 'ignored';
+        } else outcomes[i] = 'ignored';
       } catch (err) {
         if (!(err instanceof MalformedEventError)) throw err;
         outcomes[i] = err;
@@ -607,7 +513,7 @@ export class ContactProjection {
         continue;
       }
       if (st.exists && st.accountId !== e.accountId) {
-        outcomes[i] = new MalformedEventError(`subscriber ${id} belongs to another account`);
+        outcomes[i] = new MalformedEventError(`${e.type} fact`, `subscriber ${id} belongs to another account`);
         continue;
       }
       outcomes[i] = 'applied';

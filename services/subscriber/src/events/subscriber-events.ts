@@ -1,5 +1,6 @@
-// Domain events of subscribers. Every event carries the whole contact (so a consumer such as the
-// segment service's projection or the webhook service can rebuild it without calling back) and the
+// Domain events of subscribers, built with the shared fact definitions (@mailer/nats/facts, where the
+// payloads are defined). Every event carries the whole contact (so a consumer such as the segment
+// service's projection or the webhook service can rebuild it without calling back) and the
 // subscriber's `version`, which grows with every change: a projection keeps the highest version it
 // applied and drops events with a version not above it.
 //
@@ -11,37 +12,36 @@
 //   subscriber.unsubscribed (status became UNSUBSCRIBED), subscriber.tag_added / tag_removed (one per
 //   tag), subscriber.topics_changed ({added, removed}), subscriber.topic_opted_out (one per new
 //   opt-out), subscriber.field_values_changed ({fieldIds}).
+import { domainFact, type ContactJson, type DomainMessage, type Fact, type FactType, type FieldValueJson } from '@mailer/nats/facts';
 import type { AccountContext, SubscriberDiff } from '../domain/contacts';
 import type { Catalog } from '../domain/fields';
-import type { StoredValue, SubscriberState } from '../domain/types';
+import type { StoredValue, SubscriberState, ValueKind } from '../domain/types';
 import { typedValue } from '../domain/values';
 
-export interface DomainEvent {
-  subject: string;
-  payload: Record<string, unknown>;
-}
+/** A fact with its subject, as the outbox records it. */
+export type DomainEvent = DomainMessage;
 
 /** A field value in the API's response shape: {kind, text|number|date|booleanValue|optionId|optionIds, labels?}. */
-export function valueJson(kind: string, value: StoredValue, labels?: string[]): Record<string, unknown> {
+export function valueJson(kind: ValueKind, value: StoredValue, labels?: string[]): FieldValueJson {
   switch (kind) {
     case 'TEXT':
     case 'EMAIL':
-      return { kind, text: value };
+      return { kind, text: value as string };
     case 'NUMBER':
-      return { kind, number: value };
+      return { kind, number: value as number };
     case 'DATE':
-      return { kind, date: value };
+      return { kind, date: value as string };
     case 'BOOLEAN':
-      return { kind, booleanValue: value };
+      return { kind, booleanValue: value as boolean };
     case 'SINGLE_OPTION':
-      return { kind, optionId: value, labels: labels ?? [] };
-    default:
-      return { kind, optionIds: value, labels: labels ?? [] };
+      return { kind, optionId: value as string, labels: labels ?? [] };
+    case 'MULTI_OPTION':
+      return { kind, optionIds: value as string[], labels: labels ?? [] };
   }
 }
 
 /** The contact as events carry it. */
-export function contactJson(s: SubscriberState, catalog: Catalog) {
+export function contactJson(s: SubscriberState, catalog: Catalog): ContactJson {
   const fields = Object.keys(s.fields)
     .sort()
     .flatMap((fieldId) => {
@@ -63,26 +63,27 @@ export function contactJson(s: SubscriberState, catalog: Catalog) {
   };
 }
 
-function event(type: string, accountId: string, s: SubscriberState, version: number, ctx: Pick<AccountContext, 'catalog'>, now: string, extra: Record<string, unknown> = {}): DomainEvent {
-  return {
-    subject: `domain.${type}`,
-    payload: { type, accountId, occurredAt: now, version, subscriber: contactJson(s, ctx.catalog), ...extra },
-  };
+type SubscriberFactType = Extract<FactType, `subscriber.${string}`>;
+/** The members a subscriber fact of type T has beyond the envelope, version and contact. */
+type Extra<T extends SubscriberFactType> = Omit<Fact<T>, 'type' | 'accountId' | 'occurredAt' | 'version' | 'subscriber'>;
+
+function event<T extends SubscriberFactType>(type: T, accountId: string, s: SubscriberState, version: number, ctx: Pick<AccountContext, 'catalog'>, now: string, extra: Extra<T>): DomainEvent {
+  return domainFact({ type, accountId, occurredAt: now, version, subscriber: contactJson(s, ctx.catalog), ...extra } as Fact<T>);
 }
 
 export function createdEvent(accountId: string, s: SubscriberState, ctx: Pick<AccountContext, 'catalog'>, now: string): DomainEvent {
-  return event('subscriber.created', accountId, s, s.version, ctx, now);
+  return event('subscriber.created', accountId, s, s.version, ctx, now, {});
 }
 
 export function deletedEvent(accountId: string, s: SubscriberState, ctx: Pick<AccountContext, 'catalog'>, now: string): DomainEvent {
-  return event('subscriber.deleted', accountId, s, s.version + 1, ctx, now);
+  return event('subscriber.deleted', accountId, s, s.version + 1, ctx, now, {});
 }
 
 /** The events of one change of an existing subscriber (none when nothing changed). */
 export function changeEvents(accountId: string, before: SubscriberState, after: SubscriberState, diff: SubscriberDiff, ctx: Pick<AccountContext, 'catalog'>, now: string): DomainEvent[] {
   if (!diff.changed) return [];
   const v = after.version;
-  const out = [event('subscriber.updated', accountId, after, v, ctx, now, { changes: diff.parts })];
+  const out = [event('subscriber.updated', accountId, after, v, ctx, now, { changes: diff.parts as Extra<'subscriber.updated'>['changes'] })];
   if (before.status !== after.status) {
     if (before.status === 'UNCONFIRMED' && after.status === 'ACTIVE') out.push(event('subscriber.confirmed', accountId, after, v, ctx, now, { previousStatus: before.status }));
     if (after.status === 'UNSUBSCRIBED') out.push(event('subscriber.unsubscribed', accountId, after, v, ctx, now, { previousStatus: before.status }));
