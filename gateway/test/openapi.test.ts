@@ -6,7 +6,7 @@ import { openApiDocument } from '../src/openapi/document';
 import { routesOf } from '../src/route-table';
 import { fieldOperations, tagOperations, topicOperations } from '../src/routes/catalog';
 import { segmentOperations } from '../src/routes/segments';
-import { SEGMENT_VALIDATION_ERROR_IDS } from '../src/openapi/segment-domain';
+import { SEGMENT_VALIDATION_ERROR_IDS } from '../src/openapi/segment';
 import { subscriberOperations } from '../src/routes/subscribers';
 
 // The app is built without listening and without any store: only its route table is read.

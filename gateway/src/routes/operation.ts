@@ -7,7 +7,7 @@ import { validated } from './validated';
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** What one operation's handler gets: the validated request, the account (from the key, never the request), and the services. */
-export interface OperationContext<B, Q, P> {
+export interface OperationInput<B, Q, P> {
   accountId: string;
   body: B;
   query: Q;
@@ -36,14 +36,14 @@ export interface Operation {
   method: HttpMethod;
   path: string;
   operationId: string;
-  handle(ctx: OperationContext<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  handle(input: OperationInput<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 export function operation<B = never, Q = never, P = Record<string, never>>(
   method: HttpMethod,
   path: string,
   operationId: string,
-  handle: (ctx: OperationContext<B, Q, P>) => Promise<Reply>,
+  handle: (input: OperationInput<B, Q, P>) => Promise<Reply>,
 ): Operation {
   return { method, path, operationId, handle };
 }

@@ -1,81 +1,30 @@
-import { ERROR_IDS_KEYWORD } from './keywords';
-import { errorResponse, json, ok, rateLimitHeaders, ref, schemaRef, uuid, type Json } from './common';
-import { responses, SEGMENT_MEMBERS, SEGMENT_MEMBERS_503, type Method } from './subscriber-domain';
+import { ERROR_IDS_KEYWORD } from '../keywords';
+import { ok, ref, schemaRef, uuid, type Json } from '../common';
+import { body, idempotencyKey, object, responses } from '../operations';
+import { SEGMENT_MEMBERS, SEGMENT_MEMBERS_503 } from './members';
+import {
+  BUILT_IN_FIELDS,
+  count,
+  LIMITS,
+  nullable,
+  PURCHASE_PERIOD_KINDS,
+  PURCHASE_SCOPE_KINDS,
+  SEGMENT_OPERAND_KINDS,
+  SEGMENT_OPERATORS,
+  SEGMENT_SUBJECT_TYPES,
+  SEGMENT_VALIDATION_ERROR_IDS,
+  segmentResponses,
+} from './shared';
 
-/**
- * The segment domain of the OpenAPI document: saved segments, their counts and previews (API.md
- * "Segments and purchases", served by the segment service). The expression schema mirrors the
- * specification's SegmentExpression; the gateway checks shapes, types and vocabularies, the service
- * checks meaning (operator / subject / operand combinations, ids of the account, cycles) and
- * answers the `segment_*` errorIds.
- */
+/** Saved segments: the expression, counts, previews and members. */
 
-// ---- vocabularies and limits (the segment service uses the same) ---------------------------------
-
-export const SEGMENT_SUBJECT_TYPES = ['FIELD', 'TAGS', 'TOPICS', 'SEGMENT', 'PURCHASES'] as const;
-export const SEGMENT_OPERATORS = [
-  'RESPONDED_WITHIN_DAYS', 'NO_RESPONSE_FOR_DAYS', 'DELIVERED_WITHOUT_RESPONSE_AT_LEAST',
-  'TEXT_EQUALS', 'TEXT_NOT_EQUALS', 'TEXT_EQUALS_IGNORE_CASE', 'TEXT_STARTS_WITH', 'TEXT_ENDS_WITH', 'TEXT_CONTAINS',
-  'NUMBER_EQUALS', 'NUMBER_NOT_EQUALS', 'NUMBER_GREATER_THAN', 'NUMBER_LESS_THAN', 'NUMBER_GREATER_OR_EQUAL', 'NUMBER_LESS_OR_EQUAL',
-  'DATE_EQUALS', 'DATE_NOT_EQUALS', 'DATE_BEFORE', 'DATE_AFTER', 'DATE_BEFORE_OR_EQUAL', 'DATE_EQUAL_OR_AFTER',
-  'BOOLEAN_IS_TRUE', 'BOOLEAN_IS_FALSE',
-  'OPTION_IS_ANY_OF', 'OPTION_IS_NONE_OF', 'OPTION_CONTAINS_ANY', 'OPTION_CONTAINS_NONE',
-  'TOPIC_OPTED_OUT', 'CONTAINED_IN', 'NOT_CONTAINED_IN',
-  'IS_EMPTY', 'IS_NOT_EMPTY',
-  'PURCHASED', 'NOT_PURCHASED', 'PURCHASE_COUNT_AT_LEAST', 'PURCHASE_COUNT_AT_MOST', 'PURCHASE_COUNT_EQUALS', 'FIRST_PURCHASE_IN_PERIOD',
-  'LAST_PURCHASE_IN_PERIOD', 'LAST_PURCHASE_BEFORE_PERIOD', 'ORDER_VALUE_AT_LEAST', 'ORDER_VALUE_AT_MOST', 'COUPON_USED',
-] as const;
-export const SEGMENT_OPERAND_KINDS = ['NONE', 'TEXT', 'NUMBER', 'DATE', 'OPTIONS', 'SEGMENT', 'PURCHASE'] as const;
-const BUILT_IN_FIELDS = ['EMAIL', 'FIRST_NAME'];
-const PURCHASE_SCOPE_KINDS = ['ALL_PRODUCTS', 'PRODUCTS', 'VARIANTS', 'GROUP'];
-const PURCHASE_PERIOD_KINDS = ['LAST_DAYS', 'DATE_RANGE'];
-
-const LIMITS = { name: 200, groups: 20, conditionsPerGroup: 50, optionIds: 1000 } as const;
-/** Purchase ingest limits (the segment service's MAX_ORDERS_PER_CALL and id lengths). */
-const PURCHASE_LIMITS = { name: 200, timeZone: 100, orders: 1000, items: 100, id: 200, email: 320 } as const;
-
-/** Every errorId of the segment service's expression validation (all 400). */
-export const SEGMENT_VALIDATION_ERROR_IDS = [
-  'segment_expression_invalid', 'segment_legacy_filter_groups', 'segment_expression_empty', 'segment_too_many_groups',
-  'segment_too_many_conditions', 'segment_too_many_option_ids', 'segment_field_ref_not_allowed', 'segment_field_not_found',
-  'segment_field_archived', 'segment_operator_not_allowed', 'segment_operand_mismatch', 'segment_operand_invalid',
-  'segment_option_not_found', 'segment_tag_not_found', 'segment_topic_not_found', 'segment_cycle',
-  'segment_purchase_operand_invalid', 'segment_purchase_source_not_found', 'segment_period_invalid',
-];
-
-// ---- responses ----------------------------------------------------------------------------------
-
-const unavailable = (catalog: boolean) =>
-  errorResponse(
-    'A backing service is unavailable' + (catalog ? ' (`catalog_unavailable`: the subscriber service, whose fields, tags and topics validate the expression, did not answer)' : '') + '. Retry later with backoff.',
-    catalog ? ['service_unavailable', 'catalog_unavailable'] : ['service_unavailable'],
-    rateLimitHeaders,
-  );
-
-function segmentResponses(method: Method, success: Json, errs: { 400?: string[]; 404?: string[]; 409?: string[] }, catalog: boolean) {
-  return { ...responses(method, success, errs), '503': unavailable(catalog) };
-}
-
-const idempotencyKey = ref('parameters', 'IdempotencyKey');
 const segmentPath = [ref('parameters', 'SegmentId')];
-const body = (schema: string) => ({ required: true, content: json(schemaRef(schema)) });
-
 const WRITE_400 = ['invalid_uuid', ...SEGMENT_VALIDATION_ERROR_IDS];
 const SEMANTICS = `Semantics (three-valued): each condition is TRUE, FALSE or UNKNOWN per contact; conditions of a group are combined with AND, groups with OR (FALSE beats UNKNOWN in AND, TRUE beats UNKNOWN in OR). A contact matches only when the expression is TRUE. A comparison on a field without a value is UNKNOWN (\`IS_EMPTY\` is TRUE, \`IS_NOT_EMPTY\` FALSE there); \`*_NOT_EQUALS\`, \`OPTION_IS_NONE_OF\` and \`OPTION_CONTAINS_NONE\` are UNKNOWN, not TRUE, on a missing value. \`CONTAINED_IN\` / \`NOT_CONTAINED_IN\` take the referenced segment's three-valued result. Response operators (\`RESPONDED_WITHIN_DAYS\`, \`NO_RESPONSE_FOR_DAYS\`, \`DELIVERED_WITHOUT_RESPONSE_AT_LEAST\`; a \`FIELD\` condition on the built-in \`EMAIL\` field, days counted as rolling 24-hour days before now) read the delivery and engagement facts (email delivered, opened, clicked): without any delivery the last two are UNKNOWN, while \`RESPONDED_WITHIN_DAYS\` is FALSE (no recorded response is a proven "no"). \`PURCHASES\`: an order proves TRUE; absence proves FALSE only when every source in scope has a complete baseline and captured the whole period, otherwise UNKNOWN. Orders before a source's capture start are never known, so "no order before the period" is never proven: \`FIRST_PURCHASE_IN_PERIOD\` is FALSE or UNKNOWN, never TRUE. Results reflect every write acknowledged before the request was received.`;
 const PREVIEW = `\`matchingCount\`: contacts for which the expression is TRUE; \`unknownCount\`: contacts for which it is UNKNOWN (neither counted as matching nor as not matching). \`reachableCount\`: matching contacts with status \`ACTIVE\` (with \`topicId\`: also subscribed to that topic and not opted out of it). \`contacts\`: the first 25 matching contacts, ordered by \`registeredAt\`, then id. \`captureScopes\`: the purchase sources in scope of the expression's PURCHASES conditions (all of the account's for a condition without \`sourceId\`), with their capture window, so a reader can tell which orders the result rests on.`;
 const EXPRESSION_RULES = `Expression shape: \`fieldRef\` is set only for \`FIELD\` conditions (\`{type: "BUILT_IN", builtInField}\` or \`{type: "CUSTOM", fieldId}\`) and null (or absent) for \`TAGS\`, \`TOPICS\`, \`SEGMENT\` and \`PURCHASES\`. Operators without a value take \`{kind: "NONE"}\`; \`TAGS\` / \`TOPICS\` take an \`OPTIONS\` operand of tag / topic ids; \`CONTAINED_IN\` / \`NOT_CONTAINED_IN\` a \`SEGMENT\` operand; response operators a \`NUMBER\` operand (days). At most ${LIMITS.groups} groups of at most ${LIMITS.conditionsPerGroup} conditions, at most ${LIMITS.optionIds} ids per operand; empty groups are refused (\`segment_expression_empty\`). The legacy member \`filterGroups\` is refused with \`400 segment_legacy_filter_groups\`. Meaning errors (an operator that does not fit the subject or field type, an operand of the wrong kind, ids that are not the account's, reference cycles) answer the \`segment_*\` errorIds below; the first problem's errorId is the response's, \`details\` lists all. A \`SEGMENT\` operand naming a segment the account does not have answers \`404 segment_not_found\`.`;
 
-// ---- paths --------------------------------------------------------------------------------------
-
-export const segmentDomainTags = [
-  { name: 'Segments', description: 'Saved segments: boolean expressions over subscriber fields, tags, topics, other segments and purchases.' },
-  { name: 'Purchases', description: 'Purchase sources (shops) and their orders, which PURCHASES conditions of segments evaluate.' },
-];
-
-const sourcePath = [ref('parameters', 'PurchaseSourceId')];
-const SOURCE_404 = 'A purchase source of another account is unknown here (`404 purchase_source_not_found`).';
-
-export const segmentDomainPaths = {
+export const segmentPaths = {
   '/segments': {
     get: {
       tags: ['Segments'],
@@ -183,75 +132,14 @@ export const segmentDomainPaths = {
       responses: segmentResponses('get', { '200': ok('The preview.', schemaRef('SegmentPreview')) }, { 400: ['invalid_uuid'], 404: ['segment_not_found', 'topic_not_found'] }, true),
     },
   },
-  '/purchase-sources': {
-    get: {
-      tags: ['Purchases'],
-      operationId: 'listPurchaseSources',
-      summary: 'List purchase sources',
-      description: 'Every purchase source of the account, oldest first (then by id).',
-      responses: segmentResponses('get', { '200': ok('The purchase sources.', schemaRef('PurchaseSourceList')) }, {}, false),
-    },
-    post: {
-      tags: ['Purchases'],
-      operationId: 'createPurchaseSource',
-      summary: 'Create a purchase source',
-      description: `\`name\`: 1-${PURCHASE_LIMITS.name} characters after trimming, unique per account (\`409 purchase_source_name_taken\`). \`timeZone\`: an IANA time zone id such as \`Europe/Berlin\` (\`400 purchase_source_invalid_time_zone\` otherwise); purchase periods of conditions on this source are read in it. A new source captures live from its creation: \`capturedOrdersFromUtc\` and \`attributionStartedAtUtc\` are the creation instant, \`capturedOrdersToUtc\` is null, \`baselineOpen\` is true until a complete baseline is set.`,
-      parameters: [idempotencyKey],
-      requestBody: body('PurchaseSourceRequest'),
-      responses: segmentResponses(
-        'post',
-        { '201': ok('Created.', schemaRef('PurchaseSource'), { Location: ref('headers', 'Location'), 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) },
-        { 400: ['purchase_source_invalid_time_zone'], 409: ['purchase_source_name_taken'] },
-        false,
-      ),
-    },
-  },
-  '/purchase-sources/{sourceId}/orders': {
-    post: {
-      tags: ['Purchases'],
-      operationId: 'ingestPurchaseOrders',
-      summary: 'Ingest orders of a purchase source',
-      description: `1-${PURCHASE_LIMITS.orders} orders per request. \`orderId\` is idempotent per source: an order whose id the source already has (or that repeats an earlier order of the same request) is not stored again and counts as a duplicate. \`accepted\`: orders stored; \`duplicates\`: orders skipped as already known. \`orderedAt\` is an ISO 8601 instant with offset; \`currency\` an ISO 4217 code; \`amount\` ≥ 0. Orders are attributed to the subscriber with the same email address (ignoring case), also when that subscriber is created later. Invalid orders refuse the whole request (\`400 validation_failed\`, \`details\` pathed \`orders[i].member\`). ${SOURCE_404}`,
-      parameters: [...sourcePath, idempotencyKey],
-      requestBody: body('IngestOrdersRequest'),
-      responses: segmentResponses(
-        'post',
-        { '200': ok('The ingest result.', schemaRef('IngestOrdersResult'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) },
-        { 400: ['invalid_uuid'], 404: ['purchase_source_not_found'] },
-        false,
-      ),
-    },
-  },
-  '/purchase-sources/{sourceId}/baseline': {
-    post: {
-      tags: ['Purchases'],
-      operationId: 'setPurchaseBaseline',
-      summary: 'Set the capture baseline of a purchase source',
-      description: `Declares that the source's orders are captured from \`capturedOrdersFromUtc\` on (historic orders imported back to that instant); it must not be after \`attributionStartedAtUtc\` (\`400 validation_failed\`). \`complete: true\` closes the baseline (\`baselineOpen\` false); \`false\` keeps it open. Answers the updated source. ${SOURCE_404}`,
-      parameters: [...sourcePath, idempotencyKey],
-      requestBody: body('PurchaseBaselineRequest'),
-      responses: segmentResponses(
-        'post',
-        { '200': ok('The updated purchase source.', schemaRef('PurchaseSource'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) },
-        { 400: ['invalid_uuid'], 404: ['purchase_source_not_found'] },
-        false,
-      ),
-    },
-  },
 };
 
-export const segmentDomainParameters = {
+export const segmentParameters = {
   SegmentId: { name: 'segmentId', in: 'path', required: true, schema: uuid },
-  PurchaseSourceId: { name: 'sourceId', in: 'path', required: true, schema: uuid },
 };
 
-// ---- schemas ------------------------------------------------------------------------------------
-
-const object = (required: string[], properties: Json, extra: Json = {}) => ({ type: 'object', required, properties, additionalProperties: false, ...extra });
 const orNull = (schema: Json) => ({ anyOf: [schema, { type: 'null' }] });
-const nullable = (type: string, extra: Json = {}) => ({ type: [type, 'null'], ...extra });
 const localDate = { type: ['string', 'null'], format: 'date', description: 'LocalDate `YYYY-MM-DD`.' };
-const count = { type: 'integer', format: 'int64', minimum: 0 };
 
 const expressionSchema = {
   type: 'object',
@@ -308,7 +196,7 @@ function segmentOperandSchemas() {
   };
 }
 
-export const segmentDomainSchemas = {
+export const segmentSchemas = {
   SegmentSubjectType: { type: 'string', enum: [...SEGMENT_SUBJECT_TYPES] },
   SegmentOperator: { type: 'string', enum: [...SEGMENT_OPERATORS] },
   SegmentFieldRef: {
@@ -397,44 +285,5 @@ export const segmentDomainSchemas = {
     reachableCount: count,
     contacts: { type: 'array', maxItems: 25, items: schemaRef('SegmentPreviewContactDto') },
     captureScopes: { type: 'array', items: schemaRef('PurchaseCaptureScopeDto'), description: 'The purchase sources in scope of the expression\'s PURCHASES conditions; empty without them.' },
-  }),
-  PurchaseSourceRequest: object(['name', 'timeZone'], {
-    name: { type: 'string', minLength: 1, maxLength: PURCHASE_LIMITS.name },
-    timeZone: { type: 'string', minLength: 1, maxLength: PURCHASE_LIMITS.timeZone, description: 'IANA time zone id, e.g. `Europe/Berlin`.' },
-  }),
-  PurchaseSource: object(['id', 'name', 'timeZone', 'capturedOrdersFromUtc', 'capturedOrdersToUtc', 'baselineOpen', 'attributionStartedAtUtc'], {
-    id: uuid,
-    name: { type: 'string' },
-    timeZone: { type: 'string' },
-    capturedOrdersFromUtc: { type: 'string', format: 'date-time' },
-    capturedOrdersToUtc: { ...nullable('string', { format: 'date-time' }), description: 'null while the source captures live.' },
-    baselineOpen: { type: 'boolean' },
-    attributionStartedAtUtc: { type: 'string', format: 'date-time' },
-  }),
-  PurchaseSourceList: object(['items'], { items: { type: 'array', items: schemaRef('PurchaseSource') } }),
-  PurchaseOrderItem: object(['productId'], {
-    productId: { type: 'string', minLength: 1, maxLength: PURCHASE_LIMITS.id },
-    variantId: nullable('string', { minLength: 1, maxLength: PURCHASE_LIMITS.id }),
-    groupId: nullable('string', { minLength: 1, maxLength: PURCHASE_LIMITS.id }),
-  }),
-  PurchaseOrder: object(['orderId', 'email', 'orderedAt', 'currency', 'amount', 'items'], {
-    orderId: { type: 'string', minLength: 1, maxLength: PURCHASE_LIMITS.id, description: 'Idempotent per source.' },
-    email: { type: 'string', minLength: 1, maxLength: PURCHASE_LIMITS.email },
-    orderedAt: { type: 'string', format: 'date-time', description: 'ISO 8601 instant with offset.' },
-    currency: { type: 'string', pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code.' },
-    amount: { type: 'number', minimum: 0 },
-    couponCode: nullable('string', { maxLength: PURCHASE_LIMITS.id }),
-    items: { type: 'array', minItems: 1, maxItems: PURCHASE_LIMITS.items, items: schemaRef('PurchaseOrderItem') },
-  }),
-  IngestOrdersRequest: object(['orders'], {
-    orders: { type: 'array', minItems: 1, maxItems: PURCHASE_LIMITS.orders, items: schemaRef('PurchaseOrder'), description: `1-${PURCHASE_LIMITS.orders} orders.` },
-  }),
-  IngestOrdersResult: object(['accepted', 'duplicates'], {
-    accepted: { type: 'integer', format: 'int32', minimum: 0 },
-    duplicates: { type: 'integer', format: 'int32', minimum: 0 },
-  }),
-  PurchaseBaselineRequest: object(['capturedOrdersFromUtc', 'complete'], {
-    capturedOrdersFromUtc: { type: 'string', format: 'date-time' },
-    complete: { type: 'boolean' },
   }),
 };
