@@ -5,7 +5,7 @@ import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
 import { catalogHandlers } from './handlers/catalog';
-import type { Deps } from './handlers/context';
+import type { Deps } from './app/deps';
 import { subscriberHandlers } from './handlers/subscribers';
 import { catalogRepository } from './store/catalog';
 import { subscriberRepository } from './store/subscribers';

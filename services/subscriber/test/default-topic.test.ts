@@ -3,8 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { openStore, type Store } from '@mailer/store';
 import { catalogHandlers } from '../src/handlers/catalog';
-import type { Deps } from '../src/handlers/context';
-import { defaultTopicId, ensureDefaultTopic } from '../src/handlers/default-topic';
+import { defaultTopicId, ensureDefaultTopic } from '../src/app/default-topic';
+import type { Deps } from '../src/app/deps';
 import { catalogRepository, topicSchema } from '../src/store/catalog';
 import { subscriberRepository } from '../src/store/subscribers';
 

@@ -25,8 +25,8 @@ import { classifyUsages, formsOf, usageProblem, type UsageClassification } from 
 import { fieldEvent, tagEvent, topicEvent } from '../events/catalog-events';
 import type { DomainEvent } from '../events/subscriber-events';
 import { atomically } from '../store/atomic';
-import { eventsCommitted, newIdOf, nowOf, type Deps } from './context';
-import { checkDefaultPresent, ensureDefaultTopic } from './default-topic';
+import { checkDefaultPresent, ensureDefaultTopic } from '../app/default-topic';
+import { eventsCommitted, newIdOf, nowOf, type Deps } from '../app/deps';
 import { builtInFieldToProto, fieldToProto, fieldTypeFromProto, tagToProto, topicToProto } from './mapping';
 
 type CatalogHandlerNames =

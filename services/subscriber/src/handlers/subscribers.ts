@@ -2,7 +2,7 @@
 import { accountOf, DomainError, GrpcStatus, notFound, type AsyncHandlers } from '@mailer/kit';
 import type { subscriberV1 } from '@mailer/proto';
 import type { Transaction } from '@mailer/store';
-import { diffSubscriber, newSubscriber, replaceData, type AccountContext } from '../domain/contacts';
+import { diffSubscriber, newSubscriber, replaceData, type AccountDefinitions } from '../domain/contacts';
 import { canonicalEmail } from '../domain/email';
 import { parseId, parseIdList } from '../domain/ids';
 import { LIMITS } from '../domain/limits';
@@ -15,8 +15,9 @@ import type { SubscriberStatus } from '../domain/subscriber';
 import { parseValueFieldId, validateValue } from '../domain/values';
 import { changeEvents, createdEvent, deletedEvent, type DomainEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
-import { awaitEventBacklog, eventsCommitted, loadCatalog, loadContext, newIdOf, nowOf, type Deps } from './context';
-import { ensureDefaultTopic } from './default-topic';
+import { ensureDefaultTopic } from '../app/default-topic';
+import { loadCatalog, loadDefinitions } from '../app/definitions';
+import { awaitEventBacklog, eventsCommitted, newIdOf, nowOf, type Deps } from '../app/deps';
 import {
   fieldEntriesToProto,
   fieldInputsFromProto,
@@ -73,13 +74,13 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
   async function modify(
     accountId: string,
     rawId: string,
-    change: (current: SubscriberState, ctx: AccountContext, now: string) => SubscriberState,
-  ): Promise<{ state: SubscriberState; ctx: AccountContext }> {
+    change: (current: SubscriberState, ctx: AccountDefinitions, now: string) => SubscriberState,
+  ): Promise<{ state: SubscriberState; ctx: AccountDefinitions }> {
     const id = parseId(rawId, 'subscriberId');
     await ensureDefaultTopic(deps, accountId);
     const now = nowOf(deps);
     const out = await atomically(store, async (tx) => {
-      const [current, ctx] = await Promise.all([subscribers.get(accountId, id), loadContext(deps, accountId)]);
+      const [current, ctx] = await Promise.all([subscribers.get(accountId, id), loadDefinitions(deps, accountId)]);
       if (!current) throw subscriberNotFound(id);
       const next = change(current, ctx, now);
       const diff = diffSubscriber(current, next);
@@ -116,8 +117,8 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
     };
   }
 
-  const dataResponse = ({ state, ctx }: { state: SubscriberState; ctx: AccountContext }) => ({ data: subscriberDataToProto(state, ctx.catalog) });
-  const topicsResponse = ({ state, ctx }: { state: SubscriberState; ctx: AccountContext }) => ({
+  const dataResponse = ({ state, ctx }: { state: SubscriberState; ctx: AccountDefinitions }) => ({ data: subscriberDataToProto(state, ctx.catalog) });
+  const topicsResponse = ({ state, ctx }: { state: SubscriberState; ctx: AccountDefinitions }) => ({
     topics: subscriberTopicsView([...ctx.topics.values()], state).map(topicViewToProto),
   });
 
@@ -158,7 +159,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       await ensureDefaultTopic(deps, accountId); // subscribers added without topicIds join it
       const now = nowOf(deps);
       const { state, ctx } = await atomically(store, async (tx) => {
-        const ctx = await loadContext(deps, accountId);
+        const ctx = await loadDefinitions(deps, accountId);
         const state = newSubscriber(input, ctx, newIdOf(deps), now);
         await subscribers.write(tx, accountId, { inserts: [state], events: [createdEvent(accountId, state, ctx, now)] }, now);
         return { state, ctx };
@@ -240,7 +241,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       await ensureDefaultTopic(deps, accountId);
       const now = nowOf(deps);
       const plan = await atomically(store, async (tx: Transaction) => {
-        const [ctx, existingByEmail] = await Promise.all([loadContext(deps, accountId), subscribers.findByEmails(accountId, syncEmails(rows))]);
+        const [ctx, existingByEmail] = await Promise.all([loadDefinitions(deps, accountId), subscribers.findByEmails(accountId, syncEmails(rows))]);
         const plan = planSync(rows, mode, ctx, existingByEmail, () => newIdOf(deps), now);
         const events: DomainEvent[] = [
           ...plan.creates.map((s) => createdEvent(accountId, s, ctx, now)),
@@ -303,7 +304,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
     async getSubscriberTopics(req) {
       const accountId = accountOf(req);
       await ensureDefaultTopic(deps, accountId);
-      const [state, ctx] = await Promise.all([existing(accountId, req.subscriberId), loadContext(deps, accountId)]);
+      const [state, ctx] = await Promise.all([existing(accountId, req.subscriberId), loadDefinitions(deps, accountId)]);
       return topicsResponse({ state, ctx });
     },
 

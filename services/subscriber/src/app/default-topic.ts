@@ -6,7 +6,7 @@ import { DEFAULT_TOPIC_LABEL } from '../domain/topics';
 import type { TopicDef } from '../domain/types';
 import { topicEvent } from '../events/catalog-events';
 import { atomically } from '../store/atomic';
-import { eventsCommitted, nowOf, type Deps } from './context';
+import { eventsCommitted, nowOf, type Deps } from './deps';
 
 /**
  * The id of an account's first default topic, derived from the account id: two concurrent first uses
