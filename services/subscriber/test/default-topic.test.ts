@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openStore, type Store } from '@mailer/store';
-import { catalogHandlers } from '../src/handlers/catalog';
 import { defaultTopicId, ensureDefaultTopic } from '../src/app/default-topic';
 import type { Deps } from '../src/app/deps';
+import { topicHandlers } from '../src/handlers/topics';
 import { catalogRepository, topicSchema } from '../src/store/catalog';
 import { subscriberRepository } from '../src/store/subscribers';
 
@@ -26,7 +26,7 @@ async function open(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-default-
     notify: () => undefined,
     maxPendingEvents: 10_000,
   };
-  return { dir, store, deps, handlers: catalogHandlers(deps) };
+  return { dir, store, deps, handlers: topicHandlers(deps) };
 }
 afterAll(async () => {
   for (const s of stores) await s.close().catch(() => undefined);

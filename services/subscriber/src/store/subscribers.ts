@@ -253,6 +253,51 @@ export function subscriberRepository(store: Store) {
       return res.modifiedCount;
     },
 
+    /** A new topic with enrollExistingSubscribers: every subscriber of the account not opted out of it joins it. */
+    async enrollInTopic(tx: Transaction, accountId: string, topicId: string, now: string): Promise<number> {
+      const res = await subscribers.updateMany(
+        { accountId, topicIds: { $ne: topicId }, 'optOuts.topicId': { $ne: topicId } },
+        { $push: { topicIds: { $each: [topicId], $sort: 1 } }, $inc: { version: 1 }, $set: { updatedAt: now } },
+        { tx },
+      );
+      return res.modifiedCount;
+    },
+
+    /** Takes a deleted topic out of every subscriber's topics and opt-outs (one topic.deleted fact covers them). */
+    async removeTopic(tx: Transaction, accountId: string, topicId: string, now: string): Promise<number> {
+      const res = await subscribers.updateMany(
+        { accountId, $or: [{ topicIds: topicId }, { 'optOuts.topicId': topicId }] },
+        { $pull: { topicIds: topicId, optOuts: { topicId } }, $inc: { version: 1 }, $set: { updatedAt: now } },
+        { tx },
+      );
+      return res.modifiedCount;
+    },
+
+    countInTopic(accountId: string, topicId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId, topicIds: topicId });
+    },
+
+    /** Takes a deleted tag off every subscriber of the account (one tag.deleted fact covers them). */
+    async removeTag(tx: Transaction, accountId: string, tagId: string, now: string): Promise<number> {
+      const res = await subscribers.updateMany({ accountId, tags: tagId }, { $pull: { tags: tagId }, $inc: { version: 1 }, $set: { updatedAt: now } }, { tx });
+      return res.modifiedCount;
+    },
+
+    countWithTag(accountId: string, tagId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId, tags: tagId });
+    },
+
+    /** Removes a deleted field's values from every subscriber of the account (one field.deleted fact covers them). */
+    async removeFieldValues(tx: Transaction, accountId: string, fieldId: string, now: string): Promise<number> {
+      const path = `fields.${fieldId}`;
+      const res = await subscribers.updateMany({ accountId, [path]: { $exists: true } }, { $unset: { [path]: '' }, $inc: { version: 1 }, $set: { updatedAt: now } }, { tx });
+      return res.modifiedCount;
+    },
+
+    countWithFieldValue(accountId: string, fieldId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId, [`fields.${fieldId}`]: { $exists: true } });
+    },
+
     async insertEvents(tx: Transaction, events: Array<{ subject: string; payload: unknown }>): Promise<void> {
       if (events.length) await outbox.insertMany(events.map((e) => outboxRecord(e.subject, e.payload)), { tx });
     },
