@@ -4,7 +4,9 @@ import { subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
+import { bulkTaggingHandlers } from './handlers/bulk-tagging';
 import { fieldHandlers } from './handlers/fields';
+import { subscriberDataHandlers } from './handlers/subscriber-data';
 import { tagHandlers } from './handlers/tags';
 import { topicHandlers } from './handlers/topics';
 import type { Deps } from './app/deps';
@@ -35,6 +37,11 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
   };
-  ctx.grpc.add(subscriberV1.SubscriberServiceService, { ...subscriberHandlers(deps), ...fieldHandlers(deps), ...tagHandlers(deps), ...topicHandlers(deps) });
+  ctx.grpc.add(subscriberV1.SubscriberServiceService, {
+    ...subscriberHandlers(deps),
+    ...subscriberDataHandlers(deps),
+    ...bulkTaggingHandlers(deps),
+    ...fieldHandlers(deps), ...tagHandlers(deps), ...topicHandlers(deps),
+  });
   return [async () => usage.close(), async () => members.close()];
 }
