@@ -6,6 +6,7 @@ import { defaultTopicId, ensureDefaultTopic } from '../src/app/default-topic';
 import type { Deps } from '../src/app/deps';
 import { topicHandlers } from '../src/handlers/topics';
 import { catalogRepository, topicSchema } from '../src/store/catalog';
+import { outboxRepository } from '../src/store/outbox';
 import { subscriberRepository } from '../src/store/subscribers';
 
 // The default topic against a real embedded store, in process: created once per account however
@@ -22,6 +23,7 @@ async function open(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-default-
     store,
     subscribers: subscriberRepository(store),
     catalog: catalogRepository(store),
+    outbox: outboxRepository(store),
     usage: { ask: async () => [], close: () => undefined }, // field usage is not asked here
     notify: () => undefined,
     maxPendingEvents: 10_000,
@@ -42,7 +44,7 @@ it('concurrent first uses create one Newsletter, with one topic.created fact', a
   await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? ensureDefaultTopic(env.deps, A) : topicsOf(env.handlers, A))));
   const topics = await topicsOf(env.handlers, A);
   expect(topics).toEqual([expect.objectContaining({ id: defaultTopicId(A), label: 'Newsletter', active: true, isDefault: true, subscriberCount: '0' })]);
-  expect(await env.deps.subscribers.pendingEvents()).toBe(1); // nothing relays in this test: the one topic.created waits in the outbox
+  expect(await env.deps.outbox.pendingAllAccounts()).toBe(1); // nothing relays in this test: the one topic.created waits in the outbox
   // another account gets its own
   expect((await topicsOf(env.handlers, B)).map((t) => t.id)).toEqual([defaultTopicId(B)]);
   expect(defaultTopicId(A)).not.toBe(defaultTopicId(B));

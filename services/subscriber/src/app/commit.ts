@@ -11,7 +11,7 @@ export async function commitDefinitionChange<R>(deps: Deps, unit: (tx: Transacti
   const result = await atomically(deps.store, async (tx) => {
     const events: DomainEvent[] = [];
     const r = await unit(tx, events);
-    await deps.subscribers.insertEvents(tx, events);
+    await deps.outbox.record(tx, events);
     return r;
   });
   await eventsCommitted(deps);

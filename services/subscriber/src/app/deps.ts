@@ -5,6 +5,7 @@ import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
 import type { SegmentMembers } from '../clients/segment-members';
 import type { CatalogRepository } from '../store/catalog';
+import type { OutboxRepository } from '../store/outbox';
 import type { SubscriberRepository } from '../store/subscribers';
 
 /** What the use cases work with (the service's dependencies); built once in server.ts. */
@@ -12,6 +13,7 @@ export interface Deps {
   store: Store;
   subscribers: SubscriberRepository;
   catalog: CatalogRepository;
+  outbox: OutboxRepository;
   usage: UsageSources;
   /** The segment service's members of a saved segment (ListSubscribers with segment_id); absent: refused as unavailable. */
   segmentMembers?: SegmentMembers;
@@ -38,7 +40,7 @@ const BACKLOG_WAIT_MS = 3_000;
  */
 export async function awaitEventBacklog(deps: Deps): Promise<void> {
   const deadline = Date.now() + BACKLOG_WAIT_MS;
-  while ((await deps.subscribers.pendingEvents()) > deps.maxPendingEvents) {
+  while ((await deps.outbox.pendingAllAccounts()) > deps.maxPendingEvents) {
     deps.notify();
     if (Date.now() > deadline) {
       throw new DomainError(GrpcStatus.UNAVAILABLE, 'event_backlog_full', 'domain events are waiting to be published; retry the request shortly');
