@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { openStore, type Store } from '@mailer/store';
 import { defaultTopicId, ensureDefaultTopic } from '../src/app/default-topic';
 import type { Deps } from '../src/app/deps';
+import { subscriberDataHandlers } from '../src/handlers/subscriber-data';
 import { topicHandlers } from '../src/handlers/topics';
 import { catalogRepository, topicSchema } from '../src/store/catalog';
 import { outboxRepository } from '../src/store/outbox';
@@ -61,4 +62,15 @@ it('a deleted and recreated store gets the default again; so does a store emptie
   // emptied in place: this process still believes A has its default; the next read notices and heals
   await second.store.collection('topics', topicSchema).deleteMany({ accountId: A });
   expect((await topicsOf(second.handlers, A)).map((t) => [t.label, t.isDefault])).toEqual([['Newsletter', true]]);
+});
+
+it('a subscriber-topics request refused for a malformed subscriber id creates no default topic (and emits no fact)', async () => {
+  const env = await open();
+  const data = subscriberDataHandlers(env.deps);
+  await expect(data.getSubscriberTopics({ accountId: A, subscriberId: 'not-a-uuid' }, undefined as never)).rejects.toMatchObject({ errorId: 'invalid_uuid' });
+  expect(await env.deps.catalog.listTopics(A)).toEqual([]);
+  expect(await env.deps.outbox.pendingAllAccounts()).toBe(0);
+  // a well-formed request still creates it on first use
+  await expect(data.getSubscriberTopics({ accountId: A, subscriberId: B }, undefined as never)).rejects.toMatchObject({ errorId: 'subscriber_not_found' });
+  expect((await env.deps.catalog.listTopics(A)).map((t) => t.id)).toEqual([defaultTopicId(A)]);
 });

@@ -1,11 +1,11 @@
 // Use cases of bulk tagging: AddTagsToSubscribers and RemoveTagsFromSubscribers.
-import { notFound } from '@mailer/kit';
 import { diffSubscriber } from '../domain/contacts';
 import { planTagAdd, planTagRemove, type TagChange } from '../domain/tags';
 import type { SubscriberState } from '../domain/types';
 import { changeEvents } from '../events/subscriber-events';
 import { atomically } from '../store/atomic';
 import { loadCatalog } from './definitions';
+import { tagNotFound } from './not-found';
 import { awaitEventBacklog, eventsCommitted, nowOf, type Deps } from './deps';
 
 /** Subscriber and tag ids as parsed from the request (domain/ids parseIdList). */
@@ -27,7 +27,7 @@ async function bulkTag<R>(
   const out = await atomically(deps.store, async (tx) => {
     const [tags, catalog, found] = await Promise.all([deps.catalog.findTags(accountId, tagIds), loadCatalog(deps, accountId), deps.subscribers.findByIds(accountId, ids)]);
     const known = new Map(tags.map((t) => [t.id, t.id]));
-    for (const t of tagIds) if (!known.has(t)) throw notFound('tag_not_found', `tag ${t} does not exist`);
+    for (const t of tagIds) if (!known.has(t)) throw tagNotFound(t);
     const { changes, result } = plan(ids, found, tagIds.map((t) => known.get(t)!));
     const byId = new Map(found.map((s) => [s.id, s]));
     const updates = changes.map((c) => {

@@ -1,18 +1,16 @@
 // Use cases of a subscriber's field values: ListFieldValues, SetFieldValue, DeleteFieldValue.
-import { notFound } from '@mailer/kit';
 import type { Catalog } from '../domain/fields';
 import type { FieldDef, StoredValue, SubscriberState, ValueInput } from '../domain/types';
 import { validateValue } from '../domain/values';
 import { loadCatalog } from './definitions';
 import type { Deps } from './deps';
+import { fieldNotFound } from './not-found';
 import { changeSubscriber, existingSubscriber } from './subscriber-change';
 
 interface Target {
   accountId: string;
   subscriberId: string;
 }
-
-const fieldNotFound = (id: string) => notFound('field_not_found', `field ${id} does not exist`);
 
 export async function listFieldValues(deps: Deps, input: Target): Promise<{ state: SubscriberState; catalog: Catalog }> {
   const [state, catalog] = await Promise.all([existingSubscriber(deps, input.accountId, input.subscriberId), loadCatalog(deps, input.accountId)]);

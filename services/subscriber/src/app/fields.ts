@@ -1,6 +1,6 @@
 // Use cases of the field catalog, one per RPC (ListFields, AddField, ..., ListFieldForms). Inputs are
 // already parsed by handlers/fields.ts; these own the reads, the checks, the writes and the facts.
-import { DomainError, failedPrecondition, GrpcStatus, notFound } from '@mailer/kit';
+import { DomainError, failedPrecondition, GrpcStatus } from '@mailer/kit';
 import {
   BUILT_IN_FIELDS,
   builtInImmutable,
@@ -18,11 +18,10 @@ import { classifyUsages, formsOf, usageProblem, type UsageClassification } from 
 import { fieldEvent } from '../events/catalog-events';
 import { commitDefinitionChange } from './commit';
 import { newIdOf, nowOf, type Deps } from './deps';
+import { fieldNotFound } from './not-found';
 
 /** A field as requests name it: a built-in by name or a custom field by id (domain/fields parseFieldRef). */
 export type FieldRef = { builtIn: BuiltInFieldName } | { id: string };
-
-const fieldNotFound = (id: string) => notFound('field_not_found', `field ${id} does not exist`);
 
 /** A custom field by reference; built-in names are refused with built_in_field_immutable. */
 async function customField(deps: Deps, accountId: string, ref: FieldRef): Promise<FieldDef> {

@@ -1,6 +1,5 @@
 // The shared step of every use case that changes one subscriber (ReplaceSubscriberData, ...Email,
 // ...FirstName, ...Status, ReplaceSubscriberTopics, OptOutOfTopic, SetFieldValue, DeleteFieldValue).
-import { notFound } from '@mailer/kit';
 import { diffSubscriber, type AccountDefinitions } from '../domain/contacts';
 import type { SubscriberState } from '../domain/types';
 import { changeEvents } from '../events/subscriber-events';
@@ -8,8 +7,7 @@ import { atomically } from '../store/atomic';
 import { ensureDefaultTopic } from './default-topic';
 import { loadDefinitions } from './definitions';
 import { eventsCommitted, nowOf, type Deps } from './deps';
-
-export const subscriberNotFound = (id: string) => notFound('subscriber_not_found', `subscriber ${id} does not exist`);
+import { subscriberNotFound } from './not-found';
 
 /** A subscriber of the account, or subscriber_not_found. */
 export async function existingSubscriber(deps: Deps, accountId: string, id: string): Promise<SubscriberState> {

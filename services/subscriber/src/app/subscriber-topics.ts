@@ -1,9 +1,9 @@
 // Use cases of a subscriber's topics: GetSubscriberTopics, ReplaceSubscriberTopics, OptOutOfTopic.
-import { notFound } from '@mailer/kit';
 import { optOutOfTopic as optOut, replaceTopics, subscriberTopicsView, validateTopicRefs, type SubscriberTopicView } from '../domain/topics';
 import { ensureDefaultTopic } from './default-topic';
 import { loadDefinitions } from './definitions';
 import type { Deps } from './deps';
+import { topicNotFound } from './not-found';
 import { changeSubscriber, existingSubscriber, type SubscriberWithDefinitions } from './subscriber-change';
 
 interface Target {
@@ -34,7 +34,7 @@ export async function optOutOfTopic(deps: Deps, input: Target & { topicId: strin
   const { topicId, source } = input;
   return topicsView(
     await changeSubscriber(deps, input.accountId, input.subscriberId, (current, defs, now) => {
-      if (!defs.topics.has(topicId)) throw notFound('topic_not_found', `topic ${topicId} does not exist`);
+      if (!defs.topics.has(topicId)) throw topicNotFound(topicId);
       return { ...current, ...optOut(current, topicId, now, source) };
     }),
   );

@@ -11,7 +11,8 @@ import { atomically, ConcurrentChange } from '../store/atomic';
 import { ensureDefaultTopic } from './default-topic';
 import { loadCatalog, loadDefinitions } from './definitions';
 import { awaitEventBacklog, eventsCommitted, newIdOf, nowOf, type Deps } from './deps';
-import { existingSubscriber, subscriberNotFound, type SubscriberWithDefinitions } from './subscriber-change';
+import { subscriberNotFound, tagNotFound, topicNotFound } from './not-found';
+import { existingSubscriber, type SubscriberWithDefinitions } from './subscriber-change';
 
 export async function addSubscriber(deps: Deps, input: { accountId: string; subscriber: SubscriberInput }): Promise<SubscriberWithDefinitions> {
   const { accountId } = input;
@@ -71,8 +72,8 @@ export interface SubscriberPage {
 
 export async function listSubscribers(deps: Deps, input: ListSubscribersInput): Promise<SubscriberPage> {
   const { accountId, tagId, topicId, prefix, status, page } = input;
-  if (tagId && !(await deps.catalog.getTag(accountId, tagId))) throw notFound('tag_not_found', `tag ${tagId} does not exist`);
-  if (topicId && !(await deps.catalog.getTopic(accountId, topicId))) throw notFound('topic_not_found', `topic ${topicId} does not exist`);
+  if (tagId && !(await deps.catalog.getTag(accountId, tagId))) throw tagNotFound(tagId);
+  if (topicId && !(await deps.catalog.getTopic(accountId, topicId))) throw topicNotFound(topicId);
   return input.segmentId
     ? segmentPage(deps, accountId, input.segmentId, { status, tagId, topicId, search: prefix && prefix !== '^' ? input.search!.trim() : undefined }, page)
     : deps.subscribers.list(accountId, { status, tagId, topicId, prefix: prefix === '^' ? undefined : prefix }, page.skip, page.pageSize);

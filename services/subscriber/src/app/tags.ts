@@ -1,17 +1,16 @@
 // Use cases of tags, one per RPC (ListTags, AddTag, GetTag, RenameTag, DeleteTag). Inputs are parsed
 // by handlers/tags.ts; a tag comes back with its subscriber count.
-import { notFound } from '@mailer/kit';
 import type { TagDef } from '../domain/types';
 import { tagEvent } from '../events/catalog-events';
 import { commitDefinitionChange } from './commit';
 import { newIdOf, nowOf, type Deps } from './deps';
+import { tagNotFound } from './not-found';
 
 export interface CountedTag {
   tag: TagDef;
   subscriberCount: number;
 }
 
-const tagNotFound = (id: string) => notFound('tag_not_found', `tag ${id} does not exist`);
 const counted = async (deps: Deps, accountId: string, tag: TagDef): Promise<CountedTag> => ({ tag, subscriberCount: await deps.subscribers.countWithTag(accountId, tag.id) });
 
 export async function listTags(deps: Deps, input: { accountId: string }): Promise<CountedTag[]> {

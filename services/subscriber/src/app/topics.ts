@@ -1,20 +1,19 @@
 // Use cases of topics, one per RPC (ListTopics, AddTopic, GetTopic, UpdateTopic, DeleteTopic). Inputs
 // are parsed by handlers/topics.ts; a topic comes back with its subscriber count. Each first makes
 // sure the account has its default topic (app/default-topic.ts).
-import { notFound } from '@mailer/kit';
 import { checkTopicDelete, checkTopicUpdate } from '../domain/topics';
 import type { TopicDef } from '../domain/types';
 import { topicEvent } from '../events/catalog-events';
 import { commitDefinitionChange } from './commit';
 import { checkDefaultPresent, ensureDefaultTopic } from './default-topic';
 import { newIdOf, nowOf, type Deps } from './deps';
+import { topicNotFound } from './not-found';
 
 export interface CountedTopic {
   topic: TopicDef;
   subscriberCount: number;
 }
 
-const topicNotFound = (id: string) => notFound('topic_not_found', `topic ${id} does not exist`);
 const counted = async (deps: Deps, accountId: string, topic: TopicDef): Promise<CountedTopic> => ({
   topic,
   subscriberCount: await deps.subscribers.countInTopic(accountId, topic.id),
