@@ -4,35 +4,46 @@ import { subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
-import { catalogHandlers } from './handlers/catalog';
-import type { Deps } from './handlers/context';
+import { bulkTaggingHandlers } from './handlers/bulk-tagging';
+import { fieldHandlers } from './handlers/fields';
+import { subscriberDataHandlers } from './handlers/subscriber-data';
+import { tagHandlers } from './handlers/tags';
+import { topicHandlers } from './handlers/topics';
+import type { Deps } from './app/deps';
 import { subscriberHandlers } from './handlers/subscribers';
 import { catalogRepository } from './store/catalog';
+import { outboxRepository } from './store/outbox';
 import { subscriberRepository } from './store/subscribers';
 
-/** Registers the subscriber service's handlers on its gRPC server. */
-export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
-  const { config } = ctx;
+/** Builds the use cases' dependencies (app/deps.ts) and registers every RPC's handler (handlers/, one file per resource) on the gRPC server. */
+export async function setup(service: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+  const { config } = service;
   const usage = fieldUsageSources(
     { segment: config.SEGMENT_GRPC_ADDR, form: config.FORM_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR, rss: config.RSS_GRPC_ADDR },
     config.FIELD_USAGE_DEADLINE_MS,
-    ctx.logger,
+    service.logger,
   );
-  const members = segmentMembers(config.SEGMENT_GRPC_ADDR, config.SEGMENT_DEADLINE_MS, ctx.logger);
+  const members = segmentMembers(config.SEGMENT_GRPC_ADDR, config.SEGMENT_DEADLINE_MS, service.logger);
   const deps: Deps = {
-    store: ctx.store,
-    subscribers: subscriberRepository(ctx.store),
-    catalog: catalogRepository(ctx.store),
+    store: service.store,
+    subscribers: subscriberRepository(service.store),
+    catalog: catalogRepository(service.store),
+    outbox: outboxRepository(service.store),
     usage,
     segmentMembers: members,
-    notify: ctx.notifyOutbox,
+    notify: service.notifyOutbox,
     awaitPublished: async () => {
       if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
-      const published = await ctx.awaitOutbox(config.OUTBOX_PUBLISH_WAIT_MS);
-      if (!published) callLogger(ctx.logger).warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
+      const published = await service.awaitOutbox(config.OUTBOX_PUBLISH_WAIT_MS);
+      if (!published) callLogger(service.logger).warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
     },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
   };
-  ctx.grpc.add(subscriberV1.SubscriberServiceService, { ...subscriberHandlers(deps), ...catalogHandlers(deps) });
+  service.grpc.add(subscriberV1.SubscriberServiceService, {
+    ...subscriberHandlers(deps),
+    ...subscriberDataHandlers(deps),
+    ...bulkTaggingHandlers(deps),
+    ...fieldHandlers(deps), ...tagHandlers(deps), ...topicHandlers(deps),
+  });
   return [async () => usage.close(), async () => members.close()];
 }

@@ -1,6 +1,6 @@
 import { diffSubscriber, mergeSyncRow, newSubscriber, replaceData } from '../src/domain/contacts';
 import type { SubscriberInput, SubscriberState } from '../src/domain/types';
-import { context, errorIdOf, field, tag, topic, uuid } from './helpers';
+import { definitions, errorIdOf, field, tag, topic, uuid } from './helpers';
 
 const company = field('TEXT', { personalizationTagName: 'company' });
 const plan = field('SINGLE_CHOICE', { personalizationTagName: 'plan' });
@@ -8,7 +8,7 @@ const vip = tag();
 const other = tag();
 const news = topic({ isDefault: true });
 const deals = topic();
-const ctx = context([company, plan], [vip, other], [news, deals]);
+const ctx = definitions([company, plan], [vip, other], [news, deals]);
 const now = '2024-05-01T10:00:00.000Z';
 const input = (over: Partial<SubscriberInput> = {}): SubscriberInput => ({ email: 'Ann@Example.org', tags: [], fields: [], ...over });
 
@@ -44,7 +44,7 @@ describe('newSubscriber', () => {
 
   it('enforces required fields on create', () => {
     const required = field('TEXT', { required: true });
-    expect(errorIdOf(() => newSubscriber(input(), context([required]), 'x', now))).toBe('required_field_missing');
+    expect(errorIdOf(() => newSubscriber(input(), definitions([required]), 'x', now))).toBe('required_field_missing');
   });
 });
 
@@ -86,7 +86,7 @@ describe('mergeSyncRow', () => {
   it('clears the first name when the row carries null', () => expect(mergeSyncRow(existing, input({ firstName: null }), ctx).firstName).toBeNull());
   it('does not enforce required fields on update', () => {
     const required = field('TEXT', { required: true });
-    expect(() => mergeSyncRow(existing, input(), context([company, required]))).not.toThrow();
+    expect(() => mergeSyncRow(existing, input(), definitions([company, required]))).not.toThrow();
   });
 });
 
@@ -101,7 +101,7 @@ describe('replaceData', () => {
   });
   it('enforces required fields (the complete set must hold them)', () => {
     const required = field('TEXT', { required: true });
-    expect(errorIdOf(() => replaceData(existing, req, context([required], [other])))).toBe('required_field_missing');
+    expect(errorIdOf(() => replaceData(existing, req, definitions([required], [other])))).toBe('required_field_missing');
   });
 });
 

@@ -2,10 +2,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openStore, type Store } from '@mailer/store';
-import { catalogHandlers } from '../src/handlers/catalog';
-import type { Deps } from '../src/handlers/context';
-import { defaultTopicId, ensureDefaultTopic } from '../src/handlers/default-topic';
+import { defaultTopicId, ensureDefaultTopic } from '../src/app/default-topic';
+import type { Deps } from '../src/app/deps';
+import { subscriberDataHandlers } from '../src/handlers/subscriber-data';
+import { topicHandlers } from '../src/handlers/topics';
 import { catalogRepository, topicSchema } from '../src/store/catalog';
+import { outboxRepository } from '../src/store/outbox';
 import { subscriberRepository } from '../src/store/subscribers';
 
 // The default topic against a real embedded store, in process: created once per account however
@@ -22,11 +24,12 @@ async function open(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-default-
     store,
     subscribers: subscriberRepository(store),
     catalog: catalogRepository(store),
+    outbox: outboxRepository(store),
     usage: { ask: async () => [], close: () => undefined }, // field usage is not asked here
     notify: () => undefined,
     maxPendingEvents: 10_000,
   };
-  return { dir, store, deps, handlers: catalogHandlers(deps) };
+  return { dir, store, deps, handlers: topicHandlers(deps) };
 }
 afterAll(async () => {
   for (const s of stores) await s.close().catch(() => undefined);
@@ -42,7 +45,7 @@ it('concurrent first uses create one Newsletter, with one topic.created fact', a
   await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? ensureDefaultTopic(env.deps, A) : topicsOf(env.handlers, A))));
   const topics = await topicsOf(env.handlers, A);
   expect(topics).toEqual([expect.objectContaining({ id: defaultTopicId(A), label: 'Newsletter', active: true, isDefault: true, subscriberCount: '0' })]);
-  expect(await env.deps.subscribers.pendingEvents()).toBe(1); // nothing relays in this test: the one topic.created waits in the outbox
+  expect(await env.deps.outbox.pendingAllAccounts()).toBe(1); // nothing relays in this test: the one topic.created waits in the outbox
   // another account gets its own
   expect((await topicsOf(env.handlers, B)).map((t) => t.id)).toEqual([defaultTopicId(B)]);
   expect(defaultTopicId(A)).not.toBe(defaultTopicId(B));
@@ -59,4 +62,15 @@ it('a deleted and recreated store gets the default again; so does a store emptie
   // emptied in place: this process still believes A has its default; the next read notices and heals
   await second.store.collection('topics', topicSchema).deleteMany({ accountId: A });
   expect((await topicsOf(second.handlers, A)).map((t) => [t.label, t.isDefault])).toEqual([['Newsletter', true]]);
+});
+
+it('a subscriber-topics request refused for a malformed subscriber id creates no default topic (and emits no fact)', async () => {
+  const env = await open();
+  const data = subscriberDataHandlers(env.deps);
+  await expect(data.getSubscriberTopics({ accountId: A, subscriberId: 'not-a-uuid' }, undefined as never)).rejects.toMatchObject({ errorId: 'invalid_uuid' });
+  expect(await env.deps.catalog.listTopics(A)).toEqual([]);
+  expect(await env.deps.outbox.pendingAllAccounts()).toBe(0);
+  // a well-formed request still creates it on first use
+  await expect(data.getSubscriberTopics({ accountId: A, subscriberId: B }, undefined as never)).rejects.toMatchObject({ errorId: 'subscriber_not_found' });
+  expect((await env.deps.catalog.listTopics(A)).map((t) => t.id)).toEqual([defaultTopicId(A)]);
 });

@@ -1,6 +1,6 @@
 // Shared by the unit tests: DomainError capture and a small account fixture.
 import { DomainError } from '@mailer/kit';
-import type { AccountContext } from '../src/domain/contacts';
+import type { AccountDefinitions } from '../src/domain/contacts';
 import { Catalog } from '../src/domain/fields';
 import type { FieldDef, FieldType, TagDef, TopicDef } from '../src/domain/types';
 
@@ -33,7 +33,7 @@ export function field(fieldType: FieldType, over: Partial<FieldDef> = {}): Field
   return { id, label: fieldType, personalizationTagName: fieldType.toLowerCase(), fieldType, required: false, internal: false, active: true, position: 2, options, ...over };
 }
 
-export function context(fields: FieldDef[], tags: TagDef[] = [], topics: TopicDef[] = []): AccountContext {
+export function definitions(fields: FieldDef[], tags: TagDef[] = [], topics: TopicDef[] = []): AccountDefinitions {
   return { catalog: new Catalog(fields), tags: new Map(tags.map((t) => [t.id, t])), topics: new Map(topics.map((t) => [t.id, t])) };
 }
 

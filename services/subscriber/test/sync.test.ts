@@ -1,12 +1,12 @@
 import { DomainError, invalid } from '@mailer/kit';
 import { planSync, syncEmails, assertSyncSize, type SyncRow } from '../src/domain/sync';
 import type { SubscriberInput, SubscriberState } from '../src/domain/types';
-import { context, errorIdOf, field, tag, uuid } from './helpers';
+import { definitions, errorIdOf, field, tag, uuid } from './helpers';
 
 const company = field('TEXT');
 const required = field('NUMBER', { required: true });
 const vip = tag();
-const ctx = context([company, required], [vip]);
+const ctx = definitions([company, required], [vip]);
 const now = '2024-05-01T10:00:00.000Z';
 let n = 0;
 const newId = () => `new-${++n}`;

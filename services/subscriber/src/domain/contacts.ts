@@ -8,22 +8,24 @@ import { initialTopics, joinTopics, validateTopicRefs } from './topics';
 import type { FieldValueInput, StoredValue, SubscriberInput, SubscriberState, TagDef, TopicDef } from './types';
 import { assertRequiredFields, sameValue, validateFieldValues } from './values';
 
-/** What an account holds that subscriber data refers to, loaded once per request. */
-export interface AccountContext {
+/** What an account defines that subscriber data refers to (fields, tags, topics), loaded once per request. */
+export interface AccountDefinitions {
   catalog: Catalog;
   tags: ReadonlyMap<string, TagDef>;
   topics: ReadonlyMap<string, TopicDef>;
 }
+/** The former name, kept only for events/ (its fact constructors are being replaced); use AccountDefinitions. */
+export type AccountContext = AccountDefinitions;
 
 /** AddSubscriber and sync rows that create: a complete new subscriber (version 1), required fields enforced. */
-export function newSubscriber(input: SubscriberInput, ctx: AccountContext, id: string, now: string): SubscriberState {
+export function newSubscriber(input: SubscriberInput, defs: AccountDefinitions, id: string, now: string): SubscriberState {
   const email = canonicalEmail(input.email);
   const firstName = normalizeFirstName(input.firstName);
   const status = statusForNewSubscriber(input.status);
-  const tags = validateTagRefs(input.tags, (t) => ctx.tags.get(t)?.id);
-  const topicIds = initialTopics(input.topicIds, ctx.topics);
-  const fields = validateFieldValues(input.fields, ctx.catalog, {});
-  assertRequiredFields(ctx.catalog, fields);
+  const tags = validateTagRefs(input.tags, (t) => defs.tags.get(t)?.id);
+  const topicIds = initialTopics(input.topicIds, defs.topics);
+  const fields = validateFieldValues(input.fields, defs.catalog, {});
+  assertRequiredFields(defs.catalog, fields);
   return { id, email, firstName, status, tags, topicIds, optOuts: [], fields, registeredAt: now, version: 1 };
 }
 
@@ -32,13 +34,13 @@ export function newSubscriber(input: SubscriberInput, ctx: AccountContext, id: s
  * status when given, each given field value replaces that field's value, given tags are added,
  * given topics joined unless personally opted out); the email stays (it is how the row matched).
  */
-export function mergeSyncRow(current: SubscriberState, input: SubscriberInput, ctx: AccountContext): SubscriberState {
+export function mergeSyncRow(current: SubscriberState, input: SubscriberInput, defs: AccountDefinitions): SubscriberState {
   canonicalEmail(input.email);
   const firstName = input.firstName === undefined ? current.firstName : normalizeFirstName(input.firstName);
   const status = input.status === undefined ? current.status : manualStatus(input.status);
-  const tags = addTags(current.tags, validateTagRefs(input.tags, (t) => ctx.tags.get(t)?.id));
-  const membership = input.topicIds === undefined ? current : joinTopics(current, validateTopicRefs(input.topicIds, ctx.topics));
-  const given = validateFieldValues(input.fields, ctx.catalog, current.fields);
+  const tags = addTags(current.tags, validateTagRefs(input.tags, (t) => defs.tags.get(t)?.id));
+  const membership = input.topicIds === undefined ? current : joinTopics(current, validateTopicRefs(input.topicIds, defs.topics));
+  const given = validateFieldValues(input.fields, defs.catalog, current.fields);
   const fields = Object.keys(given).length ? { ...current.fields, ...given } : current.fields;
   return { ...current, firstName, status, tags, topicIds: membership.topicIds, optOuts: membership.optOuts, fields };
 }
@@ -47,14 +49,14 @@ export function mergeSyncRow(current: SubscriberState, input: SubscriberInput, c
 export function replaceData(
   current: SubscriberState,
   req: { email: string; firstName: string | null | undefined; status: SubscriberState['status'] | undefined; fields: readonly FieldValueInput[]; tags: readonly string[] },
-  ctx: AccountContext,
+  defs: AccountDefinitions,
 ): SubscriberState {
   const email = canonicalEmail(req.email);
   const firstName = normalizeFirstName(req.firstName);
   const status = manualStatus(req.status);
-  const fields = validateFieldValues(req.fields, ctx.catalog, current.fields);
-  assertRequiredFields(ctx.catalog, fields);
-  const tags = validateTagRefs(req.tags, (t) => ctx.tags.get(t)?.id);
+  const fields = validateFieldValues(req.fields, defs.catalog, current.fields);
+  assertRequiredFields(defs.catalog, fields);
+  const tags = validateTagRefs(req.tags, (t) => defs.tags.get(t)?.id);
   return { ...current, email, firstName, status, fields, tags };
 }
 

@@ -1,6 +1,6 @@
 // SyncSubscribers: planning every row of a request against the account and the existing subscribers (pure).
 import { DomainError, invalid } from '@mailer/kit';
-import { AccountContext, diffSubscriber, mergeSyncRow, newSubscriber, SubscriberDiff } from './contacts';
+import { AccountDefinitions, diffSubscriber, mergeSyncRow, newSubscriber, SubscriberDiff } from './contacts';
 import { canonicalEmail } from './email';
 import { LIMITS } from './limits';
 import type { SubscriberInput, SubscriberState } from './types';
@@ -67,7 +67,7 @@ export function syncEmails(rows: readonly SyncRow[]): string[] {
 export function planSync(
   rows: readonly SyncRow[],
   mode: SyncMode,
-  ctx: AccountContext,
+  defs: AccountDefinitions,
   existingByEmail: ReadonlyMap<string, SubscriberState>,
   newId: () => string,
   now: string,
@@ -89,7 +89,7 @@ export function planSync(
       const existing = existingByEmail.get(email);
       if (existing) {
         if (mode === 'CREATE_ONLY') return fail('subscriber_email_exists', `a subscriber with email ${email} already exists`, existing.id);
-        const merged = mergeSyncRow(existing, row, ctx);
+        const merged = mergeSyncRow(existing, row, defs);
         const diff = diffSubscriber(existing, merged);
         if (!diff.changed) return results.push({ index, email, subscriberId: existing.id, outcome: 'UNCHANGED' });
         const after = { ...merged, version: existing.version + 1 };
@@ -97,7 +97,7 @@ export function planSync(
         return results.push({ index, email, subscriberId: existing.id, outcome: 'UPDATED' });
       }
       if (mode === 'UPDATE_ONLY') return fail('subscriber_not_found', `no subscriber has the email ${email}`);
-      const created = newSubscriber(row, ctx, newId(), now);
+      const created = newSubscriber(row, defs, newId(), now);
       creates.push(created);
       return results.push({ index, email, subscriberId: created.id, outcome: 'CREATED' });
     } catch (err) {

@@ -101,6 +101,7 @@ export const topicFromDoc = (d: TopicDoc): TopicDef => ({
   createdAt: d.createdAt,
 });
 
+/** Fields, tags and topics of one account: every method takes the accountId (none reads or writes across accounts). */
 export function catalogRepository(store: Store) {
   const fields = store.collection<FieldDoc>('fields', fieldSchema);
   const tags = store.collection<TagDoc>('tags', tagSchema);

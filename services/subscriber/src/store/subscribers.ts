@@ -1,9 +1,9 @@
 import { conflict } from '@mailer/kit';
 import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
-import { outboxRecord, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
 import type { OptOut, StoredValue, SubscriberState } from '../domain/types';
 import { ConcurrentChange } from './atomic';
+import { outboxRepository } from './outbox';
 
 /** A subscriber as stored. Instants are ISO strings: they sort correctly and survive any adapter. */
 export interface SubscriberDoc {
@@ -135,13 +135,17 @@ export interface SubscriberWrites {
   events?: Array<{ subject: string; payload: unknown }>;
 }
 
+/** A query filter of one account: helpers that take a filter take this one, so it cannot lack the account. */
+type AccountFilter = { accountId: string } & Record<string, unknown>;
+
+/** Subscribers of one account: every method takes the accountId (none reads or writes across accounts). */
 export function subscriberRepository(store: Store) {
   const subscribers = store.collection<SubscriberDoc>('subscribers', subscriberSchema);
-  const outbox = store.collection<OutboxDoc>('outbox', outboxSchema);
+  const outbox = outboxRepository(store);
   const statusCounts = store.collection<StatusCountsDoc>('subscriber_status_counts', statusCountsSchema);
 
   /** Counts every status by testing each subscriber of the account (what the counters save). */
-  async function countByStatus(filter: Record<string, unknown>): Promise<Record<SubscriberStatus, number>> {
+  async function countByStatus(filter: AccountFilter): Promise<Record<SubscriberStatus, number>> {
     const perStatus = await Promise.all(SUBSCRIBER_STATUSES.map((s) => subscribers.countDocuments({ ...filter, status: s })));
     return Object.fromEntries(SUBSCRIBER_STATUSES.map((s, i) => [s, perStatus[i]])) as Record<SubscriberStatus, number>;
   }
@@ -178,8 +182,8 @@ export function subscriberRepository(store: Store) {
   }
 
   /** Filters of a list query, without its status: statusCounts are counted over these. */
-  function baseFilter(accountId: string, q: SubscriberQuery): Record<string, unknown> {
-    const filter: Record<string, unknown> = { accountId };
+  function baseFilter(accountId: string, q: SubscriberQuery): AccountFilter {
+    const filter: AccountFilter = { accountId };
     if (q.tagId) filter.tags = q.tagId;
     if (q.topicId) filter.topicIds = q.topicId;
     if (q.prefix) filter.$or = [{ email: { $regex: q.prefix } }, { firstName: { $regex: q.prefix, $options: 'i' } }];
@@ -244,27 +248,57 @@ export function subscriberRepository(store: Store) {
         throw err;
       }
       await adjustCounts(tx, accountId, w);
-      if (w.events?.length) await outbox.insertMany(w.events.map((e) => outboxRecord(e.subject, e.payload)), { tx });
+      await outbox.record(tx, w.events ?? []);
     },
 
-    /** Account-wide changes (a tag, field or topic removed everywhere) with one event for the whole account. */
-    async updateAll(tx: Transaction, filter: Record<string, unknown>, update: Record<string, unknown>): Promise<number> {
-      const res = await subscribers.updateMany(filter, update, { tx });
+
+    /** A new topic with enrollExistingSubscribers: every subscriber of the account not opted out of it joins it. */
+    async enrollInTopic(tx: Transaction, accountId: string, topicId: string, now: string): Promise<number> {
+      const res = await subscribers.updateMany(
+        { accountId, topicIds: { $ne: topicId }, 'optOuts.topicId': { $ne: topicId } },
+        { $push: { topicIds: { $each: [topicId], $sort: 1 } }, $inc: { version: 1 }, $set: { updatedAt: now } },
+        { tx },
+      );
       return res.modifiedCount;
     },
 
-    async insertEvents(tx: Transaction, events: Array<{ subject: string; payload: unknown }>): Promise<void> {
-      if (events.length) await outbox.insertMany(events.map((e) => outboxRecord(e.subject, e.payload)), { tx });
+    /** Takes a deleted topic out of every subscriber's topics and opt-outs (one topic.deleted fact covers them). */
+    async removeTopic(tx: Transaction, accountId: string, topicId: string, now: string): Promise<number> {
+      const res = await subscribers.updateMany(
+        { accountId, $or: [{ topicIds: topicId }, { 'optOuts.topicId': topicId }] },
+        { $pull: { topicIds: topicId, optOuts: { topicId } }, $inc: { version: 1 }, $set: { updatedAt: now } },
+        { tx },
+      );
+      return res.modifiedCount;
     },
 
-    /** Events recorded and not yet published (the whole outbox while published records are deleted). */
-    pendingEvents(): Promise<number> {
-      return outbox.countDocuments({});
+    countInTopic(accountId: string, topicId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId, topicIds: topicId });
     },
 
-    count(filter: Record<string, unknown>): Promise<number> {
-      return subscribers.countDocuments(filter);
+    /** Takes a deleted tag off every subscriber of the account (one tag.deleted fact covers them). */
+    async removeTag(tx: Transaction, accountId: string, tagId: string, now: string): Promise<number> {
+      const res = await subscribers.updateMany({ accountId, tags: tagId }, { $pull: { tags: tagId }, $inc: { version: 1 }, $set: { updatedAt: now } }, { tx });
+      return res.modifiedCount;
     },
+
+    countWithTag(accountId: string, tagId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId, tags: tagId });
+    },
+
+    /** Removes a deleted field's values from every subscriber of the account (one field.deleted fact covers them). */
+    async removeFieldValues(tx: Transaction, accountId: string, fieldId: string, now: string): Promise<number> {
+      const path = `fields.${fieldId}`;
+      const res = await subscribers.updateMany({ accountId, [path]: { $exists: true } }, { $unset: { [path]: '' }, $inc: { version: 1 }, $set: { updatedAt: now } }, { tx });
+      return res.modifiedCount;
+    },
+
+    countWithFieldValue(accountId: string, fieldId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId, [`fields.${fieldId}`]: { $exists: true } });
+    },
+
+
+
 
     async list(accountId: string, q: SubscriberQuery, skip: number, limit: number) {
       const base = baseFilter(accountId, q);
@@ -286,7 +320,7 @@ export function subscriberRepository(store: Store) {
    * (reverse order, skip counted from the end): the embedded store sorts every document up to
    * skip + limit, so this halves the work for deep pages; on MongoDB it is the same index walk.
    */
-  async function page(filter: Record<string, unknown>, total: number, skip: number, limit: number): Promise<SubscriberDoc[]> {
+  async function page(filter: AccountFilter, total: number, skip: number, limit: number): Promise<SubscriberDoc[]> {
     if (skip >= total) return [];
     if (skip + limit / 2 <= total / 2) return subscribers.find(filter, { sort: { registeredAt: 1, _id: 1 }, skip, limit });
     const end = Math.min(total, skip + limit);

@@ -6,7 +6,7 @@ import { DEFAULT_TOPIC_LABEL } from '../domain/topics';
 import type { TopicDef } from '../domain/types';
 import { topicEvent } from '../events/catalog-events';
 import { atomically } from '../store/atomic';
-import { eventsCommitted, nowOf, type Deps } from './context';
+import { eventsCommitted, nowOf, type Deps } from './deps';
 
 /**
  * The id of an account's first default topic, derived from the account id: two concurrent first uses
@@ -70,7 +70,7 @@ async function createDefaultTopic(deps: Deps, accountId: string): Promise<void> 
       if (hasDefault(await deps.catalog.listTopics(accountId))) return false;
       await deps.catalog.insertTopic(tx, accountId, topic);
       // the same fact as POST /topics emits, so every reader of topic.created sees this topic too
-      await deps.subscribers.insertEvents(tx, [topicEvent('created', accountId, topic, now, { enrolledExistingSubscribers: false, enrolledCount: 0 })]);
+      await deps.outbox.record(tx, [topicEvent('created', accountId, topic, now, { enrolledExistingSubscribers: false, enrolledCount: 0 })]);
       return true;
     });
     if (created) await eventsCommitted(deps);

@@ -4,17 +4,16 @@ import { DomainError, GrpcStatus } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
 import type { SegmentMembers } from '../clients/segment-members';
-import type { AccountContext } from '../domain/contacts';
-import { Catalog } from '../domain/fields';
 import type { CatalogRepository } from '../store/catalog';
+import type { OutboxRepository } from '../store/outbox';
 import type { SubscriberRepository } from '../store/subscribers';
-import { checkDefaultPresent } from './default-topic';
 
-/** What the handlers work with; built once in server.ts. */
+/** What the use cases work with (the service's dependencies); built once in server.ts. */
 export interface Deps {
   store: Store;
   subscribers: SubscriberRepository;
   catalog: CatalogRepository;
+  outbox: OutboxRepository;
   usage: UsageSources;
   /** The segment service's members of a saved segment (ListSubscribers with segment_id); absent: refused as unavailable. */
   segmentMembers?: SegmentMembers;
@@ -41,7 +40,7 @@ const BACKLOG_WAIT_MS = 3_000;
  */
 export async function awaitEventBacklog(deps: Deps): Promise<void> {
   const deadline = Date.now() + BACKLOG_WAIT_MS;
-  while ((await deps.subscribers.pendingEvents()) > deps.maxPendingEvents) {
+  while ((await deps.outbox.pendingAllAccounts()) > deps.maxPendingEvents) {
     deps.notify();
     if (Date.now() > deadline) {
       throw new DomainError(GrpcStatus.UNAVAILABLE, 'event_backlog_full', 'domain events are waiting to be published; retry the request shortly');
@@ -64,17 +63,3 @@ export async function eventsCommitted(deps: Deps): Promise<void> {
 
 export const nowOf = (deps: Deps): string => (deps.now ? deps.now() : new Date().toISOString());
 export const newIdOf = (deps: Deps): string => (deps.newId ? deps.newId() : randomUUID());
-
-export async function loadCatalog(deps: Deps, accountId: string): Promise<Catalog> {
-  return new Catalog(await deps.catalog.listFields(accountId));
-}
-
-/**
- * The account's catalog, tags and topics: loaded once per request, whatever its size. Callers that
- * need the default topic run ensureDefaultTopic first (outside their transaction).
- */
-export async function loadContext(deps: Deps, accountId: string): Promise<AccountContext> {
-  const [fields, tags, topics] = await Promise.all([deps.catalog.listFields(accountId), deps.catalog.listTags(accountId), deps.catalog.listTopics(accountId)]);
-  checkDefaultPresent(deps, accountId, topics);
-  return { catalog: new Catalog(fields), tags: new Map(tags.map((t) => [t.id, t])), topics: new Map(topics.map((t) => [t.id, t])) };
-}
