@@ -14,8 +14,6 @@ export interface AccountDefinitions {
   tags: ReadonlyMap<string, TagDef>;
   topics: ReadonlyMap<string, TopicDef>;
 }
-/** The former name, kept only for events/ (its fact constructors are being replaced); use AccountDefinitions. */
-export type AccountContext = AccountDefinitions;
 
 /** AddSubscriber and sync rows that create: a complete new subscriber (version 1), required fields enforced. */
 export function newSubscriber(input: SubscriberInput, defs: AccountDefinitions, id: string, now: string): SubscriberState {

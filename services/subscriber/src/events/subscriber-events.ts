@@ -13,7 +13,7 @@
 //   tag), subscriber.topics_changed ({added, removed}), subscriber.topic_opted_out (one per new
 //   opt-out), subscriber.field_values_changed ({fieldIds}).
 import { domainFact, type ContactJson, type DomainMessage, type Fact, type FactType, type FieldValueJson } from '@mailer/nats/facts';
-import type { AccountContext, SubscriberDiff } from '../domain/contacts';
+import type { AccountDefinitions, SubscriberDiff } from '../domain/contacts';
 import type { Catalog } from '../domain/fields';
 import type { StoredValue, SubscriberState, ValueKind } from '../domain/types';
 import { typedValue } from '../domain/values';
@@ -67,36 +67,36 @@ type SubscriberFactType = Extract<FactType, `subscriber.${string}`>;
 /** The members a subscriber fact of type T has beyond the envelope, version and contact. */
 type Extra<T extends SubscriberFactType> = Omit<Fact<T>, 'type' | 'accountId' | 'occurredAt' | 'version' | 'subscriber'>;
 
-function event<T extends SubscriberFactType>(type: T, accountId: string, s: SubscriberState, version: number, ctx: Pick<AccountContext, 'catalog'>, now: string, extra: Extra<T>): DomainEvent {
-  return domainFact({ type, accountId, occurredAt: now, version, subscriber: contactJson(s, ctx.catalog), ...extra } as Fact<T>);
+function event<T extends SubscriberFactType>(type: T, accountId: string, s: SubscriberState, version: number, defs: Pick<AccountDefinitions, 'catalog'>, now: string, extra: Extra<T>): DomainEvent {
+  return domainFact({ type, accountId, occurredAt: now, version, subscriber: contactJson(s, defs.catalog), ...extra } as Fact<T>);
 }
 
-export function createdEvent(accountId: string, s: SubscriberState, ctx: Pick<AccountContext, 'catalog'>, now: string): DomainEvent {
-  return event('subscriber.created', accountId, s, s.version, ctx, now, {});
+export function createdEvent(accountId: string, s: SubscriberState, defs: Pick<AccountDefinitions, 'catalog'>, now: string): DomainEvent {
+  return event('subscriber.created', accountId, s, s.version, defs, now, {});
 }
 
-export function deletedEvent(accountId: string, s: SubscriberState, ctx: Pick<AccountContext, 'catalog'>, now: string): DomainEvent {
-  return event('subscriber.deleted', accountId, s, s.version + 1, ctx, now, {});
+export function deletedEvent(accountId: string, s: SubscriberState, defs: Pick<AccountDefinitions, 'catalog'>, now: string): DomainEvent {
+  return event('subscriber.deleted', accountId, s, s.version + 1, defs, now, {});
 }
 
 /** The events of one change of an existing subscriber (none when nothing changed). */
-export function changeEvents(accountId: string, before: SubscriberState, after: SubscriberState, diff: SubscriberDiff, ctx: Pick<AccountContext, 'catalog'>, now: string): DomainEvent[] {
+export function changeEvents(accountId: string, before: SubscriberState, after: SubscriberState, diff: SubscriberDiff, defs: Pick<AccountDefinitions, 'catalog'>, now: string): DomainEvent[] {
   if (!diff.changed) return [];
   const v = after.version;
-  const out = [event('subscriber.updated', accountId, after, v, ctx, now, { changes: diff.parts as Extra<'subscriber.updated'>['changes'] })];
+  const out = [event('subscriber.updated', accountId, after, v, defs, now, { changes: diff.parts as Extra<'subscriber.updated'>['changes'] })];
   if (before.status !== after.status) {
-    if (before.status === 'UNCONFIRMED' && after.status === 'ACTIVE') out.push(event('subscriber.confirmed', accountId, after, v, ctx, now, { previousStatus: before.status }));
-    if (after.status === 'UNSUBSCRIBED') out.push(event('subscriber.unsubscribed', accountId, after, v, ctx, now, { previousStatus: before.status }));
+    if (before.status === 'UNCONFIRMED' && after.status === 'ACTIVE') out.push(event('subscriber.confirmed', accountId, after, v, defs, now, { previousStatus: before.status }));
+    if (after.status === 'UNSUBSCRIBED') out.push(event('subscriber.unsubscribed', accountId, after, v, defs, now, { previousStatus: before.status }));
   }
-  for (const tagId of diff.tagsAdded) out.push(event('subscriber.tag_added', accountId, after, v, ctx, now, { tagId }));
-  for (const tagId of diff.tagsRemoved) out.push(event('subscriber.tag_removed', accountId, after, v, ctx, now, { tagId }));
+  for (const tagId of diff.tagsAdded) out.push(event('subscriber.tag_added', accountId, after, v, defs, now, { tagId }));
+  for (const tagId of diff.tagsRemoved) out.push(event('subscriber.tag_removed', accountId, after, v, defs, now, { tagId }));
   if (diff.topicsAdded.length || diff.topicsRemoved.length) {
-    out.push(event('subscriber.topics_changed', accountId, after, v, ctx, now, { added: diff.topicsAdded, removed: diff.topicsRemoved }));
+    out.push(event('subscriber.topics_changed', accountId, after, v, defs, now, { added: diff.topicsAdded, removed: diff.topicsRemoved }));
   }
   const hadOptOut = new Set(before.optOuts.map((o) => o.topicId));
   for (const o of after.optOuts) {
-    if (!hadOptOut.has(o.topicId)) out.push(event('subscriber.topic_opted_out', accountId, after, v, ctx, now, { topicId: o.topicId, at: o.at, source: o.source }));
+    if (!hadOptOut.has(o.topicId)) out.push(event('subscriber.topic_opted_out', accountId, after, v, defs, now, { topicId: o.topicId, at: o.at, source: o.source }));
   }
-  if (diff.fieldIds.length) out.push(event('subscriber.field_values_changed', accountId, after, v, ctx, now, { fieldIds: diff.fieldIds }));
+  if (diff.fieldIds.length) out.push(event('subscriber.field_values_changed', accountId, after, v, defs, now, { fieldIds: diff.fieldIds }));
   return out;
 }
