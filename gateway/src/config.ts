@@ -1,4 +1,4 @@
-import { commonConfig, hostPort, loadConfig, port, z } from '@mailer/kit';
+import { commonConfig, loadConfig, port, serviceAddressDefaults, z } from '@mailer/kit';
 import { parseMasterKey } from './accounts/api-key';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
@@ -28,12 +28,7 @@ export const configSchema = z.object({
    * on every request instead. Every replica must use the same value.
    */
   GATEWAY_ACCOUNT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(300),
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
-  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:7054'),
-  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:7055'),
-  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:7056'),
+  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

@@ -1,4 +1,5 @@
 export * from './config';
+export * from './addresses';
 export * from './logger';
 export * from './metrics';
 export * from './errors';
