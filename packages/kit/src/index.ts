@@ -7,4 +7,5 @@ export * from './grpc-server';
 export * from './call-context';
 export * from './grpc-client';
 export * from './peer';
+export * from './proto-enum';
 export * from './lifecycle';
