@@ -1,5 +1,6 @@
 export * from './config';
 export * from './addresses';
+export * from './clock';
 export * from './logger';
 export * from './metrics';
 export * from './errors';
