@@ -1,6 +1,7 @@
 export * from './config';
 export * from './addresses';
 export * from './clock';
+export * from './atomically';
 export * from './logger';
 export * from './metrics';
 export * from './errors';

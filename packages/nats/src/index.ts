@@ -12,3 +12,5 @@ export type { OutboxDoc, OutboxRelay, OutboxRelayOptions } from './outbox';
 export { openKv } from './kv';
 export type { KvOptions } from './kv';
 export type { Log } from './log';
+export { AppliedWatermark, readAfterWrite } from './watermark';
+export type { ReadAfterWrite, ReadAfterWriteOptions } from './watermark';
