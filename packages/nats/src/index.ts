@@ -14,3 +14,5 @@ export type { KvOptions } from './kv';
 export type { Log } from './log';
 export { AppliedWatermark, readAfterWrite } from './watermark';
 export type { ReadAfterWrite, ReadAfterWriteOptions } from './watermark';
+export { processedMessages, processedMessageSchema, messageIdOf, PROCESSED_MESSAGES_COLLECTION, DEFAULT_PROCESSED_RETENTION_MS } from './processed';
+export type { ProcessedMessages, ProcessedMessagesOptions, ProcessedMessageDoc, OnceResult } from './processed';
