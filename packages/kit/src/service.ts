@@ -31,10 +31,10 @@ export interface ServiceContext<C> extends Clock, IdSource {
   notifyOutbox(): void;
   /**
    * Waits (at most timeoutMs) until the outbox documents committed so far are published to JetStream;
-   * false on timeout (see OutboxRelay.awaitPublished). Writes that promise read-after-write to other
-   * services call it before answering.
+   * false on timeout. The relay's wait, under the one name the outbox wait has everywhere. Writes that
+   * promise read-after-write to other services call it before answering.
    */
-  awaitOutbox(timeoutMs: number): Promise<boolean>;
+  awaitPublished(timeoutMs: number): Promise<boolean>;
 }
 
 export interface ServiceConfig {
@@ -82,7 +82,7 @@ export async function runService<C extends ServiceConfig>(opts: {
     exportOutboxMetrics(metrics.registry, relay);
     const grpc = createGrpcServer({ logger, metrics });
     const stops =
-      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitOutbox: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId })) ?? [];
+      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId })) ?? [];
     // After setup: the consumers it started are running and get their backlog gauges.
     const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);

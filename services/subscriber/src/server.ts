@@ -28,7 +28,7 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     notify: ctx.notifyOutbox,
     awaitPublished: async () => {
       if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
-      const published = await ctx.awaitOutbox(config.OUTBOX_PUBLISH_WAIT_MS);
+      const published = await ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS);
       if (!published) callLogger(ctx.logger).warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
     },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
