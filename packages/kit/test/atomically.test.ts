@@ -1,25 +1,20 @@
 // atomically: a read-validate-write unit in one store transaction, re-run when a guarded write lost
 // a race (ConcurrentChange), ABORTED concurrent_modification after a few lost races. Real embedded store.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { mongoose, openStore, type Store } from '@mailer/store';
+import { mongoose, type Store } from '@mailer/store';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { atomically, ConcurrentChange } from '../src/atomically';
 import { DomainError, GrpcStatus } from '../src/errors';
 
-let dir: string;
+let temp: TempStore;
 let store: Store;
 const schema = new mongoose.Schema({ _id: String, accountId: String, n: Number }, { versionKey: false });
 const items = () => store.collection<{ _id: string; accountId: string; n: number }>('items', schema);
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kit-atomically-'));
-  store = await openStore({ dataDir: dir });
+  temp = await openTempStore('kit-atomically');
+  store = temp.store;
 });
-afterAll(async () => {
-  await store?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => temp?.close());
 
 it('commits the unit\'s writes together and returns its result', async () => {
   const out = await atomically(store, async (tx) => {

@@ -1,26 +1,21 @@
 // Processed-message ids on a real embedded store: work committed once per message id, whatever the
 // deliveries (repeated, concurrent, failing), per consumer, and forgotten after the retention.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { mongoose, openStore, type Store } from '@mailer/store';
+import { mongoose, type Store } from '@mailer/store';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { messageIdOf, processedMessages, PROCESSED_MESSAGES_COLLECTION, processedMessageSchema } from '../src/processed';
 import { sleep } from './helpers';
 
-let dir: string;
+let temp: TempStore;
 let store: Store;
 const effectSchema = new mongoose.Schema({ _id: String, messageId: String }, { versionKey: false });
 const effects = () => store.collection<{ _id: string; messageId: string }>('effects', effectSchema);
 let effectN = 0;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-processed-'));
-  store = await openStore({ dataDir: dir });
+  temp = await openTempStore('nats-processed');
+  store = temp.store;
 });
-afterAll(async () => {
-  await store?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => temp?.close());
 
 /** The consumer's work: one effect document per run, written in the transaction it is given. */
 function work(messageId: string, runs: { n: number }, delayMs = 0) {

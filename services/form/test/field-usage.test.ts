@@ -1,11 +1,8 @@
 // The form service's field usages: the domain rule (active forms block archival, every form blocks a
 // permanent delete) and the handler -> use case -> repository path on a real embedded store.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { DomainError } from '@mailer/kit';
 import { commonV1 } from '@mailer/proto';
-import { openStore, type Store } from '@mailer/store';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { formFieldUsage, type FormFields } from '../src/domain/field-usage';
 import { fieldUsageHandlers } from '../src/handlers/field-usage';
 import { FORMS, formRepository, formSchema, type FormDoc } from '../src/store/forms';
@@ -28,11 +25,10 @@ describe('formFieldUsage', () => {
 });
 
 describe('ListFieldUsages on the embedded store', () => {
-  let dir: string;
-  let store: Store;
+  let temp: TempStore;
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'form-usage-'));
-    store = await openStore({ dataDir: dir });
+    temp = await openTempStore('form-usage');
+    const { store } = temp;
     const forms = store.collection<FormDoc>(FORMS, formSchema);
     const doc = (id: string, accountId: string, name: string, status: FormDoc['status'], fieldIds: string[]): FormDoc => ({ _id: id, accountId, name, status, fieldIds, createdAt: new Date() });
     await forms.insertMany([
@@ -42,12 +38,9 @@ describe('ListFieldUsages on the embedded store', () => {
       doc('f-x', 'acc-2', 'Another account', 'ACTIVE', [FIELD]),
     ]);
   });
-  afterAll(async () => {
-    await store?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => temp?.close());
   const list = (req: Partial<commonV1.ListFieldUsagesRequest>) =>
-    fieldUsageHandlers({ forms: formRepository(store) }).listFieldUsages({ accountId: 'acc-1', fieldId: FIELD, personalizationTagName: '', ...req }, undefined as never);
+    fieldUsageHandlers({ forms: formRepository(temp.store) }).listFieldUsages({ accountId: 'acc-1', fieldId: FIELD, personalizationTagName: '', ...req }, undefined as never);
 
   it("lists the account's forms collecting the field, by name, with proto enums", async () => {
     const { usages } = await list({});

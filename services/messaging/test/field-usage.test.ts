@@ -1,10 +1,7 @@
 // The messaging service's field usages: SET_FIELD steps of automations are write usages that block
 // archival; the handler -> use case -> repository path on a real embedded store.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { commonV1 } from '@mailer/proto';
-import { openStore, type Store } from '@mailer/store';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { setFieldUsages, type AutomationSteps } from '../src/domain/automation-field-usage';
 import { fieldUsageHandlers } from '../src/handlers/field-usage';
 import { AUTOMATIONS, automationRepository, automationSchema, type AutomationDoc } from '../src/store/automations';
@@ -33,11 +30,10 @@ describe('setFieldUsages', () => {
 });
 
 describe('ListFieldUsages on the embedded store', () => {
-  let dir: string;
-  let store: Store;
+  let temp: TempStore;
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'messaging-usage-'));
-    store = await openStore({ dataDir: dir });
+    temp = await openTempStore('messaging-usage');
+    const { store } = temp;
     const doc = (id: string, accountId: string, name: string, fieldId: string): AutomationDoc => ({ _id: id, accountId, name, active: true, steps: [{ type: 'WAIT', duration: 'P1D' }, { type: 'SET_FIELD', fieldId, value: 'x' }], createdAt: new Date() });
     await store.collection<AutomationDoc>(AUTOMATIONS, automationSchema).insertMany([
       doc('a-b', 'acc-1', 'B', FIELD),
@@ -46,12 +42,9 @@ describe('ListFieldUsages on the embedded store', () => {
       doc('a-x', 'acc-2', 'X', FIELD),
     ]);
   });
-  afterAll(async () => {
-    await store?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => temp?.close());
   const list = (req: Partial<commonV1.ListFieldUsagesRequest>) =>
-    fieldUsageHandlers({ automations: automationRepository(store) }).listFieldUsages({ accountId: 'acc-1', fieldId: FIELD, personalizationTagName: 'company', ...req }, undefined as never);
+    fieldUsageHandlers({ automations: automationRepository(temp.store) }).listFieldUsages({ accountId: 'acc-1', fieldId: FIELD, personalizationTagName: 'company', ...req }, undefined as never);
 
   it("lists the account's automations setting the field, by name, as blocking AUTOMATION usages", async () => {
     const { usages } = await list({});

@@ -1,10 +1,7 @@
 // The rss service's field usages: which subscriber tags a Liquid template prints, and the handler ->
 // use case -> repository path on a real embedded store.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { commonV1 } from '@mailer/proto';
-import { openStore, type Store } from '@mailer/store';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { mergeTagUsages, subscriberTagsIn, type NewsletterTemplates } from '../src/domain/merge-tags';
 import { fieldUsageHandlers } from '../src/handlers/field-usage';
 import { NEWSLETTERS, newsletterRepository, newsletterSchema, type NewsletterDoc } from '../src/store/newsletters';
@@ -32,11 +29,10 @@ describe('mergeTagUsages', () => {
 });
 
 describe('ListFieldUsages on the embedded store', () => {
-  let dir: string;
-  let store: Store;
+  let temp: TempStore;
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rss-usage-'));
-    store = await openStore({ dataDir: dir });
+    temp = await openTempStore('rss-usage');
+    const { store } = temp;
     const doc = (id: string, accountId: string, name: string, htmlContent: string): NewsletterDoc => ({ _id: id, accountId, name, status: 'ACTIVE', subjectPattern: 'Digest', htmlContent, createdAt: new Date() });
     await store.collection<NewsletterDoc>(NEWSLETTERS, newsletterSchema).insertMany([
       doc('n-b', 'acc-1', 'B weekly', '{{ subscriber.company }}'),
@@ -45,12 +41,9 @@ describe('ListFieldUsages on the embedded store', () => {
       doc('n-x', 'acc-2', 'Other account', '{{ subscriber.company }}'),
     ]);
   });
-  afterAll(async () => {
-    await store?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => temp?.close());
   const list = (req: Partial<commonV1.ListFieldUsagesRequest>) =>
-    fieldUsageHandlers({ newsletters: newsletterRepository(store) }).listFieldUsages({ accountId: 'acc-1', fieldId: 'f-id', personalizationTagName: 'company', ...req }, undefined as never);
+    fieldUsageHandlers({ newsletters: newsletterRepository(temp.store) }).listFieldUsages({ accountId: 'acc-1', fieldId: 'f-id', personalizationTagName: 'company', ...req }, undefined as never);
 
   it("lists the account's newsletters printing the field, by name, as live merge tags", async () => {
     const { usages } = await list({});
