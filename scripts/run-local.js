@@ -26,6 +26,7 @@ const port = (name, fallback) => Number(env[name] ?? fallback);
 const GATEWAY_PORT = port('GATEWAY_PORT', 8080);
 const ADMIN_PORT = port('ADMIN_PORT', 8081);
 const NATS_PORT = port('NATS_PORT', 4222);
+// The first of SERVICE_PORTS in @mailer/kit (services in the same order); test/ports.test.ts checks they agree.
 const GRPC_BASE_PORT = port('GRPC_BASE_PORT', 7051);
 const METRICS_BASE_PORT = port('METRICS_BASE_PORT', 9100);
 const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'];

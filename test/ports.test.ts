@@ -1,9 +1,10 @@
-// The default gRPC addresses: one table, the same in every process's config (a service declares its
+// The default gRPC addresses: one table (SERVICE_PORTS in @mailer/kit), the same in every process's config (a service declares its
 // own address and its peers'), in the chart and in the local runner, and outside Linux's ephemeral
 // port range (an outgoing connection may hold a port there when a service starts: EADDRINUSE).
 import fs from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
+import { SERVICE_PORTS } from '@mailer/kit';
 import { repoRoot, SERVICES } from '@mailer/testing';
 
 type Shape = Record<string, { parse(v: unknown): unknown }>;
@@ -25,6 +26,11 @@ function ephemeralRange(): [number, number] {
 
 describe('default gRPC ports', () => {
   const defaults = Object.fromEntries(SERVICES.map((s) => [s, portOf(shapes[s][addrVar(s)].parse(undefined))]));
+
+  it("are the kit's table, which names every service", () => {
+    expect(Object.keys(SERVICE_PORTS)).toEqual([...SERVICES]);
+    expect(defaults).toEqual(SERVICE_PORTS);
+  });
 
   it('every config that declares a service address has the same default', () => {
     for (const [owner, shape] of Object.entries(shapes)) {

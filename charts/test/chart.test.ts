@@ -1,8 +1,8 @@
 // The Kubernetes side of the repository, checked without a cluster: the chart lints and renders
 // (default values, everything enabled, error cases), every rendered object validates against the
 // Kubernetes API models, the rendered wiring is consistent (selectors, ports, env, secrets,
-// network policies), and every workload folder has chart values, a skaffold artifact and a
-// Dockerfile. Workloads are discovered from services/ at run time, so a new service without its
+// network policies), and every workload folder has chart values and a skaffold artifact built
+// from the one Dockerfile. Workloads are discovered from services/ at run time, so a new service without its
 // entries fails here.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -707,7 +707,7 @@ describe('values.schema.json', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('every workload folder is wired: chart values, skaffold artifact, Dockerfile', () => {
+describe('every workload folder is wired: chart values, skaffold artifact of the one Dockerfile', () => {
   const skaffold = readYaml<Obj>('skaffold.yaml');
   const artifacts: Obj[] = skaffold.build?.artifacts ?? [];
   const releases: Obj[] = skaffold.deploy?.helm?.releases ?? [];
@@ -741,11 +741,12 @@ describe('every workload folder is wired: chart values, skaffold artifact, Docke
       expect(wv.image.repository).toBe(image);
     });
 
-    test('has a skaffold artifact built from the repository root with its Dockerfile', () => {
+    test('has a skaffold artifact built from the repository root with the Dockerfile, WORKSPACE its folder', () => {
       const a = artifacts.find((x) => x.image === image);
       expect(a).toBeDefined();
       expect(a!.context).toBe('.');
-      expect(a!.docker?.dockerfile).toBe(`${w.dir}/Dockerfile`);
+      expect(a!.docker?.dockerfile).toBe('Dockerfile');
+      expect(a!.docker?.buildArgs).toEqual({ WORKSPACE: w.dir });
     });
 
     test('skaffold wires the built image into the chart values', () => {
@@ -754,29 +755,35 @@ describe('every workload folder is wired: chart values, skaffold artifact, Docke
       expect(t[`${w.valuesKey}.image.tag`]).toBe(`{{.IMAGE_TAG_${sanitized}}}@{{.IMAGE_DIGEST_${sanitized}}}`);
     });
 
-    test('has a Dockerfile', () => {
-      expect(fs.existsSync(path.join(ROOT, w.dir, 'Dockerfile'))).toBe(true);
+    test('has no Dockerfile of its own', () => {
+      expect(fs.existsSync(path.join(ROOT, w.dir, 'Dockerfile'))).toBe(false);
     });
   });
 });
 
-describe('Dockerfiles', () => {
-  const read = (w: Workload) => fs.readFileSync(path.join(ROOT, w.dir, 'Dockerfile'), 'utf8');
-  const normalize = (w: Workload) => read(w).split(w.dir).join('<workspace>');
+describe('the Dockerfile', () => {
+  const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  /** The Dockerfile as the build of one workload sees it. */
+  const read = (w: Workload) => dockerfile.split('${WORKSPACE}').join(w.dir);
 
-  test('are identical except for the workspace', () => {
-    const reference = normalize(WORKLOADS[0]);
-    for (const w of WORKLOADS) expect(normalize(w)).toBe(reference);
-    // The workspace path is all that differs, and it appears where it must.
-    for (const w of WORKLOADS) {
-      const text = read(w);
-      expect(text).toContain(`ARG WORKSPACE=${w.dir}\n`);
-      expect(text).toContain(`CMD ["node", "--enable-source-maps", "${w.dir}/dist/main.js"]`);
-    }
+  test('takes the workload folder as the build argument WORKSPACE, without a default, and runs its dist/main.js', () => {
+    expect(dockerfile).toMatch(/^ARG WORKSPACE$/m);
+    expect(dockerfile).not.toMatch(/^ARG WORKSPACE=/m);
+    expect(dockerfile).toMatch(/test -n "\$\{WORKSPACE\}"/);
+    const last = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(last).toMatch(/^ARG WORKSPACE$/m);
+    expect(last).toMatch(/^WORKDIR \/app\/\$\{WORKSPACE\}$/m);
+    expect(last.trimEnd().split('\n').pop()).toBe('CMD ["node", "--enable-source-maps", "dist/main.js"]');
+    for (const w of WORKLOADS) expect({ w: w.dir, main: fs.existsSync(path.join(ROOT, w.dir, 'src/main.ts')) }).toEqual({ w: w.dir, main: true });
+  });
+
+  test('is the only one', () => {
+    const found = spawnSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*Dockerfile*'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    expect(found).toEqual(['Dockerfile']);
   });
 
   test('multi-stage Node 20 build: npm ci, tsc -b, production prune, non-root uid 10001', () => {
-    const text = read(WORKLOADS[0]);
+    const text = dockerfile;
     expect(text).toMatch(/^ARG NODE_IMAGE=(node:20-bookworm-slim|gcr\.io\/distroless\/nodejs20\S*)$/m);
     expect(text.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
     expect(text).toMatch(/^COPY package\.json package-lock\.json tsconfig\.base\.json \.\/$/m);

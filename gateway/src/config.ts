@@ -1,4 +1,4 @@
-import { commonConfig, hostPort, loadConfig, port, z } from '@mailer/kit';
+import { commonConfig, loadConfig, port, serviceAddressDefaults, z } from '@mailer/kit';
 import { parseMasterKey } from './accounts/api-key';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
@@ -34,12 +34,7 @@ export const configSchema = z.object({
    * process exits within this plus a few seconds for NATS and the service clients.
    */
   GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
-  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:7054'),
-  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:7055'),
-  WEBHOOK_GRPC_ADDR: hostPort.default('127.0.0.1:7056'),
+  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

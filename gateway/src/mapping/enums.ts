@@ -1,5 +1,5 @@
 import { commonV1, subscriberV1 } from '@mailer/proto';
-import { protoEnum } from './proto-enum';
+import { protoEnum } from '@mailer/kit';
 
 /** Every proto enum the subscriber domain's API shows, each through the one generic helper. */
 export const SubscriberStatuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');

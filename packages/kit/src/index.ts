@@ -1,4 +1,7 @@
 export * from './config';
+export * from './addresses';
+export * from './clock';
+export * from './atomically';
 export * from './logger';
 export * from './metrics';
 export * from './errors';
@@ -6,4 +9,5 @@ export * from './grpc-server';
 export * from './call-context';
 export * from './grpc-client';
 export * from './peer';
+export * from './proto-enum';
 export * from './lifecycle';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { openStore, type Store } from '@mailer/store';
 import { connectNats, declareJetStream, STREAMS, startOutboxRelay } from '@mailer/nats';
+import { randomIds, systemClock, type Clock, type IdSource } from './clock';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
@@ -12,8 +13,12 @@ import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
 import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
-/** What every gRPC service process is given once its store, NATS and server exist. */
-export interface ServiceContext<C> {
+/**
+ * What every gRPC service process is given once its store, NATS and server exist. Use cases take
+ * the parts they need (`Pick<ServiceContext<C>, 'store' | 'now' | 'newId'>`), so a unit test passes
+ * a fixed clock and predictable ids (fixedClock, sequentialIds) instead.
+ */
+export interface ServiceContext<C> extends Clock, IdSource {
   name: string;
   config: C;
   logger: Logger;
@@ -26,10 +31,10 @@ export interface ServiceContext<C> {
   notifyOutbox(): void;
   /**
    * Waits (at most timeoutMs) until the outbox documents committed so far are published to JetStream;
-   * false on timeout (see OutboxRelay.awaitPublished). Writes that promise read-after-write to other
-   * services call it before answering.
+   * false on timeout. The relay's wait, under the one name the outbox wait has everywhere. Writes that
+   * promise read-after-write to other services call it before answering.
    */
-  awaitOutbox(timeoutMs: number): Promise<boolean>;
+  awaitPublished(timeoutMs: number): Promise<boolean>;
 }
 
 export interface ServiceConfig {
@@ -78,7 +83,8 @@ export async function runService<C extends ServiceConfig>(opts: {
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     exportOutboxMetrics(metrics.registry, relay);
     const grpc = createGrpcServer({ logger, metrics });
-    const stops = (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitOutbox: relay.awaitPublished })) ?? [];
+    const stops =
+      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId })) ?? [];
     // After setup: the consumers it started are running and get their backlog gauges.
     const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);

@@ -14,3 +14,7 @@ export { declareJetStream } from './declared';
 export type { JetStreamDeclarations, DeclaredJetStream } from './declared';
 export type { KvOptions } from './kv';
 export type { Log } from './log';
+export { AppliedWatermark, readAfterWrite } from './watermark';
+export type { ReadAfterWrite, ReadAfterWriteOptions } from './watermark';
+export { processedMessages, processedMessageSchema, messageIdOf, PROCESSED_MESSAGES_COLLECTION, DEFAULT_PROCESSED_RETENTION_MS } from './processed';
+export type { ProcessedMessages, ProcessedMessagesOptions, ProcessedMessageDoc, OnceResult } from './processed';

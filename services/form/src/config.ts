@@ -1,9 +1,9 @@
-import { commonConfig, hostPort, loadConfig, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
+  ...serviceAddressDefaults('form'),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,16 +1,23 @@
 import type { ServiceContext } from '@mailer/kit/service';
 import { commonV1, formV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { startFieldDeletedConsumer } from './events/field-deleted';
+import { fieldUsageHandlers } from './handlers/field-usage';
+import { formRepository } from './store/forms';
 
-/** Registers the form service's handlers. Its domain arrives in a later issue. */
-export async function setup(ctx: ServiceContext<Config>): Promise<void> {
+/**
+ * Registers the form service's handlers and starts its consumers. Layout (DESIGN.md): handlers/ and
+ * events/ translate gRPC and facts and call one use case of app/ each; app/ uses domain/ (pure) and
+ * store/ (account-scoped repositories).
+ */
+export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+  const forms = formRepository(ctx.store);
   ctx.grpc.add(formV1.FormServiceService, {
     describe: async () => ({ service: 'form', protoPackage: formV1.protobufPackage }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
-  // archived or deleted. This service's own usages (its artifacts referencing fields) are reported
-  // here once they exist; until then it answers, truthfully, that it uses none.
-  ctx.grpc.add(commonV1.FieldUsageServiceService, {
-    listFieldUsages: async () => ({ usages: [] }),
-  });
+  // archived or deleted: here, the forms that collect it.
+  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ forms }));
+  const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
+  return [() => fieldDeleted.stop()];
 }

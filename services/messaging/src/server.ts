@@ -1,16 +1,15 @@
 import type { ServiceContext } from '@mailer/kit/service';
 import { commonV1, messagingV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { fieldUsageHandlers } from './handlers/field-usage';
+import { automationRepository } from './store/automations';
 
-/** Registers the messaging service's handlers. Its domain arrives in a later issue. */
+/** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceContext<Config>): Promise<void> {
   ctx.grpc.add(messagingV1.MessagingServiceService, {
     describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
-  // archived or deleted. This service's own usages (its artifacts referencing fields) are reported
-  // here once they exist; until then it answers, truthfully, that it uses none.
-  ctx.grpc.add(commonV1.FieldUsageServiceService, {
-    listFieldUsages: async () => ({ usages: [] }),
-  });
+  // archived or deleted: here, the automations that set it.
+  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
 }

@@ -1,11 +1,10 @@
-import { commonConfig, hostPort, loadConfig, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
-  /** The subscriber service: field catalog, tags and topics for validating expressions. */
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
+  /** Its own address and the subscriber service's (field catalog, tags and topics for validating expressions). */
+  ...serviceAddressDefaults('segment', 'subscriber'),
   /** Deadline of each call to the subscriber service. */
   SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
   /**

@@ -5,7 +5,7 @@
  */
 import { connect, JSONCodec, type NatsConnection } from 'nats';
 import { expr, operand, useSegmentStack } from './support/stack';
-import { add, newAccount } from '../../subscriber/test/support';
+import { add, newAccount } from '@mailer/testing/subscriber';
 
 const stack = useSegmentStack();
 let nc: NatsConnection;

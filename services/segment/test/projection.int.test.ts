@@ -13,11 +13,11 @@ import { startService } from '@mailer/testing';
 import type { subscriberV1 } from '@mailer/proto';
 import { ContactProjection, type ProjectedContact } from '../src/store/contacts';
 import { startProjection } from '../src/events/projection';
-import { add, addField, addTag, addTopic, data, type Env, FT, fieldId, list, newAccount, num, S, startEnv, text } from '../../subscriber/test/support';
+import { add, addField, addTag, addTopic, data, type SubscriberStack, FT, fieldId, list, newAccount, num, S, startSubscriberStack, text } from '@mailer/testing/subscriber';
 
-let env: Env;
+let env: SubscriberStack;
 beforeAll(async () => {
-  env = await startEnv();
+  env = await startSubscriberStack();
 }, 60_000);
 afterAll(async () => env?.stop());
 const c = () => env.client;

@@ -4,7 +4,7 @@
  */
 import { segmentV1 } from '@mailer/proto';
 import { operand, useSegmentStack } from './support/stack';
-import { add, errorOf, newAccount } from '../../subscriber/test/support';
+import { add, errorOf, newAccount } from '@mailer/testing/subscriber';
 
 const stack = useSegmentStack();
 const c = () => stack.env.client;

@@ -6,7 +6,7 @@
  */
 import { segmentV1 } from '@mailer/proto';
 import { type Cond, expr, operand, useSegmentStack } from './support/stack';
-import { add, addField, addTag, FT, fieldId, newAccount, S, text } from '../../subscriber/test/support';
+import { add, addField, addTag, FT, fieldId, newAccount, S, text } from '@mailer/testing/subscriber';
 
 // Concurrency > 1: events complete out of order, the watermark must still be exact.
 const stack = useSegmentStack({ SEGMENT_PROJECTION_CONCURRENCY: '8' });

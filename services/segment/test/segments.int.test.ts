@@ -6,7 +6,7 @@
  */
 import { segmentV1 } from '@mailer/proto';
 import { type Cond, expr, operand, useSegmentStack } from './support/stack';
-import { add, addField, addTag, addTopic, errorOf, FT, fieldId, list, newAccount, S, text } from '../../subscriber/test/support';
+import { add, addField, addTag, addTopic, errorOf, FT, fieldId, list, newAccount, S, text } from '@mailer/testing/subscriber';
 
 const stack = useSegmentStack();
 const c = () => stack.env.client;

@@ -1,14 +1,10 @@
-import { commonConfig, hostPort, loadConfig, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  SUBSCRIBER_GRPC_ADDR: hostPort.default('127.0.0.1:7051'),
-  // The services asked for their usages of a field (FieldUsageService); same defaults as their own configs.
-  SEGMENT_GRPC_ADDR: hostPort.default('127.0.0.1:7052'),
-  FORM_GRPC_ADDR: hostPort.default('127.0.0.1:7053'),
-  RSS_GRPC_ADDR: hostPort.default('127.0.0.1:7054'),
-  MESSAGING_GRPC_ADDR: hostPort.default('127.0.0.1:7055'),
+  // Its own address, then the services asked for their usages of a field (FieldUsageService).
+  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging'),
   /**
    * Deadline of each ListSegmentMembers call (GET /subscribers?segmentId=): above the segment service's
    * projection wait (SEGMENT_READ_WAIT_MS, 3 s) and below the gateway's 5 s deadline, so a lagging

@@ -34,7 +34,7 @@ export async function setup(service: ServiceContext<Config>): Promise<Array<() =
     notify: service.notifyOutbox,
     awaitPublished: async () => {
       if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
-      const published = await service.awaitOutbox(config.OUTBOX_PUBLISH_WAIT_MS);
+      const published = await service.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS);
       if (!published) callLogger(service.logger).warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
     },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,

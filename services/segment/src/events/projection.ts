@@ -10,9 +10,9 @@
  * stream alone is complete only while every subscriber's latest event and every catalog deletion is
  * younger than that; older ones need a snapshot or a re-emit from the subscriber service.
  */
-import type { JetStreamManager, NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { Gauge, type Registry } from '@mailer/kit';
-import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
+import { readAfterWrite, runConsumer, type AppliedWatermark, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import type { ContactProjection } from '../store/contacts';
 import { MalformedEventError } from './facts';
 
@@ -44,74 +44,8 @@ export interface ProjectionOptions {
 /** One filter for everything the projection reads (nats-server 2.9 has no multi-subject filters). */
 export const PROJECTION_FILTER = 'domain.>';
 
-/**
- * The highest stream sequence at or below which every message has been handled (applied or
- * deliberately skipped). Handlers finish out of order (concurrency > 1), so completed sequences above
- * the watermark are held until the gap below them closes. Sequences the consumer never sees here
- * (deleted messages, messages handled by another replica sharing the durable, messages terminated by
- * runConsumer before the handler) are covered by raiseFloor() with the durable consumer's ack floor.
- */
-export class AppliedWatermark {
-  private floor: number;
-  private readonly done = new Set<number>();
-  private waiters: Array<{ seq: number; resolve: () => void }> = [];
-
-  constructor(initial = 0) {
-    this.floor = initial;
-  }
-
-  get value(): number {
-    return this.floor;
-  }
-
-  /** Sequences completed above the watermark, waiting for a gap below them (for tests and metrics). */
-  get held(): number {
-    return this.done.size;
-  }
-
-  complete(seq: number): void {
-    if (!(seq > this.floor)) return;
-    this.done.add(seq);
-    this.advance();
-  }
-
-  /** Everything at or below `seq` is known to be handled (e.g. the consumer's ack floor). */
-  raiseFloor(seq: number): void {
-    if (!(seq > this.floor)) return;
-    this.floor = seq;
-    for (const s of this.done) if (s <= seq) this.done.delete(s);
-    this.advance();
-  }
-
-  /** Resolves when the watermark reaches `seq`: true, or false after `timeoutMs`. */
-  wait(seq: number, timeoutMs: number): Promise<boolean> {
-    if (this.floor >= seq) return Promise.resolve(true);
-    if (timeoutMs <= 0) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const waiter = {
-        seq,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, timeoutMs);
-      this.waiters.push(waiter);
-    });
-  }
-
-  private advance(): void {
-    while (this.done.delete(this.floor + 1)) this.floor++;
-    if (this.waiters.length === 0) return;
-    const ready = this.waiters.filter((w) => w.seq <= this.floor);
-    if (ready.length === 0) return;
-    this.waiters = this.waiters.filter((w) => w.seq > this.floor);
-    for (const w of ready) w.resolve();
-  }
-}
+/** The applied watermark moved to @mailer/nats (readAfterWrite); re-exported for existing imports. */
+export { AppliedWatermark } from '@mailer/nats';
 
 /** An event's type for the metrics: its `type` member, else its subject without `domain.`. */
 const typeOf = (msg: ConsumedMessage): string => (typeof msg.data?.type === 'string' ? msg.data.type : msg.subject.replace(/^domain\./, ''));
@@ -182,29 +116,9 @@ export interface ProjectionHandle extends ConsumerHandle {
   streamTail(): Promise<number>;
 }
 
-/** While a read waits, how often the consumer's ack floor is read from the server. */
-const SYNC_MS = 50;
-/** In the background, how often the ack floor is read (bounds the sequences held above a gap). */
-const BACKGROUND_SYNC_MS = 5_000;
-
 export function startProjection(opts: ProjectionOptions): ProjectionHandle {
-  const watermark = new AppliedWatermark();
-  let jsmPromise: Promise<JetStreamManager> | undefined;
-  const jsm = () =>
-    (jsmPromise ??= opts.nc.jetstreamManager().catch((err) => {
-      jsmPromise = undefined;
-      throw err;
-    }));
-  /** Raises the watermark to the durable consumer's ack floor; false when it cannot be read now. */
-  async function syncFromServer(): Promise<boolean> {
-    try {
-      const info = await (await jsm()).consumers.info('DOMAIN', opts.durable);
-      watermark.raiseFloor(info.ack_floor.stream_seq);
-      return true;
-    } catch {
-      return false; // consumer not created yet, or NATS unreachable: the local watermark still counts
-    }
-  }
+  const reads = readAfterWrite({ nc: opts.nc, stream: 'DOMAIN', durable: opts.durable });
+  const { watermark } = reads;
   if (opts.registry) {
     new Gauge({
       name: 'segment_projection_applied_sequence',
@@ -215,9 +129,6 @@ export function startProjection(opts: ProjectionOptions): ProjectionHandle {
       },
     });
   }
-  let synced = false;
-  const background = setInterval(() => void syncFromServer().then((ok) => (synced ||= ok)), BACKGROUND_SYNC_MS);
-  background.unref();
 
   const handle = runConsumer(opts.nc, {
     stream: 'DOMAIN',
@@ -233,26 +144,11 @@ export function startProjection(opts: ProjectionOptions): ProjectionHandle {
   return {
     ...handle,
     async stop() {
-      clearInterval(background);
+      reads.stop();
       await handle.stop();
     },
     watermark,
-    async waitForSequence(seq, timeoutMs) {
-      if (watermark.value >= seq) return true;
-      const deadline = Date.now() + timeoutMs;
-      // Until the ack floor was read once, the local watermark starts from 0 and cannot pass the
-      // messages a previous run applied: read it right away.
-      if (!synced) synced = await syncFromServer();
-      while (watermark.value < seq) {
-        const left = deadline - Date.now();
-        if (left <= 0) return false;
-        if (await watermark.wait(seq, Math.min(SYNC_MS, left))) return true;
-        synced = (await syncFromServer()) || synced;
-      }
-      return true;
-    },
-    async streamTail() {
-      return (await (await jsm()).streams.info('DOMAIN')).state.last_seq;
-    },
+    waitForSequence: reads.waitForSequence,
+    streamTail: reads.streamTail,
   };
 }

@@ -4,10 +4,10 @@
 import { createClient } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
 import { startService, type RunningService } from '@mailer/testing';
-import { startEnv, type Env } from '../../../subscriber/test/support';
+import { startSubscriberStack, type SubscriberStack } from '@mailer/testing/subscriber';
 
 export interface SegmentStack {
-  env: Env;
+  env: SubscriberStack;
   segment: RunningService;
   client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
 }
@@ -16,7 +16,7 @@ export interface SegmentStack {
 export function useSegmentStack(segmentEnv: NodeJS.ProcessEnv = {}): SegmentStack {
   const stack = {} as SegmentStack;
   beforeAll(async () => {
-    stack.env = await startEnv();
+    stack.env = await startSubscriberStack();
     stack.segment = await startService('segment', { NATS_URL: stack.env.nats.url, SUBSCRIBER_GRPC_ADDR: stack.env.svc.address, ...segmentEnv });
     stack.client = createClient(segmentV1.SegmentServiceClient, stack.segment.address, 20_000);
   }, 60_000);

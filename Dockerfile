@@ -1,12 +1,16 @@
 # syntax=docker/dockerfile:1
-# One image per workload, built with the repository root as context (the npm workspaces share
-# the root lockfile):  docker build -f <workspace>/Dockerfile .
-# The seven Dockerfiles are identical except for WORKSPACE and the CMD path; charts/test checks it.
+# The one Dockerfile of every workload: the build argument WORKSPACE names the workload's folder
+# (gateway, services/subscriber, ...). Built with the repository root as context (the npm
+# workspaces share the root lockfile):
+#   docker build --build-arg WORKSPACE=services/segment -t mailer-segment .
+# skaffold.yaml builds the seven images from it; charts/test checks the wiring.
 ARG NODE_IMAGE=node:20-bookworm-slim
-ARG WORKSPACE=services/form
+ARG WORKSPACE
 
 FROM ${NODE_IMAGE} AS build
 ARG WORKSPACE
+# No default: an image of nothing in particular would be a mistake.
+RUN test -n "${WORKSPACE}" || { echo 'build with --build-arg WORKSPACE=<gateway|services/NAME>' >&2; exit 1; }
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 # Manifests before sources, so the dependency layer is reused until a manifest changes. Only
@@ -46,4 +50,7 @@ COPY --from=build /app/proto/ proto/
 COPY --from=build /app/packages/ packages/
 COPY --from=build /app/${WORKSPACE}/ ${WORKSPACE}/
 USER 10001:10001
-CMD ["node", "--enable-source-maps", "services/form/dist/main.js"]
+# The workload's folder as working directory, so the exec-form CMD (node as PID 1, receiving
+# SIGTERM) is the same for every image.
+WORKDIR /app/${WORKSPACE}
+CMD ["node", "--enable-source-maps", "dist/main.js"]

@@ -1,5 +1,6 @@
 /**
- * Proto enums <-> the API's strings, for every enum of the contract through this one helper.
+ * Proto enums <-> the API's strings, for every enum of the contract through this one helper (the
+ * gateway's mappers and the services' handlers alike).
  * ts-proto emits `enum FieldType { FIELD_TYPE_UNSPECIFIED = 0, FIELD_TYPE_TEXT = 1, ..., UNRECOGNIZED = -1 }`;
  * the API name is the member name without the enum's prefix (`TEXT`). UNSPECIFIED and UNRECOGNIZED
  * have no API name: a service that answers one is a bug (500), never a value to show.
@@ -17,6 +18,8 @@ export interface ProtoEnum<E extends EnumObject, N extends string> {
   readonly names: readonly N[];
   toProto(name: N): E[keyof E];
   fromProto(value: number): N;
+  /** The API name, or undefined for UNSPECIFIED and unknown values (a service validating a request decides). */
+  tryFromProto(value: number): N | undefined;
   /** UNSPECIFIED (0) for an absent name: proto3's "not given". */
   toProtoOrUnspecified(name: N | undefined): E[keyof E];
 }
@@ -42,8 +45,11 @@ export function protoEnum<E extends EnumObject, P extends string>(enumObject: E,
     },
     fromProto(value) {
       const name = byValue.get(value);
-      if (name === undefined) throw new Error(`the service answered ${prefix}* value ${value}, which has no API name`);
+      if (name === undefined) throw new Error(`${prefix}* value ${value} has no API name`);
       return name;
+    },
+    tryFromProto(value) {
+      return byValue.get(value);
     },
     toProtoOrUnspecified(name) {
       return (name === undefined ? 0 : this.toProto(name)) as E[keyof E];

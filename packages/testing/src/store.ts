@@ -1,0 +1,26 @@
+// An embedded store in a fresh temporary directory, for in-process tests of repositories and use
+// cases (`@mailer/testing/store`: a subpath of its own, it loads mongoose).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore, type Store } from '@mailer/store';
+
+export interface TempStore {
+  store: Store;
+  dir: string;
+  /** Closes the store and deletes its directory. */
+  close(): Promise<void>;
+}
+
+export async function openTempStore(prefix = 'mailer-store'): Promise<TempStore> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  const store = await openStore({ dataDir: dir });
+  return {
+    store,
+    dir,
+    async close() {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
