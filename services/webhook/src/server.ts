@@ -1,10 +1,9 @@
 import type { ServiceContext } from '@mailer/kit/service';
 import { webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { webhookHandlers } from './handlers/describe';
 
-/** Registers the webhook service's handlers. Its domain arrives in a later issue. */
+/** Registers the webhook service's handlers. Its subscriptions and deliveries arrive in a later issue. */
 export async function setup(ctx: ServiceContext<Config>): Promise<void> {
-  ctx.grpc.add(webhookV1.WebhookServiceService, {
-    describe: async () => ({ service: 'webhook', protoPackage: webhookV1.protobufPackage }),
-  });
+  ctx.grpc.add(webhookV1.WebhookServiceService, webhookHandlers());
 }

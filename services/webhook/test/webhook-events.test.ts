@@ -1,0 +1,26 @@
+// Which facts a webhook subscription receives (API.md section 2: the event list and `*`).
+import { FACT_TYPES } from '@mailer/nats/facts';
+import { parseSubscriptionEvent, subscriptionReceives, WEBHOOK_EVENTS } from '../src/domain/webhook-events';
+
+describe('parseSubscriptionEvent', () => {
+  it('accepts every event of API.md and *', () => {
+    for (const e of WEBHOOK_EVENTS) expect(parseSubscriptionEvent(e)).toBe(e);
+    expect(parseSubscriptionEvent('*')).toBe('*');
+  });
+  it('refuses anything else, including fact types that are no webhook event and case variants', () => {
+    for (const bad of ['', 'subscriber', 'subscriber.*', 'Subscriber.created', 'tag.created', 'field.deleted', 'subscriber.topics_changed', ' email.sent', '**']) {
+      expect(parseSubscriptionEvent(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe('subscriptionReceives', () => {
+  it('a subscription to one event receives exactly that fact', () => {
+    for (const fact of FACT_TYPES) expect(subscriptionReceives('email.bounced', fact)).toBe(fact === 'email.bounced');
+  });
+  it('* receives every webhook event and no other fact', () => {
+    const received = FACT_TYPES.filter((fact) => subscriptionReceives('*', fact));
+    expect(received.sort()).toEqual([...WEBHOOK_EVENTS].sort());
+    expect(subscriptionReceives('*', 'topic.created')).toBe(false);
+  });
+});
