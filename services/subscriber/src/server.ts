@@ -38,6 +38,8 @@ export async function setup(service: ServiceContext<Config>): Promise<Array<() =
       if (!published) callLogger(service.logger).warn({ waitMs: config.OUTBOX_PUBLISH_WAIT_MS }, 'events not published in time; answering anyway (read-after-write not guaranteed for this write)');
     },
     maxPendingEvents: config.OUTBOX_MAX_PENDING,
+    now: () => service.now().toISOString(),
+    newId: service.newId,
   };
   service.grpc.add(subscriberV1.SubscriberServiceService, {
     ...subscriberHandlers(deps),
