@@ -41,10 +41,11 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     }
   };
   const segments = segmentsCollection(ctx.store);
+  const segmentDeps = { segments, contacts: contactProjection.contacts, catalog, purchases, awaitProjection };
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
-    ...segmentHandlers({ segments, contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
-    ...memberHandlers({ segments, contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
+    ...segmentHandlers(segmentDeps),
+    ...memberHandlers(segmentDeps),
     ...purchaseHandlers({ purchases, projection: contactProjection }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
