@@ -49,7 +49,7 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     ...purchaseHandlers({ purchases, projection: contactProjection }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
-  // archived or deleted: here, the saved segments with conditions on it (handlers/field-usage.ts).
+  // archived or deleted: here, the saved segments with conditions on it (app/field-usages.ts).
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ segments }));
 
   const applied = new Counter({

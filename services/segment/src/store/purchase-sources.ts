@@ -106,7 +106,7 @@ export function canonicalEmail(email: string): string {
 const sourceNameTaken = (name: string) =>
   conflict('purchase_source_name_taken', `a purchase source named "${name}" already exists`, [{ path: 'name', problem: 'already used by another purchase source' }]);
 
-/** What an order's ingest needs of the contact projection (store/contacts.ts ContactProjection). */
+/** What an order's ingest needs of the contact projection (store/contact-projection.ts ContactProjection). */
 export interface OrderTarget {
   store: Store;
   contacts: Collection<ProjectedContact>;
