@@ -41,14 +41,15 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     }
   };
   const segments = segmentsCollection(ctx.store);
+  const segmentDeps = { segments, contacts: contactProjection.contacts, catalog, purchases, awaitProjection };
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
-    ...segmentHandlers({ segments, contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
-    ...memberHandlers({ segments, contacts: contactProjection.contacts, catalog, purchaseSources: purchases.sources, awaitProjection }),
+    ...segmentHandlers(segmentDeps),
+    ...memberHandlers(segmentDeps),
     ...purchaseHandlers({ purchases, projection: contactProjection }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
-  // archived or deleted: here, the saved segments with conditions on it (handlers/field-usage.ts).
+  // archived or deleted: here, the saved segments with conditions on it (app/field-usages.ts).
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ segments }));
 
   const applied = new Counter({

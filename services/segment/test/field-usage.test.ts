@@ -1,6 +1,7 @@
 import { commonV1 } from '@mailer/proto';
 import type { SegmentExpression } from '../src/domain/expression';
-import { conditionsOnField, segmentsUsingField, usageOf } from '../src/handlers/field-usage';
+import { conditionsOnField, segmentsUsingField } from '../src/domain/field-usage';
+import { usageOf } from '../src/handlers/field-usage';
 import type { SegmentDoc } from '../src/store/segments';
 
 const F = '0b6c1f4e-8a51-4c33-9d7e-2f1a3b4c5d6e';

@@ -1,101 +1,16 @@
-// SegmentService.ListSegmentMembers: one page of a saved segment's members, narrowed by the subscriber
-// list's filters, over the contact projection. The subscriber service's ListSubscribers (segment_id)
-// asks it for the page of ids, the total and the status counts, then loads the overviews from its own
-// store, so each service keeps reading only its own data and no id list of a whole segment travels.
-import { accountOf, invalid, notFound, type AsyncHandlers } from '@mailer/kit';
+// SegmentService.ListSegmentMembers: gRPC <-> domain; the use case is app/segment-members.ts.
+import { accountOf, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
-import type { Filter } from '../domain/compile';
-import { compileFor, type SegmentDeps } from './segments';
+import type { SegmentDeps } from '../app/deps';
+import { listSegmentMembers } from '../app/segment-members';
 
-/** As for counts and previews (server.ts wires the same collections and read-after-write wait). */
-export type MemberDeps = Pick<SegmentDeps, 'segments' | 'contacts' | 'catalog' | 'purchaseSources' | 'awaitProjection' | 'now'>;
 
-/** The subscriber statuses, in the order of SegmentMemberStatusCounts. */
-export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
-type Status = (typeof SUBSCRIBER_STATUSES)[number];
-
-/** The subscriber list's limits (subscriber service: MAX_PAGE_SIZE, LIMITS.search). */
-const MAX_PAGE_SIZE = 1000;
-const SEARCH_MAX = 320;
-const ID_MAX = 100;
-
-/**
- * The subscriber service's list search (domain/subscriber.ts prefixPattern), the same rule on the same
- * data: the trimmed, lowercased text as an escaped anchored prefix, matched against the canonical
- * (lowercase) email and against the first name ignoring case. Blank: no search.
- */
-export function prefixPattern(search: string): string | undefined {
-  const text = search.trim().toLowerCase();
-  return text === '' ? undefined : `^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
-}
-
-function pageWindow(pageNumber: number, pageSize: number): { skip: number; limit: number } {
-  const number = pageNumber || 1;
-  const size = pageSize || 50;
-  if (!Number.isSafeInteger(number) || !Number.isSafeInteger(size) || number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
-    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
-  }
-  return { skip: (number - 1) * size, limit: size };
-}
-
-const optionalId = (raw: string | undefined, path: string): string | undefined => {
-  if (raw === undefined || raw === '') return undefined;
-  if (raw.length > ID_MAX) throw invalid('validation_failed', `${path} is too long`, [{ path, problem: 'too long' }]);
-  return raw.toLowerCase();
-};
-
-export function memberHandlers(deps: MemberDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
-  const { segments, contacts } = deps;
-
-  async function countByStatus(filter: Filter): Promise<Record<Status, number>> {
-    const perStatus = await Promise.all(SUBSCRIBER_STATUSES.map((s) => contacts.countDocuments({ ...filter, subscriberStatus: s })));
-    return Object.fromEntries(SUBSCRIBER_STATUSES.map((s, i) => [s, perStatus[i]])) as Record<Status, number>;
-  }
-
-  /**
-   * A page in (registeredAt, _id) order; past the middle it is read backwards from the end, as the
-   * subscriber service's list does (the embedded store sorts everything up to skip + limit).
-   */
-  async function page(filter: Filter, total: number, skip: number, limit: number): Promise<string[]> {
-    if (skip >= total) return [];
-    const projection = { _id: 1 as const };
-    if (skip + limit / 2 <= total / 2) return (await contacts.find(filter, { sort: { registeredAt: 1, _id: 1 }, skip, limit, projection })).map((c) => c._id);
-    const end = Math.min(total, skip + limit);
-    const docs = await contacts.find(filter, { sort: { registeredAt: -1, _id: -1 }, skip: total - end, limit: end - skip, projection });
-    return docs.map((c) => c._id).reverse();
-  }
-
+export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
   return {
     async listSegmentMembers(req) {
-      const accountId = accountOf(req);
-      const { skip, limit } = pageWindow(req.pageNumber, req.pageSize);
-      const status = req.status === undefined || req.status === '' ? undefined : (req.status as Status);
-      if (status !== undefined && !SUBSCRIBER_STATUSES.includes(status)) throw invalid('validation_failed', `unknown status ${String(req.status).slice(0, 40)}`, [{ path: 'status', problem: 'not a SubscriberStatus' }]);
-      const tagId = optionalId(req.tagId, 'tagId');
-      const topicId = optionalId(req.topicId, 'topicId');
-      if ((req.search ?? '').length > SEARCH_MAX) throw invalid('validation_failed', `search is longer than ${SEARCH_MAX} characters`, [{ path: 'search', problem: 'too long' }]);
-      const prefix = req.search ? prefixPattern(req.search) : undefined;
-
-      // Read-after-write first: an acknowledged subscriber write is in the projection before we read it.
-      await deps.awaitProjection?.();
-      const segmentId = String(req.segmentId ?? '').toLowerCase();
-      const doc = segmentId === '' || segmentId.length > ID_MAX ? null : await segments.findOne({ _id: segmentId, accountId });
-      if (!doc) throw notFound('segment_not_found', `segment ${segmentId} does not exist`);
-
-      // The list filters, exactly as the subscriber service applies them to its own store.
-      const narrowing: Filter[] = [(await compileFor(deps, accountId, doc.expression)).trueFilter];
-      if (tagId) narrowing.push({ tags: tagId });
-      if (topicId) narrowing.push({ topics: topicId });
-      if (prefix) narrowing.push({ $or: [{ email: { $regex: prefix } }, { firstName: { $regex: prefix, $options: 'i' } }] });
-      // accountId stays at the top level (it is inside the TRUE filter too): stores pick the account's
-      // documents (index prefix, embedded partition) by it.
-      const base: Filter = { accountId, $and: narrowing };
-      const counts = await countByStatus(base);
-      const total = status ? counts[status] : SUBSCRIBER_STATUSES.reduce((a, s) => a + counts[s], 0);
-      const filter: Filter = status ? { ...base, subscriberStatus: status } : base;
-      const ids = await page(filter, total, skip, limit);
+      const { subscriberIds, total, statusCounts: counts } = await listSegmentMembers(deps, accountOf(req), req);
       return {
-        subscriberIds: ids,
+        subscriberIds,
         total: String(total),
         statusCounts: {
           unconfirmed: String(counts.UNCONFIRMED),

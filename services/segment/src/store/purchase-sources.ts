@@ -8,8 +8,10 @@
  *   one collection; an order whose email has no contact yet waits in pending_orders (keyed by
  *   {accountId, email}) and is attached by the projection when a contact with that email is applied.
  */
-import { Collection, Store, mongoose } from '@mailer/store';
+import { conflict } from '@mailer/kit';
+import { Collection, DuplicateKeyError, Store, mongoose } from '@mailer/store';
 import type { ContactOrder } from '../domain/contact';
+import type { ProjectedContact } from './contacts';
 
 const { Schema } = mongoose;
 
@@ -100,3 +102,59 @@ export function purchaseCollections(store: Store): PurchaseCollections {
 export function canonicalEmail(email: string): string {
   return email.trim().toLowerCase();
 }
+
+const sourceNameTaken = (name: string) =>
+  conflict('purchase_source_name_taken', `a purchase source named "${name}" already exists`, [{ path: 'name', problem: 'already used by another purchase source' }]);
+
+/** What an order's ingest needs of the contact projection (store/contact-projection.ts ContactProjection). */
+export interface OrderTarget {
+  store: Store;
+  contacts: Collection<ProjectedContact>;
+}
+
+/**
+ * One account's purchase sources and ingested orders. Every query filters by the account first; a
+ * source-name clash is translated here into `409 purchase_source_name_taken`.
+ */
+export function purchaseSourcesOf(purchases: PurchaseCollections, accountId: string) {
+  const { sources, orderIds, pending } = purchases;
+  return {
+    accountId,
+    /** The account's sources, oldest first. */
+    list: (): Promise<PurchaseSourceDoc[]> => sources.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }),
+    get: (id: string): Promise<PurchaseSourceDoc | null> => sources.findOne({ _id: id, accountId }),
+    async insert(doc: Omit<PurchaseSourceDoc, 'accountId'>): Promise<PurchaseSourceDoc> {
+      const stored: PurchaseSourceDoc = { ...doc, accountId };
+      try {
+        await sources.insertOne(stored);
+      } catch (err) {
+        if (err instanceof DuplicateKeyError) throw sourceNameTaken(doc.name);
+        throw err;
+      }
+      return stored;
+    },
+    setBaseline: async (id: string, set: Pick<PurchaseSourceDoc, 'capturedOrdersFromUtc' | 'baselineOpen'>): Promise<void> => {
+      await sources.updateOne({ _id: id, accountId }, { $set: set });
+    },
+    /**
+     * Records one order once per (source, orderId): onto the contact with its email, or into
+     * pending_orders until that contact exists. 'duplicate' when the order id was ingested before.
+     * Call under the projection's account lock.
+     */
+    async ingestOrder(target: OrderTarget, o: { id: string; sourceId: string; orderId: string; email: string; order: ContactOrder; at: Date }): Promise<'accepted' | 'duplicate'> {
+      try {
+        await target.store.transaction(async (tx) => {
+          await orderIds.insertOne({ _id: o.id, accountId, sourceId: o.sourceId, orderId: o.orderId, email: o.email, ingestedAt: o.at }, { tx });
+          const contact = await target.contacts.findOne({ accountId, email: o.email }, { projection: { _id: 1 } });
+          if (contact) await target.contacts.updateOne({ _id: contact._id, accountId }, { $push: { orders: o.order } }, { tx });
+          else await pending.insertOne({ _id: o.id, accountId, email: o.email, order: o.order }, { tx });
+        });
+        return 'accepted';
+      } catch (err) {
+        if (!(err instanceof DuplicateKeyError)) throw err;
+        return 'duplicate';
+      }
+    },
+  };
+}
+export type PurchaseSourceRepository = ReturnType<typeof purchaseSourcesOf>;

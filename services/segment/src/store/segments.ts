@@ -8,7 +8,8 @@
  * unique index {accountId, name}; a clash is `409 segment_name_taken`. Segments are chosen by name
  * in the UI and in automations, so two segments with one name would be ambiguous.
  */
-import { Collection, Store, mongoose } from '@mailer/store';
+import { conflict } from '@mailer/kit';
+import { Collection, DuplicateKeyError, Store, mongoose } from '@mailer/store';
 import type { SegmentExpression } from '../domain/expression';
 
 const { Schema } = mongoose;
@@ -42,3 +43,49 @@ segmentSchema.index({ accountId: 1, references: 1 });
 export function segmentsCollection(store: Store): Collection<SegmentDoc> {
   return store.collection<SegmentDoc>('segments', segmentSchema);
 }
+
+/** What an update of a segment may change. */
+export type SegmentChanges = Pick<SegmentDoc, 'name' | 'expression' | 'references' | 'updatedAt'>;
+
+const nameTaken = (name: string) => conflict('segment_name_taken', `a segment named "${name}" already exists`, [{ path: 'name', problem: 'already used by another segment' }]);
+
+/**
+ * One account's saved segments. Every query filters by the account first (DESIGN.md): the account is
+ * fixed when the repository is made, so no method can read or write another account's segment.
+ * A name clash (unique index) is translated here into `409 segment_name_taken`.
+ */
+export function segmentsOf(segments: Collection<SegmentDoc>, accountId: string) {
+  return {
+    accountId,
+    /** The account's segments, oldest first. */
+    list: (): Promise<SegmentDoc[]> => segments.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }),
+    /** The account's segments by name. */
+    listByName: (): Promise<SegmentDoc[]> => segments.find({ accountId }, { sort: { name: 1, _id: 1 } }),
+    get: (id: string): Promise<SegmentDoc | null> => segments.findOne({ _id: id, accountId }),
+    /** The other segments whose expression references the segment, by name. */
+    referencing: (id: string): Promise<SegmentDoc[]> => segments.find({ accountId, references: id, _id: { $ne: id } }, { sort: { name: 1 } }),
+    async insert(doc: Omit<SegmentDoc, 'accountId'>): Promise<SegmentDoc> {
+      const stored: SegmentDoc = { ...doc, accountId };
+      try {
+        await segments.insertOne(stored);
+      } catch (err) {
+        if (err instanceof DuplicateKeyError) throw nameTaken(doc.name);
+        throw err;
+      }
+      return stored;
+    },
+    /** False when the segment does not exist (any more). */
+    async update(id: string, set: SegmentChanges): Promise<boolean> {
+      try {
+        return (await segments.updateOne({ _id: id, accountId }, { $set: set })).matchedCount > 0;
+      } catch (err) {
+        if (err instanceof DuplicateKeyError) throw nameTaken(set.name);
+        throw err;
+      }
+    },
+    remove: async (id: string): Promise<void> => {
+      await segments.deleteOne({ _id: id, accountId });
+    },
+  };
+}
+export type SegmentRepository = ReturnType<typeof segmentsOf>;

@@ -1,6 +1,6 @@
 /**
  * A real embedded store holding Contact documents, for executing compiled filters in tests.
- * The schema is the projection's own (src/store/contacts.ts): filters are cast through it, as
+ * The schema is the projection's own (src/store/contact-schemas.ts): filters are cast through it, as
  * mongoose does on MongoDB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
