@@ -41,12 +41,13 @@ export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Pr
     }
   };
   const segments = segmentsCollection(ctx.store);
-  const segmentDeps = { segments, contacts: contactProjection.contacts, catalog, purchases, awaitProjection };
+  const clock = { now: ctx.now, newId: ctx.newId };
+  const segmentDeps = { segments, contacts: contactProjection.contacts, catalog, purchases, awaitProjection, ...clock };
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
     ...segmentHandlers(segmentDeps),
     ...memberHandlers(segmentDeps),
-    ...purchaseHandlers({ purchases, projection: contactProjection }),
+    ...purchaseHandlers({ purchases, projection: contactProjection, ...clock }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the saved segments with conditions on it (app/field-usages.ts).
