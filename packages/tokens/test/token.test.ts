@@ -162,11 +162,20 @@ describe('limits and malformed input', () => {
     }
   });
 
-  it('refuses a correctly signed body that is not the purpose\u2019s layout', () => {
-    // an unsubscribe token with only a subscriber has the same shape as an open token's prefix; different
-    // purposes sign different MAC inputs, so even a structurally plausible body does not cross over
+  it('a body that fits another purpose\u2019s layout still does not verify as that purpose', () => {
+    // open {account, message} + expiry and confirm {account, submission} + expiry have the same layout:
+    // only the purpose in the MAC input keeps a tracking link from confirming a signup.
+    const open = signToken(SECRET, { purpose: 'open', accountId, messageId }, { expiresAt: NOW + WEEK });
+    expect(verifyToken(SECRET, open, 'open', clock)).not.toBeNull();
+    expect(verifyToken(SECRET, open, 'confirm', clock)).toBeNull();
+    const confirm = signToken(SECRET, { purpose: 'confirm', accountId, submissionId: messageId }, { expiresAt: NOW + WEEK });
+    expect(verifyToken(SECRET, confirm, 'open', clock)).toBeNull();
+  });
+
+  it('refuses a token whose layout is another purpose\u2019s', () => {
     const unsub = signToken(SECRET, { purpose: 'unsubscribe', accountId, messageId });
     expect(verifyToken(SECRET, unsub, 'open')).toBeNull();
+    expect(verifyToken(SECRET, tokenOf('click'), 'open')).toBeNull();
   });
 
   it('refuses claims a purpose does not sign, and bad values', () => {
