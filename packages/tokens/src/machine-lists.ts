@@ -9,8 +9,10 @@
 //   (ARIN "APPLE-WWNET") with the bare User-Agent "Mozilla/5.0" (as published by ESPs: SparkPost,
 //   Litmus, Validity). iCloud Private Relay (which *people* browse through) uses other networks
 //   (Akamai, Cloudflare, Fastly), so those are deliberately not listed.
-// - Gmail image proxy: "... (via ggpht.com GoogleImageProxy)" (Gmail help "images in email").
-// - Yahoo Mail image proxy: "YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html".
+// - NOT listed: the Gmail image proxy ("... (via ggpht.com GoogleImageProxy)") and the Yahoo Mail
+//   proxy ("YahooMailProxy"). They are image caches, not privacy prefetchers: they fetch when a reader
+//   opens the message, so their first fetch is a real open. Counting them as machine would make no Gmail
+//   or Yahoo reader ever "responded" for segments.
 // - Microsoft: Exchange Online Protection / Safe Links fetch from the EOP ranges of Microsoft's
 //   "Microsoft 365 URLs and IP address ranges" (Exchange Online, ids 1-2); Outlook.com / Teams previews
 //   send "BingPreview"; Office apps probe links with "Microsoft Office Existence Discovery" and "ms-office".
@@ -22,16 +24,10 @@
 //   ESP reports of scanner clicks).
 // - Generic automation (HTTP libraries, headless browsers): no mail client a person uses sends these.
 //
-// Note on the Gmail and Yahoo proxies: they fetch when the reader opens the message (then cache), so a
-// first fetch is often a real open; API.md counts them as mail-privacy proxies and so do we. Should
-// product decide otherwise, removing their entries below is the whole change.
 
 export type MachineReason = 'too_soon_after_delivery' | 'privacy_proxy' | 'link_scanner' | 'automation' | 'no_user_agent';
 
 export const MACHINE_WINDOW_MS = 2000;
-
-/** Mail-privacy proxies, by User-Agent substring. */
-export const PRIVACY_PROXY_AGENTS: readonly string[] = ['GoogleImageProxy', 'ggpht.com', 'YahooMailProxy'];
 
 /** Apple MPP sends exactly this User-Agent and nothing more; no browser does. */
 export const PRIVACY_PROXY_EXACT_AGENTS: readonly string[] = ['Mozilla/5.0'];

@@ -4,7 +4,6 @@ import {
   LINK_SCANNER_AGENTS,
   LINK_SCANNER_NETWORKS,
   MACHINE_WINDOW_MS,
-  PRIVACY_PROXY_AGENTS,
   PRIVACY_PROXY_EXACT_AGENTS,
   PRIVACY_PROXY_NETWORKS,
   type MachineReason,
@@ -37,7 +36,7 @@ export function machineEventReason(event: TrackingEvent): MachineReason | null {
   const lower = agent.toLowerCase();
   const network = networkOf(event.ip);
   if (network && PROXY_NETWORKS.check(network.address, network.family)) return 'privacy_proxy';
-  if (PRIVACY_PROXY_EXACT_AGENTS.includes(agent) || PROXY_AGENTS.some((a) => lower.includes(a))) return 'privacy_proxy';
+  if (PRIVACY_PROXY_EXACT_AGENTS.includes(agent)) return 'privacy_proxy';
   if (network && SCANNER_NETWORKS.check(network.address, network.family)) return 'link_scanner';
   if (SCANNER_AGENTS.some((a) => lower.includes(a))) return 'link_scanner';
   if (agent === '') return 'no_user_agent';
@@ -49,7 +48,6 @@ export function isMachineEvent(event: TrackingEvent): boolean {
   return machineEventReason(event) !== null;
 }
 
-const PROXY_AGENTS = PRIVACY_PROXY_AGENTS.map((a) => a.toLowerCase());
 const SCANNER_AGENTS = LINK_SCANNER_AGENTS.map((a) => a.toLowerCase());
 const BOT_AGENTS = AUTOMATION_AGENTS.map((a) => a.toLowerCase());
 const PROXY_NETWORKS = blockList(PRIVACY_PROXY_NETWORKS);
