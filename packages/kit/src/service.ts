@@ -15,10 +15,10 @@ import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
 /**
  * What every gRPC service process is given once its store, NATS and server exist. Use cases take
- * the parts they need (`Pick<ServiceContext<C>, 'store' | 'now' | 'newId'>`), so a unit test passes
+ * the parts they need (`Pick<ServiceRuntime<C>, 'store' | 'now' | 'newId'>`), so a unit test passes
  * a fixed clock and predictable ids (fixedClock, sequentialIds) instead.
  */
-export interface ServiceContext<C> extends Clock, IdSource {
+export interface ServiceRuntime<C> extends Clock, IdSource {
   name: string;
   config: C;
   logger: Logger;
@@ -59,7 +59,7 @@ export async function runService<C extends ServiceConfig>(opts: {
   name: string;
   config: C;
   grpcAddress: string;
-  setup: (ctx: ServiceContext<C>) => Promise<Array<() => Promise<unknown>> | void>;
+  setup: (ctx: ServiceRuntime<C>) => Promise<Array<() => Promise<unknown>> | void>;
   /** Outbox relay tuning (see startOutboxRelay); defaults suit services that emit few events. */
   outbox?: { batchSize?: number; retainPublishedMs?: number };
 }): Promise<void> {

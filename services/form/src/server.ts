@@ -1,4 +1,4 @@
-import type { ServiceContext } from '@mailer/kit/service';
+import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, formV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startFieldDeletedConsumer } from './events/field-deleted';
@@ -10,7 +10,7 @@ import { formRepository } from './store/forms';
  * events/ translate gRPC and facts and call one use case of app/ each; app/ uses domain/ (pure) and
  * store/ (account-scoped repositories).
  */
-export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const forms = formRepository(ctx.store);
   ctx.grpc.add(formV1.FormServiceService, {
     describe: async () => ({ service: 'form', protoPackage: formV1.protobufPackage }),

@@ -1,11 +1,11 @@
-import type { ServiceContext } from '@mailer/kit/service';
+import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, messagingV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { automationRepository } from './store/automations';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
-export async function setup(ctx: ServiceContext<Config>): Promise<void> {
+export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
   ctx.grpc.add(messagingV1.MessagingServiceService, {
     describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
   });

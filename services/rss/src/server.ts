@@ -1,11 +1,11 @@
-import type { ServiceContext } from '@mailer/kit/service';
+import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, rssV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { newsletterRepository } from './store/newsletters';
 
 /** Registers the rss service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
-export async function setup(ctx: ServiceContext<Config>): Promise<void> {
+export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
   ctx.grpc.add(rssV1.RssServiceService, {
     describe: async () => ({ service: 'rss', protoPackage: rssV1.protobufPackage }),
   });

@@ -1,4 +1,4 @@
-import type { ServiceContext } from '@mailer/kit/service';
+import type { ServiceRuntime } from '@mailer/kit/service';
 import { callLogger, Counter, DomainError, GrpcStatus } from '@mailer/kit';
 import { commonV1, segmentV1 } from '@mailer/proto';
 import type { Config } from './config';
@@ -13,7 +13,7 @@ import { fieldUsageHandlers } from './handlers/field-usage';
 import { purchaseCollections } from './store/purchase-sources';
 
 /** Registers the segment service's handlers and starts the contact projection (stopped on SIGTERM). */
-export async function setup(ctx: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const contactProjection = new ContactProjection(ctx.store);
   const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.config.SUBSCRIBER_DEADLINE_MS, ctx.logger);
   const purchases = purchaseCollections(ctx.store);

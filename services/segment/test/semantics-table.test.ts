@@ -6,7 +6,7 @@
  */
 import type { Contact } from '../src/domain/contact';
 import { textValue } from '../src/domain/contact';
-import type { SegmentContext } from '../src/domain/context';
+import type { EvaluationFacts } from '../src/domain/evaluation-facts';
 import { SEGMENT_OPERATORS, SegmentCondition, SegmentExpression, Truth } from '../src/domain/expression';
 import { ContactStore, openContactStore } from './support/store';
 import { builtIn, classify, cond, contact, custom, date, expr, fieldCond, num, options, order, purchase, segment, text } from './support/builders';
@@ -29,7 +29,7 @@ const SEGMENTS: Record<string, SegmentExpression> = {
   'seg-nested': expr([cond('SEGMENT', 'CONTAINED_IN', segment('seg-not-big'))], [cond('TAGS', 'OPTION_CONTAINS_ANY', options('t-vip'))]),
 };
 
-const CONTEXT: SegmentContext = {
+const CONTEXT: EvaluationFacts = {
   now: NOW,
   segments: SEGMENTS,
   activeTopicIds: ['p1', 'p2', 'p3'], // p4 is inactive
@@ -45,7 +45,7 @@ interface Row {
   name: string;
   when: SegmentCondition | SegmentExpression;
   contact?: Partial<Contact>;
-  context?: Partial<SegmentContext>;
+  context?: Partial<EvaluationFacts>;
   expect: Truth;
 }
 

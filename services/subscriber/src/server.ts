@@ -1,5 +1,5 @@
 import { callLogger } from '@mailer/kit';
-import type { ServiceContext } from '@mailer/kit/service';
+import type { ServiceRuntime } from '@mailer/kit/service';
 import { subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
@@ -16,7 +16,7 @@ import { outboxRepository } from './store/outbox';
 import { subscriberRepository } from './store/subscribers';
 
 /** Builds the use cases' dependencies (app/deps.ts) and registers every RPC's handler (handlers/, one file per resource) on the gRPC server. */
-export async function setup(service: ServiceContext<Config>): Promise<Array<() => Promise<unknown>>> {
+export async function setup(service: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = service;
   const usage = fieldUsageSources(
     { segment: config.SEGMENT_GRPC_ADDR, form: config.FORM_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR, rss: config.RSS_GRPC_ADDR },

@@ -2,7 +2,7 @@
 // each of (deps, input) owning the loading, the validation against the catalog, and the writes.
 import { failedPrecondition, invalid, notFound } from '@mailer/kit';
 import { compileSegment, type Filter } from '../domain/compile';
-import type { PurchaseSourceFacts } from '../domain/context';
+import type { PurchaseSourceFacts } from '../domain/evaluation-facts';
 import type { SegmentExpression } from '../domain/expression';
 import { referencedSegmentIds, validateExpression, type ValidateOptions } from '../domain/validate';
 import type { PurchaseSourceDoc } from '../store/purchase-sources';

@@ -18,7 +18,7 @@
  * lastResponseAt, lastDeliveredAt, firstUnansweredDeliveryAt.
  */
 import { fieldKey, foldCase, foldCouponCode } from './contact';
-import type { CompileContext, SegmentContext } from './context';
+import type { CompileFacts, EvaluationFacts } from './evaluation-facts';
 import type { PurchaseOperator, PurchaseSegmentCondition, SegmentCondition, SegmentExpression, SegmentOperand, SegmentOperator } from './expression';
 import { Filter, FilterPair, NEVER, PAIR_FALSE, PAIR_TRUE, and, andPair, knownPair, not, notPair, or, orPair } from './filter';
 import { OrderInterval, ScopedSource, absenceProvenForAll, instantBounds, purchaseOperatorIn, scopedSources } from './purchase-scope';
@@ -36,18 +36,18 @@ export interface CompiledSegment {
   unknownFilter: Filter;
 }
 
-export function compileSegment(expression: SegmentExpression, context: CompileContext): CompiledSegment {
+export function compileSegment(expression: SegmentExpression, context: CompileFacts): CompiledSegment {
   const pair = compileExpression(expression, context, []);
   // A fresh copy each time: drivers may rewrite filters in place while casting them.
   const scoped = (f: Filter): Filter => structuredClone({ accountId: context.accountId, ...f });
   return { trueFilter: scoped(pair.T), falseFilter: scoped(pair.F), unknownFilter: scoped(not(or(pair.T, pair.F))) };
 }
 
-function compileExpression(expression: SegmentExpression, context: SegmentContext, stack: string[]): FilterPair {
+function compileExpression(expression: SegmentExpression, context: EvaluationFacts, stack: string[]): FilterPair {
   return orPair(expression.conditionGroups.map((g) => andPair(g.conditions.map((c) => compileCondition(c, context, stack)))));
 }
 
-export function compileCondition(condition: SegmentCondition, context: SegmentContext, stack: string[] = []): FilterPair {
+export function compileCondition(condition: SegmentCondition, context: EvaluationFacts, stack: string[] = []): FilterPair {
   const { operator, operand } = condition;
   switch (condition.subjectType) {
     case 'FIELD':
@@ -263,7 +263,7 @@ function operatorQuery(operator: PurchaseOperator, p: PurchaseSegmentCondition):
   }
 }
 
-function purchasePair(operator: PurchaseOperator, p: PurchaseSegmentCondition, context: SegmentContext): FilterPair {
+function purchasePair(operator: PurchaseOperator, p: PurchaseSegmentCondition, context: EvaluationFacts): FilterPair {
   const sources = scopedSources(p, context);
   // Sources in one zone share the period's instants; without a period the zone does not matter at all.
   const zones = p.period ? byZone(sources) : sources.length > 0 ? [[...sources]] : [];

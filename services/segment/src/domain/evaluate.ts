@@ -8,7 +8,7 @@
  */
 import type { Contact, ContactOrder } from './contact';
 import { fieldKey, foldCase, foldCouponCode } from './contact';
-import type { SegmentContext } from './context';
+import type { EvaluationFacts } from './evaluation-facts';
 import type { PurchaseOperator, PurchaseSegmentCondition, SegmentCondition, SegmentExpression, SegmentOperator, Truth } from './expression';
 import { OrderInterval, ScopedSource, absenceProvenForAll, localBounds, purchaseOperatorIn, scopedSources } from './purchase-scope';
 import { localDateOf } from './time';
@@ -47,17 +47,17 @@ const compare = <V>(value: V | undefined, test: (v: V) => boolean): Truth => (va
 // ---- the expression
 
 /** Groups are OR-ed, conditions of a group AND-ed. A contact matches the segment only when TRUE. */
-export function evaluate(expression: SegmentExpression, contact: Contact, context: SegmentContext): Truth {
+export function evaluate(expression: SegmentExpression, contact: Contact, context: EvaluationFacts): Truth {
   return evaluateIn(expression, contact, context, []);
 }
 
-function evaluateIn(expression: SegmentExpression, contact: Contact, context: SegmentContext, stack: string[]): Truth {
+function evaluateIn(expression: SegmentExpression, contact: Contact, context: EvaluationFacts, stack: string[]): Truth {
   return or3(
     expression.conditionGroups.map((group) => and3(group.conditions.map((c) => evaluateCondition(c, contact, context, stack)))),
   );
 }
 
-export function evaluateCondition(condition: SegmentCondition, contact: Contact, context: SegmentContext, stack: string[] = []): Truth {
+export function evaluateCondition(condition: SegmentCondition, contact: Contact, context: EvaluationFacts, stack: string[] = []): Truth {
   const { operator, operand } = condition;
   switch (condition.subjectType) {
     case 'FIELD':
@@ -243,7 +243,7 @@ function orderInInterval(order: ContactOrder, source: ScopedSource, interval: Or
   return (from === undefined || local >= from) && (to === undefined || local <= to);
 }
 
-function purchaseTruth(operator: PurchaseOperator, purchase: PurchaseSegmentCondition, orders: readonly ContactOrder[], context: SegmentContext): Truth {
+function purchaseTruth(operator: PurchaseOperator, purchase: PurchaseSegmentCondition, orders: readonly ContactOrder[], context: EvaluationFacts): Truth {
   const sources = scopedSources(purchase, context);
   const sourceById = new Map(sources.map((s) => [s.id, s]));
   const candidates = orders.filter((o) => sourceById.has(o.sourceId) && orderMatchesScope(o, purchase) && orderMatchesOperator(o, operator, purchase));

@@ -2,7 +2,7 @@
 export * from './expression';
 export * from './operators';
 export * from './contact';
-export * from './context';
+export * from './evaluation-facts';
 export { validateExpression, referencedSegmentIds, referencedFieldIds, SEGMENT_LIMITS } from './validate';
 export type { SegmentErrorId, SegmentProblem, ValidationResult, ValidationCatalog, CatalogField, ValidateOptions } from './validate';
 export { evaluate, evaluateCondition, and3, or3, not3 } from './evaluate';

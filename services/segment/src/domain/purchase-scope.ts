@@ -13,7 +13,7 @@
  * captured window, so "no order before the period" is never proven, and FIRST_PURCHASE_IN_PERIOD is at
  * best UNKNOWN, never TRUE (an earlier order or no order in the period still prove FALSE).
  */
-import type { PurchaseSourceFacts, SegmentContext } from './context';
+import type { PurchaseSourceFacts, EvaluationFacts } from './evaluation-facts';
 import type { PurchaseOperator, PurchasePeriod, PurchaseSegmentCondition } from './expression';
 import { addDays, localDateOf, startOfLocalDay } from './time';
 
@@ -85,7 +85,7 @@ export function localPeriod(period: PurchasePeriod, zone: string, now: Date): Lo
 }
 
 /** Sources in scope: the named one, or every source of the account when sourceId is null. */
-export function scopedSources(purchase: PurchaseSegmentCondition, context: SegmentContext): ScopedSource[] {
+export function scopedSources(purchase: PurchaseSegmentCondition, context: EvaluationFacts): ScopedSource[] {
   const byId = new Map(context.purchaseSources.map((s) => [s.id, s]));
   const ids = purchase.sourceId ? [purchase.sourceId] : context.purchaseSources.map((s) => s.id);
   return ids.map((id) => {

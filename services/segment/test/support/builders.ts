@@ -1,7 +1,7 @@
 /** Small constructors that keep the test tables readable. */
 import type { Contact, ContactFieldValue, ContactOrder, ContactOrderItem } from '../../src/domain/contact';
 import { textValue, toContactOrder } from '../../src/domain/contact';
-import type { CompileContext, SegmentContext } from '../../src/domain/context';
+import type { CompileFacts, EvaluationFacts } from '../../src/domain/evaluation-facts';
 import type {
   FieldRef,
   PurchaseSegmentCondition,
@@ -79,10 +79,10 @@ export async function classify(
   collection: Collection<Contact>,
   expression: SegmentExpression,
   contacts: readonly Contact[],
-  context: SegmentContext,
+  context: EvaluationFacts,
   accountId: string,
 ): Promise<Map<string, Classified>> {
-  const compiled = compileSegment(expression, { ...context, accountId } as CompileContext);
+  const compiled = compileSegment(expression, { ...context, accountId } as CompileFacts);
   const [t, f, u] = await Promise.all([
     collection.find(compiled.trueFilter, { projection: { _id: 1 } }),
     collection.find(compiled.falseFilter, { projection: { _id: 1 } }),

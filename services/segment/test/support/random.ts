@@ -6,7 +6,7 @@
  */
 import type { Contact, ContactOrder } from '../../src/domain/contact';
 import { textValue, toContactFieldValue, toContactOrder } from '../../src/domain/contact';
-import type { PurchaseSourceFacts, SegmentContext } from '../../src/domain/context';
+import type { PurchaseSourceFacts, EvaluationFacts } from '../../src/domain/evaluation-facts';
 import {
   FieldRef,
   FieldType,
@@ -108,7 +108,7 @@ const DAY_COUNTS = [1, 2, 7, 14, 30, 60];
 
 export interface World {
   accountId: string;
-  context: SegmentContext;
+  context: EvaluationFacts;
   catalog: ValidationCatalog;
   contacts: Contact[];
 }
@@ -122,7 +122,7 @@ export function makeWorld(rng: Rng, index: number, contactCount: number): World 
     capturedOrdersFromUtc: rng.chance(0.9) ? new Date(now.getTime() - rng.int(0, 120) * DAY - rng.pick([0, 1, rng.int(0, DAY)])) : null,
     capturedOrdersToUtc: rng.chance(0.25) ? new Date(now.getTime() - rng.int(0, 20) * DAY) : null,
   }));
-  const context: SegmentContext = { now, segments: {}, purchaseSources: sources, activeTopicIds: ACTIVE_TOPICS };
+  const context: EvaluationFacts = { now, segments: {}, purchaseSources: sources, activeTopicIds: ACTIVE_TOPICS };
   const storedSegments: { id: string; expression: SegmentExpression }[] = [];
   const catalog: ValidationCatalog = {
     fields: FIELDS.map((f) => ({

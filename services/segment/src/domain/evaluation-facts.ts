@@ -17,7 +17,7 @@ export interface PurchaseSourceFacts {
   baselineOpen: boolean;
 }
 
-export interface SegmentContext {
+export interface EvaluationFacts {
   /** The instant "now" for LAST_DAYS periods and response operators. */
   now: Date;
   /** Expressions of the segments referenced (directly or transitively) by CONTAINED_IN / NOT_CONTAINED_IN. */
@@ -29,6 +29,6 @@ export interface SegmentContext {
 }
 
 /** Compilation also pins the account: every filter carries accountId at its top level. */
-export interface CompileContext extends SegmentContext {
+export interface CompileFacts extends EvaluationFacts {
   accountId: string;
 }
