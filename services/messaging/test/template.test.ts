@@ -50,11 +50,11 @@ describe('compileTemplate', () => {
   });
 
   it('refuses include, render and layout: no file can be read', () => {
-    for (const html of ["{% include '/etc/passwd' %}", "{% render '/etc/passwd' %}", "{% layout '/etc/passwd' %}"]) {
+    for (const html of ["{% include '/etc/passwd' %}", "{% render '/etc/passwd' %}", "{% layout '/etc/passwd' %}", "{% liquid include '/etc/passwd' %}"]) {
       const err = caught(() => compileTemplate({ subject: 's', html }));
       expect(err.errorId).toBe('template_syntax_error');
       expect(err.details[0].path).toBe('html');
-      expect(err.details[0].problem).toMatch(/^line 1, col 1: .*not found/);
+      expect(err.details[0].problem).toMatch(/^line 1, col (1|11): tag "(include|render|layout)" not found/);
     }
   });
 
@@ -161,6 +161,16 @@ describe('hostile templates', () => {
       { substitutionData: { big: 'x'.repeat(10000) } },
     );
     expect(err.message).toContain(String(MAX_OUTPUT_CHARS));
+  });
+
+  it('bounds a capture growing in a loop, in every part', async () => {
+    const grow = '{% capture s %}{% for i in (1..100000) %}{{ big }}{% endfor %}{% endcapture %}{{ s | size }}';
+    for (const source of [{ subject: grow, html: 'h' }, { subject: 's', html: grow }, { subject: 's', html: 'h', text: grow }]) {
+      const err = await refusedQuickly(source, { substitutionData: { big: 'x'.repeat(10000) } });
+      expect(err.message).toMatch(/exceeds|memory/);
+    }
+    const doubling = '{% assign s = "x" %}{% for i in (1..64) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s | size }}';
+    await refusedQuickly({ subject: doubling, html: 'h' });
   });
 
   it('allows output right up to the limit', async () => {

@@ -10,7 +10,8 @@
 // - MEMORY_LIMIT: liquidjs' count of characters/elements allocated by filters, ranges and assigns in
 //   one render (`(1..1000000000)`, `append`/`join` doubling), refused before the allocation.
 // - MAX_OUTPUT_CHARS: the rendered output of one part; a bounded emitter refuses the write that would
-//   pass it, so a loop printing a large value is stopped long before memory is at risk.
+//   pass it, so a loop printing a large value is stopped long before memory is at risk; the same bound
+//   applies to every string a tag renders on its own ({% capture %}).
 // - No file access: the include/render/layout tags do not exist (a save using them is a syntax error)
 //   and the engine's fs refuses every lookup. No prototype access: ownPropertyOnly.
 import { Context, Liquid, toPromise, type Template } from 'liquidjs';
@@ -70,6 +71,18 @@ const noFiles = {
   resolve: (_dir: string, file: string) => file,
 };
 
+/** liquidjs' emitter interface, with MAX_OUTPUT_CHARS enforced on every write. */
+class BoundedEmitter {
+  buffer = '';
+  write(html: unknown): void {
+    const s = html === undefined || html === null ? '' : String(html);
+    if (this.buffer.length + s.length > MAX_OUTPUT_CHARS) {
+      throw new Error(`output exceeds ${MAX_OUTPUT_CHARS} characters`);
+    }
+    this.buffer += s;
+  }
+}
+
 function newEngine(escapeHtml: boolean): Liquid {
   const engine = new Liquid({
     fs: noFiles,
@@ -88,6 +101,11 @@ function newEngine(escapeHtml: boolean): Liquid {
   });
   // Without these tags a template naming them fails to parse: refused at save, not at send.
   for (const tag of ['include', 'render', 'layout', 'block']) delete (engine.tags as Record<string, unknown>)[tag];
+  // Tags that render into a string of their own ({% capture %}) call renderTemplates without an emitter;
+  // give them a bounded one too, or a capture in a loop could grow a string until V8 gives up.
+  const renderer = engine.renderer;
+  const renderTemplates = renderer.renderTemplates.bind(renderer);
+  renderer.renderTemplates = (templates, ctx, emitter) => renderTemplates(templates, ctx, emitter ?? (new BoundedEmitter() as never));
   return engine;
 }
 
@@ -127,18 +145,6 @@ export function compileTemplate(source: TemplateSource): CompiledTemplate {
     if (templates) for (const name of htmlEngine.globalVariablesSync(templates)) variables.add(name);
   }
   return { subject: parsed.subject!, html: parsed.html!, text: parsed.text ?? null, variables: [...variables].sort() };
-}
-
-/** liquidjs' emitter interface, with MAX_OUTPUT_CHARS enforced on every write. */
-class BoundedEmitter {
-  buffer = '';
-  write(html: unknown): void {
-    const s = html === undefined || html === null ? '' : String(html);
-    if (this.buffer.length + s.length > MAX_OUTPUT_CHARS) {
-      throw new Error(`output exceeds ${MAX_OUTPUT_CHARS} characters`);
-    }
-    this.buffer += s;
-  }
 }
 
 async function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart): Promise<string> {
