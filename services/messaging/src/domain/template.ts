@@ -1,0 +1,191 @@
+// The Liquid template domain of the messaging service (API.md "Email templates"): compile a template's
+// subject/html/text once (syntax errors with line and column, the variables it reads), then render it
+// with a recipient's values. Pure: no I/O, no store, no clock beyond liquidjs' render-time limit.
+//
+// Limits a hostile template cannot get past (each one is tested in test/template.test.ts):
+// - MAX_TEMPLATE_PART_CHARS: source size of each of subject/html/text, checked before parsing;
+//   PARSE_LIMIT is liquidjs' own bound on characters parsed per parse() call (defence in depth).
+// - RENDER_LIMIT_MS: wall time of one render() of one part; liquidjs checks it between every node it
+//   renders, so `{% for %}` loops of any size stop.
+// - MEMORY_LIMIT: liquidjs' count of characters/elements allocated by filters, ranges and assigns in
+//   one render (`(1..1000000000)`, `append`/`join` doubling), refused before the allocation.
+// - MAX_OUTPUT_CHARS: the rendered output of one part; a bounded emitter refuses the write that would
+//   pass it, so a loop printing a large value is stopped long before memory is at risk; the same bound
+//   applies to every string a tag renders on its own ({% capture %}).
+// - No file access: the include/render/layout tags do not exist (a save using them is a syntax error)
+//   and the engine's fs refuses every lookup. No prototype access: ownPropertyOnly.
+import { Context, Liquid, toPromise, type Template } from 'liquidjs';
+import juice from 'juice';
+import { convert as htmlToText } from 'html-to-text';
+
+export const MAX_TEMPLATE_PART_CHARS = 256 * 1024;
+export const PARSE_LIMIT = 3 * MAX_TEMPLATE_PART_CHARS;
+export const RENDER_LIMIT_MS = 500;
+export const MEMORY_LIMIT = 16 * 1024 * 1024;
+export const MAX_OUTPUT_CHARS = 1024 * 1024;
+
+/** Names substitutionData may not use: the renderer supplies them. */
+export const RESERVED_SUBSTITUTION_KEYS = ['subscriber', 'event', 'links'] as const;
+
+export type TemplatePart = 'subject' | 'html' | 'text';
+export interface TemplateProblem { path: string; problem: string }
+
+/** A refusal with the errorId and details API.md names; the handler maps it to 400/422. */
+export class TemplateError extends Error {
+  constructor(
+    readonly errorId: 'template_syntax_error' | 'validation_failed' | 'reserved_substitution_key' | 'template_render_failed',
+    message: string,
+    readonly details: TemplateProblem[] = [],
+  ) {
+    super(message);
+    this.name = 'TemplateError';
+  }
+}
+
+export interface TemplateSource { subject: string; html: string; text?: string | null }
+
+export interface CompiledTemplate {
+  subject: Template[];
+  html: Template[];
+  /** null: the text is derived from the rendered html. */
+  text: Template[] | null;
+  /** Sorted top-level names read across the parts, loop variables and assigns excluded. */
+  variables: string[];
+}
+
+export interface RenderValues {
+  substitutionData?: Record<string, unknown> | null;
+  subscriber: Record<string, unknown>;
+  event?: Record<string, unknown> | null;
+  links?: Record<string, unknown> | null;
+}
+
+export interface RenderedMessage { subject: string; html: string; text: string }
+
+/** The engine's fs: no template may read a file, whatever tag or option a later version adds. */
+const noFiles = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async (file: string) => { throw new Error(`file access is not allowed: ${file}`); },
+  readFileSync: (file: string) => { throw new Error(`file access is not allowed: ${file}`); },
+  resolve: (_dir: string, file: string) => file,
+};
+
+/** liquidjs' emitter interface, with MAX_OUTPUT_CHARS enforced on every write. */
+class BoundedEmitter {
+  buffer = '';
+  write(html: unknown): void {
+    const s = html === undefined || html === null ? '' : String(html);
+    if (this.buffer.length + s.length > MAX_OUTPUT_CHARS) {
+      throw new Error(`output exceeds ${MAX_OUTPUT_CHARS} characters`);
+    }
+    this.buffer += s;
+  }
+}
+
+function newEngine(escapeHtml: boolean): Liquid {
+  const engine = new Liquid({
+    fs: noFiles,
+    root: [],
+    partials: [],
+    layouts: [],
+    relativeReference: false,
+    dynamicPartials: false,
+    ownPropertyOnly: true,
+    strictVariables: false,
+    strictFilters: true,
+    parseLimit: PARSE_LIMIT,
+    renderLimit: RENDER_LIMIT_MS,
+    memoryLimit: MEMORY_LIMIT,
+    outputEscape: escapeHtml ? 'escape' : undefined,
+  });
+  // Without these tags a template naming them fails to parse: refused at save, not at send.
+  for (const tag of ['include', 'render', 'layout', 'block']) delete (engine.tags as Record<string, unknown>)[tag];
+  // Tags that render into a string of their own ({% capture %}) call renderTemplates without an emitter;
+  // give them a bounded one too, or a capture in a loop could grow a string until V8 gives up.
+  const renderer = engine.renderer;
+  const renderTemplates = renderer.renderTemplates.bind(renderer);
+  renderer.renderTemplates = (templates, ctx, emitter) => renderTemplates(templates, ctx, emitter ?? (new BoundedEmitter() as never));
+  return engine;
+}
+
+const htmlEngine = newEngine(true);
+const plainEngine = newEngine(false);
+
+function position(err: unknown): string {
+  const token = (err as { token?: { getPosition?: () => [number, number] } }).token;
+  const pos = token?.getPosition?.();
+  // liquidjs appends ", line:3, col:7" to its messages; say it once, in API.md's form, in front.
+  const message = String((err as Error).message ?? err).replace(/,? line:\d+, col:\d+$/, '').split('\n')[0];
+  return pos ? `line ${pos[0]}, col ${pos[1]}: ${message}` : message;
+}
+
+/** Parses every part; all syntax errors at once, so an editor can show them together. */
+export function compileTemplate(source: TemplateSource): CompiledTemplate {
+  const parts: [TemplatePart, string | null | undefined][] = [['subject', source.subject], ['html', source.html], ['text', source.text]];
+  const tooLong = parts.filter(([, s]) => typeof s === 'string' && s.length > MAX_TEMPLATE_PART_CHARS);
+  if (tooLong.length) {
+    throw new TemplateError('validation_failed', `a template part may hold at most ${MAX_TEMPLATE_PART_CHARS} characters`,
+      tooLong.map(([path, s]) => ({ path, problem: `${s!.length} characters, more than ${MAX_TEMPLATE_PART_CHARS}` })));
+  }
+  const problems: TemplateProblem[] = [];
+  const parsed: Partial<Record<TemplatePart, Template[]>> = {};
+  for (const [path, s] of parts) {
+    if (s === undefined || s === null) continue;
+    try {
+      parsed[path] = (path === 'html' ? htmlEngine : plainEngine).parse(s);
+    } catch (err) {
+      problems.push({ path, problem: position(err) });
+    }
+  }
+  if (problems.length) throw new TemplateError('template_syntax_error', 'the template has a syntax error', problems);
+  const variables = new Set<string>();
+  for (const [path] of parts) {
+    const templates = parsed[path];
+    if (templates) for (const name of htmlEngine.globalVariablesSync(templates)) variables.add(name);
+  }
+  return { subject: parsed.subject!, html: parsed.html!, text: parsed.text ?? null, variables: [...variables].sort() };
+}
+
+async function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart): Promise<string> {
+  const emitter = new BoundedEmitter();
+  try {
+    const ctx = new Context(scope, engine.options, { sync: false });
+    // renderTemplates is a generator (liquidjs drives sync and async renders alike); toPromise runs it.
+    await toPromise(engine.renderer.renderTemplates(templates, ctx, emitter as never));
+    return emitter.buffer;
+  } catch (err) {
+    // The innermost message says what went wrong (limit, filter); the wrappers add only positions.
+    let inner: unknown = err;
+    while ((inner as { originalError?: unknown }).originalError) inner = (inner as { originalError: unknown }).originalError;
+    const message = (inner as Error)?.message ?? String(inner);
+    throw new TemplateError('template_render_failed', `${path}: ${message}`, [{ path, problem: position(err) }]);
+  }
+}
+
+/** Renders a compiled template for one recipient (API.md "Email templates", render-time variables). */
+export async function renderTemplate(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
+  const data = values.substitutionData ?? {};
+  const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(data, k));
+  if (reserved.length) {
+    throw new TemplateError('reserved_substitution_key', `substitutionData may not use the names ${RESERVED_SUBSTITUTION_KEYS.join(', ')}`,
+      reserved.map((k) => ({ path: `substitutionData.${k}`, problem: 'reserved name' })));
+  }
+  const scope: Record<string, unknown> = { ...data, subscriber: values.subscriber };
+  if (values.event) scope.event = values.event;
+  if (values.links) scope.links = values.links;
+
+  const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject');
+  const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html');
+  let html: string;
+  try {
+    html = juice(rawHtml);
+  } catch (err) {
+    throw new TemplateError('template_render_failed', `html: ${(err as Error).message}`, [{ path: 'html', problem: (err as Error).message }]);
+  }
+  const text = compiled.text
+    ? await renderPart(plainEngine, compiled.text, scope, 'text')
+    : htmlToText(html, { wordwrap: 78 });
+  // A subject is a header: a line break from any value would start a new header (Bcc:...).
+  return { subject: subject.replace(/[\r\n]+/g, ' ').trim(), html, text };
+}

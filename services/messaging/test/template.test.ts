@@ -1,0 +1,199 @@
+// The template domain alone (no processes needed): compile errors, variables, escaping, derived text,
+// header-injection safety, reserved keys, and the limits a hostile template cannot get past.
+import {
+  compileTemplate, renderTemplate, TemplateError, MAX_OUTPUT_CHARS, MAX_TEMPLATE_PART_CHARS,
+  type TemplateSource, type RenderValues,
+} from '../src/domain/template';
+
+const subscriber = { email: 'ann@example.com', firstName: 'Ann', fields: {} };
+
+async function render(source: TemplateSource, values: Partial<RenderValues> = {}) {
+  return renderTemplate(compileTemplate(source), { subscriber, ...values });
+}
+
+function caught(fn: () => unknown): TemplateError {
+  try { fn(); } catch (err) { expect(err).toBeInstanceOf(TemplateError); return err as TemplateError; }
+  throw new Error('expected a TemplateError');
+}
+
+async function caughtAsync(p: Promise<unknown>): Promise<TemplateError> {
+  try { await p; } catch (err) { expect(err).toBeInstanceOf(TemplateError); return err as TemplateError; }
+  throw new Error('expected a TemplateError');
+}
+
+/** A hostile render is refused (template_render_failed) and quickly: well under 2 s even on a busy box. */
+async function refusedQuickly(source: TemplateSource, values: Partial<RenderValues> = {}) {
+  const started = Date.now();
+  const err = await caughtAsync(render(source, values));
+  expect(err.errorId).toBe('template_render_failed');
+  expect(Date.now() - started).toBeLessThan(2000);
+  return err;
+}
+
+describe('compileTemplate', () => {
+  it('lists the sorted top-level variables, without loop variables and assigns', () => {
+    const t = compileTemplate({
+      subject: 'Hi {{ subscriber.firstName }}',
+      html: '{% assign total = order.total %}{% for item in items %}{{ item.name }}{{ total }}{% endfor %}{{ links.unsubscribe }}',
+      text: '{{ coupon }} {{ order.id }}',
+    });
+    expect(t.variables).toEqual(['coupon', 'items', 'links', 'order', 'subscriber']);
+  });
+
+  it('reports a syntax error per part with line and column', () => {
+    const err = caught(() => compileTemplate({ subject: 'Hi {{ name', html: '<p>\n\n  {% if x %}oops', text: 'fine' }));
+    expect(err.errorId).toBe('template_syntax_error');
+    const byPath = Object.fromEntries(err.details.map((d) => [d.path, d.problem]));
+    expect(Object.keys(byPath).sort()).toEqual(['html', 'subject']);
+    expect(byPath.subject).toMatch(/^line 1, col 4: /);
+    expect(byPath.html).toMatch(/^line 3, col 3: .*if/);
+  });
+
+  it('refuses include, render and layout: no file can be read', () => {
+    for (const html of ["{% include '/etc/passwd' %}", "{% render '/etc/passwd' %}", "{% layout '/etc/passwd' %}", "{% liquid include '/etc/passwd' %}"]) {
+      const err = caught(() => compileTemplate({ subject: 's', html }));
+      expect(err.errorId).toBe('template_syntax_error');
+      expect(err.details[0].path).toBe('html');
+      expect(err.details[0].problem).toMatch(/^line 1, col (1|11): tag "(include|render|layout)" not found/);
+    }
+  });
+
+  it('refuses a part longer than the source limit before parsing it', () => {
+    const err = caught(() => compileTemplate({ subject: 's', html: 'x'.repeat(MAX_TEMPLATE_PART_CHARS + 1) }));
+    expect(err.errorId).toBe('validation_failed');
+    expect(err.details).toEqual([{ path: 'html', problem: expect.stringContaining(String(MAX_TEMPLATE_PART_CHARS)) }]);
+    expect(() => compileTemplate({ subject: 's', html: 'x'.repeat(MAX_TEMPLATE_PART_CHARS) })).not.toThrow();
+  });
+});
+
+describe('renderTemplate', () => {
+  it('escapes values in html unless | raw, and keeps them plain in subject and text', async () => {
+    const out = await render(
+      { subject: 'About {{ thing }}', html: '<p>{{ thing }}</p><div>{{ snippet | raw }}</div>', text: 'About {{ thing }}' },
+      { substitutionData: { thing: '<script>alert(1)</script> & co', snippet: '<b>bold</b>' } },
+    );
+    expect(out.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; co');
+    expect(out.html).not.toContain('<script>');
+    expect(out.html).toContain('<b>bold</b>');
+    expect(out.subject).toBe('About <script>alert(1)</script> & co');
+    expect(out.text).toBe('About <script>alert(1)</script> & co');
+  });
+
+  it('collapses line breaks in the subject so no header can be injected', async () => {
+    const out = await render({ subject: 'Order {{ id }}\n{{ id }}', html: 'x' }, { substitutionData: { id: '1\r\nBcc: x@evil.example' } });
+    expect(out.subject).not.toMatch(/[\r\n]/);
+    expect(out.subject).toBe('Order 1 Bcc: x@evil.example 1 Bcc: x@evil.example');
+  });
+
+  it('renders a missing variable empty', async () => {
+    const out = await render({ subject: '[{{ nope }}]', html: '<p>[{{ nope.deeper }}]</p>', text: '[{{ subscriber.lastName }}]' });
+    expect(out.subject).toBe('[]');
+    expect(out.html).toBe('<p>[]</p>');
+    expect(out.text).toBe('[]');
+  });
+
+  it('gives subscriber, event and links, inlines CSS and derives text from html', async () => {
+    const out = await render(
+      {
+        subject: 'Hi {{ subscriber.firstName }}',
+        html: '<style>p { color: red; }</style><p>{{ event.properties.plan }} for {{ subscriber.email }}</p><a href="{{ links.unsubscribe }}">Unsubscribe</a>',
+      },
+      { event: { eventKey: 'signup', properties: { plan: 'Pro' } }, links: { unsubscribe: 'https://x.example/u/t?a=1&b=2' } },
+    );
+    expect(out.subject).toBe('Hi Ann');
+    expect(out.html).toMatch(/<p style="color: red;">Pro for ann@example.com<\/p>/);
+    expect(out.html).not.toContain('<style>');
+    expect(out.html).toContain('href="https://x.example/u/t?a=1&amp;b=2"');
+    expect(out.text).toContain('Pro for ann@example.com');
+    expect(out.text).toContain('https://x.example/u/t?a=1&b=2');
+  });
+
+  it('refuses the reserved substitution keys', async () => {
+    for (const key of ['subscriber', 'event', 'links']) {
+      const err = await caughtAsync(render({ subject: 's', html: 'h' }, { substitutionData: { [key]: 'x' } }));
+      expect(err.errorId).toBe('reserved_substitution_key');
+      expect(err.details[0].path).toBe(`substitutionData.${key}`);
+    }
+  });
+
+  it('reports a render failure with the engine message', async () => {
+    const err = await caughtAsync(render({ subject: 's', html: '<p>\n{% for i in (1..1000000000) %}x{% endfor %}' }));
+    expect(err.errorId).toBe('template_render_failed');
+    expect(err.message).toMatch(/^html: .*memory/i);
+    expect(err.details).toEqual([{ path: 'html', problem: expect.stringMatching(/^line 2, col 1: .*memory/i) }]);
+  });
+});
+
+describe('hostile templates', () => {
+  it('stops a billion-iteration loop', async () => {
+    await refusedQuickly({ subject: 's', html: '{% for i in (1..1000000000) %}x{% endfor %}' });
+  });
+
+  it('stops nested loops', async () => {
+    const err = await refusedQuickly({
+      subject: 's',
+      html: '{% for a in (1..100000) %}{% for b in (1..100000) %}{% for c in (1..100000) %}x{% endfor %}{% endfor %}{% endfor %}',
+    });
+    expect(err.message).toMatch(/template render limit exceeded/i);
+  });
+
+  it('stops nested loops in the subject and text too', async () => {
+    const loop = '{% for a in (1..10000) %}{% for b in (1..10000) %}y{% endfor %}{% endfor %}';
+    await refusedQuickly({ subject: loop, html: 'h' });
+    await refusedQuickly({ subject: 's', html: 'h', text: loop });
+  });
+
+  it('stops huge repeats with append', async () => {
+    await refusedQuickly(
+      { subject: 's', html: '{% for i in (1..100000) %}{{ big | append: big | append: big }}{% endfor %}' },
+      { substitutionData: { big: 'x'.repeat(100000) } },
+    );
+  });
+
+  it('stops assign doubling a string', async () => {
+    const doubling = '{% assign s = "xxxxxxxxxxxxxxxx" %}' + '{% assign s = s | append: s %}'.repeat(40) + '{{ s | size }}';
+    await refusedQuickly({ subject: 's', html: doubling });
+  });
+
+  it('bounds the output of a loop printing a large value', async () => {
+    const err = await refusedQuickly(
+      { subject: 's', html: '{% for i in (1..10000) %}{{ big }}{% endfor %}' },
+      { substitutionData: { big: 'x'.repeat(10000) } },
+    );
+    expect(err.message).toContain(String(MAX_OUTPUT_CHARS));
+  });
+
+  it('bounds a capture growing in a loop, in every part', async () => {
+    const grow = '{% capture s %}{% for i in (1..100000) %}{{ big }}{% endfor %}{% endcapture %}{{ s | size }}';
+    for (const source of [{ subject: grow, html: 'h' }, { subject: 's', html: grow }, { subject: 's', html: 'h', text: grow }]) {
+      const err = await refusedQuickly(source, { substitutionData: { big: 'x'.repeat(10000) } });
+      expect(err.message).toMatch(/exceeds|memory/);
+    }
+    const doubling = '{% assign s = "x" %}{% for i in (1..64) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s | size }}';
+    await refusedQuickly({ subject: doubling, html: 'h' });
+  });
+
+  it('allows output right up to the limit', async () => {
+    const out = await render({ subject: 's', html: '{% for i in (1..1024) %}{{ big }}{% endfor %}' }, { substitutionData: { big: 'x'.repeat(MAX_OUTPUT_CHARS / 1024) } });
+    expect(out.html.length).toBe(MAX_OUTPUT_CHARS);
+  });
+
+  it('gives no access to prototypes', async () => {
+    const out = await render({
+      subject: '[{{ constructor }}][{{ __proto__ }}]',
+      html: '[{{ subscriber.constructor.name }}][{{ subscriber.__proto__ }}][{{ data.constructor.constructor }}][{{ "x".constructor }}][{{ list.constructor.name }}]',
+      text: '[{{ toString }}][{{ subscriber.hasOwnProperty }}]',
+    }, { substitutionData: { data: { a: 1 }, list: [1] } });
+    expect(out.subject).toBe('[][]');
+    expect(out.html).toBe('[][][][][]');
+    expect(out.text).toBe('[][]');
+  });
+
+  it('does not let substitutionData pollute prototypes', async () => {
+    const substitutionData = JSON.parse('{"__proto__": {"polluted": "yes"}, "a": "b"}');
+    const out = await render({ subject: '{{ polluted }}', html: '{{ a }}{{ polluted }}' }, { substitutionData });
+    expect(out.subject).toBe('');
+    expect(out.html).toBe('b');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
