@@ -1,22 +1,34 @@
-import type { segmentV1 } from '@mailer/proto';
+import { protoEnum } from '@mailer/kit';
+import { segmentV1 } from '@mailer/proto';
+import { BuiltInFields, SubscriberStatuses } from './enums';
 import { int64, present } from './numbers';
 
-// Segments: API bodies <-> segment service messages. The expression's closed vocabularies travel as
-// the specification's strings on both sides, so nothing is translated; JSON `null` and absence both
-// become an absent proto member (and an absent proto member is answered as absent / null).
+// Segments: API bodies <-> segment service messages. The expression's closed vocabularies are proto
+// enums translated by name (the OpenAPI validation has already refused names outside them); JSON
+// `null` and absence both become an absent proto member or UNSPECIFIED (and those are answered as
+// absent / null). A name the service answers that has no API name is its bug (500).
+
+export const SegmentSubjectTypes = protoEnum(segmentV1.SegmentSubjectType, 'SEGMENT_SUBJECT_TYPE_');
+export const SegmentOperators = protoEnum(segmentV1.SegmentOperator, 'SEGMENT_OPERATOR_');
+export const SegmentOperandKinds = protoEnum(segmentV1.SegmentOperandKind, 'SEGMENT_OPERAND_KIND_');
+export const SegmentFieldRefTypes = protoEnum(segmentV1.SegmentFieldRefType, 'SEGMENT_FIELD_REF_TYPE_');
+export const PurchaseScopeKinds = protoEnum(segmentV1.PurchaseScopeKind, 'PURCHASE_SCOPE_KIND_');
+export const PurchasePeriodKinds = protoEnum(segmentV1.PurchasePeriodKind, 'PURCHASE_PERIOD_KIND_');
+
+type NameOf<T extends { names: readonly string[] }> = T['names'][number];
 
 export interface FieldRefBody {
-  type: string;
-  builtInField?: string | null;
+  type: NameOf<typeof SegmentFieldRefTypes>;
+  builtInField?: NameOf<typeof BuiltInFields> | null;
   fieldId?: string | null;
 }
 
 export interface PurchaseConditionBody {
   sourceId?: string | null;
-  scopeKind?: string;
+  scopeKind?: NameOf<typeof PurchaseScopeKinds>;
   products?: Array<{ productId: string; variantId?: string | null }> | null;
   groupId?: string | null;
-  period?: { kind: string; days?: number | null; from?: string | null; to?: string | null } | null;
+  period?: { kind: NameOf<typeof PurchasePeriodKinds>; days?: number | null; from?: string | null; to?: string | null } | null;
   count?: number | null;
   currency?: string | null;
   amount?: number | null;
@@ -25,7 +37,7 @@ export interface PurchaseConditionBody {
 }
 
 export interface OperandBody {
-  kind: string;
+  kind: NameOf<typeof SegmentOperandKinds>;
   text?: string | null;
   number?: number | null;
   date?: string | null;
@@ -35,9 +47,9 @@ export interface OperandBody {
 }
 
 export interface ConditionBody {
-  subjectType: string;
+  subjectType: NameOf<typeof SegmentSubjectTypes>;
   fieldRef?: FieldRefBody | null;
-  operator: string;
+  operator: NameOf<typeof SegmentOperators>;
   operand: OperandBody;
 }
 
@@ -62,10 +74,10 @@ function purchaseToProto(p: PurchaseConditionBody | null | undefined): segmentV1
   if (!p) return undefined;
   return {
     sourceId: lower(p.sourceId),
-    scopeKind: p.scopeKind ?? '',
+    scopeKind: PurchaseScopeKinds.toProtoOrUnspecified(p.scopeKind),
     products: (p.products ?? []).map((x) => ({ productId: x.productId, variantId: undef(x.variantId) })),
     groupId: undef(p.groupId),
-    period: p.period ? { kind: p.period.kind, days: undef(p.period.days), from: undef(p.period.from), to: undef(p.period.to) } : undefined,
+    period: p.period ? { kind: PurchasePeriodKinds.toProto(p.period.kind), days: undef(p.period.days), from: undef(p.period.from), to: undef(p.period.to) } : undefined,
     count: undef(p.count),
     currency: undef(p.currency),
     amount: undef(p.amount),
@@ -76,7 +88,7 @@ function purchaseToProto(p: PurchaseConditionBody | null | undefined): segmentV1
 
 function operandToProto(o: OperandBody): segmentV1.SegmentOperand {
   return {
-    kind: o.kind,
+    kind: SegmentOperandKinds.toProto(o.kind),
     text: undef(o.text),
     number: undef(o.number),
     date: undef(o.date),
@@ -90,9 +102,15 @@ export function expressionToProto(e: ExpressionBody): segmentV1.SegmentExpressio
   return {
     conditionGroups: e.conditionGroups.map((g) => ({
       conditions: g.conditions.map((c) => ({
-        subjectType: c.subjectType,
-        fieldRef: c.fieldRef ? { type: c.fieldRef.type, builtInField: undef(c.fieldRef.builtInField), fieldId: lower(c.fieldRef.fieldId) } : undefined,
-        operator: c.operator,
+        subjectType: SegmentSubjectTypes.toProto(c.subjectType),
+        fieldRef: c.fieldRef
+          ? {
+              type: SegmentFieldRefTypes.toProto(c.fieldRef.type),
+              builtInField: c.fieldRef.builtInField == null ? undefined : BuiltInFields.toProto(c.fieldRef.builtInField),
+              fieldId: lower(c.fieldRef.fieldId),
+            }
+          : undefined,
+        operator: SegmentOperators.toProto(c.operator),
         operand: operandToProto(c.operand),
       })),
     })),
@@ -113,10 +131,10 @@ const defined = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(
 function purchaseJson(p: segmentV1.PurchaseSegmentCondition) {
   return defined({
     sourceId: p.sourceId ?? null,
-    scopeKind: p.scopeKind,
+    scopeKind: PurchaseScopeKinds.fromProto(p.scopeKind),
     products: p.products.length ? p.products.map((x) => defined({ productId: x.productId, variantId: x.variantId })) : undefined,
     groupId: p.groupId,
-    period: p.period ? defined({ kind: p.period.kind, days: p.period.days, from: p.period.from, to: p.period.to }) : undefined,
+    period: p.period ? defined({ kind: PurchasePeriodKinds.fromProto(p.period.kind), days: p.period.days, from: p.period.from, to: p.period.to }) : undefined,
     count: p.count,
     currency: p.currency,
     amount: p.amount,
@@ -128,11 +146,11 @@ function purchaseJson(p: segmentV1.PurchaseSegmentCondition) {
 function operandJson(o: segmentV1.SegmentOperand | undefined) {
   const operand = present(o, 'an operand');
   return defined({
-    kind: operand.kind,
+    kind: SegmentOperandKinds.fromProto(operand.kind),
     text: operand.text,
     number: operand.number,
     date: operand.date,
-    optionIds: operand.kind === 'OPTIONS' || operand.optionIds.length ? operand.optionIds : undefined,
+    optionIds: operand.kind === segmentV1.SegmentOperandKind.SEGMENT_OPERAND_KIND_OPTIONS || operand.optionIds.length ? operand.optionIds : undefined,
     segmentId: operand.segmentId,
     purchase: operand.purchase ? purchaseJson(operand.purchase) : undefined,
   });
@@ -143,13 +161,13 @@ export function expressionJson(e: segmentV1.SegmentExpression | undefined) {
   return {
     conditionGroups: expression.conditionGroups.map((g) => ({
       conditions: g.conditions.map((c) => ({
-        subjectType: c.subjectType,
+        subjectType: SegmentSubjectTypes.fromProto(c.subjectType),
         fieldRef: c.fieldRef
-          ? c.fieldRef.type === 'CUSTOM'
+          ? c.fieldRef.type === segmentV1.SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_CUSTOM
             ? { type: 'CUSTOM', fieldId: c.fieldRef.fieldId ?? null }
-            : { type: c.fieldRef.type, builtInField: c.fieldRef.builtInField ?? null }
+            : { type: SegmentFieldRefTypes.fromProto(c.fieldRef.type), builtInField: c.fieldRef.builtInField === undefined ? null : BuiltInFields.fromProto(c.fieldRef.builtInField) }
           : null,
-        operator: c.operator,
+        operator: SegmentOperators.fromProto(c.operator),
         operand: operandJson(c.operand),
       })),
     })),
@@ -169,7 +187,7 @@ export function segmentPreviewJson(p: segmentV1.SegmentPreview | undefined) {
     matchingCount: int64(preview.matchingCount),
     unknownCount: int64(preview.unknownCount),
     reachableCount: int64(preview.reachableCount),
-    contacts: preview.contacts.map((c) => ({ id: c.id, email: c.email, firstName: c.firstName ?? null, subscriberStatus: c.subscriberStatus })),
+    contacts: preview.contacts.map((c) => ({ id: c.id, email: c.email, firstName: c.firstName ?? null, subscriberStatus: SubscriberStatuses.fromProto(c.subscriberStatus) })),
     captureScopes: preview.captureScopes.map((s) => ({
       sourceId: s.sourceId,
       sourceName: s.name,

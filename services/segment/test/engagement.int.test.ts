@@ -4,7 +4,7 @@
  * segment service's Response operators answer from them (nats-server, subscriber and segment services).
  */
 import { connect, JSONCodec, type NatsConnection } from 'nats';
-import { expr, operand, useSegmentStack } from './support/stack';
+import { BIF, expr, FR, OK, OP, operand, ST, useSegmentStack } from './support/stack';
 import { add, newAccount } from '@mailer/testing/subscriber';
 
 const stack = useSegmentStack();
@@ -22,8 +22,16 @@ const codec = JSONCodec();
 async function fact(type: 'email.delivered' | 'email.opened' | 'email.clicked', accountId: string, subscriberId: string, occurredAt: string) {
   await nc.jetstream().publish(`domain.${type}`, codec.encode({ type, accountId, subscriberId, occurredAt, messageId: `m-${Math.random()}` }));
 }
-const response = (operator: string, days: number) =>
-  expr([{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator, operand: operand({ kind: 'NUMBER', number: days }) }]);
+type ResponseOperator = 'RESPONDED_WITHIN_DAYS' | 'NO_RESPONSE_FOR_DAYS' | 'DELIVERED_WITHOUT_RESPONSE_AT_LEAST';
+const response = (operator: ResponseOperator, days: number) =>
+  expr([
+    {
+      subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD,
+      fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_BUILT_IN, builtInField: BIF.BUILT_IN_FIELD_EMAIL },
+      operator: OP[`SEGMENT_OPERATOR_${operator}`],
+      operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_NUMBER, number: days }),
+    },
+  ]);
 
 it('Response operators answer from the published facts, at once (read-after-write)', async () => {
   const a = newAccount();
@@ -42,7 +50,7 @@ it('Response operators answer from the published facts, at once (read-after-writ
   // A fact about another account's subscriber id changes nothing here.
   await fact('email.opened', newAccount(), silent.id, daysAgo(1));
 
-  const preview = async (operator: string, days: number) => {
+  const preview = async (operator: ResponseOperator, days: number) => {
     const p = (await stack.client.previewExpression({ accountId: a, expression: response(operator, days) })).preview!;
     return { matching: p.contacts.map((x) => x.email).sort(), unknown: Number(p.unknownCount) };
   };

@@ -3,7 +3,7 @@
  * subscriber service, the segment service), like segments.int.test.ts.
  */
 import { segmentV1 } from '@mailer/proto';
-import { operand, useSegmentStack } from './support/stack';
+import { BIF, FR, OK, OP, operand, PK, SK, ST, useSegmentStack } from './support/stack';
 import { add, errorOf, newAccount } from '@mailer/testing/subscriber';
 
 const stack = useSegmentStack();
@@ -15,15 +15,15 @@ const purchased = (sourceId: string | undefined, period: Period): segmentV1.Segm
     {
       conditions: [
         {
-          subjectType: 'PURCHASES',
-          operator: 'PURCHASED',
-          operand: { kind: 'PURCHASE', optionIds: [], purchase: { sourceId, scopeKind: 'ALL_PRODUCTS', products: [], period } },
+          subjectType: ST.SEGMENT_SUBJECT_TYPE_PURCHASES,
+          operator: OP.SEGMENT_OPERATOR_PURCHASED,
+          operand: { kind: OK.SEGMENT_OPERAND_KIND_PURCHASE, optionIds: [], purchase: { sourceId, scopeKind: SK.PURCHASE_SCOPE_KIND_ALL_PRODUCTS, products: [], period } },
         },
       ],
     },
   ],
 });
-const range = (from: string, to: string): Period => ({ kind: 'DATE_RANGE', from, to });
+const range = (from: string, to: string): Period => ({ kind: PK.PURCHASE_PERIOD_KIND_DATE_RANGE, from, to });
 const order = (orderId: string, email: string, orderedAt: string, extra: Partial<segmentV1.PurchaseOrder> = {}): segmentV1.PurchaseOrder => ({
   orderId,
   email,
@@ -134,13 +134,13 @@ describe('PURCHASES segments over ingested orders', () => {
   let src: segmentV1.PurchaseSource;
   const march10 = purchased(undefined, range('2024-03-10', '2024-03-10'));
   const march9 = purchased(undefined, range('2024-03-09', '2024-03-09'));
-  const last2 = purchased(undefined, { kind: 'LAST_DAYS', days: 2 });
+  const last2 = purchased(undefined, { kind: PK.PURCHASE_PERIOD_KIND_LAST_DAYS, days: 2 });
 
   beforeAll(async () => {
     src = (await stack.client.createPurchaseSource({ accountId: a, name: 'Tokyo', timeZone: 'Asia/Tokyo' })).source!;
     await add(c(), a, 'ann@example.org');
     await add(c(), a, 'bob@example.org');
-    await previewEventually(a, { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: { kind: 'TEXT', text: '@', optionIds: [] } }] }] }, 2, 0);
+    await previewEventually(a, { conditionGroups: [{ conditions: [{ subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_BUILT_IN, builtInField: BIF.BUILT_IN_FIELD_EMAIL }, operator: OP.SEGMENT_OPERATOR_TEXT_CONTAINS, operand: { kind: OK.SEGMENT_OPERAND_KIND_TEXT, text: '@', optionIds: [] } }] }] }, 2, 0);
   }, 60_000);
 
   it('ingests idempotently per orderId (again, and twice in one batch)', async () => {

@@ -5,15 +5,15 @@
  * service waits until its projection has applied DOMAIN up to the stream's last sequence.
  */
 import { segmentV1 } from '@mailer/proto';
-import { type Cond, expr, operand, useSegmentStack } from './support/stack';
+import { BIF, type Cond, expr, FR, OK, OP, operand, ST, useSegmentStack } from './support/stack';
 import { add, addField, addTag, FT, fieldId, newAccount, S, text } from '@mailer/testing/subscriber';
 
 // Concurrency > 1: events complete out of order, the watermark must still be exact.
 const stack = useSegmentStack({ SEGMENT_PROJECTION_CONCURRENCY: '8' });
 const c = () => stack.env.client;
 
-const everyone = expr([{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: operand({ kind: 'TEXT', text: '@' }) }]);
-const tagged = (tagId: string) => expr([{ subjectType: 'TAGS', operator: 'OPTION_CONTAINS_ANY', operand: operand({ kind: 'OPTIONS', optionIds: [tagId] }) }]);
+const everyone = expr([{ subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_BUILT_IN, builtInField: BIF.BUILT_IN_FIELD_EMAIL }, operator: OP.SEGMENT_OPERATOR_TEXT_CONTAINS, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_TEXT, text: '@' }) }]);
+const tagged = (tagId: string) => expr([{ subjectType: ST.SEGMENT_SUBJECT_TYPE_TAGS, operator: OP.SEGMENT_OPERATOR_OPTION_CONTAINS_ANY, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_OPTIONS, optionIds: [tagId] }) }]);
 
 it('every acknowledged write is counted by the next count or preview, without polling', async () => {
   const a = newAccount();
@@ -24,7 +24,7 @@ it('every acknowledged write is counted by the next count or preview, without po
     await stack.client.createSegment({
       accountId: a,
       name: 'Berlin',
-      expression: expr([{ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: city }, operator: 'TEXT_EQUALS', operand: operand({ kind: 'TEXT', text: 'Berlin' }) }]),
+      expression: expr([{ subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_CUSTOM, fieldId: city }, operator: OP.SEGMENT_OPERATOR_TEXT_EQUALS, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_TEXT, text: 'Berlin' }) }]),
     })
   ).segment!;
   const count = async (segmentId: string) => Number((await stack.client.countSegment({ accountId: a, segmentId })).count!.subscriberCount);

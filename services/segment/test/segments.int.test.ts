@@ -4,21 +4,21 @@
  * asks the subscriber service for the catalog over gRPC). Counts and previews are polled until the
  * projection has caught up (bounded wait).
  */
-import { segmentV1 } from '@mailer/proto';
-import { type Cond, expr, operand, useSegmentStack } from './support/stack';
+import { segmentV1, subscriberV1 } from '@mailer/proto';
+import { BIF, type Cond, expr, FR, OK, OP, operand, ST, useSegmentStack } from './support/stack';
 import { add, addField, addTag, addTopic, errorOf, FT, fieldId, list, newAccount, S, text } from '@mailer/testing/subscriber';
 
 const stack = useSegmentStack();
 const c = () => stack.env.client;
 
-const custom = (id: string, operator: string, value: string): Cond => ({
-  subjectType: 'FIELD',
-  fieldRef: { type: 'CUSTOM', fieldId: id },
-  operator,
-  operand: operand({ kind: 'TEXT', text: value }),
+const custom = (id: string, operator: 'TEXT_EQUALS' | 'TEXT_NOT_EQUALS', value: string): Cond => ({
+  subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD,
+  fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_CUSTOM, fieldId: id },
+  operator: OP[`SEGMENT_OPERATOR_${operator}`],
+  operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_TEXT, text: value }),
 });
-const contained = (segmentId: string): Cond => ({ subjectType: 'SEGMENT', operator: 'CONTAINED_IN', operand: operand({ kind: 'SEGMENT', segmentId }) });
-const emailContains = (t: string): Cond => ({ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_CONTAINS', operand: operand({ kind: 'TEXT', text: t }) });
+const contained = (segmentId: string): Cond => ({ subjectType: ST.SEGMENT_SUBJECT_TYPE_SEGMENT, operator: OP.SEGMENT_OPERATOR_CONTAINED_IN, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_SEGMENT, segmentId }) });
+const emailContains = (t: string): Cond => ({ subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_BUILT_IN, builtInField: BIF.BUILT_IN_FIELD_EMAIL }, operator: OP.SEGMENT_OPERATOR_TEXT_CONTAINS, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_TEXT, text: t }) });
 
 const create = (accountId: string, name: string, expression: segmentV1.SegmentExpression) => stack.client.createSegment({ accountId, name, expression }).then((r) => r.segment!);
 
@@ -57,7 +57,7 @@ describe('segments over the projection', () => {
 
   it('stores, gets and lists the segment with its expression', async () => {
     expect(notParis.name).toBe('Not Paris');
-    expect(notParis.expression!.conditionGroups[0].conditions[0]).toMatchObject({ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: city }, operator: 'TEXT_NOT_EQUALS', operand: { kind: 'TEXT', text: 'Paris' } });
+    expect(notParis.expression!.conditionGroups[0].conditions[0]).toMatchObject({ subjectType: ST.SEGMENT_SUBJECT_TYPE_FIELD, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_CUSTOM, fieldId: city }, operator: OP.SEGMENT_OPERATOR_TEXT_NOT_EQUALS, operand: { kind: OK.SEGMENT_OPERAND_KIND_TEXT, text: 'Paris' } });
     expect((await stack.client.getSegment({ accountId: a, segmentId: notParis.id })).segment).toEqual(notParis);
     expect((await stack.client.listSegments({ accountId: a })).items.map((s) => s.id)).toContain(notParis.id);
   });
@@ -68,7 +68,7 @@ describe('segments over the projection', () => {
     expect(p.unknownCount).toBe('1'); // cid has no city
     expect(p.reachableCount).toBe('2'); // eve is UNCONFIRMED
     expect(p.contacts.map((x) => x.email)).toEqual(['ann@example.org', 'dan@example.org', 'eve@example.org']);
-    expect(p.contacts[2].subscriberStatus).toBe('UNCONFIRMED');
+    expect(p.contacts[2].subscriberStatus).toBe(S.SUBSCRIBER_STATUS_UNCONFIRMED);
     expect(p.captureScopes).toEqual([]);
   });
 
@@ -89,7 +89,7 @@ describe('segments over the projection', () => {
     const p = (
       await stack.client.previewExpression({
         accountId: a,
-        expression: expr([custom(city, 'TEXT_EQUALS', 'Paris')], [{ subjectType: 'TAGS', operator: 'OPTION_CONTAINS_ANY', operand: operand({ kind: 'OPTIONS', optionIds: [tag] }) }]),
+        expression: expr([custom(city, 'TEXT_EQUALS', 'Paris')], [{ subjectType: ST.SEGMENT_SUBJECT_TYPE_TAGS, operator: OP.SEGMENT_OPERATOR_OPTION_CONTAINS_ANY, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_OPTIONS, optionIds: [tag] }) }]),
       })
     ).preview!;
     expect(p.matchingCount).toBe('2');
@@ -103,6 +103,29 @@ describe('segments over the projection', () => {
     expect(e.details?.[0].path).toBe('expression.conditionGroups[0].conditions[0].fieldRef.fieldId');
     const p = await errorOf(stack.client.previewExpression({ accountId: a, expression: expr([custom('nope', 'TEXT_EQUALS', 'x')]) }));
     expect(p.errorId).toBe('segment_field_not_found');
+  });
+
+  it('answers UNSPECIFIED and unknown enum values with the expression errorIds, not a crash', async () => {
+    const path = 'expression.conditionGroups[0].conditions[0]';
+    const refused = async (cond: Cond) => {
+      const e = await errorOf(stack.client.previewExpression({ accountId: a, expression: expr([cond]) }));
+      expect(e.code).toBe(3);
+      return { errorId: e.errorId, path: e.details?.[0].path };
+    };
+    const good = custom(city, 'TEXT_EQUALS', 'x');
+    for (const operator of [OP.SEGMENT_OPERATOR_UNSPECIFIED, 999 as segmentV1.SegmentOperator]) {
+      expect(await refused({ ...good, operator })).toEqual({ errorId: 'segment_expression_invalid', path: `${path}.operator` });
+    }
+    expect(await refused({ ...good, subjectType: 77 as segmentV1.SegmentSubjectType })).toEqual({ errorId: 'segment_expression_invalid', path: `${path}.subjectType` });
+    expect(await refused({ ...good, operand: operand({ kind: OK.SEGMENT_OPERAND_KIND_UNSPECIFIED, text: 'x' }) })).toEqual({ errorId: 'segment_operand_mismatch', path: `${path}.operand.kind` });
+    expect(await refused({ ...good, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_UNSPECIFIED, builtInField: BIF.BUILT_IN_FIELD_UNSPECIFIED, fieldId: city } })).toEqual({
+      errorId: 'segment_expression_invalid',
+      path: `${path}.fieldRef`,
+    });
+    expect(await refused({ ...good, fieldRef: { type: FR.SEGMENT_FIELD_REF_TYPE_BUILT_IN, builtInField: 9 as subscriberV1.BuiltInField } })).toEqual({
+      errorId: 'segment_field_not_found',
+      path: `${path}.fieldRef.builtInField`,
+    });
   });
 
   it('refuses cycles, refuses deleting a referenced segment, deletes otherwise', async () => {
@@ -128,6 +151,19 @@ describe('segments over the projection', () => {
     expect(u.createdAt).toBe(s.createdAt);
     await countEventually(a, s.id, 1);
     expect((await errorOf(create(a, 'Temp 2', expr([custom(city, 'TEXT_EQUALS', 'x')])))).errorId).toBe('segment_name_taken');
+  });
+
+  it('lists members by status enum; an unknown status is validation_failed', async () => {
+    const members = (status: subscriberV1.SubscriberStatus) =>
+      stack.client.listSegmentMembers(segmentV1.ListSegmentMembersRequest.fromPartial({ accountId: a, segmentId: notParis.id, pageSize: 10, pageNumber: 1, status }));
+    const any = await members(S.SUBSCRIBER_STATUS_UNSPECIFIED);
+    const unconfirmed = await members(S.SUBSCRIBER_STATUS_UNCONFIRMED);
+    expect(Number(any.total)).toBe(Number(any.statusCounts!.active) + Number(any.statusCounts!.unconfirmed));
+    expect(unconfirmed.total).toBe(any.statusCounts!.unconfirmed);
+    expect(Number(unconfirmed.total)).toBeGreaterThan(0);
+    const e = await errorOf(members(42 as subscriberV1.SubscriberStatus));
+    expect(e.code).toBe(3);
+    expect(e.errorId).toBe('validation_failed');
   });
 
   it("isolates accounts: another account's segment id is segment_not_found", async () => {

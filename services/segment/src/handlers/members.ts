@@ -3,12 +3,15 @@ import { accountOf, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
 import type { SegmentDeps } from '../app/deps';
 import { listSegmentMembers } from '../app/segment-members';
+import { SubscriberStatuses } from './mapping';
 
 
 export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
   return {
     async listSegmentMembers(req) {
-      const { subscriberIds, total, statusCounts: counts } = await listSegmentMembers(deps, accountOf(req), req);
+      // Absent or UNSPECIFIED: any status; a value without a name goes on as its number, which the use case refuses (validation_failed).
+      const status = !req.status ? undefined : (SubscriberStatuses.tryFromProto(req.status) ?? String(req.status));
+      const { subscriberIds, total, statusCounts: counts } = await listSegmentMembers(deps, accountOf(req), { ...req, status });
       return {
         subscriberIds,
         total: String(total),

@@ -4,7 +4,7 @@ import type { segmentV1 } from '@mailer/proto';
 import type { SegmentDeps } from '../app/deps';
 import { countSegment, createSegment, deleteSegment, getSegment, listSegments, previewExpression, previewSegment, updateSegment, type SegmentPreview } from '../app/segments';
 import { captureScopeToProto } from './purchases';
-import { expressionFromProto, segmentToProto } from './mapping';
+import { SubscriberStatuses, expressionFromProto, segmentToProto } from './mapping';
 
 
 type Names = 'createSegment' | 'getSegment' | 'listSegments' | 'updateSegment' | 'deleteSegment' | 'countSegment' | 'previewSegment' | 'previewExpression';
@@ -14,7 +14,7 @@ function previewToProto(p: SegmentPreview): segmentV1.SegmentPreview {
     matchingCount: String(p.matching),
     unknownCount: String(p.unknown),
     reachableCount: String(p.reachable),
-    contacts: p.contacts.map((c) => ({ id: c.id, email: c.email, firstName: c.firstName ?? undefined, subscriberStatus: c.subscriberStatus })),
+    contacts: p.contacts.map((c) => ({ id: c.id, email: c.email, firstName: c.firstName ?? undefined, subscriberStatus: SubscriberStatuses.toProto(c.subscriberStatus as (typeof SubscriberStatuses.names)[number]) })),
     captureScopes: p.captureScopes.map(captureScopeToProto),
   };
 }

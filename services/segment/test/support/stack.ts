@@ -2,7 +2,7 @@
 // (writes and catalog) and the segment service (projection, segments, purchases), started once per
 // file and stopped after it.
 import { createClient } from '@mailer/kit';
-import { segmentV1 } from '@mailer/proto';
+import { segmentV1, subscriberV1 } from '@mailer/proto';
 import { startService, type RunningService } from '@mailer/testing';
 import { startSubscriberStack, type SubscriberStack } from '@mailer/testing/subscriber';
 
@@ -30,4 +30,8 @@ export function useSegmentStack(segmentEnv: NodeJS.ProcessEnv = {}): SegmentStac
 
 export type Cond = segmentV1.SegmentCondition;
 export const expr = (...groups: Cond[][]): segmentV1.SegmentExpression => ({ conditionGroups: groups.map((conditions) => ({ conditions })) });
-export const operand = (o: Partial<segmentV1.SegmentOperand>): segmentV1.SegmentOperand => ({ kind: 'NONE', optionIds: [], ...o });
+export const operand = (o: Partial<segmentV1.SegmentOperand>): segmentV1.SegmentOperand => ({ kind: OK.SEGMENT_OPERAND_KIND_NONE, optionIds: [], ...o });
+
+/** The expression's proto enums, short (values read `OP.SEGMENT_OPERATOR_TEXT_EQUALS`). */
+export const { SegmentSubjectType: ST, SegmentOperator: OP, SegmentOperandKind: OK, SegmentFieldRefType: FR, PurchaseScopeKind: SK, PurchasePeriodKind: PK } = segmentV1;
+export const BIF = subscriberV1.BuiltInField;

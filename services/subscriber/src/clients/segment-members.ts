@@ -1,8 +1,14 @@
 // The segment service's members of a saved segment (SegmentService.ListSegmentMembers): the page of
 // subscriber ids, the total and the status counts for ListSubscribers with a segment_id. The segment
 // service owns the contact projection and the expression compiler; this service loads the overviews.
-import { createClient, peerClient, type Logger } from '@mailer/kit';
-import { segmentV1 } from '@mailer/proto';
+import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { segmentV1, subscriberV1 } from '@mailer/proto';
+import type { SubscriberStatus } from '../domain/subscriber';
+
+const SubscriberStatuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
+
+/** ListSegmentMembers' request with the status as the domain names it (absent: any status). */
+export type SegmentMembersQuery = Omit<segmentV1.ListSegmentMembersRequest, 'status'> & { status?: SubscriberStatus };
 
 export interface SegmentMembers {
   /**
@@ -10,7 +16,7 @@ export interface SegmentMembers {
    * (segment_not_found, segment_projection_lagging, validation_failed); no answer at all (down,
    * deadline) is UNAVAILABLE `segment_service_unavailable`.
    */
-  list(req: segmentV1.ListSegmentMembersRequest): Promise<segmentV1.ListSegmentMembersResponse>;
+  list(req: SegmentMembersQuery): Promise<segmentV1.ListSegmentMembersResponse>;
   close(): void;
 }
 
@@ -22,7 +28,7 @@ export function segmentMembers(address: string, deadlineMs: number, logger?: Log
     logger,
   });
   return {
-    list: (req) => client.listSegmentMembers(req),
+    list: (req) => client.listSegmentMembers({ ...req, status: req.status === undefined ? undefined : SubscriberStatuses.toProto(req.status) }),
     close: () => client.close(),
   };
 }

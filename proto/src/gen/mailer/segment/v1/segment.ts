@@ -18,10 +18,559 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import {
+  BuiltInField,
+  builtInFieldFromJSON,
+  builtInFieldToJSON,
+  SubscriberStatus,
+  subscriberStatusFromJSON,
+  subscriberStatusToJSON,
+} from "../../subscriber/v1/subscriber";
 
 export const protobufPackage = "mailer.segment.v1";
 
 export const protobufFileName = "mailer/segment/v1/segment.proto";
+
+export enum SegmentSubjectType {
+  SEGMENT_SUBJECT_TYPE_UNSPECIFIED = 0,
+  SEGMENT_SUBJECT_TYPE_FIELD = 1,
+  SEGMENT_SUBJECT_TYPE_TAGS = 2,
+  SEGMENT_SUBJECT_TYPE_TOPICS = 3,
+  SEGMENT_SUBJECT_TYPE_SEGMENT = 4,
+  SEGMENT_SUBJECT_TYPE_PURCHASES = 5,
+  UNRECOGNIZED = -1,
+}
+
+export function segmentSubjectTypeFromJSON(object: any): SegmentSubjectType {
+  switch (object) {
+    case 0:
+    case "SEGMENT_SUBJECT_TYPE_UNSPECIFIED":
+      return SegmentSubjectType.SEGMENT_SUBJECT_TYPE_UNSPECIFIED;
+    case 1:
+    case "SEGMENT_SUBJECT_TYPE_FIELD":
+      return SegmentSubjectType.SEGMENT_SUBJECT_TYPE_FIELD;
+    case 2:
+    case "SEGMENT_SUBJECT_TYPE_TAGS":
+      return SegmentSubjectType.SEGMENT_SUBJECT_TYPE_TAGS;
+    case 3:
+    case "SEGMENT_SUBJECT_TYPE_TOPICS":
+      return SegmentSubjectType.SEGMENT_SUBJECT_TYPE_TOPICS;
+    case 4:
+    case "SEGMENT_SUBJECT_TYPE_SEGMENT":
+      return SegmentSubjectType.SEGMENT_SUBJECT_TYPE_SEGMENT;
+    case 5:
+    case "SEGMENT_SUBJECT_TYPE_PURCHASES":
+      return SegmentSubjectType.SEGMENT_SUBJECT_TYPE_PURCHASES;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SegmentSubjectType.UNRECOGNIZED;
+  }
+}
+
+export function segmentSubjectTypeToJSON(object: SegmentSubjectType): string {
+  switch (object) {
+    case SegmentSubjectType.SEGMENT_SUBJECT_TYPE_UNSPECIFIED:
+      return "SEGMENT_SUBJECT_TYPE_UNSPECIFIED";
+    case SegmentSubjectType.SEGMENT_SUBJECT_TYPE_FIELD:
+      return "SEGMENT_SUBJECT_TYPE_FIELD";
+    case SegmentSubjectType.SEGMENT_SUBJECT_TYPE_TAGS:
+      return "SEGMENT_SUBJECT_TYPE_TAGS";
+    case SegmentSubjectType.SEGMENT_SUBJECT_TYPE_TOPICS:
+      return "SEGMENT_SUBJECT_TYPE_TOPICS";
+    case SegmentSubjectType.SEGMENT_SUBJECT_TYPE_SEGMENT:
+      return "SEGMENT_SUBJECT_TYPE_SEGMENT";
+    case SegmentSubjectType.SEGMENT_SUBJECT_TYPE_PURCHASES:
+      return "SEGMENT_SUBJECT_TYPE_PURCHASES";
+    case SegmentSubjectType.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** The specification's SegmentOperator table, group by group. */
+export enum SegmentOperator {
+  SEGMENT_OPERATOR_UNSPECIFIED = 0,
+  SEGMENT_OPERATOR_RESPONDED_WITHIN_DAYS = 1,
+  SEGMENT_OPERATOR_NO_RESPONSE_FOR_DAYS = 2,
+  SEGMENT_OPERATOR_DELIVERED_WITHOUT_RESPONSE_AT_LEAST = 3,
+  SEGMENT_OPERATOR_TEXT_EQUALS = 4,
+  SEGMENT_OPERATOR_TEXT_NOT_EQUALS = 5,
+  SEGMENT_OPERATOR_TEXT_EQUALS_IGNORE_CASE = 6,
+  SEGMENT_OPERATOR_TEXT_STARTS_WITH = 7,
+  SEGMENT_OPERATOR_TEXT_ENDS_WITH = 8,
+  SEGMENT_OPERATOR_TEXT_CONTAINS = 9,
+  SEGMENT_OPERATOR_NUMBER_EQUALS = 10,
+  SEGMENT_OPERATOR_NUMBER_NOT_EQUALS = 11,
+  SEGMENT_OPERATOR_NUMBER_GREATER_THAN = 12,
+  SEGMENT_OPERATOR_NUMBER_LESS_THAN = 13,
+  SEGMENT_OPERATOR_NUMBER_GREATER_OR_EQUAL = 14,
+  SEGMENT_OPERATOR_NUMBER_LESS_OR_EQUAL = 15,
+  SEGMENT_OPERATOR_DATE_EQUALS = 16,
+  SEGMENT_OPERATOR_DATE_NOT_EQUALS = 17,
+  SEGMENT_OPERATOR_DATE_BEFORE = 18,
+  SEGMENT_OPERATOR_DATE_AFTER = 19,
+  SEGMENT_OPERATOR_DATE_BEFORE_OR_EQUAL = 20,
+  SEGMENT_OPERATOR_DATE_EQUAL_OR_AFTER = 21,
+  SEGMENT_OPERATOR_BOOLEAN_IS_TRUE = 22,
+  SEGMENT_OPERATOR_BOOLEAN_IS_FALSE = 23,
+  SEGMENT_OPERATOR_OPTION_IS_ANY_OF = 24,
+  SEGMENT_OPERATOR_OPTION_IS_NONE_OF = 25,
+  SEGMENT_OPERATOR_OPTION_CONTAINS_ANY = 26,
+  SEGMENT_OPERATOR_OPTION_CONTAINS_NONE = 27,
+  SEGMENT_OPERATOR_TOPIC_OPTED_OUT = 28,
+  SEGMENT_OPERATOR_CONTAINED_IN = 29,
+  SEGMENT_OPERATOR_NOT_CONTAINED_IN = 30,
+  SEGMENT_OPERATOR_IS_EMPTY = 31,
+  SEGMENT_OPERATOR_IS_NOT_EMPTY = 32,
+  SEGMENT_OPERATOR_PURCHASED = 33,
+  SEGMENT_OPERATOR_NOT_PURCHASED = 34,
+  SEGMENT_OPERATOR_PURCHASE_COUNT_AT_LEAST = 35,
+  SEGMENT_OPERATOR_PURCHASE_COUNT_AT_MOST = 36,
+  SEGMENT_OPERATOR_PURCHASE_COUNT_EQUALS = 37,
+  SEGMENT_OPERATOR_FIRST_PURCHASE_IN_PERIOD = 38,
+  SEGMENT_OPERATOR_LAST_PURCHASE_IN_PERIOD = 39,
+  SEGMENT_OPERATOR_LAST_PURCHASE_BEFORE_PERIOD = 40,
+  SEGMENT_OPERATOR_ORDER_VALUE_AT_LEAST = 41,
+  SEGMENT_OPERATOR_ORDER_VALUE_AT_MOST = 42,
+  SEGMENT_OPERATOR_COUPON_USED = 43,
+  UNRECOGNIZED = -1,
+}
+
+export function segmentOperatorFromJSON(object: any): SegmentOperator {
+  switch (object) {
+    case 0:
+    case "SEGMENT_OPERATOR_UNSPECIFIED":
+      return SegmentOperator.SEGMENT_OPERATOR_UNSPECIFIED;
+    case 1:
+    case "SEGMENT_OPERATOR_RESPONDED_WITHIN_DAYS":
+      return SegmentOperator.SEGMENT_OPERATOR_RESPONDED_WITHIN_DAYS;
+    case 2:
+    case "SEGMENT_OPERATOR_NO_RESPONSE_FOR_DAYS":
+      return SegmentOperator.SEGMENT_OPERATOR_NO_RESPONSE_FOR_DAYS;
+    case 3:
+    case "SEGMENT_OPERATOR_DELIVERED_WITHOUT_RESPONSE_AT_LEAST":
+      return SegmentOperator.SEGMENT_OPERATOR_DELIVERED_WITHOUT_RESPONSE_AT_LEAST;
+    case 4:
+    case "SEGMENT_OPERATOR_TEXT_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_TEXT_EQUALS;
+    case 5:
+    case "SEGMENT_OPERATOR_TEXT_NOT_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_TEXT_NOT_EQUALS;
+    case 6:
+    case "SEGMENT_OPERATOR_TEXT_EQUALS_IGNORE_CASE":
+      return SegmentOperator.SEGMENT_OPERATOR_TEXT_EQUALS_IGNORE_CASE;
+    case 7:
+    case "SEGMENT_OPERATOR_TEXT_STARTS_WITH":
+      return SegmentOperator.SEGMENT_OPERATOR_TEXT_STARTS_WITH;
+    case 8:
+    case "SEGMENT_OPERATOR_TEXT_ENDS_WITH":
+      return SegmentOperator.SEGMENT_OPERATOR_TEXT_ENDS_WITH;
+    case 9:
+    case "SEGMENT_OPERATOR_TEXT_CONTAINS":
+      return SegmentOperator.SEGMENT_OPERATOR_TEXT_CONTAINS;
+    case 10:
+    case "SEGMENT_OPERATOR_NUMBER_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_NUMBER_EQUALS;
+    case 11:
+    case "SEGMENT_OPERATOR_NUMBER_NOT_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_NUMBER_NOT_EQUALS;
+    case 12:
+    case "SEGMENT_OPERATOR_NUMBER_GREATER_THAN":
+      return SegmentOperator.SEGMENT_OPERATOR_NUMBER_GREATER_THAN;
+    case 13:
+    case "SEGMENT_OPERATOR_NUMBER_LESS_THAN":
+      return SegmentOperator.SEGMENT_OPERATOR_NUMBER_LESS_THAN;
+    case 14:
+    case "SEGMENT_OPERATOR_NUMBER_GREATER_OR_EQUAL":
+      return SegmentOperator.SEGMENT_OPERATOR_NUMBER_GREATER_OR_EQUAL;
+    case 15:
+    case "SEGMENT_OPERATOR_NUMBER_LESS_OR_EQUAL":
+      return SegmentOperator.SEGMENT_OPERATOR_NUMBER_LESS_OR_EQUAL;
+    case 16:
+    case "SEGMENT_OPERATOR_DATE_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_DATE_EQUALS;
+    case 17:
+    case "SEGMENT_OPERATOR_DATE_NOT_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_DATE_NOT_EQUALS;
+    case 18:
+    case "SEGMENT_OPERATOR_DATE_BEFORE":
+      return SegmentOperator.SEGMENT_OPERATOR_DATE_BEFORE;
+    case 19:
+    case "SEGMENT_OPERATOR_DATE_AFTER":
+      return SegmentOperator.SEGMENT_OPERATOR_DATE_AFTER;
+    case 20:
+    case "SEGMENT_OPERATOR_DATE_BEFORE_OR_EQUAL":
+      return SegmentOperator.SEGMENT_OPERATOR_DATE_BEFORE_OR_EQUAL;
+    case 21:
+    case "SEGMENT_OPERATOR_DATE_EQUAL_OR_AFTER":
+      return SegmentOperator.SEGMENT_OPERATOR_DATE_EQUAL_OR_AFTER;
+    case 22:
+    case "SEGMENT_OPERATOR_BOOLEAN_IS_TRUE":
+      return SegmentOperator.SEGMENT_OPERATOR_BOOLEAN_IS_TRUE;
+    case 23:
+    case "SEGMENT_OPERATOR_BOOLEAN_IS_FALSE":
+      return SegmentOperator.SEGMENT_OPERATOR_BOOLEAN_IS_FALSE;
+    case 24:
+    case "SEGMENT_OPERATOR_OPTION_IS_ANY_OF":
+      return SegmentOperator.SEGMENT_OPERATOR_OPTION_IS_ANY_OF;
+    case 25:
+    case "SEGMENT_OPERATOR_OPTION_IS_NONE_OF":
+      return SegmentOperator.SEGMENT_OPERATOR_OPTION_IS_NONE_OF;
+    case 26:
+    case "SEGMENT_OPERATOR_OPTION_CONTAINS_ANY":
+      return SegmentOperator.SEGMENT_OPERATOR_OPTION_CONTAINS_ANY;
+    case 27:
+    case "SEGMENT_OPERATOR_OPTION_CONTAINS_NONE":
+      return SegmentOperator.SEGMENT_OPERATOR_OPTION_CONTAINS_NONE;
+    case 28:
+    case "SEGMENT_OPERATOR_TOPIC_OPTED_OUT":
+      return SegmentOperator.SEGMENT_OPERATOR_TOPIC_OPTED_OUT;
+    case 29:
+    case "SEGMENT_OPERATOR_CONTAINED_IN":
+      return SegmentOperator.SEGMENT_OPERATOR_CONTAINED_IN;
+    case 30:
+    case "SEGMENT_OPERATOR_NOT_CONTAINED_IN":
+      return SegmentOperator.SEGMENT_OPERATOR_NOT_CONTAINED_IN;
+    case 31:
+    case "SEGMENT_OPERATOR_IS_EMPTY":
+      return SegmentOperator.SEGMENT_OPERATOR_IS_EMPTY;
+    case 32:
+    case "SEGMENT_OPERATOR_IS_NOT_EMPTY":
+      return SegmentOperator.SEGMENT_OPERATOR_IS_NOT_EMPTY;
+    case 33:
+    case "SEGMENT_OPERATOR_PURCHASED":
+      return SegmentOperator.SEGMENT_OPERATOR_PURCHASED;
+    case 34:
+    case "SEGMENT_OPERATOR_NOT_PURCHASED":
+      return SegmentOperator.SEGMENT_OPERATOR_NOT_PURCHASED;
+    case 35:
+    case "SEGMENT_OPERATOR_PURCHASE_COUNT_AT_LEAST":
+      return SegmentOperator.SEGMENT_OPERATOR_PURCHASE_COUNT_AT_LEAST;
+    case 36:
+    case "SEGMENT_OPERATOR_PURCHASE_COUNT_AT_MOST":
+      return SegmentOperator.SEGMENT_OPERATOR_PURCHASE_COUNT_AT_MOST;
+    case 37:
+    case "SEGMENT_OPERATOR_PURCHASE_COUNT_EQUALS":
+      return SegmentOperator.SEGMENT_OPERATOR_PURCHASE_COUNT_EQUALS;
+    case 38:
+    case "SEGMENT_OPERATOR_FIRST_PURCHASE_IN_PERIOD":
+      return SegmentOperator.SEGMENT_OPERATOR_FIRST_PURCHASE_IN_PERIOD;
+    case 39:
+    case "SEGMENT_OPERATOR_LAST_PURCHASE_IN_PERIOD":
+      return SegmentOperator.SEGMENT_OPERATOR_LAST_PURCHASE_IN_PERIOD;
+    case 40:
+    case "SEGMENT_OPERATOR_LAST_PURCHASE_BEFORE_PERIOD":
+      return SegmentOperator.SEGMENT_OPERATOR_LAST_PURCHASE_BEFORE_PERIOD;
+    case 41:
+    case "SEGMENT_OPERATOR_ORDER_VALUE_AT_LEAST":
+      return SegmentOperator.SEGMENT_OPERATOR_ORDER_VALUE_AT_LEAST;
+    case 42:
+    case "SEGMENT_OPERATOR_ORDER_VALUE_AT_MOST":
+      return SegmentOperator.SEGMENT_OPERATOR_ORDER_VALUE_AT_MOST;
+    case 43:
+    case "SEGMENT_OPERATOR_COUPON_USED":
+      return SegmentOperator.SEGMENT_OPERATOR_COUPON_USED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SegmentOperator.UNRECOGNIZED;
+  }
+}
+
+export function segmentOperatorToJSON(object: SegmentOperator): string {
+  switch (object) {
+    case SegmentOperator.SEGMENT_OPERATOR_UNSPECIFIED:
+      return "SEGMENT_OPERATOR_UNSPECIFIED";
+    case SegmentOperator.SEGMENT_OPERATOR_RESPONDED_WITHIN_DAYS:
+      return "SEGMENT_OPERATOR_RESPONDED_WITHIN_DAYS";
+    case SegmentOperator.SEGMENT_OPERATOR_NO_RESPONSE_FOR_DAYS:
+      return "SEGMENT_OPERATOR_NO_RESPONSE_FOR_DAYS";
+    case SegmentOperator.SEGMENT_OPERATOR_DELIVERED_WITHOUT_RESPONSE_AT_LEAST:
+      return "SEGMENT_OPERATOR_DELIVERED_WITHOUT_RESPONSE_AT_LEAST";
+    case SegmentOperator.SEGMENT_OPERATOR_TEXT_EQUALS:
+      return "SEGMENT_OPERATOR_TEXT_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_TEXT_NOT_EQUALS:
+      return "SEGMENT_OPERATOR_TEXT_NOT_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_TEXT_EQUALS_IGNORE_CASE:
+      return "SEGMENT_OPERATOR_TEXT_EQUALS_IGNORE_CASE";
+    case SegmentOperator.SEGMENT_OPERATOR_TEXT_STARTS_WITH:
+      return "SEGMENT_OPERATOR_TEXT_STARTS_WITH";
+    case SegmentOperator.SEGMENT_OPERATOR_TEXT_ENDS_WITH:
+      return "SEGMENT_OPERATOR_TEXT_ENDS_WITH";
+    case SegmentOperator.SEGMENT_OPERATOR_TEXT_CONTAINS:
+      return "SEGMENT_OPERATOR_TEXT_CONTAINS";
+    case SegmentOperator.SEGMENT_OPERATOR_NUMBER_EQUALS:
+      return "SEGMENT_OPERATOR_NUMBER_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_NUMBER_NOT_EQUALS:
+      return "SEGMENT_OPERATOR_NUMBER_NOT_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_NUMBER_GREATER_THAN:
+      return "SEGMENT_OPERATOR_NUMBER_GREATER_THAN";
+    case SegmentOperator.SEGMENT_OPERATOR_NUMBER_LESS_THAN:
+      return "SEGMENT_OPERATOR_NUMBER_LESS_THAN";
+    case SegmentOperator.SEGMENT_OPERATOR_NUMBER_GREATER_OR_EQUAL:
+      return "SEGMENT_OPERATOR_NUMBER_GREATER_OR_EQUAL";
+    case SegmentOperator.SEGMENT_OPERATOR_NUMBER_LESS_OR_EQUAL:
+      return "SEGMENT_OPERATOR_NUMBER_LESS_OR_EQUAL";
+    case SegmentOperator.SEGMENT_OPERATOR_DATE_EQUALS:
+      return "SEGMENT_OPERATOR_DATE_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_DATE_NOT_EQUALS:
+      return "SEGMENT_OPERATOR_DATE_NOT_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_DATE_BEFORE:
+      return "SEGMENT_OPERATOR_DATE_BEFORE";
+    case SegmentOperator.SEGMENT_OPERATOR_DATE_AFTER:
+      return "SEGMENT_OPERATOR_DATE_AFTER";
+    case SegmentOperator.SEGMENT_OPERATOR_DATE_BEFORE_OR_EQUAL:
+      return "SEGMENT_OPERATOR_DATE_BEFORE_OR_EQUAL";
+    case SegmentOperator.SEGMENT_OPERATOR_DATE_EQUAL_OR_AFTER:
+      return "SEGMENT_OPERATOR_DATE_EQUAL_OR_AFTER";
+    case SegmentOperator.SEGMENT_OPERATOR_BOOLEAN_IS_TRUE:
+      return "SEGMENT_OPERATOR_BOOLEAN_IS_TRUE";
+    case SegmentOperator.SEGMENT_OPERATOR_BOOLEAN_IS_FALSE:
+      return "SEGMENT_OPERATOR_BOOLEAN_IS_FALSE";
+    case SegmentOperator.SEGMENT_OPERATOR_OPTION_IS_ANY_OF:
+      return "SEGMENT_OPERATOR_OPTION_IS_ANY_OF";
+    case SegmentOperator.SEGMENT_OPERATOR_OPTION_IS_NONE_OF:
+      return "SEGMENT_OPERATOR_OPTION_IS_NONE_OF";
+    case SegmentOperator.SEGMENT_OPERATOR_OPTION_CONTAINS_ANY:
+      return "SEGMENT_OPERATOR_OPTION_CONTAINS_ANY";
+    case SegmentOperator.SEGMENT_OPERATOR_OPTION_CONTAINS_NONE:
+      return "SEGMENT_OPERATOR_OPTION_CONTAINS_NONE";
+    case SegmentOperator.SEGMENT_OPERATOR_TOPIC_OPTED_OUT:
+      return "SEGMENT_OPERATOR_TOPIC_OPTED_OUT";
+    case SegmentOperator.SEGMENT_OPERATOR_CONTAINED_IN:
+      return "SEGMENT_OPERATOR_CONTAINED_IN";
+    case SegmentOperator.SEGMENT_OPERATOR_NOT_CONTAINED_IN:
+      return "SEGMENT_OPERATOR_NOT_CONTAINED_IN";
+    case SegmentOperator.SEGMENT_OPERATOR_IS_EMPTY:
+      return "SEGMENT_OPERATOR_IS_EMPTY";
+    case SegmentOperator.SEGMENT_OPERATOR_IS_NOT_EMPTY:
+      return "SEGMENT_OPERATOR_IS_NOT_EMPTY";
+    case SegmentOperator.SEGMENT_OPERATOR_PURCHASED:
+      return "SEGMENT_OPERATOR_PURCHASED";
+    case SegmentOperator.SEGMENT_OPERATOR_NOT_PURCHASED:
+      return "SEGMENT_OPERATOR_NOT_PURCHASED";
+    case SegmentOperator.SEGMENT_OPERATOR_PURCHASE_COUNT_AT_LEAST:
+      return "SEGMENT_OPERATOR_PURCHASE_COUNT_AT_LEAST";
+    case SegmentOperator.SEGMENT_OPERATOR_PURCHASE_COUNT_AT_MOST:
+      return "SEGMENT_OPERATOR_PURCHASE_COUNT_AT_MOST";
+    case SegmentOperator.SEGMENT_OPERATOR_PURCHASE_COUNT_EQUALS:
+      return "SEGMENT_OPERATOR_PURCHASE_COUNT_EQUALS";
+    case SegmentOperator.SEGMENT_OPERATOR_FIRST_PURCHASE_IN_PERIOD:
+      return "SEGMENT_OPERATOR_FIRST_PURCHASE_IN_PERIOD";
+    case SegmentOperator.SEGMENT_OPERATOR_LAST_PURCHASE_IN_PERIOD:
+      return "SEGMENT_OPERATOR_LAST_PURCHASE_IN_PERIOD";
+    case SegmentOperator.SEGMENT_OPERATOR_LAST_PURCHASE_BEFORE_PERIOD:
+      return "SEGMENT_OPERATOR_LAST_PURCHASE_BEFORE_PERIOD";
+    case SegmentOperator.SEGMENT_OPERATOR_ORDER_VALUE_AT_LEAST:
+      return "SEGMENT_OPERATOR_ORDER_VALUE_AT_LEAST";
+    case SegmentOperator.SEGMENT_OPERATOR_ORDER_VALUE_AT_MOST:
+      return "SEGMENT_OPERATOR_ORDER_VALUE_AT_MOST";
+    case SegmentOperator.SEGMENT_OPERATOR_COUPON_USED:
+      return "SEGMENT_OPERATOR_COUPON_USED";
+    case SegmentOperator.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum SegmentOperandKind {
+  SEGMENT_OPERAND_KIND_UNSPECIFIED = 0,
+  SEGMENT_OPERAND_KIND_NONE = 1,
+  SEGMENT_OPERAND_KIND_TEXT = 2,
+  SEGMENT_OPERAND_KIND_NUMBER = 3,
+  SEGMENT_OPERAND_KIND_DATE = 4,
+  SEGMENT_OPERAND_KIND_OPTIONS = 5,
+  SEGMENT_OPERAND_KIND_SEGMENT = 6,
+  SEGMENT_OPERAND_KIND_PURCHASE = 7,
+  UNRECOGNIZED = -1,
+}
+
+export function segmentOperandKindFromJSON(object: any): SegmentOperandKind {
+  switch (object) {
+    case 0:
+    case "SEGMENT_OPERAND_KIND_UNSPECIFIED":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_UNSPECIFIED;
+    case 1:
+    case "SEGMENT_OPERAND_KIND_NONE":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_NONE;
+    case 2:
+    case "SEGMENT_OPERAND_KIND_TEXT":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_TEXT;
+    case 3:
+    case "SEGMENT_OPERAND_KIND_NUMBER":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_NUMBER;
+    case 4:
+    case "SEGMENT_OPERAND_KIND_DATE":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_DATE;
+    case 5:
+    case "SEGMENT_OPERAND_KIND_OPTIONS":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_OPTIONS;
+    case 6:
+    case "SEGMENT_OPERAND_KIND_SEGMENT":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_SEGMENT;
+    case 7:
+    case "SEGMENT_OPERAND_KIND_PURCHASE":
+      return SegmentOperandKind.SEGMENT_OPERAND_KIND_PURCHASE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SegmentOperandKind.UNRECOGNIZED;
+  }
+}
+
+export function segmentOperandKindToJSON(object: SegmentOperandKind): string {
+  switch (object) {
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_UNSPECIFIED:
+      return "SEGMENT_OPERAND_KIND_UNSPECIFIED";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_NONE:
+      return "SEGMENT_OPERAND_KIND_NONE";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_TEXT:
+      return "SEGMENT_OPERAND_KIND_TEXT";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_NUMBER:
+      return "SEGMENT_OPERAND_KIND_NUMBER";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_DATE:
+      return "SEGMENT_OPERAND_KIND_DATE";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_OPTIONS:
+      return "SEGMENT_OPERAND_KIND_OPTIONS";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_SEGMENT:
+      return "SEGMENT_OPERAND_KIND_SEGMENT";
+    case SegmentOperandKind.SEGMENT_OPERAND_KIND_PURCHASE:
+      return "SEGMENT_OPERAND_KIND_PURCHASE";
+    case SegmentOperandKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum SegmentFieldRefType {
+  SEGMENT_FIELD_REF_TYPE_UNSPECIFIED = 0,
+  SEGMENT_FIELD_REF_TYPE_BUILT_IN = 1,
+  SEGMENT_FIELD_REF_TYPE_CUSTOM = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function segmentFieldRefTypeFromJSON(object: any): SegmentFieldRefType {
+  switch (object) {
+    case 0:
+    case "SEGMENT_FIELD_REF_TYPE_UNSPECIFIED":
+      return SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_UNSPECIFIED;
+    case 1:
+    case "SEGMENT_FIELD_REF_TYPE_BUILT_IN":
+      return SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_BUILT_IN;
+    case 2:
+    case "SEGMENT_FIELD_REF_TYPE_CUSTOM":
+      return SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_CUSTOM;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SegmentFieldRefType.UNRECOGNIZED;
+  }
+}
+
+export function segmentFieldRefTypeToJSON(object: SegmentFieldRefType): string {
+  switch (object) {
+    case SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_UNSPECIFIED:
+      return "SEGMENT_FIELD_REF_TYPE_UNSPECIFIED";
+    case SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_BUILT_IN:
+      return "SEGMENT_FIELD_REF_TYPE_BUILT_IN";
+    case SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_CUSTOM:
+      return "SEGMENT_FIELD_REF_TYPE_CUSTOM";
+    case SegmentFieldRefType.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum PurchaseScopeKind {
+  PURCHASE_SCOPE_KIND_UNSPECIFIED = 0,
+  PURCHASE_SCOPE_KIND_ALL_PRODUCTS = 1,
+  PURCHASE_SCOPE_KIND_PRODUCTS = 2,
+  PURCHASE_SCOPE_KIND_VARIANTS = 3,
+  PURCHASE_SCOPE_KIND_GROUP = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function purchaseScopeKindFromJSON(object: any): PurchaseScopeKind {
+  switch (object) {
+    case 0:
+    case "PURCHASE_SCOPE_KIND_UNSPECIFIED":
+      return PurchaseScopeKind.PURCHASE_SCOPE_KIND_UNSPECIFIED;
+    case 1:
+    case "PURCHASE_SCOPE_KIND_ALL_PRODUCTS":
+      return PurchaseScopeKind.PURCHASE_SCOPE_KIND_ALL_PRODUCTS;
+    case 2:
+    case "PURCHASE_SCOPE_KIND_PRODUCTS":
+      return PurchaseScopeKind.PURCHASE_SCOPE_KIND_PRODUCTS;
+    case 3:
+    case "PURCHASE_SCOPE_KIND_VARIANTS":
+      return PurchaseScopeKind.PURCHASE_SCOPE_KIND_VARIANTS;
+    case 4:
+    case "PURCHASE_SCOPE_KIND_GROUP":
+      return PurchaseScopeKind.PURCHASE_SCOPE_KIND_GROUP;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PurchaseScopeKind.UNRECOGNIZED;
+  }
+}
+
+export function purchaseScopeKindToJSON(object: PurchaseScopeKind): string {
+  switch (object) {
+    case PurchaseScopeKind.PURCHASE_SCOPE_KIND_UNSPECIFIED:
+      return "PURCHASE_SCOPE_KIND_UNSPECIFIED";
+    case PurchaseScopeKind.PURCHASE_SCOPE_KIND_ALL_PRODUCTS:
+      return "PURCHASE_SCOPE_KIND_ALL_PRODUCTS";
+    case PurchaseScopeKind.PURCHASE_SCOPE_KIND_PRODUCTS:
+      return "PURCHASE_SCOPE_KIND_PRODUCTS";
+    case PurchaseScopeKind.PURCHASE_SCOPE_KIND_VARIANTS:
+      return "PURCHASE_SCOPE_KIND_VARIANTS";
+    case PurchaseScopeKind.PURCHASE_SCOPE_KIND_GROUP:
+      return "PURCHASE_SCOPE_KIND_GROUP";
+    case PurchaseScopeKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum PurchasePeriodKind {
+  PURCHASE_PERIOD_KIND_UNSPECIFIED = 0,
+  PURCHASE_PERIOD_KIND_LAST_DAYS = 1,
+  PURCHASE_PERIOD_KIND_DATE_RANGE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function purchasePeriodKindFromJSON(object: any): PurchasePeriodKind {
+  switch (object) {
+    case 0:
+    case "PURCHASE_PERIOD_KIND_UNSPECIFIED":
+      return PurchasePeriodKind.PURCHASE_PERIOD_KIND_UNSPECIFIED;
+    case 1:
+    case "PURCHASE_PERIOD_KIND_LAST_DAYS":
+      return PurchasePeriodKind.PURCHASE_PERIOD_KIND_LAST_DAYS;
+    case 2:
+    case "PURCHASE_PERIOD_KIND_DATE_RANGE":
+      return PurchasePeriodKind.PURCHASE_PERIOD_KIND_DATE_RANGE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PurchasePeriodKind.UNRECOGNIZED;
+  }
+}
+
+export function purchasePeriodKindToJSON(object: PurchasePeriodKind): string {
+  switch (object) {
+    case PurchasePeriodKind.PURCHASE_PERIOD_KIND_UNSPECIFIED:
+      return "PURCHASE_PERIOD_KIND_UNSPECIFIED";
+    case PurchasePeriodKind.PURCHASE_PERIOD_KIND_LAST_DAYS:
+      return "PURCHASE_PERIOD_KIND_LAST_DAYS";
+    case PurchasePeriodKind.PURCHASE_PERIOD_KIND_DATE_RANGE:
+      return "PURCHASE_PERIOD_KIND_DATE_RANGE";
+    case PurchasePeriodKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 export interface DescribeRequest {
 }
@@ -31,16 +580,15 @@ export interface DescribeResponse {
   protoPackage: string;
 }
 
-/** {type: "BUILT_IN", built_in_field: "EMAIL" | "FIRST_NAME"} or {type: "CUSTOM", field_id}. */
+/** {type: BUILT_IN, built_in_field} or {type: CUSTOM, field_id}; UNSPECIFIED is answered like absent. */
 export interface SegmentFieldRef {
-  type: string;
-  builtInField?: string | undefined;
+  type: SegmentFieldRefType;
+  builtInField?: BuiltInField | undefined;
   fieldId?: string | undefined;
 }
 
 export interface PurchasePeriod {
-  /** LAST_DAYS | DATE_RANGE */
-  kind: string;
+  kind: PurchasePeriodKind;
   days?:
     | number
     | undefined;
@@ -59,11 +607,8 @@ export interface PurchaseProductRef {
 
 export interface PurchaseSegmentCondition {
   /** absent: every purchase source of the account */
-  sourceId?:
-    | string
-    | undefined;
-  /** ALL_PRODUCTS | PRODUCTS | VARIANTS | GROUP */
-  scopeKind: string;
+  sourceId?: string | undefined;
+  scopeKind: PurchaseScopeKind;
   products: PurchaseProductRef[];
   groupId?: string | undefined;
   period?: PurchasePeriod | undefined;
@@ -75,8 +620,7 @@ export interface PurchaseSegmentCondition {
 }
 
 export interface SegmentOperand {
-  /** NONE | TEXT | NUMBER | DATE | OPTIONS | SEGMENT | PURCHASE */
-  kind: string;
+  kind: SegmentOperandKind;
   text?: string | undefined;
   number?:
     | number
@@ -92,14 +636,10 @@ export interface SegmentOperand {
 }
 
 export interface SegmentCondition {
-  /** FIELD | TAGS | TOPICS | SEGMENT | PURCHASES */
-  subjectType: string;
+  subjectType: SegmentSubjectType;
   /** FIELD conditions only */
-  fieldRef?:
-    | SegmentFieldRef
-    | undefined;
-  /** a SegmentOperator of the specification */
-  operator: string;
+  fieldRef?: SegmentFieldRef | undefined;
+  operator: SegmentOperator;
   operand: SegmentOperand | undefined;
 }
 
@@ -128,11 +668,8 @@ export interface SegmentCount {
 export interface SegmentPreviewContact {
   id: string;
   email: string;
-  firstName?:
-    | string
-    | undefined;
-  /** ACTIVE, UNCONFIRMED, ... */
-  subscriberStatus: string;
+  firstName?: string | undefined;
+  subscriberStatus: SubscriberStatus;
 }
 
 /** PurchaseCaptureScopeDto: a purchase source in scope of the expression. */
@@ -237,9 +774,9 @@ export interface ListSegmentMembersRequest {
   pageNumber: number;
   /** 1..1000; 0: 50 */
   pageSize: number;
-  /** a SubscriberStatus name (ACTIVE, ...); absent: any status */
+  /** absent or UNSPECIFIED: any status */
   status?:
-    | string
+    | SubscriberStatus
     | undefined;
   /** only members with this tag */
   tagId?:
@@ -488,16 +1025,16 @@ export const DescribeResponse: MessageFns<DescribeResponse> = {
 };
 
 function createBaseSegmentFieldRef(): SegmentFieldRef {
-  return { type: "", builtInField: undefined, fieldId: undefined };
+  return { type: 0, builtInField: undefined, fieldId: undefined };
 }
 
 export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
   encode(message: SegmentFieldRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.type !== "") {
-      writer.uint32(10).string(message.type);
+    if (message.type !== 0) {
+      writer.uint32(8).int32(message.type);
     }
     if (message.builtInField !== undefined) {
-      writer.uint32(18).string(message.builtInField);
+      writer.uint32(16).int32(message.builtInField);
     }
     if (message.fieldId !== undefined) {
       writer.uint32(26).string(message.fieldId);
@@ -519,19 +1056,19 @@ export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
         const tag = reader.uint32();
         switch (tag >>> 3) {
           case 1: {
-            if (tag !== 10) {
+            if (tag !== 8) {
               break;
             }
 
-            message.type = reader.string();
+            message.type = reader.int32() as any;
             continue;
           }
           case 2: {
-            if (tag !== 18) {
+            if (tag !== 16) {
               break;
             }
 
-            message.builtInField = reader.string();
+            message.builtInField = reader.int32() as any;
             continue;
           }
           case 3: {
@@ -556,11 +1093,11 @@ export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
 
   fromJSON(object: any): SegmentFieldRef {
     return {
-      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      type: isSet(object.type) ? segmentFieldRefTypeFromJSON(object.type) : 0,
       builtInField: isSet(object.builtInField)
-        ? globalThis.String(object.builtInField)
+        ? builtInFieldFromJSON(object.builtInField)
         : isSet(object.built_in_field)
-        ? globalThis.String(object.built_in_field)
+        ? builtInFieldFromJSON(object.built_in_field)
         : undefined,
       fieldId: isSet(object.fieldId)
         ? globalThis.String(object.fieldId)
@@ -572,11 +1109,11 @@ export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
 
   toJSON(message: SegmentFieldRef): unknown {
     const obj: any = {};
-    if (message.type !== "") {
-      obj.type = message.type;
+    if (message.type !== 0) {
+      obj.type = segmentFieldRefTypeToJSON(message.type);
     }
     if (message.builtInField !== undefined) {
-      obj.builtInField = message.builtInField;
+      obj.builtInField = builtInFieldToJSON(message.builtInField);
     }
     if (message.fieldId !== undefined) {
       obj.fieldId = message.fieldId;
@@ -589,7 +1126,7 @@ export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
   },
   fromPartial(object: DeepPartial<SegmentFieldRef>): SegmentFieldRef {
     const message = createBaseSegmentFieldRef();
-    message.type = object.type ?? "";
+    message.type = object.type ?? 0;
     message.builtInField = object.builtInField ?? undefined;
     message.fieldId = object.fieldId ?? undefined;
     return message;
@@ -597,13 +1134,13 @@ export const SegmentFieldRef: MessageFns<SegmentFieldRef> = {
 };
 
 function createBasePurchasePeriod(): PurchasePeriod {
-  return { kind: "", days: undefined, from: undefined, to: undefined };
+  return { kind: 0, days: undefined, from: undefined, to: undefined };
 }
 
 export const PurchasePeriod: MessageFns<PurchasePeriod> = {
   encode(message: PurchasePeriod, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.kind !== "") {
-      writer.uint32(10).string(message.kind);
+    if (message.kind !== 0) {
+      writer.uint32(8).int32(message.kind);
     }
     if (message.days !== undefined) {
       writer.uint32(16).int32(message.days);
@@ -631,11 +1168,11 @@ export const PurchasePeriod: MessageFns<PurchasePeriod> = {
         const tag = reader.uint32();
         switch (tag >>> 3) {
           case 1: {
-            if (tag !== 10) {
+            if (tag !== 8) {
               break;
             }
 
-            message.kind = reader.string();
+            message.kind = reader.int32() as any;
             continue;
           }
           case 2: {
@@ -676,7 +1213,7 @@ export const PurchasePeriod: MessageFns<PurchasePeriod> = {
 
   fromJSON(object: any): PurchasePeriod {
     return {
-      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      kind: isSet(object.kind) ? purchasePeriodKindFromJSON(object.kind) : 0,
       days: isSet(object.days) ? globalThis.Number(object.days) : undefined,
       from: isSet(object.from) ? globalThis.String(object.from) : undefined,
       to: isSet(object.to) ? globalThis.String(object.to) : undefined,
@@ -685,8 +1222,8 @@ export const PurchasePeriod: MessageFns<PurchasePeriod> = {
 
   toJSON(message: PurchasePeriod): unknown {
     const obj: any = {};
-    if (message.kind !== "") {
-      obj.kind = message.kind;
+    if (message.kind !== 0) {
+      obj.kind = purchasePeriodKindToJSON(message.kind);
     }
     if (message.days !== undefined) {
       obj.days = Math.round(message.days);
@@ -705,7 +1242,7 @@ export const PurchasePeriod: MessageFns<PurchasePeriod> = {
   },
   fromPartial(object: DeepPartial<PurchasePeriod>): PurchasePeriod {
     const message = createBasePurchasePeriod();
-    message.kind = object.kind ?? "";
+    message.kind = object.kind ?? 0;
     message.days = object.days ?? undefined;
     message.from = object.from ?? undefined;
     message.to = object.to ?? undefined;
@@ -809,7 +1346,7 @@ export const PurchaseProductRef: MessageFns<PurchaseProductRef> = {
 function createBasePurchaseSegmentCondition(): PurchaseSegmentCondition {
   return {
     sourceId: undefined,
-    scopeKind: "",
+    scopeKind: 0,
     products: [],
     groupId: undefined,
     period: undefined,
@@ -826,8 +1363,8 @@ export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
     if (message.sourceId !== undefined) {
       writer.uint32(10).string(message.sourceId);
     }
-    if (message.scopeKind !== "") {
-      writer.uint32(18).string(message.scopeKind);
+    if (message.scopeKind !== 0) {
+      writer.uint32(16).int32(message.scopeKind);
     }
     for (const v of message.products) {
       PurchaseProductRef.encode(v!, writer.uint32(26).fork()).join();
@@ -878,11 +1415,11 @@ export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
             continue;
           }
           case 2: {
-            if (tag !== 18) {
+            if (tag !== 16) {
               break;
             }
 
-            message.scopeKind = reader.string();
+            message.scopeKind = reader.int32() as any;
             continue;
           }
           case 3: {
@@ -969,10 +1506,10 @@ export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
         ? globalThis.String(object.source_id)
         : undefined,
       scopeKind: isSet(object.scopeKind)
-        ? globalThis.String(object.scopeKind)
+        ? purchaseScopeKindFromJSON(object.scopeKind)
         : isSet(object.scope_kind)
-        ? globalThis.String(object.scope_kind)
-        : "",
+        ? purchaseScopeKindFromJSON(object.scope_kind)
+        : 0,
       products: globalThis.Array.isArray(object?.products)
         ? object.products.map((e: any) => PurchaseProductRef.fromJSON(e))
         : [],
@@ -1003,8 +1540,8 @@ export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
     if (message.sourceId !== undefined) {
       obj.sourceId = message.sourceId;
     }
-    if (message.scopeKind !== "") {
-      obj.scopeKind = message.scopeKind;
+    if (message.scopeKind !== 0) {
+      obj.scopeKind = purchaseScopeKindToJSON(message.scopeKind);
     }
     if (message.products?.length) {
       obj.products = message.products.map((e) => PurchaseProductRef.toJSON(e));
@@ -1039,7 +1576,7 @@ export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
   fromPartial(object: DeepPartial<PurchaseSegmentCondition>): PurchaseSegmentCondition {
     const message = createBasePurchaseSegmentCondition();
     message.sourceId = object.sourceId ?? undefined;
-    message.scopeKind = object.scopeKind ?? "";
+    message.scopeKind = object.scopeKind ?? 0;
     message.products = object.products?.map((e) => PurchaseProductRef.fromPartial(e)) || [];
     message.groupId = object.groupId ?? undefined;
     message.period = (object.period !== undefined && object.period !== null)
@@ -1056,7 +1593,7 @@ export const PurchaseSegmentCondition: MessageFns<PurchaseSegmentCondition> = {
 
 function createBaseSegmentOperand(): SegmentOperand {
   return {
-    kind: "",
+    kind: 0,
     text: undefined,
     number: undefined,
     date: undefined,
@@ -1068,8 +1605,8 @@ function createBaseSegmentOperand(): SegmentOperand {
 
 export const SegmentOperand: MessageFns<SegmentOperand> = {
   encode(message: SegmentOperand, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.kind !== "") {
-      writer.uint32(10).string(message.kind);
+    if (message.kind !== 0) {
+      writer.uint32(8).int32(message.kind);
     }
     if (message.text !== undefined) {
       writer.uint32(18).string(message.text);
@@ -1106,11 +1643,11 @@ export const SegmentOperand: MessageFns<SegmentOperand> = {
         const tag = reader.uint32();
         switch (tag >>> 3) {
           case 1: {
-            if (tag !== 10) {
+            if (tag !== 8) {
               break;
             }
 
-            message.kind = reader.string();
+            message.kind = reader.int32() as any;
             continue;
           }
           case 2: {
@@ -1175,7 +1712,7 @@ export const SegmentOperand: MessageFns<SegmentOperand> = {
 
   fromJSON(object: any): SegmentOperand {
     return {
-      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      kind: isSet(object.kind) ? segmentOperandKindFromJSON(object.kind) : 0,
       text: isSet(object.text) ? globalThis.String(object.text) : undefined,
       number: isSet(object.number) ? globalThis.Number(object.number) : undefined,
       date: isSet(object.date) ? globalThis.String(object.date) : undefined,
@@ -1195,8 +1732,8 @@ export const SegmentOperand: MessageFns<SegmentOperand> = {
 
   toJSON(message: SegmentOperand): unknown {
     const obj: any = {};
-    if (message.kind !== "") {
-      obj.kind = message.kind;
+    if (message.kind !== 0) {
+      obj.kind = segmentOperandKindToJSON(message.kind);
     }
     if (message.text !== undefined) {
       obj.text = message.text;
@@ -1224,7 +1761,7 @@ export const SegmentOperand: MessageFns<SegmentOperand> = {
   },
   fromPartial(object: DeepPartial<SegmentOperand>): SegmentOperand {
     const message = createBaseSegmentOperand();
-    message.kind = object.kind ?? "";
+    message.kind = object.kind ?? 0;
     message.text = object.text ?? undefined;
     message.number = object.number ?? undefined;
     message.date = object.date ?? undefined;
@@ -1238,19 +1775,19 @@ export const SegmentOperand: MessageFns<SegmentOperand> = {
 };
 
 function createBaseSegmentCondition(): SegmentCondition {
-  return { subjectType: "", fieldRef: undefined, operator: "", operand: undefined };
+  return { subjectType: 0, fieldRef: undefined, operator: 0, operand: undefined };
 }
 
 export const SegmentCondition: MessageFns<SegmentCondition> = {
   encode(message: SegmentCondition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.subjectType !== "") {
-      writer.uint32(10).string(message.subjectType);
+    if (message.subjectType !== 0) {
+      writer.uint32(8).int32(message.subjectType);
     }
     if (message.fieldRef !== undefined) {
       SegmentFieldRef.encode(message.fieldRef, writer.uint32(18).fork()).join();
     }
-    if (message.operator !== "") {
-      writer.uint32(26).string(message.operator);
+    if (message.operator !== 0) {
+      writer.uint32(24).int32(message.operator);
     }
     if (message.operand !== undefined) {
       SegmentOperand.encode(message.operand, writer.uint32(34).fork()).join();
@@ -1272,11 +1809,11 @@ export const SegmentCondition: MessageFns<SegmentCondition> = {
         const tag = reader.uint32();
         switch (tag >>> 3) {
           case 1: {
-            if (tag !== 10) {
+            if (tag !== 8) {
               break;
             }
 
-            message.subjectType = reader.string();
+            message.subjectType = reader.int32() as any;
             continue;
           }
           case 2: {
@@ -1288,11 +1825,11 @@ export const SegmentCondition: MessageFns<SegmentCondition> = {
             continue;
           }
           case 3: {
-            if (tag !== 26) {
+            if (tag !== 24) {
               break;
             }
 
-            message.operator = reader.string();
+            message.operator = reader.int32() as any;
             continue;
           }
           case 4: {
@@ -1318,30 +1855,30 @@ export const SegmentCondition: MessageFns<SegmentCondition> = {
   fromJSON(object: any): SegmentCondition {
     return {
       subjectType: isSet(object.subjectType)
-        ? globalThis.String(object.subjectType)
+        ? segmentSubjectTypeFromJSON(object.subjectType)
         : isSet(object.subject_type)
-        ? globalThis.String(object.subject_type)
-        : "",
+        ? segmentSubjectTypeFromJSON(object.subject_type)
+        : 0,
       fieldRef: isSet(object.fieldRef)
         ? SegmentFieldRef.fromJSON(object.fieldRef)
         : isSet(object.field_ref)
         ? SegmentFieldRef.fromJSON(object.field_ref)
         : undefined,
-      operator: isSet(object.operator) ? globalThis.String(object.operator) : "",
+      operator: isSet(object.operator) ? segmentOperatorFromJSON(object.operator) : 0,
       operand: isSet(object.operand) ? SegmentOperand.fromJSON(object.operand) : undefined,
     };
   },
 
   toJSON(message: SegmentCondition): unknown {
     const obj: any = {};
-    if (message.subjectType !== "") {
-      obj.subjectType = message.subjectType;
+    if (message.subjectType !== 0) {
+      obj.subjectType = segmentSubjectTypeToJSON(message.subjectType);
     }
     if (message.fieldRef !== undefined) {
       obj.fieldRef = SegmentFieldRef.toJSON(message.fieldRef);
     }
-    if (message.operator !== "") {
-      obj.operator = message.operator;
+    if (message.operator !== 0) {
+      obj.operator = segmentOperatorToJSON(message.operator);
     }
     if (message.operand !== undefined) {
       obj.operand = SegmentOperand.toJSON(message.operand);
@@ -1354,11 +1891,11 @@ export const SegmentCondition: MessageFns<SegmentCondition> = {
   },
   fromPartial(object: DeepPartial<SegmentCondition>): SegmentCondition {
     const message = createBaseSegmentCondition();
-    message.subjectType = object.subjectType ?? "";
+    message.subjectType = object.subjectType ?? 0;
     message.fieldRef = (object.fieldRef !== undefined && object.fieldRef !== null)
       ? SegmentFieldRef.fromPartial(object.fieldRef)
       : undefined;
-    message.operator = object.operator ?? "";
+    message.operator = object.operator ?? 0;
     message.operand = (object.operand !== undefined && object.operand !== null)
       ? SegmentOperand.fromPartial(object.operand)
       : undefined;
@@ -1727,7 +2264,7 @@ export const SegmentCount: MessageFns<SegmentCount> = {
 };
 
 function createBaseSegmentPreviewContact(): SegmentPreviewContact {
-  return { id: "", email: "", firstName: undefined, subscriberStatus: "" };
+  return { id: "", email: "", firstName: undefined, subscriberStatus: 0 };
 }
 
 export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
@@ -1741,8 +2278,8 @@ export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
     if (message.firstName !== undefined) {
       writer.uint32(26).string(message.firstName);
     }
-    if (message.subscriberStatus !== "") {
-      writer.uint32(34).string(message.subscriberStatus);
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(32).int32(message.subscriberStatus);
     }
     return writer;
   },
@@ -1785,11 +2322,11 @@ export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
             continue;
           }
           case 4: {
-            if (tag !== 34) {
+            if (tag !== 32) {
               break;
             }
 
-            message.subscriberStatus = reader.string();
+            message.subscriberStatus = reader.int32() as any;
             continue;
           }
         }
@@ -1814,10 +2351,10 @@ export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
         ? globalThis.String(object.first_name)
         : undefined,
       subscriberStatus: isSet(object.subscriberStatus)
-        ? globalThis.String(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
         : isSet(object.subscriber_status)
-        ? globalThis.String(object.subscriber_status)
-        : "",
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
     };
   },
 
@@ -1832,8 +2369,8 @@ export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
     if (message.firstName !== undefined) {
       obj.firstName = message.firstName;
     }
-    if (message.subscriberStatus !== "") {
-      obj.subscriberStatus = message.subscriberStatus;
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
     }
     return obj;
   },
@@ -1846,7 +2383,7 @@ export const SegmentPreviewContact: MessageFns<SegmentPreviewContact> = {
     message.id = object.id ?? "";
     message.email = object.email ?? "";
     message.firstName = object.firstName ?? undefined;
-    message.subscriberStatus = object.subscriberStatus ?? "";
+    message.subscriberStatus = object.subscriberStatus ?? 0;
     return message;
   },
 };
@@ -3570,7 +4107,7 @@ export const ListSegmentMembersRequest: MessageFns<ListSegmentMembersRequest> = 
       writer.uint32(32).int32(message.pageSize);
     }
     if (message.status !== undefined) {
-      writer.uint32(42).string(message.status);
+      writer.uint32(40).int32(message.status);
     }
     if (message.tagId !== undefined) {
       writer.uint32(50).string(message.tagId);
@@ -3630,11 +4167,11 @@ export const ListSegmentMembersRequest: MessageFns<ListSegmentMembersRequest> = 
             continue;
           }
           case 5: {
-            if (tag !== 42) {
+            if (tag !== 40) {
               break;
             }
 
-            message.status = reader.string();
+            message.status = reader.int32() as any;
             continue;
           }
           case 6: {
@@ -3695,7 +4232,7 @@ export const ListSegmentMembersRequest: MessageFns<ListSegmentMembersRequest> = 
         : isSet(object.page_size)
         ? globalThis.Number(object.page_size)
         : 0,
-      status: isSet(object.status) ? globalThis.String(object.status) : undefined,
+      status: isSet(object.status) ? subscriberStatusFromJSON(object.status) : undefined,
       tagId: isSet(object.tagId)
         ? globalThis.String(object.tagId)
         : isSet(object.tag_id)
@@ -3725,7 +4262,7 @@ export const ListSegmentMembersRequest: MessageFns<ListSegmentMembersRequest> = 
       obj.pageSize = Math.round(message.pageSize);
     }
     if (message.status !== undefined) {
-      obj.status = message.status;
+      obj.status = subscriberStatusToJSON(message.status);
     }
     if (message.tagId !== undefined) {
       obj.tagId = message.tagId;
@@ -5220,9 +5757,11 @@ export const SetPurchaseBaselineResponse: MessageFns<SetPurchaseBaselineResponse
  * int64 counts travel as decimal strings (ts-proto forceLong=string).
  *
  * The expression mirrors the specification's SegmentExpression one to one. Its closed vocabularies
- * (subject type, operator, operand kind, built-in field, purchase scope and period kinds) travel as
- * the specification's strings (e.g. "TEXT_EQUALS"), validated by the service, so that the gateway and
- * the domain model share one spelling and a new operator needs no proto change.
+ * (subject type, operator, operand kind, field reference type, purchase scope and period kinds) are
+ * proto enums whose values are the specification's names prefixed with the enum's name (e.g.
+ * SEGMENT_OPERATOR_TEXT_EQUALS for TEXT_EQUALS); built-in fields and subscriber statuses reuse the
+ * subscriber service's enums. UNSPECIFIED (or a value the service does not know) is "not given": the
+ * service answers it like an unknown name, INVALID_ARGUMENT with the expression's errorIds.
  */
 export type SegmentServiceService = typeof SegmentServiceService;
 export const SegmentServiceService = {
