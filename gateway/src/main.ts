@@ -46,6 +46,7 @@ async function main() {
   const rateLimitsBucket = bucket(BUCKETS.rateLimits);
   const addressBudgets = await WatchedKv.open<LimitState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
   jetStream.onRestored(async () => {
+    limiter.forgetCache();
     await Promise.all([accountsView?.restart(), addressBudgets.restart()]);
   });
   const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);

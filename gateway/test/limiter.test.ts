@@ -101,6 +101,8 @@ describe('RateLimiter (shared KV state, compare-and-set)', () => {
     expect(addressBudgetKey('2001:db8::1')).toBe('address.2001_db8__1');
     expect(addressBudgetKey('')).toBe('address.unknown');
     expect(accountBudgetKey('events', 'abc')).toBe('account.abc.events');
+    // Not `.default`, where gateways before the sliding windows kept GCRA state (rolling deploys).
+    expect(accountBudgetKey('default', 'abc')).toBe('account.abc.api');
     for (const k of [addressBudgetKey('a b*>c'), addressBudgetKey('1.2.3.4'), addressBudgetKey('.')]) expect(k).toMatch(/^address\.[A-Za-z0-9_-]+$/);
   });
 });

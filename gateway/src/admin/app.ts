@@ -6,7 +6,7 @@ import { redactApiKeys } from '../accounts/api-key';
 import { ApiError } from '../errors';
 import { errorHandler } from '../middleware/errors';
 import { sanitizeRequestId } from '../middleware/request-context';
-import { DEFAULT_RATE_LIMITS, MAX_STATE_AGE_MS, resolveLimits, type RateLimits } from '../ratelimit/policies';
+import { DEFAULT_RATE_LIMITS, resolveLimits, type RateLimits } from '../ratelimit/policies';
 
 export interface AdminDeps {
   accounts: AccountStore;
@@ -141,8 +141,8 @@ export function createAdminApp(deps: AdminDeps): Express {
     const change = parseLimits(req.body);
     const current = resolveLimits((await accounts.getAccount(id)).limits);
     const next = { ...current, ...change };
-    // The events bucket's state must stay meaningful within the rate-limit store's TTL.
-    if ((next.eventsBurst / next.eventsPerSecond) * 1000 > MAX_STATE_AGE_MS) {
+    // The events bucket's state must stay meaningful within the rate-limit store's TTL (policies.ts, MAX_STATE_AGE_MS).
+    if (next.eventsBurst > next.eventsPerSecond * 3600) {
       throw new ApiError(400, 'validation_failed', 'eventsBurst may be at most 3600 x eventsPerSecond.', [{ path: 'body.eventsBurst', problem: 'is more than 3600 x eventsPerSecond' }]);
     }
     const stored = await accounts.setLimits(id, change);

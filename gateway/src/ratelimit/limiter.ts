@@ -57,6 +57,14 @@ export class RateLimiter {
     return decide(limits, entry?.value ?? {}, this.now());
   }
 
+  /**
+   * Forgets the entries (and revisions) this replica last wrote: after NATS lost the memory-stored
+   * bucket, revisions restart from 1 and a cached one could match another replica's newer write.
+   */
+  forgetCache(): void {
+    this.lastWritten.clear();
+  }
+
   /** Drops copied budgets that have fully refilled (the bucket's TTL removes them without telling the watch). */
   pruneView(): void {
     const now = this.now();
@@ -114,7 +122,10 @@ export class RateLimiter {
 }
 
 /** KV keys of the budgets: per account and bucket, and per client address for unauthenticated requests. */
-export const accountBudgetKey = (bucket: 'default' | 'events', accountId: string) => `account.${accountId}.${bucket}`;
+// The default budget's sliding-window state lives under `.api`: gateways before the windows kept GCRA
+// state under `.default`, and during a rolling deploy neither version may read the other's state (an
+// old replica reading window slots computed NaN and admitted everything).
+export const accountBudgetKey = (bucket: 'default' | 'events', accountId: string) => `account.${accountId}.${bucket === 'default' ? 'api' : bucket}`;
 export const addressBudgetKey = (address: string) =>
   // One KV key token: dots and IPv6 colons (and anything odd a proxy may pass) become '_'.
   `address.${address.replace(/[^A-Za-z0-9-]/g, '_').slice(0, 100) || 'unknown'}`;

@@ -71,8 +71,14 @@ export function exportOutboxMetrics(registry: Registry, relay: Pick<OutboxRelay,
     name: 'outbox_pending_events',
     help: 'Events recorded in the outbox and not yet published to JetStream',
     registers: [registry],
+    // A failed count keeps the last value: one rejected collect would fail the whole scrape
+    // (prom-client collects with Promise.all), blanking every metric during a store outage.
     async collect() {
-      this.set(await relay.pending());
+      try {
+        this.set(await relay.pending());
+      } catch {
+        /* keep the last value */
+      }
     },
   });
 }
