@@ -21,6 +21,7 @@ COPY packages/telemetry/package.json packages/telemetry/
 COPY packages/kit/package.json packages/kit/
 COPY packages/store/package.json packages/store/
 COPY packages/nats/package.json packages/nats/
+COPY packages/tokens/package.json packages/tokens/
 COPY ${WORKSPACE}/package.json ${WORKSPACE}/
 # No install scripts: nothing at runtime depends on one (dev tools' postinstall downloads are skipped).
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
@@ -29,6 +30,7 @@ COPY packages/telemetry/ packages/telemetry/
 COPY packages/kit/ packages/kit/
 COPY packages/store/ packages/store/
 COPY packages/nats/ packages/nats/
+COPY packages/tokens/ packages/tokens/
 COPY ${WORKSPACE}/ ${WORKSPACE}/
 # tsc -b builds the workspace's project references (proto, packages) first.
 RUN npx tsc -b ${WORKSPACE} \

@@ -44,11 +44,17 @@ let stopping = false;
 
 function secrets() {
   const file = path.join(data, 'secrets.json');
-  if (!fs.existsSync(file)) {
-    const fresh = { apiKeyMasterKey: crypto.randomBytes(32).toString('base64'), adminToken: crypto.randomBytes(32).toString('hex') };
-    fs.writeFileSync(file, JSON.stringify(fresh, null, 2), { mode: 0o600 });
-  }
-  return JSON.parse(fs.readFileSync(file, 'utf8'));
+  const fresh = {
+    apiKeyMasterKey: () => crypto.randomBytes(32).toString('base64'),
+    adminToken: () => crypto.randomBytes(32).toString('hex'),
+    trackingSecret: () => crypto.randomBytes(32).toString('base64url'),
+  };
+  const stored = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  // A data directory from an older version lacks the newer secrets: add them, keep the others.
+  const missing = Object.keys(fresh).filter((k) => !stored[k]);
+  for (const k of missing) stored[k] = fresh[k]();
+  if (missing.length) fs.writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  return stored;
 }
 
 function natsServerBinary() {
@@ -253,7 +259,7 @@ function admin(args, adminEnv) {
 async function main() {
   lock(); // before anything reads or writes the data directory
   fs.mkdirSync(logs, { recursive: true });
-  const { apiKeyMasterKey, adminToken } = secrets();
+  const { apiKeyMasterKey, adminToken, trackingSecret } = secrets();
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
@@ -271,7 +277,7 @@ async function main() {
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
-        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s] },
+        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...(s === 'messaging' ? { TRACKING_SECRET: env.TRACKING_SECRET || trackingSecret } : {}) },
         readyLine,
       ),
     ),

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,11 +131,24 @@ export async function startService(
   const proc = await spawnReady(`services/${name}/dist/main.js`, {
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
+    ...(name === 'messaging' ? await messagingListeners() : {}),
     ...env,
     DATA_DIR: dataDir,
     [`${name.toUpperCase()}_GRPC_ADDR`]: address,
   });
   return { ...proc, name, address, dataDir };
+}
+
+/**
+ * The messaging service's other listeners (reader pages, inbound bounces) on free ports, and a
+ * tracking secret of its own: a test overrides any of them through `env`.
+ */
+async function messagingListeners(): Promise<NodeJS.ProcessEnv> {
+  return {
+    MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
+    BOUNCE_SMTP_PORT: String(await freePort()),
+    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+  };
 }
 
 /** The `<SVC>_GRPC_ADDR` variables that point a gateway at running services. */

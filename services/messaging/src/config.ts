@@ -1,9 +1,70 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+
+const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
+const commaList = z
+  .string()
+  .default('')
+  .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  ...serviceAddressDefaults('messaging'),
+  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects).
+  ...serviceAddressDefaults('messaging', 'subscriber'),
+  /** Reader-facing listener (/t/* tracking, /u/* unsubscribe); the gateway forwards those prefixes here. */
+  MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
+  /** Absolute prefix of every link written into mail (the gateway's public address). */
+  PUBLIC_BASE_URL: z
+    .string()
+    .url()
+    .default('http://127.0.0.1:8080')
+    .transform((v) => v.replace(/\/+$/, '')),
+  /** Outgoing relay: smtp://host:port or smtps://user:pass@host:port. */
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'expected smtp://host:port or smtps://host:port').default('smtp://127.0.0.1:1025'),
+  /** Connections of the pooled transport, and messages sent at once by this replica. */
+  SMTP_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
+  MAIL_SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
+  /** Messages per second one account may send (per replica). */
+  MAIL_ACCOUNT_RATE_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(100),
+  /** `accept`: the relay's 250 confirms delivery; `dsn`: a success DSN does. */
+  MAIL_DELIVERY_CONFIRMATION: z.enum(['accept', 'dsn']).default('accept'),
+  /** Comma list of domains a sender profile's fromEmail may use; empty: any. */
+  MAIL_ALLOWED_FROM_DOMAINS: commaList,
+  /**
+   * DKIM keys per sender domain: JSON `{"example.com": {"selector": "s1", "privateKey": "-----BEGIN..."}}`
+   * (usually mounted from a Secret). Mail from other domains goes unsigned.
+   */
+  DKIM_KEYS: z
+    .string()
+    .default('{}')
+    .transform((v, ctx) => {
+      try {
+        const parsed = JSON.parse(v) as Record<string, { selector?: unknown; privateKey?: unknown }>;
+        const keys: Record<string, { selector: string; privateKey: string }> = {};
+        for (const [domain, key] of Object.entries(parsed ?? {})) {
+          if (typeof key?.selector !== 'string' || typeof key?.privateKey !== 'string') throw new Error(`${domain}: needs selector and privateKey strings`);
+          keys[domain.toLowerCase()] = { selector: key.selector, privateKey: key.privateKey };
+        }
+        return keys;
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `DKIM_KEYS must be a JSON object of {selector, privateKey} by domain (${(err as Error).message})` });
+        return z.NEVER;
+      }
+    }),
+  /** VERP domain of return paths, and the inbound SMTP listener for DSNs and complaints. */
+  BOUNCE_DOMAIN: z.string().min(1).default('bounces.localhost'),
+  BOUNCE_SMTP_PORT: port.default(2525),
+  BOUNCE_SMTP_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Signs tracking, unsubscribe and VERP tokens (each purpose gets its own key derived from it);
+   * at least 32 bytes. TRACKING_SECRET_PREVIOUS (comma list) keeps links of a rotated secret working.
+   */
+  TRACKING_SECRET: z.string().min(32, 'TRACKING_SECRET must have at least 32 characters'),
+  TRACKING_SECRET_PREVIOUS: commaList,
+  /** Treat opens/clicks within this many ms of delivery as machine events (API.md: 2 s). */
+  MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
+  /** Outbox relay of the email.* facts. */
+  OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,0 +1,181 @@
+// Email messages (collection 'email_messages') and their rendered bodies ('email_bodies').
+//
+// The message record is the truth of a mail's life (API.md "Transactional email", EmailMessage): the
+// delivery worker reads it before sending and records the attempt before and the outcome after, so a
+// redelivered job never sends twice. The rendered body lives apart and is deleted once the message can
+// no longer be sent (SENT, BOUNCED, FAILED): a million message records stay a few hundred bytes each.
+// Every query filters by accountId first; the cross-account ones are named so.
+import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import type { EMAIL_KINDS } from '@mailer/nats/facts';
+
+export type EmailKind = (typeof EMAIL_KINDS)[number];
+
+const { Schema } = mongoose;
+
+export const MESSAGE_STATUSES = ['QUEUED', 'DEFERRED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+export type SuppressionReason = 'HARD_BOUNCE' | 'COMPLAINT' | 'MANUAL' | 'SOFT_BOUNCES' | 'BLOCKED';
+
+/** One delivery attempt: `outcome` SENT (250), DEFERRED (4xx, connection error), BOUNCED (5xx), FAILED (retries ran out). */
+export interface DeliveryAttempt {
+  at: Date;
+  outcome: 'STARTED' | 'SENT' | 'DEFERRED' | 'BOUNCED' | 'FAILED';
+  smtpCode: number | null;
+  response: string | null;
+}
+
+export interface EmailMessageDoc {
+  _id: string; // messageId
+  accountId: string;
+  kind: EmailKind;
+  templateName: string | null;
+  /** Canonical recipient address. */
+  email: string;
+  subscriberId: string | null;
+  /** The topic of a marketing mail (opt-outs, List-Unsubscribe), null for transactional mail. */
+  topicId: string | null;
+  senderProfileId: string;
+  fromEmail: string;
+  fromName: string;
+  replyTo: string | null;
+  subject: string;
+  /** Original URLs of the rewritten links, in order: a click token names an index into this list. */
+  links: string[];
+  tracking: { opens: boolean; clicks: boolean };
+  status: MessageStatus;
+  suppressionReason: SuppressionReason | null;
+  /** Every status the message took, oldest first. */
+  history: Array<{ status: MessageStatus; at: Date }>;
+  attempts: DeliveryAttempt[];
+  /** When the delivery worker may try again (DEFERRED), for the job's redelivery delay. */
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  sentAt: Date | null;
+  deliveredAt: Date | null;
+  bouncedAt: Date | null;
+  complainedAt: Date | null;
+  bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null } | null;
+  openCount: number;
+  firstOpenedAt: Date | null;
+  machineOpenCount: number;
+  clickCount: number;
+  firstClickedAt: Date | null;
+  machineClickCount: number;
+  eventProperties: Record<string, unknown> | null;
+}
+
+/** The rendered mail, kept only while it may still be sent. */
+export interface EmailBodyDoc {
+  _id: string; // messageId
+  accountId: string;
+  html: string;
+  text: string;
+  /** Extra headers (List-Unsubscribe, List-Unsubscribe-Post for marketing mail). */
+  headers: Record<string, string>;
+}
+
+const nullableDate = { type: Date, default: null };
+const messageSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    accountId: { type: String, required: true },
+    kind: { type: String, required: true, enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] },
+    templateName: { type: String, default: null },
+    email: { type: String, required: true },
+    subscriberId: { type: String, default: null },
+    topicId: { type: String, default: null },
+    senderProfileId: { type: String, required: true },
+    fromEmail: { type: String, required: true },
+    fromName: { type: String, required: true },
+    replyTo: { type: String, default: null },
+    subject: { type: String, required: true },
+    links: { type: [String], default: [] },
+    tracking: { opens: { type: Boolean, required: true }, clicks: { type: Boolean, required: true } },
+    status: { type: String, required: true, enum: MESSAGE_STATUSES },
+    suppressionReason: { type: String, default: null },
+    history: { type: [Schema.Types.Mixed], default: [] },
+    attempts: { type: [Schema.Types.Mixed], default: [] },
+    nextAttemptAt: nullableDate,
+    createdAt: { type: Date, required: true },
+    sentAt: nullableDate,
+    deliveredAt: nullableDate,
+    bouncedAt: nullableDate,
+    complainedAt: nullableDate,
+    bounce: { type: Schema.Types.Mixed, default: null },
+    openCount: { type: Number, default: 0 },
+    firstOpenedAt: nullableDate,
+    machineOpenCount: { type: Number, default: 0 },
+    clickCount: { type: Number, default: 0 },
+    firstClickedAt: nullableDate,
+    machineClickCount: { type: Number, default: 0 },
+    eventProperties: { type: Schema.Types.Mixed, default: null },
+  },
+  { versionKey: false, minimize: false },
+);
+// GET /email-messages: newest first, optionally by address, template or status.
+messageSchema.index({ accountId: 1, createdAt: -1 });
+messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
+
+const bodySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    accountId: { type: String, required: true },
+    html: { type: String, required: true },
+    text: { type: String, required: true },
+    headers: { type: Schema.Types.Mixed, default: {} },
+  },
+  { versionKey: false, minimize: false },
+);
+
+export interface MessageCollections {
+  messages: Collection<EmailMessageDoc>;
+  bodies: Collection<EmailBodyDoc>;
+}
+
+export function messageCollections(store: Store): MessageCollections {
+  return {
+    messages: store.collection<EmailMessageDoc>('email_messages', messageSchema),
+    bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
+  };
+}
+
+export interface MessageQuery {
+  email?: string;
+  templateName?: string;
+  status?: MessageStatus;
+  pageNumber: number;
+  pageSize: number;
+}
+
+/** One account's messages. Slices add the transitions they own (delivery, bounces, tracking) here. */
+export function messagesOf(c: MessageCollections, accountId: string) {
+  const { messages, bodies } = c;
+  return {
+    accountId,
+    get: (messageId: string): Promise<EmailMessageDoc | null> => messages.findOne({ _id: messageId, accountId }),
+    body: (messageId: string): Promise<EmailBodyDoc | null> => bodies.findOne({ _id: messageId, accountId }),
+    /** Stores a new message and (unless it is SUPPRESSED) its body, in one transaction when given. */
+    async insert(doc: Omit<EmailMessageDoc, 'accountId'>, body: Omit<EmailBodyDoc, '_id' | 'accountId'> | null, tx?: Transaction): Promise<EmailMessageDoc> {
+      const stored: EmailMessageDoc = { ...doc, accountId };
+      await messages.insertOne(stored, { tx });
+      if (body) await bodies.insertOne({ _id: doc._id, accountId, ...body }, { tx });
+      return stored;
+    },
+    async list(q: MessageQuery): Promise<{ items: EmailMessageDoc[]; totalItems: number }> {
+      const filter: Record<string, unknown> = { accountId };
+      if (q.email !== undefined) filter.email = q.email;
+      if (q.templateName !== undefined) filter.templateName = q.templateName;
+      if (q.status !== undefined) filter.status = q.status;
+      const [items, totalItems] = await Promise.all([
+        messages.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.pageNumber - 1) * q.pageSize, limit: q.pageSize }),
+        messages.countDocuments(filter),
+      ]);
+      return { items, totalItems };
+    },
+    /** Drops the body once the message can no longer be sent. */
+    dropBody: async (messageId: string, tx?: Transaction): Promise<void> => {
+      await bodies.deleteOne({ _id: messageId, accountId }, { tx });
+    },
+  };
+}
+export type MessageRepository = ReturnType<typeof messagesOf>;
