@@ -2,7 +2,7 @@
 // in order, the pixel's place, and hostile HTML that must neither break out of an attribute nor get a
 // link rewritten that a browser would not follow.
 import { Parser } from 'htmlparser2';
-import { instrumentHtml, trackableUrl, type TrackingUrls } from '../src/domain/tracking-html';
+import { instrumentHtml, MAX_TRACKED_LINKS, trackableUrl, type TrackingUrls } from '../src/domain/tracking-html';
 
 const urls: TrackingUrls = {
   openUrl: 'https://t.example/t/o/OPEN',
@@ -79,6 +79,13 @@ describe('instrumentHtml', () => {
     const out = instrumentHtml('<a href="https://a.example/">1</a><a href="https://a.example/">2</a>', urls, both);
     expect(out.links).toEqual(['https://a.example/', 'https://a.example/']);
     expect(readBack(out.html).hrefs).toEqual(['https://t.example/t/c/CLICK0', 'https://t.example/t/c/CLICK1']);
+  });
+
+  it(`rewrites at most ${MAX_TRACKED_LINKS} links and leaves the rest untracked`, () => {
+    const html = Array.from({ length: MAX_TRACKED_LINKS + 5 }, (_, i) => `<a href="https://a.example/${i}">x</a>`).join('');
+    const out = instrumentHtml(html, urls, { opens: false, clicks: true });
+    expect(out.links).toHaveLength(MAX_TRACKED_LINKS);
+    expect(readBack(out.html).hrefs.slice(-5)).toEqual([0, 1, 2, 3, 4].map((i) => `https://a.example/${MAX_TRACKED_LINKS + i}`));
   });
 
   describe('hostile HTML', () => {

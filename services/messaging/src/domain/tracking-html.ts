@@ -8,6 +8,12 @@
 // every other byte of the mail stays as it was. It was already in the tree (html-to-text's parser).
 import { Parser } from 'htmlparser2';
 
+/**
+ * Links rewritten per mail; later ones stay as they are (untracked). Bounds the message record's
+ * `links` (a click token's index is at most 65535 anyway).
+ */
+export const MAX_TRACKED_LINKS = 1000;
+
 export interface TrackingFlags { opens: boolean; clicks: boolean }
 
 export interface TrackingUrls {
@@ -88,7 +94,7 @@ export function instrumentHtml(html: string, urls: TrackingUrls, flags: Tracking
         if (!isImplied) seen();
         if (!flags.clicks || isImplied || name !== 'a' || !Object.prototype.hasOwnProperty.call(attribs, 'href')) return;
         const url = trackableUrl(attribs.href!);
-        if (url === null || keep.has(url)) return;
+        if (url === null || keep.has(url) || links.length >= MAX_TRACKED_LINKS) return;
         const index = links.length;
         links.push(url);
         edits.push([parser.startIndex, parser.endIndex + 1, rebuildAnchor(attribs, urls.clickUrl(index))]);

@@ -1,0 +1,168 @@
+// Accepting one email message (API.md "Transactional email"): the one path every mail takes into the
+// system (POST /email-messages now; automation steps and RSS issues call it too). The message is
+// rendered here, so nothing broken is queued, and it is stored with its body and its delivery job in
+// ONE store transaction (the job through the outbox): once the transaction commits nothing can lose
+// it, and the answer waits (bounded) until the relay has the job on JetStream.
+import { invalid, type Logger } from '@mailer/kit';
+import { job } from '@mailer/nats/facts';
+import type { Store } from '@mailer/store';
+import { canonicalAddress } from '../domain/sender-profile';
+import { templateCall } from '../domain/email-template';
+import { RESERVED_SUBSTITUTION_KEYS, renderTemplate, type RenderValues } from '../domain/template';
+import { instrumentHtml } from '../domain/tracking-html';
+import type { PublicLinks } from './public-links';
+import { templateForSend } from './email-templates';
+import { senderForSend } from './sender-profiles';
+import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason } from '../store/messages';
+import { recordJobs } from '../store/outbox';
+import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
+import type { Collection } from '@mailer/store';
+
+/** A subscriber of the account as a send needs it: render values and the status rules. */
+export interface Recipient {
+  id: string;
+  email: string;
+  firstName: string | null;
+  /** Display value by personalizationTagName. */
+  fields: Record<string, string>;
+  /** SubscriberStatus as API.md names it (ACTIVE, BLOCKED, ...). */
+  status: string;
+}
+
+export interface RecipientLookup {
+  /** The account's subscriber with this canonical address, or null. */
+  recipientByEmail(accountId: string, email: string): Promise<Recipient | null>;
+}
+
+export interface AcceptDeps {
+  store: Store;
+  messages: MessageCollections;
+  suppressions: Collection<SuppressionDoc>;
+  recipients: RecipientLookup;
+  links: PublicLinks;
+  now(): Date;
+  newId(): string;
+  /** Wakes the outbox relay. */
+  notify(): void;
+  /** Waits, bounded, until the committed jobs are on JetStream (false: not yet; the relay goes on). */
+  awaitPublished(): Promise<boolean>;
+  logger?: Logger;
+}
+
+export interface AcceptInput {
+  accountId: string;
+  kind: EmailKind;
+  templateName: string;
+  email: string;
+  substitutionData?: Record<string, unknown> | null;
+  /** Stored with the message and carried into its facts; never rendered. */
+  eventProperties?: Record<string, unknown> | null;
+  /** The topic of a marketing mail (unsubscribe link, opt-outs); null for transactional mail. */
+  topicId: string | null;
+  /** The recipient when the caller already has it (automations, RSS); else it is looked up by address. */
+  subscriber?: Recipient | null;
+  /** Automation mails: the `event` render value. */
+  event?: Record<string, unknown> | null;
+}
+
+export interface Accepted {
+  messageId: string;
+  status: 'QUEUED' | 'SUPPRESSED';
+}
+
+const isMarketing = (kind: EmailKind) => kind !== 'TRANSACTIONAL';
+
+function checkReservedKeys(data: Record<string, unknown> | null | undefined): void {
+  const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => data && Object.prototype.hasOwnProperty.call(data, k));
+  if (reserved.length) {
+    throw invalid('reserved_substitution_key', `substitutionData may not use the names ${RESERVED_SUBSTITUTION_KEYS.join(', ')}`,
+      reserved.map((k) => ({ path: `body.substitutionData.${k}`, problem: 'reserved name' })));
+  }
+}
+
+/** Renders, checks suppression and status, instruments, stores message + body + job, then waits for the job's PubAck. */
+export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promise<Accepted> {
+  const { accountId, kind } = input;
+  const email = canonicalAddress(input.email);
+  if (!email) throw invalid('invalid_email', `email "${input.email.slice(0, 80)}" is not a valid email address`, [{ path: 'body.email', problem: 'not a valid email address' }]);
+  checkReservedKeys(input.substitutionData);
+  const { template, compiled } = await templateForSend(deps, accountId, input.templateName);
+  const sender = await senderForSend(deps, accountId, template.senderProfileId ?? null);
+  const recipient = input.subscriber !== undefined ? input.subscriber : await deps.recipients.recipientByEmail(accountId, email);
+
+  const messageId = deps.newId();
+  const now = deps.now();
+  const unsubscribeUrl = isMarketing(kind)
+    ? deps.links.unsubscribeUrl(accountId, { messageId, ...(recipient ? { subscriberId: recipient.id } : {}), ...(input.topicId ? { topicId: input.topicId } : {}) })
+    : null;
+  const values: RenderValues = {
+    substitutionData: input.substitutionData ?? {},
+    // A null-prototype copy: a personalizationTagName can never reach Object.prototype members.
+    subscriber: recipient
+      ? { email, firstName: recipient.firstName ?? '', fields: Object.assign(Object.create(null) as Record<string, string>, recipient.fields) }
+      : { email },
+    event: input.event ?? null,
+    links: unsubscribeUrl ? { unsubscribe: unsubscribeUrl, preferences: unsubscribeUrl } : null,
+  };
+  const rendered = await templateCall(() => renderTemplate(compiled, values));
+
+  // Transactional mail ignores unsubscribes and opt-outs, never a suppression or a BLOCKED status.
+  const suppression = await suppressionsOf(deps.suppressions, accountId).find(email);
+  const suppressionReason: SuppressionReason | null = suppression ? suppression.reason : recipient?.status === 'BLOCKED' ? 'BLOCKED' : null;
+  const status = suppressionReason ? 'SUPPRESSED' : 'QUEUED';
+
+  const tracked = instrumentHtml(
+    rendered.html,
+    { openUrl: deps.links.openUrl(accountId, messageId), clickUrl: (i) => deps.links.clickUrl(accountId, messageId, i), keep: [unsubscribeUrl] },
+    template.tracking,
+  );
+  const message: Omit<EmailMessageDoc, 'accountId'> = {
+    _id: messageId,
+    kind,
+    templateName: template.name,
+    email,
+    subscriberId: recipient?.id ?? null,
+    topicId: input.topicId,
+    senderProfileId: sender._id,
+    fromEmail: sender.fromEmail,
+    fromName: sender.fromName,
+    replyTo: sender.replyTo,
+    subject: rendered.subject,
+    links: tracked.links,
+    tracking: { opens: template.tracking.opens, clicks: template.tracking.clicks },
+    status,
+    suppressionReason,
+    history: [{ status, at: now }],
+    attempts: [],
+    nextAttemptAt: null,
+    createdAt: now,
+    sentAt: null,
+    deliveredAt: null,
+    bouncedAt: null,
+    complainedAt: null,
+    bounce: null,
+    openCount: 0,
+    firstOpenedAt: null,
+    machineOpenCount: 0,
+    clickCount: 0,
+    firstClickedAt: null,
+    machineClickCount: 0,
+    eventProperties: input.eventProperties ?? null,
+  };
+  const headers: Record<string, string> = unsubscribeUrl
+    ? { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }
+    : {};
+
+  await deps.store.transaction(async (tx) => {
+    // A SUPPRESSED message is recorded (it shows in GET /email-messages) but has no body and no job.
+    await messagesOf(deps.messages, accountId).insert(message, status === 'QUEUED' ? { html: tracked.html, text: rendered.text, headers } : null, tx);
+    if (status === 'QUEUED') await recordJobs(deps.store, tx, [{ ...job('email', { accountId, messageId }), id: `email-job-${messageId}` }]);
+  });
+  if (status === 'QUEUED') {
+    deps.notify();
+    // Committed is durable (the relay publishes it whatever happens next); the wait makes 202 mean
+    // "on JetStream" whenever NATS answers in time.
+    if (!(await deps.awaitPublished())) deps.logger?.warn({ messageId }, 'email job not published in time; answering anyway (it stays in the outbox)');
+  }
+  return { messageId, status };
+}

@@ -1,0 +1,88 @@
+// mailer.messaging.v1.EmailMessageService: POST /email-messages and the reads, translated to the use
+// cases (app/accept-message.ts, app/email-messages.ts).
+import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { emailMessagesV1 } from '@mailer/proto';
+import { acceptMessage, type AcceptDeps } from '../app/accept-message';
+import { getEmailMessage, listEmailMessages } from '../app/email-messages';
+import type { EmailMessageDoc } from '../store/messages';
+
+const Statuses = protoEnum(emailMessagesV1.EmailMessageStatus, 'EMAIL_MESSAGE_STATUS_');
+const Kinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
+const MAX_PAGE_SIZE = 1000;
+
+/** A free-form JSON object member (the gateway sends valid JSON objects; anything else is a caller bug). */
+function jsonObject(text: string, path: string): Record<string, unknown> | null {
+  if (!text) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid('validation_failed', `${path} is not valid JSON`, [{ path, problem: 'not valid JSON' }]);
+  }
+  if (value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid('validation_failed', `${path} must be an object`, [{ path, problem: 'must be an object' }]);
+  return value as Record<string, unknown>;
+}
+
+const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : undefined);
+
+export function messageToProto(m: EmailMessageDoc): emailMessagesV1.EmailMessage {
+  return {
+    messageId: m._id,
+    kind: Kinds.toProto(m.kind),
+    templateName: m.templateName ?? undefined,
+    email: m.email,
+    subscriberId: m.subscriberId ?? undefined,
+    subject: m.subject,
+    status: Statuses.toProto(m.status),
+    suppressionReason: m.suppressionReason ?? undefined,
+    createdAt: iso(m.createdAt)!,
+    sentAt: iso(m.sentAt),
+    deliveredAt: iso(m.deliveredAt),
+    bouncedAt: iso(m.bouncedAt),
+    bounce: m.bounce ? { type: m.bounce.type, diagnosticCode: m.bounce.diagnosticCode ?? undefined } : undefined,
+    openCount: m.openCount,
+    firstOpenedAt: iso(m.firstOpenedAt),
+    machineOpenCount: m.machineOpenCount,
+    clickCount: m.clickCount,
+    firstClickedAt: iso(m.firstClickedAt),
+    attempts: (m.attempts ?? []).map((a) => ({ at: iso(a.at)!, outcome: a.outcome, smtpCode: a.smtpCode ?? undefined, response: a.response ?? undefined })),
+    eventPropertiesJson: m.eventProperties ? JSON.stringify(m.eventProperties) : '',
+    history: (m.history ?? []).map((h) => ({ status: Statuses.toProto(h.status), at: iso(h.at)! })),
+  };
+}
+
+export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessagesV1.EmailMessageServiceServer> {
+  return {
+    async sendEmailMessage(req) {
+      const accepted = await acceptMessage(deps, {
+        accountId: accountOf(req),
+        kind: 'TRANSACTIONAL',
+        templateName: req.templateName,
+        email: req.email,
+        substitutionData: jsonObject(req.substitutionDataJson, 'body.substitutionData'),
+        eventProperties: jsonObject(req.eventPropertiesJson, 'body.eventProperties'),
+        topicId: null,
+      });
+      return { messageId: accepted.messageId, status: Statuses.toProto(accepted.status) };
+    },
+    async getEmailMessage(req) {
+      return { message: messageToProto(await getEmailMessage(deps, accountOf(req), req.messageId)) };
+    },
+    async listEmailMessages(req) {
+      const pageNumber = req.pageNumber || 1;
+      const pageSize = req.pageSize || 50;
+      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
+      }
+      const { items, totalItems } = await listEmailMessages(deps, accountOf(req), {
+        email: req.email,
+        templateName: req.templateName,
+        status: Statuses.tryFromProto(req.status),
+        pageNumber,
+        pageSize,
+      });
+      return { items: items.map(messageToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+    },
+  };
+}
