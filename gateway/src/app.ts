@@ -17,6 +17,7 @@ import type { RateLimiter } from './ratelimit/limiter';
 import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
+import { emailMessageRoutes } from './routes/email-messages';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { segmentRoutes } from './routes/segments';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(emailMessageRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

@@ -87,6 +87,12 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     idempotencyKey: 'order-1001',
     properties: { orderId: 'order-1001', total: 59.9 },
   },
+  sendEmailMessage: {
+    name: 'order-confirmation',
+    email: 'ann@example.org',
+    substitutionData: { orderId: 'order-1001', total: '59.90 EUR', items: [{ name: 'Earl Grey', quantity: 2 }] },
+    eventProperties: { orderId: 'order-1001' },
+  },
 };
 
 /** The paths with each JSON request body's example (from REQUEST_EXAMPLES, by operationId) filled in. */

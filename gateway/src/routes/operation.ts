@@ -22,7 +22,7 @@ export interface OperationInput<B, Q, P> {
 
 /** The HTTP answer of an operation: JSON body (none for 204) and, for creations, Location. */
 export interface Reply {
-  status: 200 | 201 | 204;
+  status: 200 | 201 | 202 | 204;
   body?: unknown;
   location?: string;
 }
@@ -30,6 +30,7 @@ export interface Reply {
 export const ok = (body: unknown): Reply => ({ status: 200, body });
 export const created = (body: unknown, location: string): Reply => ({ status: 201, body, location });
 export const noContent = (): Reply => ({ status: 204 });
+export const accepted = (body: unknown): Reply => ({ status: 202, body });
 
 /** One row of an API.md table: method, Express path, the OpenAPI operation that validates it, and its handler. */
 export interface Operation {

@@ -1,0 +1,68 @@
+import { protoEnum } from '@mailer/kit';
+import { emailMessagesV1 } from '@mailer/proto';
+import { int64, present } from './numbers';
+
+// Transactional email: API bodies (as validated by the OpenAPI document) <-> messaging service messages.
+
+export const EmailMessageStatuses = protoEnum(emailMessagesV1.EmailMessageStatus, 'EMAIL_MESSAGE_STATUS_');
+export const EmailKinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
+export type EmailMessageStatus = (typeof EmailMessageStatuses.names)[number];
+
+export interface SendEmailMessageBody {
+  name: string;
+  email: string;
+  substitutionData?: Record<string, unknown> | null;
+  eventProperties?: Record<string, unknown> | null;
+}
+
+export interface ListEmailMessagesQuery {
+  pageNumber: number;
+  pageSize: number;
+  email?: string;
+  templateName?: string;
+  status?: EmailMessageStatus;
+}
+
+const jsonText = (v: Record<string, unknown> | null | undefined) => (v === undefined || v === null ? '' : JSON.stringify(v));
+const parsed = (text: string) => (text ? (JSON.parse(text) as Record<string, unknown>) : null);
+
+export function sendEmailMessageToProto(accountId: string, b: SendEmailMessageBody): emailMessagesV1.SendEmailMessageRequest {
+  return { accountId, templateName: b.name, email: b.email, substitutionDataJson: jsonText(b.substitutionData), eventPropertiesJson: jsonText(b.eventProperties) };
+}
+
+export function listEmailMessagesToProto(accountId: string, q: ListEmailMessagesQuery): emailMessagesV1.ListEmailMessagesRequest {
+  return { accountId, pageNumber: q.pageNumber, pageSize: q.pageSize, email: q.email, templateName: q.templateName, status: EmailMessageStatuses.toProtoOrUnspecified(q.status) };
+}
+
+/** EmailMessage of API.md (plus `history`); members without a value are null. */
+export function emailMessageJson(m: emailMessagesV1.EmailMessage) {
+  return {
+    messageId: m.messageId,
+    kind: EmailKinds.fromProto(m.kind),
+    templateName: m.templateName ?? null,
+    email: m.email,
+    subscriberId: m.subscriberId ?? null,
+    subject: m.subject,
+    status: EmailMessageStatuses.fromProto(m.status),
+    suppressionReason: m.suppressionReason ?? null,
+    createdAt: m.createdAt,
+    sentAt: m.sentAt ?? null,
+    deliveredAt: m.deliveredAt ?? null,
+    bouncedAt: m.bouncedAt ?? null,
+    bounce: m.bounce ? { type: m.bounce.type, diagnosticCode: m.bounce.diagnosticCode ?? null } : null,
+    openCount: m.openCount,
+    firstOpenedAt: m.firstOpenedAt ?? null,
+    machineOpenCount: m.machineOpenCount,
+    clickCount: m.clickCount,
+    firstClickedAt: m.firstClickedAt ?? null,
+    attempts: m.attempts.map((a) => ({ at: a.at, outcome: a.outcome, smtpCode: a.smtpCode ?? null, response: a.response ?? null })),
+    eventProperties: parsed(m.eventPropertiesJson),
+    history: m.history.map((h) => ({ status: EmailMessageStatuses.fromProto(h.status), at: h.at })),
+  };
+}
+
+export function emailMessagePageJson(page: emailMessagesV1.ListEmailMessagesResponse) {
+  return { items: page.items.map(emailMessageJson), pageNumber: page.pageNumber, pageSize: page.pageSize, totalItems: int64(page.totalItems), totalPages: page.totalPages };
+}
+
+export const emailMessageOf = (res: emailMessagesV1.GetEmailMessageResponse) => emailMessageJson(present(res.message, 'the message'));

@@ -1,0 +1,31 @@
+import type { Router } from 'express';
+import type { ServiceClients } from '../clients';
+import {
+  emailMessageOf,
+  emailMessagePageJson,
+  EmailMessageStatuses,
+  listEmailMessagesToProto,
+  sendEmailMessageToProto,
+  type ListEmailMessagesQuery,
+  type SendEmailMessageBody,
+} from '../mapping/email-messages';
+import { accepted, mount, ok, operation, type Operation } from './operation';
+
+// Transactional email (messaging service): one operation per row of API.md's table.
+
+export const emailMessageOperations: Operation[] = [
+  operation<SendEmailMessageBody>('post', '/email-messages', 'sendEmailMessage', async ({ clients, accountId, body, call }) => {
+    const res = await clients.emailMessages.sendEmailMessage(sendEmailMessageToProto(accountId, body), call);
+    return accepted({ messageId: res.messageId, status: EmailMessageStatuses.fromProto(res.status) });
+  }),
+
+  operation<never, ListEmailMessagesQuery>('get', '/email-messages', 'listEmailMessages', async ({ clients, accountId, query, call }) =>
+    ok(emailMessagePageJson(await clients.emailMessages.listEmailMessages(listEmailMessagesToProto(accountId, query), call))),
+  ),
+
+  operation<never, never, { messageId: string }>('get', '/email-messages/:messageId', 'getEmailMessage', async ({ clients, accountId, params, call }) =>
+    ok(emailMessageOf(await clients.emailMessages.getEmailMessage({ accountId, messageId: params.messageId }, call))),
+  ),
+];
+
+export const emailMessageRoutes = (clients: ServiceClients): Router => mount(emailMessageOperations, clients);
