@@ -1,0 +1,139 @@
+// acceptMessage on a real embedded store: what is stored (message, body, outbox job) in each case,
+// the order of the refusals, tracking per the template's flags, List-Unsubscribe only for marketing
+// kinds, and that a failed render or a refusal leaves nothing behind. The recipient directory (the
+// subscriber service over gRPC in the process) is given as its answers here; the real path is in
+// gateway/test/email-messages.int.test.ts.
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '@mailer/kit';
+import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
+import { acceptMessage, type AcceptDeps, type AcceptInput, type Recipient } from '../src/app/accept-message';
+import { createEmailTemplate } from '../src/app/email-templates';
+import { publicLinks } from '../src/app/public-links';
+import { createSenderProfile } from '../src/app/sender-profiles';
+import { messageCollections, messagesOf } from '../src/store/messages';
+import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
+
+const A = '0193b6f0-0000-7000-8000-00000000000a';
+let tmp: TempStore;
+let deps: AcceptDeps;
+let recipients: Map<string, Recipient>;
+let published: number;
+const links = publicLinks({ PUBLIC_BASE_URL: 'https://mail.example.test', BOUNCE_DOMAIN: 'bounces.example.test', TRACKING_SECRET: 'x'.repeat(40), TRACKING_SECRET_PREVIOUS: [] });
+
+beforeEach(async () => {
+  tmp = await openTempStore('accept');
+  recipients = new Map();
+  published = 0;
+  deps = {
+    store: tmp.store,
+    messages: messageCollections(tmp.store),
+    suppressions: suppressionCollection(tmp.store),
+    recipients: { recipientByEmail: async (_accountId, email) => recipients.get(email) ?? null },
+    links,
+    now: () => new Date('2026-01-01T10:00:00Z'),
+    newId: randomUUID,
+    notify: () => undefined,
+    awaitPublished: async () => {
+      published++;
+      return true;
+    },
+  };
+  const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+  await createSenderProfile(catalog, A, { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'The Shop', replyTo: 'help@example.com' });
+  await createEmailTemplate(catalog, A, {
+    name: 'welcome',
+    subject: 'Hi {{ subscriber.firstName | default: "there" }}',
+    html: '<body><p>{{ note }}</p><a href="https://shop.example/a">a</a>{% if links %}<a href="{{ links.unsubscribe }}">unsubscribe</a>{% endif %}</body>',
+  });
+  await createEmailTemplate(catalog, A, { name: 'untracked', subject: 's', html: '<a href="https://shop.example/a">a</a>', tracking: { opens: false, clicks: false } });
+  await createEmailTemplate(catalog, A, { name: 'hostile', subject: 's', html: '{% for i in (1..100000000) %}xxxxxxxxxxxxxxxx{% endfor %}' });
+});
+afterEach(() => tmp.close());
+
+const input = (extra: Partial<AcceptInput> = {}): AcceptInput => ({ accountId: A, kind: 'TRANSACTIONAL', templateName: 'welcome', email: 'Ann@Example.org', topicId: null, ...extra });
+const outbox = () => tmp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({});
+
+async function refusal(p: Promise<unknown>): Promise<{ errorId: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(DomainError);
+    return err as DomainError;
+  }
+  throw new Error('expected a refusal');
+}
+
+it('stores the rendered, instrumented message, its body and one email job in the outbox, then waits for the publish', async () => {
+  recipients.set('ann@example.org', { id: 'sub-1', email: 'ann@example.org', firstName: 'Ann', fields: {}, status: 'UNSUBSCRIBED' });
+  const accepted = await acceptMessage(deps, input({ substitutionData: { note: '<b>hi</b>' }, eventProperties: { orderId: 'o-1' } }));
+  expect(accepted.status).toBe('QUEUED');
+  const repo = messagesOf(deps.messages, A);
+  const message = (await repo.get(accepted.messageId))!;
+  expect(message).toMatchObject({
+    kind: 'TRANSACTIONAL', templateName: 'welcome', email: 'ann@example.org', subscriberId: 'sub-1', subject: 'Hi Ann',
+    fromEmail: 'shop@example.com', fromName: 'The Shop', replyTo: 'help@example.com', links: ['https://shop.example/a'],
+    tracking: { opens: true, clicks: true }, status: 'QUEUED', suppressionReason: null, eventProperties: { orderId: 'o-1' },
+    history: [{ status: 'QUEUED', at: new Date('2026-01-01T10:00:00Z') }], attempts: [],
+  });
+  const body = (await repo.body(accepted.messageId))!;
+  expect(body.html).toContain('&lt;b&gt;hi&lt;/b&gt;');
+  expect(body.html).toContain(`href="${links.clickUrl(A, accepted.messageId, 0)}"`);
+  expect(body.html).toContain(`<img src="${links.openUrl(A, accepted.messageId)}"`);
+  expect(body.html).not.toContain('https://shop.example/a');
+  expect(body.headers).toEqual({}); // transactional: no List-Unsubscribe
+  expect(body.html).not.toContain('orderId'); // eventProperties are never rendered
+  const jobs = await outbox();
+  expect(jobs).toEqual([expect.objectContaining({ subject: `jobs.email.${A}`, payload: { accountId: A, messageId: accepted.messageId } })]);
+  expect(published).toBe(1);
+});
+
+it('marketing kinds get List-Unsubscribe headers and a links.unsubscribe value, which is not rewritten', async () => {
+  const subscriber: Recipient = { id: randomUUID(), email: 'ann@example.org', firstName: 'Ann', fields: {}, status: 'ACTIVE' };
+  const topicId = randomUUID();
+  const accepted = await acceptMessage(deps, input({ kind: 'AUTOMATION', subscriber, topicId }));
+  const body = (await messagesOf(deps.messages, A).body(accepted.messageId))!;
+  const unsubscribe = body.headers['List-Unsubscribe']!.slice(1, -1);
+  expect(body.headers).toEqual({ 'List-Unsubscribe': `<${unsubscribe}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' });
+  expect(links.verify('unsubscribe', unsubscribe.split('/u/')[1]!)).toMatchObject({ accountId: A, subscriberId: subscriber.id, topicId, messageId: accepted.messageId });
+  expect(body.html).toContain(`<a href="${unsubscribe}">unsubscribe</a>`);
+  expect((await messagesOf(deps.messages, A).get(accepted.messageId))!.links).toEqual(['https://shop.example/a']);
+});
+
+it('follows the template\'s tracking flags', async () => {
+  const accepted = await acceptMessage(deps, input({ templateName: 'untracked' }));
+  const body = (await messagesOf(deps.messages, A).body(accepted.messageId))!;
+  expect(body.html).toContain('href="https://shop.example/a"');
+  expect(body.html).not.toContain('<img');
+  expect((await messagesOf(deps.messages, A).get(accepted.messageId))!.links).toEqual([]);
+});
+
+it('a suppressed address or a BLOCKED subscriber is stored SUPPRESSED, without body or job, and nothing waits', async () => {
+  await suppressionsOf(deps.suppressions, A).add({ _id: randomUUID(), email: 'ann@example.org', reason: 'COMPLAINT', createdAt: new Date(), messageId: null });
+  recipients.set('bob@example.org', { id: 'sub-2', email: 'bob@example.org', firstName: null, fields: {}, status: 'BLOCKED' });
+  const suppressed = await acceptMessage(deps, input());
+  const blocked = await acceptMessage(deps, input({ email: 'bob@example.org' }));
+  const repo = messagesOf(deps.messages, A);
+  expect(await repo.get(suppressed.messageId)).toMatchObject({ status: 'SUPPRESSED', suppressionReason: 'COMPLAINT', history: [{ status: 'SUPPRESSED' }] });
+  expect(await repo.get(blocked.messageId)).toMatchObject({ status: 'SUPPRESSED', suppressionReason: 'BLOCKED', subscriberId: 'sub-2' });
+  expect(await repo.body(suppressed.messageId)).toBeNull();
+  expect(await outbox()).toEqual([]);
+  expect(published).toBe(0);
+});
+
+it('refuses in API.md\'s order and stores nothing: invalid_email, reserved_substitution_key, template_not_found, template_render_failed', async () => {
+  expect((await refusal(acceptMessage(deps, input({ email: 'nope', templateName: 'missing' })))).errorId).toBe('invalid_email');
+  expect((await refusal(acceptMessage(deps, input({ templateName: 'missing', substitutionData: { event: 1 } })))).errorId).toBe('reserved_substitution_key');
+  expect((await refusal(acceptMessage(deps, input({ templateName: 'missing' })))).errorId).toBe('template_not_found');
+  const render = await refusal(acceptMessage(deps, input({ templateName: 'hostile' })));
+  expect(render.errorId).toBe('template_render_failed');
+  expect(render.message).toMatch(/^html: /);
+  expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(0);
+  expect(await outbox()).toEqual([]);
+});
+
+it('409 sender_profile_required for an account without sender profile', async () => {
+  const B = randomUUID();
+  await createEmailTemplate({ store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] }, B, { name: 'welcome', subject: 's', html: 'x' });
+  expect((await refusal(acceptMessage(deps, input({ accountId: B })))).errorId).toBe('sender_profile_required');
+});
