@@ -20,6 +20,7 @@ import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { segmentRoutes } from './routes/segments';
+import { emailCatalogRoutes } from './routes/email-catalog';
 import { subscriberRoutes } from './routes/subscribers';
 
 export interface AppDeps {
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(emailCatalogRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));
