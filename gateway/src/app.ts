@@ -21,6 +21,7 @@ import { emailMessageRoutes } from './routes/email-messages';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { segmentRoutes } from './routes/segments';
+import { emailCatalogRoutes } from './routes/email-catalog';
 import { subscriberRoutes } from './routes/subscribers';
 
 export interface AppDeps {
@@ -68,6 +69,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(emailCatalogRoutes(deps.clients));
   app.use(emailMessageRoutes(deps.clients));
   app.use(accountRoutes());
 
