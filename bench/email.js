@@ -35,9 +35,9 @@ async function main() {
     stops.push(() => nats.stop());
     const subscriber = await startService('subscriber', { NATS_URL: nats.url });
     stops.push(() => subscriber.stop());
-    const messaging = await startService('messaging', { NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, LOG_LEVEL: 'warn' });
+    const messaging = await startService('messaging', { NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, ...(process.env.OUTBOX_PUBLISH_WAIT_MS ? { OUTBOX_PUBLISH_WAIT_MS: process.env.OUTBOX_PUBLISH_WAIT_MS } : {}), ...(process.env.BENCH_MESSAGING_EXEC_ARGS ? { NODE_EXEC_ARGS: process.env.BENCH_MESSAGING_EXEC_ARGS } : {}) });
     stops.push(() => messaging.stop());
-    const gw = await startGateway({ NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messaging.address, LOG_LEVEL: 'warn' });
+    const gw = await startGateway({ NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messaging.address });
     stops.push(() => gw.stop());
 
     const requests = [];
