@@ -12,7 +12,7 @@ import { AckPolicy } from 'nats';
 import { mongoose, openStore } from '@mailer/store';
 import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
-import { adminRequest, call, createAccount, expectError, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
+import { adminRequest, call, createAccount, expectError, startGateway, startStack, waitForLog, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
 import { api, expectStatus, INSTANT_PATTERN, UNKNOWN_ID, UUID_PATTERN, type Api } from './support/subscriber-stack';
 
 let stack: Stack;
@@ -20,6 +20,7 @@ let subscriber: RunningService;
 let messaging: RunningProcess;
 let gw: GatewayHandle;
 let dataDir: string;
+let messagingEnv: NodeJS.ProcessEnv;
 let acme: Api;
 let other: Api;
 let empty: Api;
@@ -93,7 +94,7 @@ beforeAll(async () => {
   );
   await store.collection<{ _id: string; accountId: string; email: string; reason: string; createdAt: Date; messageId: string | null }>('suppressions', schema).insertOne({ _id: crypto.randomUUID(), accountId: acme.accountId, email: SUPPRESSED_ADDRESS, reason: 'HARD_BOUNCE', createdAt: new Date(), messageId: null });
   await store.close();
-  messaging = await spawnReady('services/messaging/dist/main.js', {
+  messagingEnv = {
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
     NATS_URL: stack.nats.url,
@@ -104,7 +105,8 @@ beforeAll(async () => {
     BOUNCE_SMTP_PORT: String(await freePort()),
     TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
     PUBLIC_BASE_URL: 'https://mail.example.test',
-  });
+  };
+  messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
   await setUp(acme);
   await setUp(other);
 }, 120_000);
@@ -295,5 +297,32 @@ describe('GET /email-messages', () => {
     expectError(await other.get(`/email-messages/${sent[0]}`), 404, 'email_message_not_found');
     expect(ids(await other.get('/email-messages?email=p1@example.org'))).toEqual([]);
     expect(ids(await empty.get('/email-messages'))).toEqual([]);
+  });
+});
+
+// Last: it deletes and re-creates the JOBS stream.
+describe('durability of an accepted message', () => {
+  it('a job committed while JetStream cannot take it survives a crash of the service and is published after the restart', async () => {
+    const a = await account('crash');
+    await setUp(a);
+    const jsm = await stack.nc.jetstreamManager();
+    // Without the JOBS stream every publish of the relay fails: the job can only be in the outbox.
+    await jsm.streams.delete('JOBS');
+    const accepted = expectStatus(await send(a, { name: 'welcome', email: 'crash@example.org' }), 202);
+    expect(accepted.status).toBe('QUEUED');
+    // It answered after the bounded wait (logged), since the job is durable in the outbox anyway.
+    await waitForLog(messaging, (line) => line.includes('email job not published in time'), 10_000);
+    await messaging.kill9();
+    // The restarted service declares the streams again and its relay publishes what was pending.
+    messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
+    const deadline = Date.now() + 20_000;
+    let jobs: Array<{ accountId: string; messageId: string }> = [];
+    while (Date.now() < deadline) {
+      jobs = await emailJobs(a.accountId).catch(() => []);
+      if (jobs.length) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(jobs).toEqual([{ accountId: a.accountId, messageId: accepted.messageId }]);
+    expect(expectStatus(await a.get(`/email-messages/${accepted.messageId}`), 200).status).toBe('QUEUED');
   });
 });
