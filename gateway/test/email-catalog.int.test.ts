@@ -213,6 +213,18 @@ describe('hostile templates', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  // Each render may run 500 ms; run one after another, 16 would pass the gateway's 5 s deadline (503).
+  // Renders yield to the event loop, so they share the CPU and all end near their own limit.
+  it('a burst of hostile renders in parallel: every one 422, and other requests still answered', async () => {
+    const html = '{% for i in (1..100000) %}{% for j in (1..100000) %}{{ i }}{% endfor %}{% endfor %}';
+    expectStatus(await a.post('/email-templates', { name: 'burst', subject: 's', html }), 201);
+    const renders = Array.from({ length: 16 }, () => a.post('/email-templates/burst/render', { substitutionData: {} }));
+    const other = a.get('/sender-profiles');
+    const results = await Promise.all(renders);
+    for (const res of results) expectError(res, 422, 'template_render_failed');
+    expectStatus(await other, 200);
+  });
+
   it('prototype access renders nothing and pollutes nothing', async () => {
     const html = '[{{ constructor.constructor }}][{{ v.constructor.name }}][{{ __proto__ }}][{{ v.__proto__.polluted }}][{{ "" | constructor }}]';
     const res = await a.post('/email-templates', { name: 'proto', subject: '{{ constructor }}', html });

@@ -80,7 +80,7 @@ export const emailTemplatePaths = {
       tags: ['Email templates'],
       operationId: 'renderEmailTemplate',
       summary: 'Render a template (preview; nothing is sent)',
-      description: `Renders the stored template as a send would, with \`substitutionData\` and, when \`email\` is given, \`subscriber\` filled from the account's subscriber with that address (else \`{email}\`; without \`email\`, \`subscriber\` is empty). \`event\` and \`links\` are not set in a preview (they render empty). Nothing is sent or stored. \`substitutionData\` may not use the names \`subscriber\`, \`event\` or \`links\` (\`400 reserved_substitution_key\`). A render that passes a limit answers \`422 template_render_failed\`. ${NOT_FOUND}\n\n${LIQUID}`,
+      description: `Renders the stored template as a send would, with \`substitutionData\` and, when \`email\` is given, \`subscriber\` filled from the account's subscriber with that address (else \`{email}\`; without \`email\`, \`subscriber\` is empty). \`event\` and \`links\` are not set in a preview (they render empty). Nothing is sent or stored. \`substitutionData\` may not use the names \`subscriber\`, \`event\` or \`links\` (\`400 reserved_substitution_key\`). A render that passes a limit answers \`422 template_render_failed\`. With \`email\`, the subscriber service is asked for the subscriber: when it does not answer, \`503 service_unavailable\` (retry later). ${NOT_FOUND}\n\n${LIQUID}`,
       parameters: [...namePath, idempotencyKey],
       requestBody: body('RenderEmailTemplateRequest', false),
       responses: {

@@ -60,6 +60,21 @@ export function senderProfilesOf(store: Store, accountId: string) {
     await profiles.updateOne({ _id: id, accountId }, { $set: { isDefault: true } }, { tx });
   }
 
+  /**
+   * Makes the oldest profile the default when the account has profiles but no default: a profile
+   * inserted as non-default while the last default was being deleted would otherwise leave none.
+   */
+  async function healDefault(): Promise<void> {
+    if (await profiles.findOne({ accountId, isDefault: true })) return;
+    const [oldest] = await profiles.find({ accountId }, { ...oldestFirst, limit: 1 });
+    if (!oldest) return;
+    try {
+      await profiles.updateOne({ _id: oldest._id, accountId }, { $set: { isDefault: true } });
+    } catch (err) {
+      if (!(err instanceof DuplicateKeyError)) throw err; // another request made one the default first
+    }
+  }
+
   return {
     accountId,
     /** Oldest first. */
@@ -89,7 +104,8 @@ export function senderProfilesOf(store: Store, accountId: string) {
         }
       }
       await profiles.insertOne({ ...doc, accountId, isDefault: false });
-      return { ...doc, accountId, isDefault: false };
+      await healDefault();
+      return (await profiles.findOne({ _id: doc._id, accountId })) ?? { ...doc, accountId, isDefault: false };
     },
 
     /** Changes a profile (and moves the default to it when asked); null when it does not exist. */
