@@ -8,7 +8,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AckPolicy } from 'nats';
 import { mongoose, openStore } from '@mailer/store';
 import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
@@ -34,30 +33,20 @@ async function account(name: string): Promise<Api> {
 }
 
 /**
- * Jobs on JOBS for the account, read with a consumer of the account's subject and never acked (on a
- * work queue an ack would remove them): each is delivered once within the long ack wait, and deleting
- * the consumer leaves them in the stream for the delivery worker.
+ * Jobs on JOBS for the account, read message by message (STREAM.MSG.GET) rather than with a
+ * consumer: JOBS is a work queue, which refuses a second consumer overlapping the delivery worker's
+ * (jobs.email.>), and reading this way leaves every job in place for that worker.
  */
 async function emailJobs(accountId: string): Promise<Array<{ accountId: string; messageId: string }>> {
   const subject = `jobs.email.${accountId}`;
   const jsm = await stack.nc.jetstreamManager();
-  const info = await jsm.streams.info('JOBS', { subjects_filter: subject });
-  const count = info.state.subjects?.[subject] ?? 0;
-  if (count === 0) return [];
-  const name = `test-${crypto.randomUUID()}`;
-  await jsm.consumers.add('JOBS', { name, filter_subject: subject, ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000, inactive_threshold: 60_000_000_000 });
-  try {
-    const consumer = await stack.nc.jetstream().consumers.get('JOBS', name);
-    const out: Array<{ accountId: string; messageId: string }> = [];
-    while (out.length < count) {
-      const m = await consumer.next({ expires: 2_000 });
-      if (!m) throw new Error(`expected ${count} jobs on ${subject}, read ${out.length}`);
-      out.push(m.json());
-    }
-    return out;
-  } finally {
-    await jsm.consumers.delete('JOBS', name);
+  const { state } = await jsm.streams.info('JOBS');
+  const out: Array<{ accountId: string; messageId: string }> = [];
+  for (let seq = state.first_seq; state.messages > 0 && seq <= state.last_seq; seq++) {
+    const m = await jsm.streams.getMessage('JOBS', { seq }).catch(() => null); // null: acked and removed
+    if (m?.subject === subject) out.push(m.json());
   }
+  return out;
 }
 
 const send = (a: Api, body: Record<string, unknown>, headers?: Record<string, string>) => a.post('/email-messages', body, headers);
