@@ -86,9 +86,15 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   const email = canonicalAddress(input.email);
   if (!email) throw invalid('invalid_email', `email "${input.email.slice(0, 80)}" is not a valid email address`, [{ path: 'body.email', problem: 'not a valid email address' }]);
   checkReservedKeys(input.substitutionData);
+  // The recipient (a gRPC call) and the suppression are read while the template and sender are: the
+  // refusals keep API.md's order all the same (a failed lookup is only seen once those passed).
+  const recipientLookup = input.subscriber !== undefined ? Promise.resolve(input.subscriber) : deps.recipients.recipientByEmail(accountId, email);
+  const suppressionLookup = suppressionsOf(deps.suppressions, accountId).find(email);
+  recipientLookup.catch(() => undefined);
+  suppressionLookup.catch(() => undefined);
   const { template, compiled } = await templateForSend(deps, accountId, input.templateName);
   const sender = await senderForSend(deps, accountId, template.senderProfileId ?? null);
-  const recipient = input.subscriber !== undefined ? input.subscriber : await deps.recipients.recipientByEmail(accountId, email);
+  const recipient = await recipientLookup;
 
   const messageId = deps.newId();
   const now = deps.now();
@@ -107,7 +113,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   const rendered = await templateCall(() => renderTemplate(compiled, values));
 
   // Transactional mail ignores unsubscribes and opt-outs, never a suppression or a BLOCKED status.
-  const suppression = await suppressionsOf(deps.suppressions, accountId).find(email);
+  const suppression = await suppressionLookup;
   const suppressionReason: SuppressionReason | null = suppression ? suppression.reason : recipient?.status === 'BLOCKED' ? 'BLOCKED' : null;
   const status = suppressionReason ? 'SUPPRESSED' : 'QUEUED';
 
