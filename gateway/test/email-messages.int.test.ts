@@ -315,3 +315,20 @@ describe('durability of an accepted message', () => {
     expect(expectStatus(await a.get(`/email-messages/${accepted.messageId}`), 200).status).toBe('QUEUED');
   });
 });
+
+// Last of all: it stops the subscriber service.
+describe('when the subscriber service does not answer', () => {
+  it('a send answers 503 service_unavailable naming it (the BLOCKED rule cannot be checked), never a 5xx without errorId; reads still work', async () => {
+    const a = await account('outage');
+    await setUp(a);
+    const before = expectStatus(await send(a, { name: 'welcome', email: 'before@example.org' }), 202);
+    await subscriber.stop();
+    const res = await send(a, { name: 'welcome', email: 'during@example.org' });
+    expectError(res, 503, 'service_unavailable');
+    expect(res.json.message).toMatch(/subscriber service/);
+    // An unknown template is still the caller's error first.
+    expectError(await send(a, { name: 'nope', email: 'during@example.org' }), 404, 'template_not_found');
+    expect(expectStatus(await a.get(`/email-messages/${before.messageId}`), 200).status).toBe('QUEUED');
+    expect(expectStatus(await a.get('/email-messages?email=during@example.org'), 200).totalItems).toBe(0);
+  });
+});
