@@ -171,6 +171,14 @@ describe('GET /t/o/{token} (open pixel)', () => {
     }
   });
 
+  it('counts a HEAD probe of the pixel or a link as a machine event (link checkers send HEAD, readers never do)', async () => {
+    const m = await deliveredMessage();
+    const head = (p: string) => fetch(`${base}${p}`, { method: 'HEAD', headers: { 'user-agent': READER_UA }, redirect: 'manual' });
+    expect((await head(pathOf(links.openUrl(m.accountId, m._id)))).status).toBe(200);
+    expect((await head(pathOf(links.clickUrl(m.accountId, m._id, 0)))).status).toBe(302);
+    expect(await stored(m)).toMatchObject({ openCount: 0, machineOpenCount: 1, clickCount: 0, machineClickCount: 1 });
+  });
+
   it('counts every one of many simultaneous opens exactly once', async () => {
     const m = await deliveredMessage();
     const url = pathOf(links.openUrl(m.accountId, m._id));

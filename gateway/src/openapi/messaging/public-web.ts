@@ -40,7 +40,7 @@ export const publicWebPaths = {
       operationId: 'openPixel',
       summary: 'Open pixel',
       security: [],
-      description: `A 1x1 transparent GIF with \`Cache-Control: no-store\`. Records an open of the message: \`openCount\` and \`firstOpenedAt\` for a reader, \`machineOpenCount\` only for a machine (within \`MACHINE_EVENT_WINDOW_MS\`, 2 s, of delivery, or a known mail-privacy proxy or link scanner by user agent or address), and an \`email.opened\` fact with \`machine\`.`,
+      description: `A 1x1 transparent GIF with \`Cache-Control: no-store\`. Records an open of the message: \`openCount\` and \`firstOpenedAt\` for a reader, \`machineOpenCount\` only for a machine (within \`MACHINE_EVENT_WINDOW_MS\`, 2 s, of delivery, a \`HEAD\` probe, or a known mail-privacy proxy or link scanner by user agent or address), and an \`email.opened\` fact with \`machine\`.`,
       parameters: [token('open')],
       responses: { '200': { description: 'The pixel.', content: { 'image/gif': { schema: { type: 'string', contentMediaType: 'image/gif' } } } }, ...common },
     },

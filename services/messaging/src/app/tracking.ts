@@ -24,18 +24,21 @@ export interface TrackingDeps extends Clock {
 export interface Visit {
   userAgent: string | null;
   ip: string | null;
+  /** A HEAD request: link checkers probe with it, mail clients and browsers never do. */
+  probe?: boolean;
 }
 
 /**
  * A machine event: the message was never handed to a relay (nobody can have read it), or this comes
- * within the window after delivery, or from a known privacy proxy, link scanner or automation
- * (@mailer/tokens lists, documented in the README).
+ * within the window after delivery, or is a HEAD probe, or from a known privacy proxy, link scanner
+ * or automation (@mailer/tokens lists, documented in the README).
  */
 export function isMachine(message: Pick<EmailMessageDoc, 'deliveredAt' | 'sentAt'>, visit: Visit, at: Date, windowMs: number): boolean {
   const delivered = message.deliveredAt ?? message.sentAt;
   if (!delivered) return true;
   // Negative too: a scanner may fetch before the relay's acceptance is recorded.
   if (at.getTime() - delivered.getTime() < windowMs) return true;
+  if (visit.probe) return true;
   // The delivery window is ours (the setting), so the list check is asked without it.
   return isMachineEvent({ at, userAgent: visit.userAgent, ip: visit.ip });
 }

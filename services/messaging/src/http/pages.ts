@@ -20,7 +20,8 @@ export const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAA
 const html = (res: Response, status: number, body: string) => void res.status(status).type('text/html; charset=utf-8').send(body);
 const notFound = (res: Response) => html(res, 404, messagePage('Not found', 'This link is not valid. It may have been copied incompletely.'));
 
-const visitOf = (req: Request): Visit => ({ userAgent: req.get('user-agent') ?? null, ip: req.ip ?? null });
+// Express answers HEAD with the GET route: a HEAD probe counts, as a machine's.
+const visitOf = (req: Request): Visit => ({ userAgent: req.get('user-agent') ?? null, ip: req.ip ?? null, probe: req.method === 'HEAD' });
 
 type Handler = (req: Request<{ token: string }>, res: Response) => Promise<void>;
 const route = (handler: Handler) => (req: Request<{ token: string }>, res: Response, next: NextFunction) => void handler(req, res).catch(next);
