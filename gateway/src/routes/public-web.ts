@@ -117,7 +117,6 @@ function proxyTo(target: string, upstream: PublicUpstream, deps: PublicWebDeps):
     ejectPlugins: true,
     plugins: [debugProxyErrorsPlugin, proxyEventsPlugin] as unknown as Plugin<Request, Response>[],
     proxyTimeout: deps.timeoutMs ?? 15_000,
-    timeout: deps.timeoutMs ?? 15_000,
     xfwd: false,
     on: {
       proxyReq(proxyReq, req) {
