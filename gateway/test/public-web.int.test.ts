@@ -297,7 +297,9 @@ describe('when an owner does not answer', () => {
     expect(noSubscribers.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(noSubscribers.text).toContain('Temporarily unavailable');
 
-    await messaging.stop();
+    // SIGTERM: the HTTP listener closes with the gRPC server and the process exits cleanly.
+    expect(await messaging.stop()).toBe(0);
+    expect(messaging.output()).toContain('"msg":"stopped"');
     for (const p of [pageOf(id), '/t/o/anything', '/t/c/anything']) {
       const res = await call(gw, 'GET', p, { headers: reader() });
       expect([p, res.status, res.headers.get('content-type')]).toEqual([p, 503, 'text/html; charset=utf-8']);
