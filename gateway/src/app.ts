@@ -19,6 +19,7 @@ import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
+import { reportRoutes } from './routes/reports';
 import { segmentRoutes } from './routes/segments';
 import { subscriberRoutes } from './routes/subscribers';
 
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(reportRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

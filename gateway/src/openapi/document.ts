@@ -3,6 +3,7 @@ import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
@@ -79,6 +80,7 @@ export const openApiDocument = {
   tags: [
     ...subscriberDomainTags,
     ...segmentDomainTags,
+    ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -87,6 +89,7 @@ export const openApiDocument = {
   paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
+    ...reportPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -246,6 +249,8 @@ export const openApiDocument = {
       },
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
+      ...reportPeriodSchemas,
+      ...emailReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

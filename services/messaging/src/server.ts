@@ -1,8 +1,10 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, messagingV1 } from '@mailer/proto';
+import { commonV1, emailReportsV1, messagingV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { emailReportHandlers } from './handlers/email-reports';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { automationRepository } from './store/automations';
+import { messageCollections, messagesOf } from './store/messages';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
@@ -12,4 +14,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+  const messages = messageCollections(ctx.store);
+  ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
 }
