@@ -173,3 +173,15 @@ test('without a key: 401, nothing counted', async () => {
   const res = await fetch(`${gateway!.url}/reports/emails`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(berlinDays) });
   expect(res.status).toBe(401);
 });
+
+// Last: it stops the messaging service.
+test('the messaging service down: 503 service_unavailable naming it, a bad period still 400 (checked before any call)', async () => {
+  await messaging!.stop();
+  messaging = undefined;
+  const res = await report('busy', berlinDays);
+  expect(res.status).toBe(503);
+  expect(res.json.errorId).toBe('service_unavailable');
+  expect(res.json.message).toContain('messaging');
+  expect(res.json.message).not.toMatch(/127\.0\.0\.1|:\d{4,5}/);
+  expect((await report('busy', { ...berlinDays, timeZone: 'Nowhere/City' })).json.errorId).toBe('report_invalid_time_zone');
+}, 30_000);
