@@ -20,7 +20,9 @@ export function bucketCountPipeline(accountId: string, field: string, boundaries
   const millis = storedAs === 'date' ? { $toLong: `$${field}` } : { $toLong: { $toDate: `$${field}` } };
   return [
     { $match: { accountId, [field]: { $gte: edge(boundaries[0]), $lt: edge(boundaries[boundaries.length - 1]) } } },
-    { $bucket: { groupBy: millis, boundaries: boundaries.map((b) => +b - 0.5), output: { count: { $sum: 1 } } } },
+    // only the time travels on (the embedded engine copies what reaches the next stages)
+    { $project: { _id: 0, t: millis } },
+    { $bucket: { groupBy: '$t', boundaries: boundaries.map((b) => +b - 0.5), output: { count: { $sum: 1 } } } },
   ];
 }
 
