@@ -4,6 +4,7 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
@@ -80,6 +81,7 @@ export const openApiDocument = {
   tags: [
     ...subscriberDomainTags,
     ...segmentDomainTags,
+    ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -89,6 +91,7 @@ export const openApiDocument = {
   paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
+    ...reportPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -249,6 +252,8 @@ export const openApiDocument = {
       },
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
+      ...reportPeriodSchemas,
+      ...emailReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -1,14 +1,15 @@
 import { contentSecurityPolicy } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, messagingV1 } from '@mailer/proto';
+import { commonV1, emailReportsV1, messagingV1 } from '@mailer/proto';
 import { publicLinks } from './app/public-links';
 import { subscriberTopicsClient } from './clients/subscriber-topics';
 import type { Config } from './config';
+import { emailReportHandlers } from './handlers/email-reports';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
 import { automationRepository } from './store/automations';
-import { messageCollections } from './store/messages';
+import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
@@ -20,6 +21,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
 
+  const messages = messageCollections(ctx.store);
+  ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
+
   // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
   const subscribers = subscriberTopicsClient(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
   ctx.serveHttp({
@@ -27,7 +31,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
     app: publicPages({
       store: ctx.store,
-      messages: messageCollections(ctx.store),
+      messages,
       outbox: outboxRepository(ctx.store),
       links: publicLinks(ctx.config),
       subscribers,
