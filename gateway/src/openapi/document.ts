@@ -6,6 +6,7 @@ import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
+import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
 /**
@@ -82,6 +83,7 @@ export const openApiDocument = {
     ...subscriberDomainTags,
     ...segmentDomainTags,
     ...reportTags,
+    ...messagingDomainTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -92,6 +94,7 @@ export const openApiDocument = {
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
     ...reportPaths,
+    ...messagingDomainPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -176,6 +179,7 @@ export const openApiDocument = {
     parameters: {
       ...subscriberDomainParameters,
       ...segmentDomainParameters,
+      ...messagingDomainParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -254,6 +258,7 @@ export const openApiDocument = {
       ...segmentDomainSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
+      ...messagingDomainSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

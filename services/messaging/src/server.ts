@@ -1,16 +1,22 @@
 import { contentSecurityPolicy } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, emailReportsV1, messagingV1 } from '@mailer/proto';
+import { commonV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1 } from '@mailer/proto';
 import { publicLinks } from './app/public-links';
 import { subscriberTopicsClient } from './clients/subscriber-topics';
+import { subscriberDirectory } from './clients/subscribers';
 import type { Config } from './config';
 import { emailReportHandlers } from './handlers/email-reports';
+import { emailTemplateHandlers } from './handlers/email-templates';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { senderProfileHandlers } from './handlers/sender-profiles';
 import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
 import { automationRepository } from './store/automations';
 import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
+
+/** Deadline of a render preview's subscriber lookup. */
+const SUBSCRIBER_LOOKUP_DEADLINE_MS = 2_000;
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
@@ -25,7 +31,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
 
   // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
-  const subscribers = subscriberTopicsClient(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  const topics = subscriberTopicsClient(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
   ctx.serveHttp({
     address: ctx.config.MESSAGING_HTTP_ADDR,
     contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
@@ -34,12 +40,17 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       messages,
       outbox: outboxRepository(ctx.store),
       links: publicLinks(ctx.config),
-      subscribers,
+      subscribers: topics,
       machineWindowMs: ctx.config.MACHINE_EVENT_WINDOW_MS,
       notifyOutbox: ctx.notifyOutbox,
       now: ctx.now,
       logger: ctx.logger,
     }),
   });
-  return [async () => subscribers.close()];
+  // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service.
+  const subscribers = subscriberDirectory(ctx.config.SUBSCRIBER_GRPC_ADDR, SUBSCRIBER_LOOKUP_DEADLINE_MS, ctx.logger);
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: ctx.config.MAIL_ALLOWED_FROM_DOMAINS, subscribers };
+  ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
+  ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
+  return [async () => topics.close(), async () => subscribers.close()];
 }
