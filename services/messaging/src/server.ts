@@ -2,7 +2,10 @@ import { createClient, peerClient } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, messagingV1, subscriberV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { bounceDeps } from './app/bounces';
+import { publicLinks } from './app/public-links';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
+import { startBounceListener } from './inbound/bounce-listener';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { automationRepository } from './store/automations';
 import { messageCollections } from './store/messages';
@@ -25,5 +28,12 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger: ctx.logger,
   });
   const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages: messageCollections(ctx.store), subscribers, logger: ctx.logger });
-  return [() => statusConsumer.stop(), async () => subscribers.close()];
+  const { config } = ctx;
+  const bounceListener = await startBounceListener(
+    { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger },
+    config.BOUNCE_SMTP_HOST,
+    config.BOUNCE_SMTP_PORT,
+  );
+  ctx.logger.info({ host: config.BOUNCE_SMTP_HOST, port: bounceListener.port }, 'bounce listener (SMTP) listening');
+  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => subscribers.close()];
 }
