@@ -1,17 +1,23 @@
-import { createClient, peerClient } from '@mailer/kit';
+import { contentSecurityPolicy } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, messagingV1, subscriberV1 } from '@mailer/proto';
-import type { Config } from './config';
+import { commonV1, messagingV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { subscriberStatusClient } from './clients/subscriber-status';
+import { subscriberTopicsClient } from './clients/subscriber-topics';
+import type { Config } from './config';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
-import { startBounceListener } from './inbound/bounce-listener';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { STYLESHEET } from './http/html';
+import { publicPages } from './http/pages';
+import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
 import { messageCollections } from './store/messages';
+import { outboxRepository } from './store/outbox';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
+  const { config } = ctx;
   ctx.grpc.add(messagingV1.MessagingServiceService, {
     describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
   });
@@ -19,21 +25,34 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
 
-  // The subscriber service owns subscriber statuses: bounce and complaint effects reach it through
-  // subscriber-status jobs (app/bounces.ts), retried until it answers.
-  const subscribers = peerClient(createClient(subscriberV1.SubscriberServiceClient, ctx.config.SUBSCRIBER_GRPC_ADDR, 5_000), {
-    service: 'subscriber',
-    errorId: 'service_unavailable',
-    message: 'The subscriber service is unavailable; retry later.',
-    logger: ctx.logger,
+  // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
+  const subscribers = subscriberTopicsClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.serveHttp({
+    address: config.MESSAGING_HTTP_ADDR,
+    contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
+    app: publicPages({
+      store: ctx.store,
+      messages: messageCollections(ctx.store),
+      outbox: outboxRepository(ctx.store),
+      links: publicLinks(config),
+      subscribers,
+      machineWindowMs: config.MACHINE_EVENT_WINDOW_MS,
+      notifyOutbox: ctx.notifyOutbox,
+      now: ctx.now,
+      logger: ctx.logger,
+    }),
   });
-  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages: messageCollections(ctx.store), subscribers, logger: ctx.logger });
-  const { config } = ctx;
+
+  // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
+  // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
+  // it answers.
+  const statuses = subscriberStatusClient(config.SUBSCRIBER_GRPC_ADDR, 5_000, ctx.logger);
+  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages: messageCollections(ctx.store), subscribers: statuses, logger: ctx.logger });
   const bounceListener = await startBounceListener(
     { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger },
     config.BOUNCE_SMTP_HOST,
     config.BOUNCE_SMTP_PORT,
   );
   ctx.logger.info({ host: config.BOUNCE_SMTP_HOST, port: bounceListener.port }, 'bounce listener (SMTP) listening');
-  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => subscribers.close()];
+  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => statuses.close(), async () => subscribers.close()];
 }
