@@ -22,6 +22,7 @@ import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
 import { segmentRoutes } from './routes/segments';
 import { subscriberRoutes } from './routes/subscribers';
+import { suppressionRoutes } from './routes/suppressions';
 
 export interface AppDeps {
   logger: Logger;
@@ -73,6 +74,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(suppressionRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

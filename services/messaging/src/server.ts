@@ -1,6 +1,6 @@
 import { contentSecurityPolicy } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, messagingV1 } from '@mailer/proto';
+import { commonV1, messagingV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { subscriberStatusClient } from './clients/subscriber-status';
@@ -8,12 +8,14 @@ import { subscriberTopicsClient } from './clients/subscriber-topics';
 import type { Config } from './config';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { suppressionHandlers } from './handlers/suppressions';
 import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
 import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
 import { messageCollections } from './store/messages';
 import { outboxRepository } from './store/outbox';
+import { suppressionCollection } from './store/suppressions';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
@@ -24,6 +26,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+
+  ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions: suppressionCollection(ctx.store), now: ctx.now, newId: ctx.newId }));
 
   // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
   const subscribers = subscriberTopicsClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);

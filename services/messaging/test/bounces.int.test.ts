@@ -193,6 +193,8 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
       expect(t.end).toBe(250);
       const facts = await eventually(() => factsOf(id), (f) => f.length === 1, `soft bounce ${n}`);
       expect(facts[0]).toMatchObject({ type: 'email.bounced', bounceType: 'SOFT' });
+      // Suppressed at the third, not before.
+      expect((await suppressionOf(a, 'bob@example.org'))?.reason).toBe(n === 3 ? 'SOFT_BOUNCES' : undefined);
     }
     expect(await statusOf('bob')).toBe('ACTIVE');
   });
@@ -235,6 +237,60 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     await eventually(async () => messaging.output(), (o) => o.includes('messaging-subscriber-status') && o.includes('handler failed'), 'a failed attempt', 20_000);
     subscriber = await startSubscriber();
     await eventually(() => statusOf('eve'), (s) => s === 'BOUNCED', 'eve status', 60_000);
+  });
+
+  const suppressionOf = async (api: Api, email: string) => (await api.call('GET', `/suppressions?email=${encodeURIComponent(email)}`)).json.items[0];
+
+  it('GET /suppressions lists what the reports added: HARD_BOUNCE, SOFT_BOUNCES (third soft bounce), COMPLAINT, with the message; reason filter', async () => {
+    expect(await suppressionOf(a, 'ann@example.org')).toEqual({ email: 'ann@example.org', reason: 'HARD_BOUNCE', createdAt: expect.stringMatching(/Z$/), messageId: ids.annHard });
+    expect(await suppressionOf(a, 'BOB@example.org')).toMatchObject({ reason: 'SOFT_BOUNCES', messageId: ids.bobSoft3 });
+    expect(await suppressionOf(a, 'cara@example.org')).toMatchObject({ reason: 'COMPLAINT', messageId: ids.caraComplaint });
+    expect(await suppressionOf(a, 'dan@example.org')).toBeUndefined();
+    const complaints = await a.call('GET', '/suppressions?reason=COMPLAINT');
+    expect(complaints.json).toEqual({ items: [expect.objectContaining({ email: 'cara@example.org' })], pageNumber: 1, pageSize: 50, totalItems: 1, totalPages: 1 });
+    const page = await a.call('GET', '/suppressions?pageSize=2&pageNumber=2');
+    expect(page.json).toMatchObject({ pageNumber: 2, pageSize: 2, totalItems: 4, totalPages: 2 });
+    expect(page.json.items).toHaveLength(2);
+  });
+
+  it('POST /suppressions: 201 MANUAL (canonical address, no message); again 200 unchanged; an address suppressed by a bounce keeps its reason', async () => {
+    const first = await a.call('POST', '/suppressions', { email: ' Zed@Example.ORG ' });
+    expect(first).toEqual({ status: 201, json: { email: 'zed@example.org', reason: 'MANUAL', createdAt: expect.stringMatching(/Z$/), messageId: null } });
+    expect(await a.call('POST', '/suppressions', { email: 'zed@example.org' })).toEqual({ status: 200, json: first.json });
+    expect(await a.call('POST', '/suppressions', { email: 'ann@example.org' })).toMatchObject({ status: 200, json: { reason: 'HARD_BOUNCE', messageId: ids.annHard } });
+  });
+
+  it('DELETE /suppressions/{email}: 204, gone from the list, subscriber status unchanged; again 404 suppression_not_found', async () => {
+    expect((await a.call('DELETE', `/suppressions/${encodeURIComponent('Ann@Example.org')}`)).status).toBe(204);
+    expect(await suppressionOf(a, 'ann@example.org')).toBeUndefined();
+    expect(await statusOf('ann')).toBe('BOUNCED');
+    expect(await a.call('DELETE', '/suppressions/ann%40example.org')).toMatchObject({ status: 404, json: { errorId: 'suppression_not_found' } });
+  });
+
+  it('tenant isolation: another account sees none of these entries and cannot remove them; its own entry for the same address is its own', async () => {
+    expect((await b.call('GET', '/suppressions')).json).toMatchObject({ items: [], totalItems: 0 });
+    expect(await b.call('DELETE', '/suppressions/cara%40example.org')).toMatchObject({ status: 404, json: { errorId: 'suppression_not_found' } });
+    expect(await b.call('POST', '/suppressions', { email: 'cara@example.org' })).toMatchObject({ status: 201, json: { reason: 'MANUAL' } });
+    expect(await suppressionOf(a, 'cara@example.org')).toMatchObject({ reason: 'COMPLAINT' });
+    expect((await b.call('GET', '/suppressions')).json.totalItems).toBe(1);
+  });
+
+  it('bad input: precise 4xx, never a 5xx', async () => {
+    const cases: Array<[string, string, unknown, number, string]> = [
+      ['POST', '/suppressions', { email: 'not-an-email' }, 400, 'invalid_email'],
+      ['POST', '/suppressions', { email: '' }, 400, 'invalid_email'],
+      ['POST', '/suppressions', {}, 400, 'validation_failed'],
+      ['POST', '/suppressions', { email: 'x@example.org', reason: 'MANUAL' }, 400, 'unknown_property'],
+      ['GET', '/suppressions?reason=BLOCKED', undefined, 400, 'validation_failed'],
+      ['GET', '/suppressions?pageSize=1001', undefined, 400, 'validation_failed'],
+      ['GET', '/suppressions?pageNumber=0', undefined, 400, 'validation_failed'],
+      ['GET', '/suppressions?email=nobody', undefined, 400, 'invalid_email'],
+      ['DELETE', '/suppressions/not-an-email', undefined, 400, 'invalid_email'],
+    ];
+    for (const [method, p, body, status, errorId] of cases) {
+      const res = await a.call(method, p, body);
+      expect({ method, p, status: res.status, errorId: res.json?.errorId }).toEqual({ method, p, status, errorId });
+    }
   });
 
   it('the stored records: BOUNCED with the bounce, complaint time, DELIVERED; other accounts and other messages untouched', async () => {
