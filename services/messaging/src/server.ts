@@ -53,7 +53,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const statuses = subscriberStatusClient(config.SUBSCRIBER_GRPC_ADDR, 5_000, ctx.logger);
   const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages: messageCollections(ctx.store), subscribers: statuses, logger: ctx.logger });
   const bounceListener = await startBounceListener(
-    { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger },
+    { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
     config.BOUNCE_SMTP_HOST,
     config.BOUNCE_SMTP_PORT,
   );

@@ -209,6 +209,15 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     expect(await factsOf(id)).toEqual([expect.objectContaining({ type: 'email.complained', topicId, kind: 'AUTOMATION', templateName: 'weekly' })]);
   });
 
+  it('an ARF report of feedback type not-spam (RFC 6650) is no complaint', async () => {
+    const id = ids.danDelayed;
+    const notSpam = report('arf-rfc5965.eml', id, 'dan@example.org').replace('Feedback-Type: abuse', 'Feedback-Type: not-spam');
+    expect((await sendMail(bouncePort, [links.returnPath(id)], notSpam)).end).toBe(250);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await factsOf(id)).toEqual([]);
+    expect(await statusOf('dan')).toBe('ACTIVE');
+  });
+
   it('success DSN with MAIL_DELIVERY_CONFIRMATION=dsn: DELIVERED (email.delivered); a delayed DSN changes nothing', async () => {
     expect((await sendMail(bouncePort, [links.returnPath(ids.danDelivered)], report('delivered.eml', ids.danDelivered, 'dan@example.org'))).end).toBe(250);
     expect((await sendMail(bouncePort, [links.returnPath(ids.danDelayed)], report('rfc3464-delayed.eml', ids.danDelayed, 'dan@example.org'))).end).toBe(250);
@@ -291,6 +300,21 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
       const res = await a.call(method, p, body);
       expect({ method, p, status: res.status, errorId: res.json?.errorId }).toEqual({ method, p, status, errorId });
     }
+  });
+
+  it('bounce_reports_total counts reports and refusals by kind and outcome', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${messaging.ready.metricsPort}/metrics`)).text();
+    const count = (kind: string, outcome: string) => Number(new RegExp(`^bounce_reports_total\\{kind="${kind}",outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    expect({
+      refused: count('refused_recipient', 'refused'),
+      unknownMessage: count('refused_recipient', 'message_not_found'),
+      bounces: count('bounce', 'recorded'),
+      duplicates: count('bounce', 'duplicate'),
+      complaints: count('complaint', 'recorded'),
+      notSpam: count('complaint', 'ignored'),
+      delayed: count('delayed', 'ignored'),
+      tooLarge: count('too_large', 'refused'),
+    }).toEqual({ refused: 4, unknownMessage: 1, bounces: 5, duplicates: 1, complaints: 1, notSpam: 1, delayed: 1, tooLarge: 1 });
   });
 
   it('the stored records: BOUNCED with the bounce, complaint time, DELIVERED; other accounts and other messages untouched', async () => {
