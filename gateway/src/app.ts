@@ -20,6 +20,7 @@ import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
+import { reportRoutes } from './routes/reports';
 import { segmentRoutes } from './routes/segments';
 import { subscriberRoutes } from './routes/subscribers';
 import { suppressionRoutes } from './routes/suppressions';
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
   app.use(suppressionRoutes(deps.clients));
+  app.use(reportRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { segmentV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
+import { emailReportsV1, segmentV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -33,6 +33,7 @@ export interface ServiceClients {
   subscriber: PromiseClient<subscriberV1.SubscriberServiceClient>;
   segment: PromiseClient<segmentV1.SegmentServiceClient>;
   suppressions: PromiseClient<suppressionsV1.SuppressionServiceClient>;
+  emailReports: PromiseClient<emailReportsV1.EmailReportServiceClient>;
   /** True when the subscriber service reports SERVING within a short deadline. */
   subscriberServing(): Promise<boolean>;
   close(): void;
@@ -57,16 +58,19 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const subscriber = peerClient(createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('subscriber'));
   const segment = peerClient(createClient(segmentV1.SegmentServiceClient, config.SEGMENT_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('segment'));
   const suppressions = peerClient(createClient(suppressionsV1.SuppressionServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
+  const emailReports = peerClient(createClient(emailReportsV1.EmailReportServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
     segment,
     suppressions,
+    emailReports,
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
       segment.close();
       suppressions.close();
+      emailReports.close();
       subscriberHealth.close();
     },
   };

@@ -5,6 +5,7 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
@@ -82,6 +83,7 @@ export const openApiDocument = {
     ...subscriberDomainTags,
     ...segmentDomainTags,
     ...messagingDomainTags,
+    ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -92,6 +94,7 @@ export const openApiDocument = {
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
     ...messagingDomainPaths,
+    ...reportPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -254,6 +257,8 @@ export const openApiDocument = {
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
       ...messagingDomainSchemas,
+      ...reportPeriodSchemas,
+      ...emailReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

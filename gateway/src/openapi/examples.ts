@@ -81,6 +81,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     ],
   },
   setPurchaseBaseline: { capturedOrdersFromUtc: '2024-01-01T00:00:00Z', complete: true },
+  reportEmails: { fromDate: '2024-03-01', toDate: '2024-03-31', interval: 'WEEK', timeZone: 'Europe/Berlin' },
   sendCustomEvent: {
     eventKey: 'order.completed',
     email: 'ann@example.org',

@@ -1,19 +1,20 @@
 import { contentSecurityPolicy } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, messagingV1, suppressionsV1 } from '@mailer/proto';
+import { commonV1, emailReportsV1, messagingV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { subscriberStatusClient } from './clients/subscriber-status';
 import { subscriberTopicsClient } from './clients/subscriber-topics';
 import type { Config } from './config';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
+import { emailReportHandlers } from './handlers/email-reports';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { suppressionHandlers } from './handlers/suppressions';
 import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
 import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
-import { messageCollections } from './store/messages';
+import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
 import { suppressionCollection } from './store/suppressions';
 
@@ -28,6 +29,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
 
   ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions: suppressionCollection(ctx.store), now: ctx.now, newId: ctx.newId }));
+  const messages = messageCollections(ctx.store);
+  ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
 
   // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
   const subscribers = subscriberTopicsClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
@@ -36,7 +39,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
     app: publicPages({
       store: ctx.store,
-      messages: messageCollections(ctx.store),
+      messages,
       outbox: outboxRepository(ctx.store),
       links: publicLinks(config),
       subscribers,
@@ -51,7 +54,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
   // it answers.
   const statuses = subscriberStatusClient(config.SUBSCRIBER_GRPC_ADDR, 5_000, ctx.logger);
-  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages: messageCollections(ctx.store), subscribers: statuses, logger: ctx.logger });
+  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers: statuses, logger: ctx.logger });
   const bounceListener = await startBounceListener(
     { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
     config.BOUNCE_SMTP_HOST,
