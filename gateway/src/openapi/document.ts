@@ -3,8 +3,10 @@ import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
-import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
+import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
+import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
 /**
@@ -81,15 +83,18 @@ export const openApiDocument = {
     ...subscriberDomainTags,
     ...segmentDomainTags,
     ...messagingDomainTags,
+    ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
+    ...publicWebTags,
   ],
   'x-error-catalogue': ERROR_CATALOGUE,
   paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
     ...messagingDomainPaths,
+    ...reportPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -165,6 +170,7 @@ export const openApiDocument = {
         },
       },
     },
+    ...publicWebPaths,
   }),
   components: {
     securitySchemes: {
@@ -251,6 +257,8 @@ export const openApiDocument = {
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
       ...messagingDomainSchemas,
+      ...reportPeriodSchemas,
+      ...emailReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -1,14 +1,25 @@
+import { contentSecurityPolicy } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, emailMessagesV1, emailTemplatesV1, messagingV1, senderProfilesV1 } from '@mailer/proto';
+import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { subscriberStatusClient } from './clients/subscriber-status';
+import { subscriberTopicsClient } from './clients/subscriber-topics';
 import { subscriberDirectory } from './clients/subscribers';
 import type { Config } from './config';
+import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { emailMessageHandlers } from './handlers/email-messages';
+import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { senderProfileHandlers } from './handlers/sender-profiles';
+import { suppressionHandlers } from './handlers/suppressions';
+import { STYLESHEET } from './http/html';
+import { publicPages } from './http/pages';
+import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
-import { messageCollections } from './store/messages';
+import { messageCollections, messagesOf } from './store/messages';
+import { outboxRepository } from './store/outbox';
 import { suppressionCollection } from './store/suppressions';
 
 /** Deadline of a subscriber lookup (render previews, recipients of sends), below the gateway's 5 s. */
@@ -23,6 +34,28 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+
+  ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions: suppressionCollection(ctx.store), now: ctx.now, newId: ctx.newId }));
+  const messages = messageCollections(ctx.store);
+  ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
+
+  // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
+  const topics = subscriberTopicsClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.serveHttp({
+    address: config.MESSAGING_HTTP_ADDR,
+    contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
+    app: publicPages({
+      store: ctx.store,
+      messages,
+      outbox: outboxRepository(ctx.store),
+      links: publicLinks(config),
+      subscribers: topics,
+      machineWindowMs: config.MACHINE_EVENT_WINDOW_MS,
+      notifyOutbox: ctx.notifyOutbox,
+      now: ctx.now,
+      logger: ctx.logger,
+    }),
+  });
   // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service.
   const subscribers = subscriberDirectory(config.SUBSCRIBER_GRPC_ADDR, SUBSCRIBER_LOOKUP_DEADLINE_MS, ctx.logger);
   const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers };
@@ -31,8 +64,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // Transactional email: accept (render, store, queue the delivery job) and read back.
   ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({
     store: ctx.store,
-    messages: messageCollections(ctx.store),
+    messages,
     suppressions: suppressionCollection(ctx.store),
+    outbox: outboxRepository(ctx.store),
     recipients: subscribers,
     links: publicLinks(config),
     now: ctx.now,
@@ -41,5 +75,17 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     awaitPublished: async () => config.OUTBOX_PUBLISH_WAIT_MS === 0 || ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS),
     logger: ctx.logger,
   }));
-  return [async () => subscribers.close()];
+
+  // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
+  // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
+  // it answers.
+  const statuses = subscriberStatusClient(config.SUBSCRIBER_GRPC_ADDR, 5_000, ctx.logger);
+  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers: statuses, logger: ctx.logger });
+  const bounceListener = await startBounceListener(
+    { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
+    config.BOUNCE_SMTP_HOST,
+    config.BOUNCE_SMTP_PORT,
+  );
+  ctx.logger.info({ host: config.BOUNCE_SMTP_HOST, port: bounceListener.port }, 'bounce listener (SMTP) listening');
+  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => statuses.close(), async () => topics.close(), async () => subscribers.close()];
 }

@@ -12,6 +12,7 @@ import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
 import { createSenderProfile } from '../src/app/sender-profiles';
 import { messageCollections, messagesOf } from '../src/store/messages';
+import { outboxRepository } from '../src/store/outbox';
 import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
 
 const A = '0193b6f0-0000-7000-8000-00000000000a';
@@ -29,6 +30,7 @@ beforeEach(async () => {
     store: tmp.store,
     messages: messageCollections(tmp.store),
     suppressions: suppressionCollection(tmp.store),
+    outbox: outboxRepository(tmp.store),
     recipients: { recipientByEmail: async (_accountId, email) => recipients.get(email) ?? null },
     links,
     now: () => new Date('2026-01-01T10:00:00Z'),

@@ -14,7 +14,7 @@ import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
 import { senderForSend } from './sender-profiles';
 import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason } from '../store/messages';
-import { recordJobs } from '../store/outbox';
+import type { OutboxRepository } from '../store/outbox';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
 import type { Collection } from '@mailer/store';
 
@@ -38,6 +38,7 @@ export interface AcceptDeps {
   store: Store;
   messages: MessageCollections;
   suppressions: Collection<SuppressionDoc>;
+  outbox: OutboxRepository;
   recipients: RecipientLookup;
   links: PublicLinks;
   now(): Date;
@@ -162,7 +163,8 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   await deps.store.transaction(async (tx) => {
     // A SUPPRESSED message is recorded (it shows in GET /email-messages) but has no body and no job.
     await messagesOf(deps.messages, accountId).insert(message, status === 'QUEUED' ? { html: tracked.html, text: rendered.text, headers } : null, tx);
-    if (status === 'QUEUED') await recordJobs(deps.store, tx, [{ ...job('email', { accountId, messageId }), id: `email-job-${messageId}` }]);
+    // The record's id is the JetStream msgID of every (re-)publish of it: a job is stored once.
+    if (status === 'QUEUED') await deps.outbox.record(tx, [job('email', { accountId, messageId })]);
   });
   if (status === 'QUEUED') {
     deps.notify();

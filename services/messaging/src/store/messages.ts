@@ -7,6 +7,7 @@
 // Every query filters by accountId first; the cross-account ones are named so.
 import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
+import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -115,6 +116,10 @@ const messageSchema = new Schema(
 // GET /email-messages: newest first, optionally by address, template or status.
 messageSchema.index({ accountId: 1, createdAt: -1 });
 messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
+// The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
+messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
+// POST /reports/emails: one range scan per metric over its fact time (REPORT_TIME_FIELDS).
+for (const field of ['sentAt', 'deliveredAt', 'firstOpenedAt', 'firstClickedAt', 'bouncedAt', 'complainedAt']) messageSchema.index({ accountId: 1, [field]: 1 });
 
 const bodySchema = new Schema(
   {
@@ -138,6 +143,9 @@ export function messageCollections(store: Store): MessageCollections {
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
   };
 }
+
+/** The time fields reports count by (each indexed with accountId). */
+export type ReportTimeField = 'sentAt' | 'deliveredAt' | 'firstOpenedAt' | 'firstClickedAt' | 'bouncedAt' | 'complainedAt';
 
 export interface MessageQuery {
   email?: string;
@@ -176,6 +184,84 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     dropBody: async (messageId: string, tx?: Transaction): Promise<void> => {
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
     },
+    // Tracking (open pixel, click redirect): increments only ($inc), so concurrent requests all count
+    // whatever the store; the first human open/click is set by a write conditioned on it being unset.
+    /** Counts an open; true when it was the message's first human open. */
+    async recordOpen(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: messageId, accountId };
+      if (machine) {
+        await messages.updateOne(filter, { $inc: { machineOpenCount: 1 } }, { tx });
+        return false;
+      }
+      await messages.updateOne(filter, { $inc: { openCount: 1 } }, { tx });
+      return (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1;
+    },
+    /** Counts a click; true when it was the message's first human click. */
+    async recordClick(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: messageId, accountId };
+      if (machine) {
+        await messages.updateOne(filter, { $inc: { machineClickCount: 1 } }, { tx });
+        return false;
+      }
+      await messages.updateOne(filter, { $inc: { clickCount: 1 } }, { tx });
+      return (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1;
+    },
+    /** A human click on a message no human opened yet counts that open too; true when it did. */
+    async recordImpliedOpen(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+      const update = { $set: { firstOpenedAt: at }, $inc: { openCount: 1 } };
+      return (await messages.updateOne({ _id: messageId, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1;
+    },
+    // ---- bounces and complaints (app/bounces.ts) ----
+    /**
+     * BOUNCED with the bounce's type and diagnostic code. A message bounces once; a hard bounce may
+     * only replace a soft one (the relay gave up for good after all). False when nothing changed
+     * (the same report again), so the caller records no effect twice.
+     */
+    async markBounced(messageId: string, bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null }, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = bounce.type === 'HARD' ? { 'bounce.type': { $ne: 'HARD' } } : { bounce: null };
+      const r = await messages.updateOne(
+        { _id: messageId, accountId, ...filter },
+        { $set: { status: 'BOUNCED', bouncedAt: at, bounce, nextAttemptAt: null }, $push: { history: { status: 'BOUNCED', at } } },
+        { tx },
+      );
+      if (r.matchedCount === 0) return false;
+      await bodies.deleteOne({ _id: messageId, accountId }, { tx });
+      return true;
+    },
+    /** Records the recipient's spam complaint; false when it was recorded already. The status stays. */
+    async markComplained(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+      const r = await messages.updateOne({ _id: messageId, accountId, complainedAt: null }, { $set: { complainedAt: at } }, { tx });
+      return r.matchedCount > 0;
+    },
+    /** SENT -> DELIVERED on a success DSN (MAIL_DELIVERY_CONFIRMATION=dsn); false unless the message was SENT. */
+    async markDeliveredByDsn(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+      const r = await messages.updateOne(
+        { _id: messageId, accountId, status: 'SENT' },
+        { $set: { status: 'DELIVERED', deliveredAt: at }, $push: { history: { status: 'DELIVERED', at } } },
+        { tx },
+      );
+      return r.matchedCount > 0;
+    },
+    /** When the address's other messages soft-bounced since `since` (the soft-bounce threshold's history). */
+    async softBouncesSince(email: string, since: Date, exceptMessageId: string): Promise<Date[]> {
+      const found = await messages.find(
+        { accountId, email, bouncedAt: { $gte: since }, 'bounce.type': 'SOFT', _id: { $ne: exceptMessageId } },
+        { projection: { bouncedAt: 1 }, sort: { bouncedAt: -1 }, limit: 100 },
+      );
+      return found.map((m) => m.bouncedAt as Date);
+    },
+    /** How many of the account's messages have `field` in each bucket [boundaries[i], boundaries[i + 1]) (reports; indexed per field). */
+    countPerBucket: async (field: ReportTimeField, boundaries: Date[]): Promise<number[]> =>
+      countsPerBucket(await messages.aggregate(bucketCountPipeline(accountId, field, boundaries)), boundaries),
   };
+}
+
+/**
+ * Cross-account: the account of a message named only by its id (a bounce report's VERP address
+ * carries the message id alone; the id is unique across accounts).
+ */
+export async function messageAccountAllAccounts(c: MessageCollections, messageId: string): Promise<string | null> {
+  const found = await c.messages.findOne({ _id: messageId }, { projection: { accountId: 1 } });
+  return found?.accountId ?? null;
 }
 export type MessageRepository = ReturnType<typeof messagesOf>;

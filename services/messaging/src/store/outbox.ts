@@ -1,22 +1,16 @@
-// The messaging service's outbox: jobs and facts recorded in the same store transaction as the write
-// they belong to, published by the relay (@mailer/nats, started by runService) to JOBS / DOMAIN. The
-// outbox is the one cross-account collection of this service (every record names its own account).
-import { outboxRecord, outboxSchema, OUTBOX_COLLECTION, type OutboxDoc } from '@mailer/nats';
+// The service's outbox: facts recorded in the same transaction as the writes they describe, published
+// to the DOMAIN stream by the relay (@mailer/nats). Every fact carries its own accountId; the outbox as
+// a whole is the one cross-account collection of this service.
+import { outboxRecord, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import type { Store, Transaction } from '@mailer/store';
 
-export interface OutboxEntry {
-  subject: string;
-  payload: unknown;
-  /**
-   * The record's id, which is also the JetStream msgID: a stable id (`email-job-<messageId>`) makes a
-   * re-publish after a crash a duplicate JetStream drops. Absent: a random id.
-   */
-  id?: string;
+export function outboxRepository(store: Store) {
+  const outbox = store.collection<OutboxDoc>('outbox', outboxSchema);
+  return {
+    /** Records facts in the caller's transaction. */
+    async record(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown }>): Promise<void> {
+      if (facts.length) await outbox.insertMany(facts.map((f) => outboxRecord(f.subject, f.payload)), { tx });
+    },
+  };
 }
-
-/** Records jobs or facts in the caller's transaction. */
-export async function recordJobs(store: Store, tx: Transaction, entries: ReadonlyArray<OutboxEntry>): Promise<void> {
-  if (!entries.length) return;
-  const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
-  await outbox.insertMany(entries.map((e) => outboxRecord(e.subject, e.payload, e.id)), { tx });
-}
+export type OutboxRepository = ReturnType<typeof outboxRepository>;
