@@ -8,7 +8,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { mongoose, openStore } from '@mailer/store';
 import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
 import { adminRequest, call, createAccount, expectError, startGateway, startStack, waitForLog, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
@@ -24,7 +23,7 @@ let acme: Api;
 let other: Api;
 let empty: Api;
 
-const SUPPRESSED_ADDRESS = 'bounced@example.org';
+const SUPPRESSED_ADDRESS = 'suppressed@example.org';
 
 async function account(name: string): Promise<Api> {
   const { accountId, apiKey } = await createAccount(gw, name);
@@ -72,17 +71,7 @@ beforeAll(async () => {
   acme = await account('acme');
   other = await account('other');
   empty = await account('empty');
-  // The suppression list is seeded in the messaging service's own store before it starts (the
-  // suppressions API is another slice's); the service then reads it exactly as it would any entry.
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
-  const store = await openStore({ dataDir: path.join(dataDir, 'messaging') });
-  // The record as the messaging service stores it (services/messaging/src/store/suppressions.ts).
-  const schema = new mongoose.Schema(
-    { _id: String, accountId: String, email: String, reason: String, createdAt: Date, messageId: { type: String, default: null } },
-    { versionKey: false },
-  );
-  await store.collection<{ _id: string; accountId: string; email: string; reason: string; createdAt: Date; messageId: string | null }>('suppressions', schema).insertOne({ _id: crypto.randomUUID(), accountId: acme.accountId, email: SUPPRESSED_ADDRESS, reason: 'HARD_BOUNCE', createdAt: new Date(), messageId: null });
-  await store.close();
   messagingEnv = {
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
@@ -98,6 +87,7 @@ beforeAll(async () => {
   messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
   await setUp(acme);
   await setUp(other);
+  expectStatus(await acme.post('/suppressions', { email: SUPPRESSED_ADDRESS }), 201);
 }, 120_000);
 
 afterAll(async () => {
@@ -169,7 +159,7 @@ describe('POST /email-messages', () => {
     const accepted = expectStatus(await send(acme, { name: 'welcome', email: SUPPRESSED_ADDRESS }), 202);
     expect(accepted.status).toBe('SUPPRESSED');
     const message = expectStatus(await acme.get(`/email-messages/${accepted.messageId}`), 200);
-    expect(message).toMatchObject({ status: 'SUPPRESSED', suppressionReason: 'HARD_BOUNCE', history: [{ status: 'SUPPRESSED' }] });
+    expect(message).toMatchObject({ status: 'SUPPRESSED', suppressionReason: 'MANUAL', history: [{ status: 'SUPPRESSED' }] });
     const jobs = await emailJobs(acme.accountId);
     expect(jobs.map((j) => j.messageId)).not.toContain(accepted.messageId);
     expect(jobs).toHaveLength(before);
@@ -188,6 +178,15 @@ describe('POST /email-messages', () => {
 
   it('the suppression of one account does not touch another account\'s mail to that address', async () => {
     expect(expectStatus(await send(other, { name: 'welcome', email: SUPPRESSED_ADDRESS }), 202).status).toBe('QUEUED');
+  });
+
+  it('an address taken off the suppression list is mailed again', async () => {
+    const a = await account('unsuppress');
+    await setUp(a);
+    expectStatus(await a.post('/suppressions', { email: 'again@example.org' }), 201);
+    expect(expectStatus(await send(a, { name: 'welcome', email: 'again@example.org' }), 202).status).toBe('SUPPRESSED');
+    expectStatus(await a.delete('/suppressions/again@example.org'), 204);
+    expect(expectStatus(await send(a, { name: 'welcome', email: 'again@example.org' }), 202).status).toBe('QUEUED');
   });
 
   it('Idempotency-Key: a replay answers the same messageId and stores one message', async () => {
