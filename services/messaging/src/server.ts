@@ -3,9 +3,7 @@ import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
-import { subscriberStatusClient } from './clients/subscriber-status';
-import { subscriberTopicsClient } from './clients/subscriber-topics';
-import { subscriberDirectory } from './clients/subscribers';
+import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { emailMessageHandlers } from './handlers/email-messages';
@@ -35,21 +33,26 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
 
-  ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions: suppressionCollection(ctx.store), now: ctx.now, newId: ctx.newId }));
   const messages = messageCollections(ctx.store);
+  const suppressions = suppressionCollection(ctx.store);
+  const outbox = outboxRepository(ctx.store);
+  const links = publicLinks(config);
+  // One channel to the subscriber service: recipients, render previews, reader topics, bounce effects.
+  const subscribers = subscriberClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+
+  ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions, now: ctx.now, newId: ctx.newId }));
   ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
 
   // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
-  const topics = subscriberTopicsClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
   ctx.serveHttp({
     address: config.MESSAGING_HTTP_ADDR,
     contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
     app: publicPages({
       store: ctx.store,
       messages,
-      outbox: outboxRepository(ctx.store),
-      links: publicLinks(config),
-      subscribers: topics,
+      outbox,
+      links,
+      subscribers,
       machineWindowMs: config.MACHINE_EVENT_WINDOW_MS,
       notifyOutbox: ctx.notifyOutbox,
       now: ctx.now,
@@ -57,7 +60,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     }),
   });
   // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service.
-  const subscribers = subscriberDirectory(config.SUBSCRIBER_GRPC_ADDR, SUBSCRIBER_LOOKUP_DEADLINE_MS, ctx.logger);
   const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
@@ -65,10 +67,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({
     store: ctx.store,
     messages,
-    suppressions: suppressionCollection(ctx.store),
-    outbox: outboxRepository(ctx.store),
+    suppressions,
+    outbox,
     recipients: subscribers,
-    links: publicLinks(config),
+    links,
     now: ctx.now,
     newId: ctx.newId,
     notify: ctx.notifyOutbox,
@@ -79,13 +81,12 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
   // it answers.
-  const statuses = subscriberStatusClient(config.SUBSCRIBER_GRPC_ADDR, 5_000, ctx.logger);
-  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers: statuses, logger: ctx.logger });
+  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers, logger: ctx.logger });
   const bounceListener = await startBounceListener(
-    { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
+    { bounces: bounceDeps(ctx), links, deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
     config.BOUNCE_SMTP_HOST,
     config.BOUNCE_SMTP_PORT,
   );
   ctx.logger.info({ host: config.BOUNCE_SMTP_HOST, port: bounceListener.port }, 'bounce listener (SMTP) listening');
-  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => statuses.close(), async () => topics.close(), async () => subscribers.close()];
+  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => subscribers.close()];
 }

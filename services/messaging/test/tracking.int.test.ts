@@ -10,7 +10,7 @@ import { openStore, type Store } from '@mailer/store';
 import { startNatsServer, type NatsServerHandle } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
 import { publicLinks } from '../src/app/public-links';
-import { subscriberTopicsClient } from '../src/clients/subscriber-topics';
+import { subscriberClient } from '../src/clients/subscribers';
 import { STYLESHEET } from '../src/http/html';
 import { PIXEL, publicPages } from '../src/http/pages';
 import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
@@ -39,7 +39,7 @@ let relay: OutboxRelay;
 let listener: HttpListener;
 let base: string;
 let dataDir: string;
-const subscribers = subscriberTopicsClient('127.0.0.1:1'); // the /t routes never call it
+const subscribers = subscriberClient('127.0.0.1:1'); // the /t routes never call it
 
 beforeAll(async () => {
   nats = await startNatsServer();

@@ -3,7 +3,7 @@
 // one. Subscriptions live in the subscriber service: every change is a personal opt-out there with
 // source `unsubscribe_link` (or a re-join the reader asked for on the page).
 import { DomainError } from '@mailer/kit';
-import type { AccountTopic, SubscriberTopics } from '../clients/subscriber-topics';
+import type { AccountTopic, SubscriberTopics } from '../clients/subscribers';
 import type { PublicLinks } from './public-links';
 
 export const OPT_OUT_SOURCE = 'unsubscribe_link';

@@ -1,18 +1,57 @@
-// The subscriber service as the messaging service's templates see it: GetSubscriberByEmail mapped
-// to a SubscriberView (render previews; sends may use it too).
+// The subscriber service as the messaging service sees it: one gRPC channel (created once in
+// server.ts) behind the ports the use cases name. Its own errors pass through (subscriber_not_found,
+// topic_not_found); when it does not answer, PeerUnavailable (a job is then retried, a request 503).
 import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
 import type { Recipient, RecipientLookup } from '../app/accept-message';
 import type { SubscriberLookup, SubscriberView } from '../app/render-values';
 
-const SubscriberStatuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
+const SubscriberStatusNames = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
 
-export interface SubscriberDirectory extends SubscriberLookup, RecipientLookup {
+export interface AccountTopic {
+  topicId: string;
+  label: string;
+  description: string | null;
+  active: boolean;
+}
+export interface ReaderTopic {
+  topicId: string;
+  subscribed: boolean;
+  optedOut: boolean;
+}
+
+/** What the reader pages need: the account's topics and one reader's subscriptions. */
+export interface SubscriberTopics {
+  accountTopics(accountId: string): Promise<AccountTopic[]>;
+  readerTopics(accountId: string, subscriberId: string): Promise<ReaderTopic[]>;
+  optOut(accountId: string, subscriberId: string, topicId: string, source: string): Promise<void>;
+  /** The subscriptions become exactly `topicIds` (active topics), personal opt-outs of them lifted. */
+  replace(accountId: string, subscriberId: string, topicIds: string[]): Promise<void>;
+}
+
+/** What the bounce effects need (events/subscriber-status.ts). */
+export interface SubscriberStatuses {
+  /** BOUNCED or COMPLAINED for the account's subscriber with this address (none: nothing happens); a complaint also opts out of `optOutTopicId`. */
+  setDeliveryStatus(accountId: string, email: string, status: 'BOUNCED' | 'COMPLAINED', optOutTopicId: string | null): Promise<void>;
+}
+
+export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberTopics, SubscriberStatuses {
   close(): void;
 }
 
-export function subscriberDirectory(address: string, deadlineMs: number, logger?: Logger): SubscriberDirectory {
-  const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address, deadlineMs), {
+const DELIVERY_STATUS = {
+  BOUNCED: subscriberV1.SubscriberStatus.SUBSCRIBER_STATUS_BOUNCED,
+  COMPLAINED: subscriberV1.SubscriberStatus.SUBSCRIBER_STATUS_COMPLAINED,
+} as const;
+
+/**
+ * Lookups on a request's path (render previews, sends) answer within LOOKUP_DEADLINE_MS, well inside
+ * the gateway's 5 s; the other calls (pages, bounce jobs) use the client's 5 s.
+ */
+const LOOKUP_DEADLINE_MS = 2_000;
+
+export function subscriberClient(address: string, logger?: Logger): SubscriberClient {
+  const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address), {
     service: 'subscriber',
     errorId: 'service_unavailable',
     message: 'The subscriber service is unavailable; retry later.',
@@ -21,11 +60,11 @@ export function subscriberDirectory(address: string, deadlineMs: number, logger?
   // A send also needs the status (BLOCKED is never mailed): one call serves both views.
   async function recipientByEmail(accountId: string, email: string): Promise<Recipient | null> {
     try {
-      const { subscriber } = await client.getSubscriberByEmail({ accountId, email });
+      const { subscriber } = await client.getSubscriberByEmail({ accountId, email }, { deadlineMs: LOOKUP_DEADLINE_MS });
       if (!subscriber) return null;
       const fields: Record<string, string> = {};
       for (const v of subscriber.values) if (v.personalizationTagName) fields[v.personalizationTagName] = v.displayValue;
-      const status = SubscriberStatuses.tryFromProto(subscriber.subscriberStatus) ?? 'ACTIVE';
+      const status = SubscriberStatusNames.tryFromProto(subscriber.subscriberStatus) ?? 'ACTIVE';
       return { id: subscriber.id, email: subscriber.email, firstName: subscriber.firstName ?? null, fields, status };
     } catch (err) {
       if (err instanceof DomainError && err.code === GrpcStatus.NOT_FOUND) return null;
@@ -38,6 +77,23 @@ export function subscriberDirectory(address: string, deadlineMs: number, logger?
       return found && { id: found.id, email: found.email, firstName: found.firstName, fields: found.fields };
     },
     recipientByEmail,
+    async accountTopics(accountId) {
+      const { items } = await client.listTopics({ accountId });
+      return items.map((t) => ({ topicId: t.id, label: t.label, description: t.description ?? null, active: t.active }));
+    },
+    async readerTopics(accountId, subscriberId) {
+      const { topics } = await client.getSubscriberTopics({ accountId, subscriberId });
+      return topics.map((t) => ({ topicId: t.topicId, subscribed: t.subscribed, optedOut: t.optedOut }));
+    },
+    async optOut(accountId, subscriberId, topicId, source) {
+      await client.optOutOfTopic({ accountId, subscriberId, topicId, source });
+    },
+    async replace(accountId, subscriberId, topicIds) {
+      await client.replaceSubscriberTopics({ accountId, subscriberId, topicIds, overrideOptOuts: true });
+    },
+    async setDeliveryStatus(accountId, email, status, optOutTopicId) {
+      await client.setDeliveryStatus({ accountId, email, subscriberStatus: DELIVERY_STATUS[status], optOutTopicId: optOutTopicId ?? undefined });
+    },
     close: () => client.close(),
   };
 }

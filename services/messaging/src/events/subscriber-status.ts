@@ -9,7 +9,7 @@
 import { DomainError, PeerUnavailable, type Logger } from '@mailer/kit';
 import { runConsumer, type ConsumerHandle, type NatsConnection } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
-import type { SubscriberStatuses } from '../clients/subscriber-status';
+import type { SubscriberStatuses } from '../clients/subscribers';
 import { messagesOf, type MessageCollections } from '../store/messages';
 
 export const SUBSCRIBER_STATUS_CONSUMER = 'messaging-subscriber-status';
