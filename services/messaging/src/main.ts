@@ -4,4 +4,6 @@ import { loadMessagingConfig } from './config';
 import { setup } from './server';
 
 const config = loadMessagingConfig();
-void runService({ name: 'messaging', config, grpcAddress: config.MESSAGING_GRPC_ADDR, setup });
+// Every delivery records facts: published ones are deleted at once so the outbox holds only the
+// pending ones (an embedded store keeps its collections in memory).
+void runService({ name: 'messaging', config, grpcAddress: config.MESSAGING_GRPC_ADDR, setup, outbox: { batchSize: config.OUTBOX_BATCH_SIZE, retainPublishedMs: 0 } });

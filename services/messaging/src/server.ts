@@ -1,15 +1,51 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
+import { Counter } from '@mailer/kit';
 import { commonV1, messagingV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { publicLinks } from './app/public-links';
+import { smtpTransport } from './clients/smtp-transport';
+import { AccountSendRate } from './domain/send-rate';
+import { startEmailJobs } from './events/email-jobs';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { automationRepository } from './store/automations';
+import { messageCollections } from './store/messages';
+import { outboxRepository } from './store/outbox';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
-export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
+export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   ctx.grpc.add(messagingV1.MessagingServiceService, {
     describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+
+  // Delivery worker: JOBS jobs.email.> -> SMTP through one pooled transport (app/deliver-message.ts).
+  const transport = smtpTransport(ctx.config);
+  const deliveries = startEmailJobs({
+    nc: ctx.nc,
+    concurrency: ctx.config.MAIL_SEND_CONCURRENCY,
+    logger: ctx.logger,
+    outcomes: new Counter({
+      name: 'messaging_delivery_outcomes_total',
+      help: 'Email jobs handled by the delivery worker, by outcome (delivered, sent, deferred, bounced, failed, already_done, not_due, rate_limited, in_flight, unknown_message, malformed)',
+      labelNames: ['outcome'],
+      registers: [ctx.metrics.registry],
+    }),
+    deps: {
+      store: ctx.store,
+      messages: messageCollections(ctx.store),
+      outbox: outboxRepository(ctx.store),
+      transport,
+      links: publicLinks(ctx.config),
+      sendRate: new AccountSendRate(ctx.config.MAIL_ACCOUNT_RATE_PER_SECOND),
+      settings: ctx.config,
+      now: ctx.now,
+      newId: ctx.newId,
+      notifyOutbox: ctx.notifyOutbox,
+      log: ctx.logger,
+    },
+  });
+  // Shutdown: the consumer finishes (and settles) the sends in flight before the transport closes.
+  return [() => deliveries.stop(), async () => transport.close()];
 }

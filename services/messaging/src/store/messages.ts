@@ -7,6 +7,7 @@
 // Every query filters by accountId first; the cross-account ones are named so.
 import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
+import type { SendingClaim } from '../domain/delivery';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -49,6 +50,8 @@ export interface EmailMessageDoc {
   attempts: DeliveryAttempt[];
   /** When the delivery worker may try again (DEFERRED), for the job's redelivery delay. */
   nextAttemptAt: Date | null;
+  /** The delivery worker's claim while it sends (set before the send, cleared with the outcome); absent or null otherwise. */
+  sending?: SendingClaim | null;
   createdAt: Date;
   sentAt: Date | null;
   deliveredAt: Date | null;
@@ -96,6 +99,7 @@ const messageSchema = new Schema(
     history: { type: [Schema.Types.Mixed], default: [] },
     attempts: { type: [Schema.Types.Mixed], default: [] },
     nextAttemptAt: nullableDate,
+    sending: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true },
     sentAt: nullableDate,
     deliveredAt: nullableDate,
@@ -175,6 +179,55 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     /** Drops the body once the message can no longer be sent. */
     dropBody: async (messageId: string, tx?: Transaction): Promise<void> => {
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
+    },
+    /**
+     * Delivery: records an attempt STARTED and the sender's claim, if the message may still be sent
+     * (QUEUED or DEFERRED) and nobody holds a claim, or the one held may be taken over (`takeOver`,
+     * see domain/delivery.ts mayTakeOver). Returns the message as claimed, or null.
+     */
+    async claimForSending(messageId: string, claim: SendingClaim, staleBefore: Date): Promise<EmailMessageDoc | null> {
+      const attempt: DeliveryAttempt = { at: claim.at, outcome: 'STARTED', smtpCode: null, response: null };
+      return messages.findOneAndUpdate(
+        {
+          _id: messageId,
+          accountId,
+          status: { $in: ['QUEUED', 'DEFERRED'] },
+          $or: [{ sending: null }, { 'sending.job': claim.job, 'sending.deliveryCount': { $lt: claim.deliveryCount } }, { 'sending.at': { $lt: staleBefore } }],
+        },
+        { $set: { sending: claim }, $push: { attempts: attempt } },
+        { returnDocument: 'after' },
+      );
+    },
+    /**
+     * Delivery: writes the outcome of the claim `token` (its attempts, new statuses appended to the
+     * history, times) and releases the claim. False when the claim was taken over meanwhile.
+     */
+    async settleAttempt(
+      messageId: string,
+      token: string,
+      outcome: { attempts: DeliveryAttempt[]; statuses: Array<{ status: MessageStatus; at: Date }>; set?: Partial<Pick<EmailMessageDoc, 'sentAt' | 'deliveredAt' | 'nextAttemptAt'>> },
+      tx?: Transaction,
+    ): Promise<boolean> {
+      const $set: Record<string, unknown> = { ...outcome.set, attempts: outcome.attempts, sending: null };
+      const update: Record<string, unknown> = { $set };
+      if (outcome.statuses.length > 0) {
+        $set.status = outcome.statuses[outcome.statuses.length - 1].status;
+        update.$push = { history: { $each: outcome.statuses } };
+      }
+      const r = await messages.updateOne({ _id: messageId, accountId, 'sending.token': token }, update, { tx });
+      return r.matchedCount === 1;
+    },
+    /** A hard or soft bounce: the message BOUNCED (once; false when it was already). */
+    async markBounced(messageId: string, bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null; at: Date }, tx?: Transaction): Promise<boolean> {
+      const r = await messages.updateOne(
+        { _id: messageId, accountId, status: { $nin: ['BOUNCED', 'SUPPRESSED'] } },
+        {
+          $set: { status: 'BOUNCED', bouncedAt: bounce.at, bounce: { type: bounce.type, diagnosticCode: bounce.diagnosticCode } },
+          $push: { history: { status: 'BOUNCED', at: bounce.at } },
+        },
+        { tx },
+      );
+      return r.modifiedCount === 1;
     },
   };
 }

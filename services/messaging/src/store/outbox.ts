@@ -1,0 +1,16 @@
+// The service's outbox: facts recorded in the same transaction as the writes they describe, published
+// to the DOMAIN stream by the relay that runService starts (@mailer/nats). Every fact carries its own
+// accountId; the outbox as a whole is the one cross-account collection of this service.
+import { OUTBOX_COLLECTION, outboxRecord, outboxSchema, type OutboxDoc } from '@mailer/nats';
+import type { Store, Transaction } from '@mailer/store';
+
+export function outboxRepository(store: Store) {
+  const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
+  return {
+    /** Records facts in the caller's transaction. */
+    async record(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown }>): Promise<void> {
+      if (facts.length) await outbox.insertMany(facts.map((f) => outboxRecord(f.subject, f.payload)), { tx });
+    },
+  };
+}
+export type OutboxRepository = ReturnType<typeof outboxRepository>;
