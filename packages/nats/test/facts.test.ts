@@ -183,4 +183,8 @@ it('the EVENTS custom event and the JOBS messages: subject, round trip, rejectio
   expect(parseJob('webhook', wire(webhook.payload))).toEqual(webhook.payload);
   expect(rejection(() => parseJob('email', { accountId: 'acc-1' })).message).toBe('malformed email job: messageId: Invalid input: expected string, received undefined');
   expect(rejection(() => parseJob('webhook', { ...webhook.payload, deliveryId: '' })).reason).toBe('deliveryId: must not be empty');
+  const status = job('subscriber-status', { accountId: 'acc-1', messageId: 'm1', status: 'COMPLAINED' });
+  expect(status.subject).toBe('jobs.subscriber-status.acc-1');
+  expect(parseJob('subscriber-status', wire(status.payload))).toEqual(status.payload);
+  expect(rejection(() => parseJob('subscriber-status', { ...status.payload, status: 'ACTIVE' })).message).toContain('malformed subscriber-status job: status');
 });

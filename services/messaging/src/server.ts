@@ -1,11 +1,13 @@
+import { Counter, createClient, peerClient } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { Counter } from '@mailer/kit';
-import { commonV1, messagingV1 } from '@mailer/proto';
+import { commonV1, messagingV1, subscriberV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { smtpTransport } from './clients/smtp-transport';
 import { AccountSendRate } from './domain/send-rate';
 import { startEmailJobs } from './events/email-jobs';
+import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { automationRepository } from './store/automations';
 import { messageCollections } from './store/messages';
@@ -19,6 +21,16 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+
+  // The subscriber service owns subscriber statuses: bounce and complaint effects reach it through
+  // subscriber-status jobs (app/bounces.ts), retried until it answers.
+  const subscribers = peerClient(createClient(subscriberV1.SubscriberServiceClient, ctx.config.SUBSCRIBER_GRPC_ADDR, 5_000), {
+    service: 'subscriber',
+    errorId: 'service_unavailable',
+    message: 'The subscriber service is unavailable; retry later.',
+    logger: ctx.logger,
+  });
+  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages: messageCollections(ctx.store), subscribers, logger: ctx.logger });
 
   // Delivery worker: JOBS jobs.email.> -> SMTP through one pooled transport (app/deliver-message.ts).
   const transport = smtpTransport(ctx.config);
@@ -44,8 +56,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       newId: ctx.newId,
       notifyOutbox: ctx.notifyOutbox,
       log: ctx.logger,
+      bounces: bounceDeps(ctx),
     },
   });
   // Shutdown: the consumer finishes (and settles) the sends in flight before the transport closes.
-  return [() => deliveries.stop(), async () => transport.close()];
+  return [() => deliveries.stop(), async () => transport.close(), () => statusConsumer.stop(), async () => subscribers.close()];
 }

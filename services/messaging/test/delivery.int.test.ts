@@ -88,7 +88,7 @@ describe('delivery worker', () => {
     expect(relay.attemptsFor('busy@example.org')).toBe(2);
   });
 
-  it('marks a 550 BOUNCED (hard) at once after one attempt, drops the body and records email.bounced', async () => {
+  it('marks a 550 BOUNCED (hard) at once after one attempt: body dropped, email.bounced, address suppressed', async () => {
     const accountId = account();
     const msg = queuedMessage({ email: 'gone@example.org' });
     relay.answer('gone@example.org', 550);
@@ -104,6 +104,8 @@ describe('delivery worker', () => {
     expect(relay.attemptsFor('gone@example.org')).toBe(1);
     const facts = await eventsOf(h.nc, accountId, (es) => es.length >= 1);
     expect(facts).toEqual([expect.objectContaining({ type: 'email.bounced', messageId: msg._id, bounceType: 'HARD' })]);
+    // The hard bounce's effects (app/bounces.ts): the address is suppressed for the account.
+    expect(await h.suppression(accountId, 'gone@example.org')).toMatchObject({ reason: 'HARD_BOUNCE', messageId: msg._id });
   });
 
   it('retries dropped connections by the schedule, then FAILED when it is used up', async () => {

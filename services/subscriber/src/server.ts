@@ -5,6 +5,7 @@ import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
 import { bulkTaggingHandlers } from './handlers/bulk-tagging';
+import { deliveryStatusHandlers } from './handlers/delivery-status';
 import { fieldHandlers } from './handlers/fields';
 import { subscriberDataHandlers } from './handlers/subscriber-data';
 import { tagHandlers } from './handlers/tags';
@@ -45,6 +46,7 @@ export async function setup(service: ServiceRuntime<Config>): Promise<Array<() =
     ...subscriberHandlers(deps),
     ...subscriberDataHandlers(deps),
     ...bulkTaggingHandlers(deps),
+    ...deliveryStatusHandlers(deps),
     ...fieldHandlers(deps), ...tagHandlers(deps), ...topicHandlers(deps),
   });
   return [async () => usage.close(), async () => members.close()];

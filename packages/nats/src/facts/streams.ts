@@ -28,6 +28,11 @@ export const jobs = {
   email: z.object({ accountId: id, messageId: id }),
   /** jobs.webhook.<accountId>: attempt one delivery of a fact to one subscription. */
   webhook: z.object({ accountId: id, subscriptionId: id, deliveryId: id, eventId: id }),
+  /**
+   * jobs.subscriber-status.<accountId>: tell the subscriber service the delivery outcome of the
+   * message's recipient (hard bounce: BOUNCED; complaint: COMPLAINED and opted out of the mail's topic).
+   */
+  'subscriber-status': z.object({ accountId: id, messageId: id, status: z.enum(['BOUNCED', 'COMPLAINED']) }),
 };
 export type JobKind = keyof typeof jobs;
 export type Job<K extends JobKind> = z.infer<(typeof jobs)[K]>;

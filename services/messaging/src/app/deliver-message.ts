@@ -10,11 +10,13 @@
 //    messages that were on the wire; any other job for the message waits for the outcome.
 // 4. 250 -> SENT (and DELIVERED when the relay's acceptance confirms delivery) with email.sent /
 //    email.delivered through the outbox in the same transaction; 4xx or no answer -> DEFERRED and
-//    retried per MAIL_RETRY_SCHEDULE_SECONDS, then FAILED; 5xx -> BOUNCED (hard) at once. Once the
-//    message can no longer be sent its rendered body is deleted.
+//    retried per MAIL_RETRY_SCHEDULE_SECONDS, then FAILED; 5xx -> BOUNCED (hard) at once through
+//    recordBounce (suppression, subscriber status). Once the message can no longer be sent its
+//    rendered body is deleted.
 import type { DomainMessage } from '@mailer/nats/facts';
 import type { Store } from '@mailer/store';
 import type { MailTransport } from '../clients/smtp-transport';
+import { recordBounce, type BounceDeps } from './bounces';
 import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, STALE_CLAIM_MS, type SendOutcome, type SmtpError } from '../domain/delivery';
 import { outgoingMail, type DkimKey } from '../domain/outgoing-mail';
 import type { AccountSendRate } from '../domain/send-rate';
@@ -39,6 +41,8 @@ export interface DeliveryDeps {
   /** Wakes the outbox relay after a commit that recorded facts. */
   notifyOutbox?(): void;
   log?: { warn(obj: object, msg: string): void };
+  /** A 5xx answer is a hard bounce with all its effects (app/bounces.ts). */
+  bounces: BounceDeps;
 }
 
 export interface DeliveryJob {
@@ -123,14 +127,11 @@ async function settle(deps: DeliveryDeps, repo: MessageRepository, claimed: Emai
       return true;
     }
     if (outcome.kind === 'BOUNCED') {
+      // The attempt here; the bounce itself (message, suppression, subscriber status, email.bounced)
+      // is recordBounce's, right after. A crash in between leaves the message sendable: the job's
+      // redelivery asks the relay again and gets the same refusal.
       attempts[attempts.length - 1] = attempt('BOUNCED');
       if (!(await repo.settleAttempt(claimed._id, token, { attempts, statuses: [], set: { nextAttemptAt: null } }, tx))) return false;
-      // TODO(i11-bounces): recordBounce(deps, { type: 'HARD', ... }) adds the suppression and the
-      // subscriber's status once that branch is merged; until then the message and its fact only.
-      if (await repo.markBounced(claimed._id, { type: 'HARD', diagnosticCode: outcome.response, at }, tx)) {
-        await deps.outbox.record(tx, [emailFact('email.bounced', claimed, at, { bounceType: 'HARD', diagnosticCode: outcome.response })]);
-      }
-      await repo.dropBody(claimed._id, tx);
       result = { outcome: 'BOUNCED' };
       return true;
     }
@@ -149,6 +150,9 @@ async function settle(deps: DeliveryDeps, repo: MessageRepository, claimed: Emai
     result = { outcome: 'DEFERRED', retryInMs: delayMs };
     return true;
   });
+  if (settled && outcome.kind === 'BOUNCED') {
+    await recordBounce(deps.bounces, { accountId: claimed.accountId, messageId: claimed._id, type: 'HARD', diagnosticCode: outcome.response, at });
+  }
   if (!settled) {
     // Our claim was declared stale and taken over while we sent: the other delivery owns the outcome.
     deps.log?.warn({ accountId: claimed.accountId, messageId: claimed._id, outcome: outcome.kind }, 'delivery claim was taken over during the send; outcome not recorded');

@@ -119,6 +119,8 @@ const messageSchema = new Schema(
 // GET /email-messages: newest first, optionally by address, template or status.
 messageSchema.index({ accountId: 1, createdAt: -1 });
 messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
+// The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
+messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
 
 const bodySchema = new Schema(
   {
@@ -217,18 +219,54 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       const r = await messages.updateOne({ _id: messageId, accountId, 'sending.token': token }, update, { tx });
       return r.matchedCount === 1;
     },
-    /** A hard or soft bounce: the message BOUNCED (once; false when it was already). */
-    async markBounced(messageId: string, bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null; at: Date }, tx?: Transaction): Promise<boolean> {
+    // ---- bounces and complaints (app/bounces.ts) ----
+    /**
+     * BOUNCED with the bounce's type and diagnostic code. A message bounces once; a hard bounce may
+     * only replace a soft one (the relay gave up for good after all). False when nothing changed
+     * (the same report again), so the caller records no effect twice.
+     */
+    async markBounced(messageId: string, bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null }, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = bounce.type === 'HARD' ? { 'bounce.type': { $ne: 'HARD' } } : { bounce: null };
       const r = await messages.updateOne(
-        { _id: messageId, accountId, status: { $nin: ['BOUNCED', 'SUPPRESSED'] } },
-        {
-          $set: { status: 'BOUNCED', bouncedAt: bounce.at, bounce: { type: bounce.type, diagnosticCode: bounce.diagnosticCode } },
-          $push: { history: { status: 'BOUNCED', at: bounce.at } },
-        },
+        { _id: messageId, accountId, ...filter },
+        { $set: { status: 'BOUNCED', bouncedAt: at, bounce, nextAttemptAt: null }, $push: { history: { status: 'BOUNCED', at } } },
         { tx },
       );
-      return r.modifiedCount === 1;
+      if (r.matchedCount === 0) return false;
+      await bodies.deleteOne({ _id: messageId, accountId }, { tx });
+      return true;
+    },
+    /** Records the recipient's spam complaint; false when it was recorded already. The status stays. */
+    async markComplained(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+      const r = await messages.updateOne({ _id: messageId, accountId, complainedAt: null }, { $set: { complainedAt: at } }, { tx });
+      return r.matchedCount > 0;
+    },
+    /** SENT -> DELIVERED on a success DSN (MAIL_DELIVERY_CONFIRMATION=dsn); false unless the message was SENT. */
+    async markDeliveredByDsn(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+      const r = await messages.updateOne(
+        { _id: messageId, accountId, status: 'SENT' },
+        { $set: { status: 'DELIVERED', deliveredAt: at }, $push: { history: { status: 'DELIVERED', at } } },
+        { tx },
+      );
+      return r.matchedCount > 0;
+    },
+    /** When the address's other messages soft-bounced since `since` (the soft-bounce threshold's history). */
+    async softBouncesSince(email: string, since: Date, exceptMessageId: string): Promise<Date[]> {
+      const found = await messages.find(
+        { accountId, email, bouncedAt: { $gte: since }, 'bounce.type': 'SOFT', _id: { $ne: exceptMessageId } },
+        { projection: { bouncedAt: 1 }, sort: { bouncedAt: -1 }, limit: 100 },
+      );
+      return found.map((m) => m.bouncedAt as Date);
     },
   };
+}
+
+/**
+ * Cross-account: the account of a message named only by its id (a bounce report's VERP address
+ * carries the message id alone; the id is unique across accounts).
+ */
+export async function messageAccountAllAccounts(c: MessageCollections, messageId: string): Promise<string | null> {
+  const found = await c.messages.findOne({ _id: messageId }, { projection: { accountId: 1 } });
+  return found?.accountId ?? null;
 }
 export type MessageRepository = ReturnType<typeof messagesOf>;

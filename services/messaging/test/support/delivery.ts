@@ -8,13 +8,15 @@ import { connectNats, ensureStreams, publish, startOutboxRelay, type NatsConnect
 import { job } from '@mailer/nats/facts';
 import { startNatsServer, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
+import { bounceDeps } from '../../src/app/bounces';
 import { publicLinks } from '../../src/app/public-links';
 import { smtpTransport, type MailTransport } from '../../src/clients/smtp-transport';
 import { loadMessagingConfig, type Config } from '../../src/config';
 import { AccountSendRate } from '../../src/domain/send-rate';
-import { startEmailJobs } from '../../src/events/email-jobs';
+import { EMAIL_JOBS_DURABLE, startEmailJobs } from '../../src/events/email-jobs';
 import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc } from '../../src/store/messages';
 import { outboxRepository } from '../../src/store/outbox';
+import { suppressionCollection, suppressionsOf, type SuppressionDoc } from '../../src/store/suppressions';
 
 export type NewMessage = Omit<EmailMessageDoc, 'accountId'>;
 
@@ -79,7 +81,8 @@ export interface DeliveryHarness {
   body(accountId: string, messageId: string): Promise<EmailBodyDoc | null>;
   /** Polls the message until `until` holds for it. */
   waitForMessage(accountId: string, messageId: string, until: (m: EmailMessageDoc) => boolean, timeoutMs?: number): Promise<EmailMessageDoc>;
-  /** Resolves once every job on JOBS was acknowledged or terminated (work-queue stream empty). */
+  suppression(accountId: string, email: string): Promise<SuppressionDoc | null>;
+  /** Resolves once every email job was acknowledged or terminated (none pending or in flight). */
   waitForJobsDone(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -119,6 +122,7 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
       now: () => new Date(),
       newId: () => crypto.randomUUID(),
       notifyOutbox: relayOut.notify,
+      bounces: bounceDeps({ store: store.store, notifyOutbox: relayOut.notify, now: () => new Date(), newId: () => crypto.randomUUID() }),
     },
   });
   const publishJob = async (accountId: string, messageId: string) => {
@@ -147,13 +151,18 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
       await publishJob(accountId, message._id);
     },
     publishJob,
+    suppression: (accountId, email) => suppressionsOf(suppressionCollection(store.store), accountId).find(email),
     get: (accountId, messageId) => messagesOf(collections, accountId).get(messageId),
     body: (accountId, messageId) => messagesOf(collections, accountId).body(messageId),
     waitForMessage: (accountId, messageId, until, timeoutMs = 20_000) =>
       poll(`message ${messageId} state`, () => messagesOf(collections, accountId).get(messageId), (m) => m !== null && until(m), timeoutMs) as Promise<EmailMessageDoc>,
     async waitForJobsDone(timeoutMs = 20_000) {
       const jsm = await nc.jetstreamManager();
-      await poll('JOBS empty', async () => (await jsm.streams.info('JOBS')).state.messages, (n) => n === 0, timeoutMs);
+      const left = async () => {
+        const info = await jsm.consumers.info('JOBS', EMAIL_JOBS_DURABLE);
+        return info.num_pending + info.num_ack_pending;
+      };
+      await poll('email jobs done', left, (n) => n === 0, timeoutMs);
     },
     async stop() {
       await consumer.stop();

@@ -59,3 +59,20 @@ export function prefixPattern(search: string): string {
   }
   return `^${search.trim().toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
 }
+
+/** Statuses only delivery outcomes set (the messaging service's bounce and complaint effects). */
+export const DELIVERY_STATUSES: readonly SubscriberStatus[] = ['BOUNCED', 'COMPLAINED'];
+
+/**
+ * The status after a reported delivery outcome. A customer's BLOCKED stays (their decision outranks
+ * a mail server's), and a complaint is not downgraded by a later bounce (it is the stronger signal:
+ * the reader asked not to be mailed).
+ */
+export function statusAfterDelivery(current: SubscriberStatus, reported: SubscriberStatus): SubscriberStatus {
+  if (!DELIVERY_STATUSES.includes(reported)) {
+    throw invalid('validation_failed', `status ${reported} is not a delivery outcome; use ${DELIVERY_STATUSES.join(' or ')}`, [{ path: 'subscriberStatus', problem: 'not a delivery outcome' }]);
+  }
+  if (current === 'BLOCKED') return current;
+  if (current === 'COMPLAINED' && reported === 'BOUNCED') return current;
+  return reported;
+}

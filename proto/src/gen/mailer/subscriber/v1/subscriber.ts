@@ -578,6 +578,25 @@ export interface OptOutOfTopicResponse {
   topics: SubscriberTopic[];
 }
 
+/**
+ * A delivery outcome reported for an address: BOUNCED (hard bounce) or COMPLAINED (spam complaint,
+ * optionally with the topic of the mail complained about, which the subscriber is opted out of with
+ * source "complaint"). Any other status is refused. An address that is no subscriber of the account
+ * is no error (found = false): transactional mail goes to any address.
+ */
+export interface SetDeliveryStatusRequest {
+  accountId: string;
+  email: string;
+  subscriberStatus: SubscriberStatus;
+  optOutTopicId?: string | undefined;
+}
+
+export interface SetDeliveryStatusResponse {
+  found: boolean;
+  /** the status after the change (UNSPECIFIED when not found) */
+  subscriberStatus: SubscriberStatus;
+}
+
 export interface FieldValueEntry {
   fieldId: string;
   personalizationTagName: string;
@@ -5397,6 +5416,224 @@ export const OptOutOfTopicResponse: MessageFns<OptOutOfTopicResponse> = {
   fromPartial(object: DeepPartial<OptOutOfTopicResponse>): OptOutOfTopicResponse {
     const message = createBaseOptOutOfTopicResponse();
     message.topics = object.topics?.map((e) => SubscriberTopic.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSetDeliveryStatusRequest(): SetDeliveryStatusRequest {
+  return { accountId: "", email: "", subscriberStatus: 0, optOutTopicId: undefined };
+}
+
+export const SetDeliveryStatusRequest: MessageFns<SetDeliveryStatusRequest> = {
+  encode(message: SetDeliveryStatusRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(24).int32(message.subscriberStatus);
+    }
+    if (message.optOutTopicId !== undefined) {
+      writer.uint32(34).string(message.optOutTopicId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetDeliveryStatusRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetDeliveryStatusRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.subscriberStatus = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.optOutTopicId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetDeliveryStatusRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
+      optOutTopicId: isSet(object.optOutTopicId)
+        ? globalThis.String(object.optOutTopicId)
+        : isSet(object.opt_out_topic_id)
+        ? globalThis.String(object.opt_out_topic_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SetDeliveryStatusRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
+    }
+    if (message.optOutTopicId !== undefined) {
+      obj.optOutTopicId = message.optOutTopicId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetDeliveryStatusRequest>): SetDeliveryStatusRequest {
+    return SetDeliveryStatusRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetDeliveryStatusRequest>): SetDeliveryStatusRequest {
+    const message = createBaseSetDeliveryStatusRequest();
+    message.accountId = object.accountId ?? "";
+    message.email = object.email ?? "";
+    message.subscriberStatus = object.subscriberStatus ?? 0;
+    message.optOutTopicId = object.optOutTopicId ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSetDeliveryStatusResponse(): SetDeliveryStatusResponse {
+  return { found: false, subscriberStatus: 0 };
+}
+
+export const SetDeliveryStatusResponse: MessageFns<SetDeliveryStatusResponse> = {
+  encode(message: SetDeliveryStatusResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.found !== false) {
+      writer.uint32(8).bool(message.found);
+    }
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(16).int32(message.subscriberStatus);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetDeliveryStatusResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetDeliveryStatusResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.found = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.subscriberStatus = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetDeliveryStatusResponse {
+    return {
+      found: isSet(object.found) ? globalThis.Boolean(object.found) : false,
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
+    };
+  },
+
+  toJSON(message: SetDeliveryStatusResponse): unknown {
+    const obj: any = {};
+    if (message.found !== false) {
+      obj.found = message.found;
+    }
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetDeliveryStatusResponse>): SetDeliveryStatusResponse {
+    return SetDeliveryStatusResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetDeliveryStatusResponse>): SetDeliveryStatusResponse {
+    const message = createBaseSetDeliveryStatusResponse();
+    message.found = object.found ?? false;
+    message.subscriberStatus = object.subscriberStatus ?? 0;
     return message;
   },
 };
@@ -11496,6 +11733,18 @@ export const SubscriberServiceService = {
       Buffer.from(OptOutOfTopicResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): OptOutOfTopicResponse => OptOutOfTopicResponse.decode(value),
   },
+  /** System only (the messaging service's bounce and complaint effects; no REST route reaches it). */
+  setDeliveryStatus: {
+    path: "/mailer.subscriber.v1.SubscriberService/SetDeliveryStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetDeliveryStatusRequest): Buffer =>
+      Buffer.from(SetDeliveryStatusRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetDeliveryStatusRequest => SetDeliveryStatusRequest.decode(value),
+    responseSerialize: (value: SetDeliveryStatusResponse): Buffer =>
+      Buffer.from(SetDeliveryStatusResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetDeliveryStatusResponse => SetDeliveryStatusResponse.decode(value),
+  },
   /** Field values of one subscriber */
   listFieldValues: {
     path: "/mailer.subscriber.v1.SubscriberService/ListFieldValues" as const,
@@ -11753,6 +12002,8 @@ export interface SubscriberServiceServer extends UntypedServiceImplementation {
   getSubscriberTopics: handleUnaryCall<GetSubscriberTopicsRequest, GetSubscriberTopicsResponse>;
   replaceSubscriberTopics: handleUnaryCall<ReplaceSubscriberTopicsRequest, ReplaceSubscriberTopicsResponse>;
   optOutOfTopic: handleUnaryCall<OptOutOfTopicRequest, OptOutOfTopicResponse>;
+  /** System only (the messaging service's bounce and complaint effects; no REST route reaches it). */
+  setDeliveryStatus: handleUnaryCall<SetDeliveryStatusRequest, SetDeliveryStatusResponse>;
   /** Field values of one subscriber */
   listFieldValues: handleUnaryCall<ListFieldValuesRequest, ListFieldValuesResponse>;
   setFieldValue: handleUnaryCall<SetFieldValueRequest, SetFieldValueResponse>;
@@ -11997,6 +12248,22 @@ export interface SubscriberServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: OptOutOfTopicResponse) => void,
+  ): ClientUnaryCall;
+  /** System only (the messaging service's bounce and complaint effects; no REST route reaches it). */
+  setDeliveryStatus(
+    request: SetDeliveryStatusRequest,
+    callback: (error: ServiceError | null, response: SetDeliveryStatusResponse) => void,
+  ): ClientUnaryCall;
+  setDeliveryStatus(
+    request: SetDeliveryStatusRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetDeliveryStatusResponse) => void,
+  ): ClientUnaryCall;
+  setDeliveryStatus(
+    request: SetDeliveryStatusRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetDeliveryStatusResponse) => void,
   ): ClientUnaryCall;
   /** Field values of one subscriber */
   listFieldValues(
