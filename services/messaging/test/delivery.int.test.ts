@@ -188,6 +188,26 @@ describe('delivery worker settings', () => {
     }
   });
 
+  it('with MAIL_DELIVERY_CONFIRMATION=dsn, a 250 makes the message SENT only (a success DSN confirms delivery later)', async () => {
+    relay = await startCaptureRelay();
+    const h = await startDeliveryHarness(relay, { MAIL_DELIVERY_CONFIRMATION: 'dsn' });
+    try {
+      const accountId = crypto.randomUUID();
+      const msg = queuedMessage({ email: 'dsn@example.org' });
+      await h.enqueue(accountId, msg);
+      const sent = await h.waitForMessage(accountId, msg._id, (m) => m.status === 'SENT');
+      expect(sent.history.map((s) => s.status)).toEqual(['QUEUED', 'SENT']);
+      expect(sent.deliveredAt).toBeNull();
+      expect(await h.body(accountId, msg._id)).toBeNull();
+      const facts = await eventsOf(h.nc, accountId, (es) => es.length >= 1);
+      await new Promise((r) => setTimeout(r, 300)); // an email.delivered would have been published with it
+      expect((await eventsOf(h.nc, accountId, () => true)).map((f) => f.type)).toEqual(['email.sent']);
+      expect(facts[0]).toMatchObject({ type: 'email.sent', smtpCode: 250 });
+    } finally {
+      await h.stop();
+    }
+  });
+
   it('holds an account to MAIL_ACCOUNT_RATE_PER_SECOND: over the rate is delayed, not dropped', async () => {
     relay = await startCaptureRelay();
     const h = await startDeliveryHarness(relay, { MAIL_ACCOUNT_RATE_PER_SECOND: '2' });
