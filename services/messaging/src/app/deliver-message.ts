@@ -17,7 +17,7 @@ import type { DomainMessage } from '@mailer/nats/facts';
 import type { Store } from '@mailer/store';
 import type { MailTransport } from '../clients/smtp-transport';
 import { recordBounce, type BounceDeps } from './bounces';
-import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, STALE_CLAIM_MS, type SendOutcome, type SmtpError } from '../domain/delivery';
+import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, type SendOutcome, type SmtpError } from '../domain/delivery';
 import { outgoingMail, type DkimKey } from '../domain/outgoing-mail';
 import type { AccountSendRate } from '../domain/send-rate';
 import { emailFact } from '../events/email-facts';
@@ -83,7 +83,8 @@ export async function deliverMessage(deps: DeliveryDeps, job: DeliveryJob): Prom
 
   const token = deps.newId();
   const startedAt = deps.now();
-  const claimed = await repo.claimForSending(job.messageId, { token, job: job.jobId, deliveryCount: job.deliveryCount, at: startedAt }, new Date(startedAt.getTime() - STALE_CLAIM_MS));
+  const seen = { status: message.status, claimToken: message.sending?.token ?? null };
+  const claimed = await repo.claimForSending(job.messageId, seen, { token, job: job.jobId, deliveryCount: job.deliveryCount, at: startedAt });
   if (!claimed) {
     // Someone else settled or claimed it between the read and the claim.
     const now = await repo.get(job.messageId);

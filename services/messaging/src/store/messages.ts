@@ -183,19 +183,17 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
     },
     /**
-     * Delivery: records an attempt STARTED and the sender's claim, if the message may still be sent
-     * (QUEUED or DEFERRED) and nobody holds a claim, or the one held may be taken over (`takeOver`,
-     * see domain/delivery.ts mayTakeOver). Returns the message as claimed, or null.
+     * Delivery: records an attempt STARTED and the sender's claim if the message is still as the
+     * caller read it (same status, same claim or none: compare-and-set on the claim's token; the
+     * caller decided from that read that it may send, see domain/delivery.ts mayTakeOver). Returns
+     * the message as claimed, or null when it changed meanwhile.
      */
-    async claimForSending(messageId: string, claim: SendingClaim, staleBefore: Date): Promise<EmailMessageDoc | null> {
+    async claimForSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, claim: SendingClaim): Promise<EmailMessageDoc | null> {
       const attempt: DeliveryAttempt = { at: claim.at, outcome: 'STARTED', smtpCode: null, response: null };
+      // Equality terms only (a null token also matches a message without the field): the cheapest
+      // filter for the embedded store, which compiles each one.
       return messages.findOneAndUpdate(
-        {
-          _id: messageId,
-          accountId,
-          status: { $in: ['QUEUED', 'DEFERRED'] },
-          $or: [{ sending: null }, { 'sending.job': claim.job, 'sending.deliveryCount': { $lt: claim.deliveryCount } }, { 'sending.at': { $lt: staleBefore } }],
-        },
+        { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
         { $set: { sending: claim }, $push: { attempts: attempt } },
         { returnDocument: 'after' },
       );
