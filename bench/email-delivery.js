@@ -14,7 +14,8 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const nodemailer = require('nodemailer');
+// The very nodemailer the messaging service runs (its own dependency, not whatever is hoisted).
+const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
 const { SMTPServer } = require('smtp-server');
 const { freePort, spawnReady, startNatsServer } = require('@mailer/testing');
 const { verdict, rssMb, cpuSeconds } = require('./lib');

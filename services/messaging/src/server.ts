@@ -12,6 +12,7 @@ import { fieldUsageHandlers } from './handlers/field-usage';
 import { automationRepository } from './store/automations';
 import { messageCollections } from './store/messages';
 import { outboxRepository } from './store/outbox';
+import { suppressionCollection } from './store/suppressions';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
@@ -40,13 +41,14 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger: ctx.logger,
     outcomes: new Counter({
       name: 'messaging_delivery_outcomes_total',
-      help: 'Email jobs handled by the delivery worker, by outcome (delivered, sent, deferred, bounced, failed, already_done, not_due, rate_limited, in_flight, unknown_message, malformed)',
+      help: 'Email jobs handled by the delivery worker, by outcome (delivered, sent, deferred, bounced, failed, suppressed, already_done, not_due, rate_limited, in_flight, unknown_message, malformed)',
       labelNames: ['outcome'],
       registers: [ctx.metrics.registry],
     }),
     deps: {
       store: ctx.store,
       messages: messageCollections(ctx.store),
+      suppressions: suppressionCollection(ctx.store),
       outbox: outboxRepository(ctx.store),
       transport,
       links: publicLinks(ctx.config),

@@ -128,6 +128,24 @@ describe('delivery worker', () => {
     expect(relay.receivedFor('flaky@example.org')).toHaveLength(0);
   });
 
+  it('does not send to an address suppressed after the message was accepted: SUPPRESSED, body dropped', async () => {
+    const accountId = account();
+    const msg = queuedMessage({ email: 'complained@example.org' });
+    await h.suppress(accountId, 'complained@example.org', 'COMPLAINT');
+    await h.enqueue(accountId, msg);
+    const suppressed = await h.waitForMessage(accountId, msg._id, (m) => m.status === 'SUPPRESSED');
+    expect(suppressed.suppressionReason).toBe('COMPLAINT');
+    expect(suppressed.attempts).toEqual([]);
+    expect(suppressed.history.map((s) => s.status)).toEqual(['QUEUED', 'SUPPRESSED']);
+    expect(await h.body(accountId, msg._id)).toBeNull();
+    await h.waitForJobsDone();
+    expect(relay.attemptsFor('complained@example.org')).toBe(0);
+    // Suppressed in another account only: sent.
+    const other = queuedMessage({ email: 'complained@example.org' });
+    await h.enqueue(account(), other);
+    await relay.waitFor(() => relay.receivedFor('complained@example.org').length === 1);
+  });
+
   it('sends nothing for a redelivered job or a duplicate published at the same time', async () => {
     const accountId = account();
     const msg = queuedMessage({ email: 'once@example.org' });

@@ -3,6 +3,7 @@
 //
 // 1. A message that is no longer QUEUED or DEFERRED was dealt with: nothing is sent (a redelivered
 //    or duplicated job). One that is DEFERRED and not due yet waits for its time.
+//    A message whose address was suppressed since it was accepted becomes SUPPRESSED, unsent.
 // 2. The account's send rate (domain/send-rate.ts) may delay the send; the job comes back later.
 // 3. An attempt STARTED and a claim are recorded before sending (store/messages.ts claimForSending),
 //    the outcome and the release of the claim after. A crash in between leaves the claim: the same
@@ -14,7 +15,7 @@
 //    recordBounce (suppression, subscriber status). Once the message can no longer be sent its
 //    rendered body is deleted.
 import type { DomainMessage } from '@mailer/nats/facts';
-import type { Store } from '@mailer/store';
+import type { Collection, Store } from '@mailer/store';
 import type { MailTransport } from '../clients/smtp-transport';
 import { recordBounce, type BounceDeps } from './bounces';
 import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, type SendOutcome, type SmtpError } from '../domain/delivery';
@@ -23,10 +24,12 @@ import type { AccountSendRate } from '../domain/send-rate';
 import { emailFact } from '../events/email-facts';
 import { messagesOf, type DeliveryAttempt, type EmailMessageDoc, type MessageCollections, type MessageRepository, type MessageStatus } from '../store/messages';
 import type { OutboxRepository } from '../store/outbox';
+import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
 
 export interface DeliveryDeps {
   store: Store;
   messages: MessageCollections;
+  suppressions: Collection<SuppressionDoc>;
   outbox: OutboxRepository;
   transport: MailTransport;
   links: { returnPath(messageId: string): string };
@@ -55,7 +58,7 @@ export interface DeliveryJob {
 }
 
 export type DeliveryResult =
-  | { outcome: 'SENT' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'ALREADY_DONE' | 'UNKNOWN_MESSAGE' }
+  | { outcome: 'SENT' | 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'SUPPRESSED' | 'ALREADY_DONE' | 'UNKNOWN_MESSAGE' }
   | { outcome: 'DEFERRED' | 'NOT_DUE' | 'RATE_LIMITED' | 'IN_FLIGHT'; retryInMs: number };
 
 const SENDABLE: ReadonlySet<MessageStatus> = new Set(['QUEUED', 'DEFERRED']);
@@ -81,9 +84,21 @@ export async function deliverMessage(deps: DeliveryDeps, job: DeliveryJob): Prom
   if (!rate.reserved) return { outcome: 'RATE_LIMITED', retryInMs: rate.waitMs };
   if (rate.waitMs > 0) await sleep(rate.waitMs);
 
+  const seen = { status: message.status, claimToken: message.sending?.token ?? null };
+  // Suppressed since it was accepted (a bounce or complaint of another mail, a manual entry): not sent.
+  const suppression = await suppressionsOf(deps.suppressions, job.accountId).find(message.email);
+  if (suppression) {
+    const at = deps.now();
+    const done = await deps.store.transaction(async (tx) => {
+      if (!(await repo.suppressBeforeSending(job.messageId, seen, suppression.reason, at, tx))) return false;
+      await repo.dropBody(job.messageId, tx);
+      return true;
+    });
+    return done ? { outcome: 'SUPPRESSED' } : { outcome: 'IN_FLIGHT', retryInMs: IN_FLIGHT_RETRY_MS };
+  }
+
   const token = deps.newId();
   const startedAt = deps.now();
-  const seen = { status: message.status, claimToken: message.sending?.token ?? null };
   const claimed = await repo.claimForSending(job.messageId, seen, { token, job: job.jobId, deliveryCount: job.deliveryCount, at: startedAt });
   if (!claimed) {
     // Someone else settled or claimed it between the read and the claim.

@@ -199,6 +199,18 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       );
     },
     /**
+     * Delivery: the address was suppressed after the message was accepted: SUPPRESSED instead of
+     * sent (API.md: never to a suppressed address), if the message is still as the caller read it.
+     */
+    async suppressBeforeSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, reason: SuppressionReason, at: Date, tx?: Transaction): Promise<boolean> {
+      const r = await messages.updateOne(
+        { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
+        { $set: { status: 'SUPPRESSED', suppressionReason: reason, nextAttemptAt: null, sending: null }, $push: { history: { status: 'SUPPRESSED', at } } },
+        { tx },
+      );
+      return r.matchedCount === 1;
+    },
+    /**
      * Delivery: writes the outcome of the claim `token` (its attempts, new statuses appended to the
      * history, times) and releases the claim. False when the claim was taken over meanwhile.
      */

@@ -16,6 +16,7 @@ const { AccountSendRate } = require('../../dist/domain/send-rate');
 const { startEmailJobs } = require('../../dist/events/email-jobs');
 const { messageCollections, messagesOf } = require('../../dist/store/messages');
 const { outboxRepository } = require('../../dist/store/outbox');
+const { suppressionCollection } = require('../../dist/store/suppressions');
 
 async function main() {
   const config = loadMessagingConfig(process.env);
@@ -56,7 +57,7 @@ async function main() {
     concurrency: config.MAIL_SEND_CONCURRENCY,
     logger: log,
     deps: {
-      store, messages, outbox: outboxRepository(store), transport, links: publicLinks(config),
+      store, messages, suppressions: suppressionCollection(store), outbox: outboxRepository(store), transport, links: publicLinks(config),
       sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND), settings: config, now, newId,
       notifyOutbox: relay.notify, log, bounces: bounceDeps({ store, notifyOutbox: relay.notify, now, newId }),
     },

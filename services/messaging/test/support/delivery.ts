@@ -82,6 +82,8 @@ export interface DeliveryHarness {
   /** Polls the message until `until` holds for it. */
   waitForMessage(accountId: string, messageId: string, until: (m: EmailMessageDoc) => boolean, timeoutMs?: number): Promise<EmailMessageDoc>;
   suppression(accountId: string, email: string): Promise<SuppressionDoc | null>;
+  /** Suppresses an address of the account, as a bounce report or the suppressions API does. */
+  suppress(accountId: string, email: string, reason: SuppressionDoc['reason']): Promise<void>;
   /** Resolves once every email job was acknowledged or terminated (none pending or in flight). */
   waitForJobsDone(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -114,6 +116,7 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
     deps: {
       store: store.store,
       messages: collections,
+      suppressions: suppressionCollection(store.store),
       outbox: outboxRepository(store.store),
       transport,
       links,
@@ -152,6 +155,9 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
     },
     publishJob,
     suppression: (accountId, email) => suppressionsOf(suppressionCollection(store.store), accountId).find(email),
+    async suppress(accountId, email, reason) {
+      await suppressionsOf(suppressionCollection(store.store), accountId).add({ _id: crypto.randomUUID(), email, reason, createdAt: new Date(), messageId: null });
+    },
     get: (accountId, messageId) => messagesOf(collections, accountId).get(messageId),
     body: (accountId, messageId) => messagesOf(collections, accountId).body(messageId),
     waitForMessage: (accountId, messageId, until, timeoutMs = 20_000) =>
