@@ -19,6 +19,7 @@ import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
+import { publicWeb, type PublicUpstream } from './routes/public-web';
 import { segmentRoutes } from './routes/segments';
 import { subscriberRoutes } from './routes/subscribers';
 
@@ -34,11 +35,14 @@ export interface AppDeps {
   /** Reverse-proxy hops whose X-Forwarded-For is trusted for the client address. */
   trustProxy: number;
   unauthenticatedPerMinute: number;
+  /** Reader-facing pages forwarded to their owners' HTTP listeners (routes/public-web.ts). */
+  publicWeb: { upstreams: Record<PublicUpstream, string>; perMinute: number };
 }
 
 /**
  * The public HTTP app, in the order a request meets it:
- *   request id + access log + metrics -> key-in-URL refusal -> public endpoints ->
+ *   request id + access log + metrics -> key-in-URL refusal -> public web surface (forwarded as
+ *   HTTP, per-address budget) -> public endpoints ->
  *   authentication -> account rate limit -> JSON body -> idempotency -> routes -> 404/405 -> errors
  * Authentication precedes routing, so an unauthenticated client learns nothing about paths, and
  * nothing is parsed for it.
@@ -54,6 +58,8 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, routes: routeTable }));
   app.use(rejectApiKeyInUrl);
+  // Before authentication and before any body parser: the owner reads the body itself.
+  app.use(publicWeb({ logger: deps.logger, metrics: deps.metrics, limiter: deps.limiter, ...deps.publicWeb }));
   app.use(publicRoutes(deps.readiness));
 
   app.use(authenticate({ accounts: deps.accounts, limiter: deps.limiter, metrics: deps.metrics, unauthenticatedPerMinute: deps.unauthenticatedPerMinute }));

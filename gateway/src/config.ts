@@ -1,4 +1,4 @@
-import { commonConfig, loadConfig, port, serviceAddressDefaults, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, z } from '@mailer/kit';
 import { parseMasterKey } from './accounts/api-key';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
@@ -35,6 +35,14 @@ export const configSchema = z.object({
    */
   GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'),
+  /** The services' reader-facing HTTP listeners the public prefixes are forwarded to (routes/public-web.ts). */
+  MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
+  FORM_HTTP_ADDR: hostPort.default('127.0.0.1:7153'),
+  /**
+   * Requests to the public web surface (/t/*, /u/*, /public/*) per client address and minute, a
+   * budget apart from the authentication-failure one: readers behind one NAT share it.
+   */
+  GATEWAY_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

@@ -68,6 +68,10 @@ async function main() {
     },
     trustProxy: config.GATEWAY_TRUST_PROXY,
     unauthenticatedPerMinute: config.GATEWAY_UNAUTHENTICATED_PER_MINUTE,
+    publicWeb: {
+      upstreams: { MESSAGING_HTTP_ADDR: config.MESSAGING_HTTP_ADDR, FORM_HTTP_ADDR: config.FORM_HTTP_ADDR },
+      perMinute: config.GATEWAY_PUBLIC_PER_MINUTE,
+    },
   });
   const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger });
 

@@ -9,7 +9,8 @@ interface Operation {
 const operations = Object.entries(openApiDocument.paths as unknown as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
   Object.entries(item).map(([method, op]) => ({ path, method, op })),
 );
-const withBody = operations.filter(({ op }) => op.requestBody);
+// JSON bodies: the public web surface's form posts (POST /u/{token}) are the owner's to read, not the gateway's.
+const withBody = operations.filter(({ op }) => op.requestBody?.content['application/json']);
 
 // Path parameters of operations with a body are all UUIDs.
 const pathParams = (path: string) => Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name, '3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21']));

@@ -25,14 +25,16 @@ export function requestContext(deps: { logger: Logger; metrics: GatewayMetrics; 
       if (logged) return;
       logged = true;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = req.route?.path ?? matchRoute(deps.routes(), req.path)?.path ?? 'unmatched';
+      // A forwarded public page names its prefix (res.locals.route): its path carries a reader's token.
+      const route = (res.locals.route as string | undefined) ?? req.route?.path ?? matchRoute(deps.routes(), req.path)?.path ?? 'unmatched';
+      const path = res.locals.route ? route : redactApiKeys(req.path);
       // A response that never finished (client went away) has no meaningful status code.
       const status = res.writableFinished ? String(res.statusCode) : 'aborted';
       deps.metrics.httpRequests.inc({ method: req.method, route, status });
       deps.metrics.httpDuration.observe({ method: req.method, route }, seconds);
       req.log.info(
         // accountId is already bound to req.log by authentication.
-        { method: req.method, path: redactApiKeys(req.path), route, status: res.statusCode, errorId: res.locals.errorId, durationMs: Math.round(seconds * 1000) },
+        { method: req.method, path, route, status: res.statusCode, errorId: res.locals.errorId, durationMs: Math.round(seconds * 1000) },
         'request',
       );
     };

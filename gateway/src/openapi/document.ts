@@ -3,6 +3,7 @@ import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
+import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
@@ -82,6 +83,7 @@ export const openApiDocument = {
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
+    ...publicWebTags,
   ],
   'x-error-catalogue': ERROR_CATALOGUE,
   paths: withRequestExamples({
@@ -162,6 +164,7 @@ export const openApiDocument = {
         },
       },
     },
+    ...publicWebPaths,
   }),
   components: {
     securitySchemes: {

@@ -11,3 +11,4 @@ export * from './grpc-client';
 export * from './peer';
 export * from './proto-enum';
 export * from './lifecycle';
+export * from './http-listener';

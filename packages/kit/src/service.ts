@@ -9,6 +9,7 @@ import { randomIds, systemClock, type Clock, type IdSource } from './clock';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
 import { createGrpcServer, type GrpcServer } from './grpc-server';
+import { startHttpListener, type HttpListener, type HttpListenerOptions } from './http-listener';
 import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
 import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
@@ -35,6 +36,12 @@ export interface ServiceRuntime<C> extends Clock, IdSource {
    * promise read-after-write to other services call it before answering.
    */
   awaitPublished(timeoutMs: number): Promise<boolean>;
+  /**
+   * Registers the service's reader-facing HTTP listener (http-listener.ts: an Express app on
+   * `<SVC>_HTTP_ADDR`, which the gateway forwards public prefixes to). Started with the gRPC server
+   * once `setup` returns, closed gracefully first on shutdown. At most one per process.
+   */
+  serveHttp(options: Pick<HttpListenerOptions, 'address' | 'app' | 'contentSecurityPolicy'>): void;
 }
 
 export interface ServiceConfig {
@@ -83,11 +90,17 @@ export async function runService<C extends ServiceConfig>(opts: {
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     exportOutboxMetrics(metrics.registry, relay);
     const grpc = createGrpcServer({ logger, metrics });
+    let httpOptions: Parameters<ServiceRuntime<C>['serveHttp']>[0] | undefined;
+    const serveHttp: ServiceRuntime<C>['serveHttp'] = (options) => {
+      if (httpOptions) throw new Error('serveHttp: a service runs at most one HTTP listener');
+      httpOptions = options;
+    };
     const stops =
-      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId })) ?? [];
+      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId, serveHttp })) ?? [];
     // After setup: the consumers it started are running and get their backlog gauges.
     const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);
+    const http: HttpListener | undefined = httpOptions ? await startHttpListener({ ...httpOptions, logger, metrics }) : undefined;
     const stopHealth = watchHealth(
       async () => jetStream.ready() && (await store.ping()),
       (ok) => {
@@ -98,7 +111,8 @@ export async function runService<C extends ServiceConfig>(opts: {
       2_000,
     );
     onShutdown(logger, [
-      () => grpc.shutdown(),
+      // Both front doors at once: neither waits for the other's slow clients.
+      () => Promise.all([grpc.shutdown(), http?.close(5_000)]),
       async () => stopHealth(),
       stopConsumerMetrics,
       ...stops,
@@ -108,7 +122,7 @@ export async function runService<C extends ServiceConfig>(opts: {
       () => store.close(),
       () => closeMetricsServer(1_000),
     ]);
-    logger.info({ grpcPort, metricsPort: metricsServer.port, store: store.kind }, 'ready');
+    logger.info({ grpcPort, ...(http ? { httpPort: http.port } : {}), metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {
     logger.fatal({ err }, 'failed to start');
     process.exit(1);

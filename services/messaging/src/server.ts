@@ -1,6 +1,7 @@
-import { Counter, createClient, peerClient } from '@mailer/kit';
+import { contentSecurityPolicy, Counter, createClient, peerClient } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, messagingV1, subscriberV1 } from '@mailer/proto';
+import { subscriberTopicsClient } from './clients/subscriber-topics';
 import type { Config } from './config';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
@@ -9,6 +10,8 @@ import { AccountSendRate } from './domain/send-rate';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { STYLESHEET } from './http/html';
+import { publicPages } from './http/pages';
 import { automationRepository } from './store/automations';
 import { messageCollections } from './store/messages';
 import { outboxRepository } from './store/outbox';
@@ -22,6 +25,24 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+
+  // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
+  const subscriberTopics = subscriberTopicsClient(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.serveHttp({
+    address: ctx.config.MESSAGING_HTTP_ADDR,
+    contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
+    app: publicPages({
+      store: ctx.store,
+      messages: messageCollections(ctx.store),
+      outbox: outboxRepository(ctx.store),
+      links: publicLinks(ctx.config),
+      subscribers: subscriberTopics,
+      machineWindowMs: ctx.config.MACHINE_EVENT_WINDOW_MS,
+      notifyOutbox: ctx.notifyOutbox,
+      now: ctx.now,
+      logger: ctx.logger,
+    }),
+  });
 
   // The subscriber service owns subscriber statuses: bounce and complaint effects reach it through
   // subscriber-status jobs (app/bounces.ts), retried until it answers.
@@ -62,5 +83,5 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     },
   });
   // Shutdown: the consumer finishes (and settles) the sends in flight before the transport closes.
-  return [() => deliveries.stop(), async () => transport.close(), () => statusConsumer.stop(), async () => subscribers.close()];
+  return [() => deliveries.stop(), async () => transport.close(), () => statusConsumer.stop(), async () => subscribers.close(), async () => subscriberTopics.close()];
 }

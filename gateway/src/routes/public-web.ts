@@ -1,0 +1,138 @@
+// The public web surface (API.md "Public web surface"): reader-facing pages that carry no API key are
+// forwarded as HTTP to the service that owns them (tracking /t/* and unsubscribe /u/* -> messaging;
+// /public/forms/*, /public/pages/*, /public/confirm/* -> form). Mounted before authentication and any
+// body parser, so the owner gets the request's body untouched.
+import http from 'node:http';
+import type { RequestHandler, Request, Response } from 'express';
+import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin, type Plugin } from 'http-proxy-middleware';
+import type { Logger } from '@mailer/kit';
+import type { GatewayMetrics } from '../metrics';
+import { rateLimitHeaders, type Limit } from '../ratelimit/decide';
+import { addressBudgetKey, type RateLimiter } from '../ratelimit/limiter';
+
+/** Each public prefix and the setting naming its owner's HTTP listener. */
+export const PUBLIC_PREFIXES = [
+  { prefix: '/t/', upstream: 'MESSAGING_HTTP_ADDR' },
+  { prefix: '/u/', upstream: 'MESSAGING_HTTP_ADDR' },
+  { prefix: '/public/forms/', upstream: 'FORM_HTTP_ADDR' },
+  { prefix: '/public/pages/', upstream: 'FORM_HTTP_ADDR' },
+  { prefix: '/public/confirm/', upstream: 'FORM_HTTP_ADDR' },
+] as const;
+export type PublicUpstream = (typeof PUBLIC_PREFIXES)[number]['upstream'];
+
+export interface PublicWebDeps {
+  logger: Logger;
+  metrics: GatewayMetrics;
+  limiter: RateLimiter;
+  /** host:port of each owner's HTTP listener. */
+  upstreams: Record<PublicUpstream, string>;
+  /** Requests per client address and minute over all public prefixes (token bucket, burst = the same). */
+  perMinute: number;
+  /** How long an owner may take to answer before the reader gets the 503 page. */
+  timeoutMs?: number;
+}
+
+/** Budget key of an address's public-page requests: apart from its authentication-failure budget. */
+export const publicBudgetKey = (address: string) => `${addressBudgetKey(address)}.public`;
+
+export function publicWebLimits(perMinute: number): Limit[] {
+  return [{ kind: 'bucket', name: 'minute', count: perMinute, windowMs: 60_000, burst: perMinute }];
+}
+
+const page = (title: string, text: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>\n`;
+
+/** A plain HTML answer (reader pages never get the API's JSON errors). */
+function plainPage(res: Response | http.ServerResponse, status: number, title: string, text: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
+  res.end(page(title, text));
+}
+
+/**
+ * True when the request's path stays inside `prefix` whatever the owner's router makes of it: no
+ * dot segments, no encoded slash or backslash (`..%2f` would become `../` after decoding), no
+ * backslash, no NUL, no double encoding of those, valid percent-encoding. Legitimate public URLs (tokens, slugs) never need these.
+ */
+export function staysInPrefix(rawPath: string, prefix: string): boolean {
+  if (!rawPath.startsWith(prefix)) return false;
+  if (/%(2f|5c|00)/i.test(rawPath) || rawPath.includes('\\')) return false;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return false;
+  }
+  // Double encoding (`%252f`) would only turn into `../` at a second decoding: refused as well.
+  if (decoded.includes('\0') || decoded.includes('\\') || /%(2e|2f|5c|00)/i.test(decoded)) return false;
+  return !decoded.split('/').some((segment) => segment === '.' || segment === '..');
+}
+
+/** The public prefixes' middleware: per-address budget, then the owner's listener through the proxy. */
+export function publicWeb(deps: PublicWebDeps): RequestHandler {
+  const limits = publicWebLimits(deps.perMinute);
+  const proxies = new Map<PublicUpstream, RequestHandler>();
+  for (const upstream of new Set(PUBLIC_PREFIXES.map((p) => p.upstream))) {
+    proxies.set(upstream, proxyTo(`http://${deps.upstreams[upstream]}`, upstream, deps));
+  }
+
+  return async (req, res, next) => {
+    const rawPath = req.originalUrl.split('?')[0];
+    const match = PUBLIC_PREFIXES.find((p) => rawPath.startsWith(p.prefix));
+    if (!match) return next();
+    // Metrics and the access log name the prefix, never the path: it carries a reader's token.
+    res.locals.route = `${match.prefix}*`;
+    if (!staysInPrefix(rawPath, match.prefix)) {
+      return plainPage(res, 404, 'Not found', 'This link is not valid.');
+    }
+    const address = req.ip ?? 'unknown';
+    try {
+      const decision = await deps.limiter.consume(publicBudgetKey(address), limits);
+      if (!decision.allowed) {
+        deps.metrics.rateLimitRejections.inc({ bucket: 'public' });
+        return plainPage(res, 429, 'Too many requests', 'Please try again in a moment.', rateLimitHeaders(limits, decision));
+      }
+    } catch (err) {
+      // The budget store (NATS) is unreachable: readers' opens, clicks and unsubscribes still go
+      // through rather than being lost; the owner's own limits still hold.
+      req.log.warn({ err }, 'public page rate limit unavailable; request forwarded without it');
+    }
+    await proxies.get(match.upstream)!(req, res, next);
+  };
+}
+
+function proxyTo(target: string, upstream: PublicUpstream, deps: PublicWebDeps): RequestHandler {
+  return createProxyMiddleware<Request, Response>({
+    target,
+    // The default plugins would answer an error with the target's address; ours answers a plain page.
+    ejectPlugins: true,
+    plugins: [debugProxyErrorsPlugin, proxyEventsPlugin] as unknown as Plugin<Request, Response>[],
+    proxyTimeout: deps.timeoutMs ?? 15_000,
+    xfwd: false,
+    on: {
+      proxyReq(proxyReq, req) {
+        // The owner sees the reader's address as this gateway resolved it (GATEWAY_TRUST_PROXY), never
+        // a client-supplied chain, and this request's id. API credentials are no business of pages.
+        proxyReq.setHeader('X-Forwarded-For', req.ip ?? '');
+        proxyReq.setHeader('X-Forwarded-Proto', req.protocol);
+        proxyReq.setHeader('X-Forwarded-Host', req.get('host') ?? '');
+        proxyReq.setHeader('X-Request-Id', req.requestId);
+        for (const h of ['x-api-key', 'authorization', 'cookie']) proxyReq.removeHeader(h);
+      },
+      error(err, req, res) {
+        (req as Request).log?.warn({ upstream, code: (err as NodeJS.ErrnoException).code }, 'public page owner unreachable');
+        if (res instanceof http.ServerResponse) plainPage(res, 503, 'Temporarily unavailable', 'This page cannot be shown right now. Please try again in a few minutes.');
+        else res.destroy();
+      },
+    },
+  });
+}
