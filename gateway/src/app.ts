@@ -20,7 +20,9 @@ import { catalogRoutes } from './routes/catalog';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
+import { reportRoutes } from './routes/reports';
 import { segmentRoutes } from './routes/segments';
+import { emailCatalogRoutes } from './routes/email-catalog';
 import { subscriberRoutes } from './routes/subscribers';
 
 export interface AppDeps {
@@ -73,6 +75,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(reportRoutes(deps.clients));
+  app.use(emailCatalogRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

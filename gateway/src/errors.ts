@@ -77,6 +77,13 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'segment_purchase_source_not_found', status: 400, meaning: 'A purchase condition names a purchase source the account does not have.' },
   { errorId: 'segment_period_invalid', status: 400, meaning: 'A purchase period is invalid (days out of range, from after to, malformed dates).' },
   { errorId: 'purchase_source_invalid_time_zone', status: 400, meaning: 'A purchase source\'s timeZone is not an IANA time zone id (e.g. Europe/Berlin).' },
+  { errorId: 'report_period_invalid', status: 400, meaning: 'A report period is invalid: a date that is not an existing YYYY-MM-DD date, fromDate after toDate, or an unknown interval; `details` names the member.' },
+  { errorId: 'report_invalid_time_zone', status: 400, meaning: 'A report\'s timeZone is not an IANA time zone id (e.g. Europe/Berlin).' },
+  { errorId: 'report_too_many_points', status: 400, meaning: 'A report period has more than 1,000 points (buckets) at its interval: shorten the period or choose a longer interval.' },
+  { errorId: 'sender_domain_not_allowed', status: 400, meaning: 'The fromEmail\'s domain is not one the operator allows for sender profiles (setting MAIL_ALLOWED_FROM_DOMAINS).' },
+  { errorId: 'template_syntax_error', status: 400, meaning: 'A Liquid part of the template (subject, html, text) does not parse, or uses a tag that is not available (include, render, layout, block); `details` gives the part as `path` and `line L, col C: ...` as `problem`.' },
+  { errorId: 'template_name_immutable', status: 400, meaning: 'A PUT of an email template names another template: a template\'s name cannot change (create a new one).' },
+  { errorId: 'reserved_substitution_key', status: 400, meaning: '`substitutionData` uses a name the system supplies (`subscriber`, `event`, `links`).' },
   { errorId: 'api_key_missing', status: 401, meaning: 'No X-API-Key header. `Authorization: Bearer` is not accepted.' },
   { errorId: 'api_key_invalid', status: 401, meaning: 'The X-API-Key value is blank, unknown, deleted, replaced by rotation, or the masked form. One text for all: the response does not tell which.' },
   { errorId: 'operation_not_allowed_for_api_key', status: 403, meaning: 'The operation is for the application only (key management) and cannot be called with an API key.' },
@@ -88,6 +95,8 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'topic_not_found', status: 404, meaning: 'No topic with this id exists in the account.' },
   { errorId: 'segment_not_found', status: 404, meaning: 'No segment with this id exists in the account (also when an expression references one).' },
   { errorId: 'purchase_source_not_found', status: 404, meaning: 'No purchase source with this id exists in the account.' },
+  { errorId: 'sender_profile_not_found', status: 404, meaning: 'No sender profile with this id exists in the account (also when a template names one).' },
+  { errorId: 'template_not_found', status: 404, meaning: 'No email template with this name exists in the account.' },
   { errorId: 'method_not_allowed', status: 405, meaning: 'The path exists but not with this method; the Allow header lists the methods it has.' },
   { errorId: 'request_timeout', status: 408, meaning: 'The request headers were not received in time; the connection is closed.' },
   { errorId: 'subscriber_email_exists', status: 409, meaning: 'A subscriber with this email address already exists in the account.' },
@@ -104,10 +113,16 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'segment_name_taken', status: 409, meaning: 'Another segment of the account has this name.' },
   { errorId: 'segment_in_use', status: 409, meaning: 'Another segment references this segment; `details` names them.' },
   { errorId: 'purchase_source_name_taken', status: 409, meaning: 'Another purchase source of the account has this name.' },
+  { errorId: 'sender_profile_required', status: 409, meaning: 'The account has no sender profile, so no mail can be sent; create one first.' },
+  { errorId: 'sender_profile_is_default', status: 409, meaning: 'The default sender profile cannot be un-defaulted (`isDefault: false`); make another profile the default instead.' },
+  { errorId: 'sender_profile_in_use', status: 409, meaning: 'An email template names this sender profile; `details` lists the templates.' },
+  { errorId: 'template_name_exists', status: 409, meaning: 'Another email template of the account has this name.' },
+  { errorId: 'template_in_use', status: 409, meaning: 'An automation step sends this template; `details` lists the automations.' },
   { errorId: 'idempotency_in_progress', status: 409, meaning: 'A request with this Idempotency-Key is still being processed; retry after Retry-After seconds.' },
   { errorId: 'payload_too_large', status: 413, meaning: 'The body is larger than 1 MiB (10 MiB for /subscribers/sync).' },
   { errorId: 'unsupported_media_type', status: 415, meaning: 'A body was sent with a Content-Type other than application/json (or an unsupported charset or encoding).' },
   { errorId: 'idempotency_key_reused', status: 422, meaning: 'The Idempotency-Key was used within 24 h for a different request (method, path or body).' },
+  { errorId: 'template_render_failed', status: 422, meaning: 'The template could not be rendered with these values: it passed a limit (render time, output size, memory) or a filter failed; the message says which. Nothing was sent.' },
   { errorId: 'rate_limited', status: 429, meaning: 'A rate limit is reached; wait Retry-After seconds. Rejected requests do not consume budget.' },
   { errorId: 'headers_too_large', status: 431, meaning: 'The request headers are too large; the connection is closed.' },
   { errorId: 'internal_error', status: 500, meaning: 'The request could not be completed. No details are exposed; the X-Request-Id identifies it in the server logs.' },
@@ -117,6 +132,8 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'catalog_unavailable', status: 503, meaning: 'The subscriber service (fields, tags, topics that validate a segment expression) did not answer. Retry later.' },
   { errorId: 'service_unavailable', status: 503, meaning: 'A backing service or the message store is unavailable or timed out; the message names the service when one did not answer (never hosts or ports). Safe operations may be retried with backoff.' },
 ];
+
+const CATALOGUE_STATUS = new Map(ERROR_CATALOGUE.map((e) => [e.errorId, e.status]));
 
 const GRPC_TO_HTTP: Partial<Record<GrpcStatus, number>> = {
   [GrpcStatus.INVALID_ARGUMENT]: 400,
@@ -158,6 +175,10 @@ export function fromGrpcError(err: unknown): ApiError | undefined {
   if (!(err instanceof DomainError) && !isGrpcError(err)) return undefined;
   const status = GRPC_TO_HTTP[err.code as GrpcStatus] ?? 500;
   const domain = err instanceof DomainError ? err : fromServiceError(err);
+  // A 4xx errorId the catalogue gives another 4xx status keeps the catalogue's (gRPC has no code
+  // for 422: template_render_failed travels as INVALID_ARGUMENT).
+  const catalogued = domain && status >= 400 && status < 500 ? CATALOGUE_STATUS.get(domain.errorId) : undefined;
+  if (domain && catalogued && catalogued >= 400 && catalogued < 500) return new ApiError(catalogued, domain.errorId, domain.message, domain.details);
   // A service may say why it is unavailable (e.g. event_backlog_full); its own texts are written
   // for clients. Any other 5xx gets a generic text (a service's internal message never leaks).
   if (status === 503) return domain ? new ApiError(503, domain.errorId, domain.message) : serviceUnavailable();

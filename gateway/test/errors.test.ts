@@ -45,6 +45,14 @@ describe('gRPC -> HTTP mapping (one place)', () => {
     expect(fromGrpcError(new DomainError(GrpcStatus.NOT_FOUND, 'topic_not_found', 'no topic'))!.toDto()).toEqual({ errorId: 'topic_not_found', message: 'no topic' });
   });
 
+  it('a catalogued errorId keeps the catalogue\'s 4xx status whatever 4xx code carried it (gRPC has no 422)', () => {
+    const e = fromGrpcError(grpcError(GrpcStatus.INVALID_ARGUMENT, 'template_render_failed', 'html: template render limit exceeded', [{ path: 'html', problem: 'x' }]))!;
+    expect([e.status, e.errorId, e.details]).toEqual([422, 'template_render_failed', [{ path: 'html', problem: 'x' }]]);
+    expect(fromGrpcError(grpcError(GrpcStatus.FAILED_PRECONDITION, 'sender_profile_in_use', 'in use'))!.status).toBe(409);
+    // 5xx codes are never turned into a 4xx by the catalogue.
+    expect(fromGrpcError(grpcError(GrpcStatus.INTERNAL, 'template_render_failed', 'boom'))!.status).toBe(500);
+  });
+
   it('a 4xx code without an errorId is a service bug -> 500', () => {
     expect(fromGrpcError(grpcError(GrpcStatus.NOT_FOUND))!.status).toBe(500);
   });

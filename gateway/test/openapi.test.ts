@@ -6,6 +6,7 @@ import { openApiDocument } from '../src/openapi/document';
 import { routesOf } from '../src/route-table';
 import { PUBLIC_PREFIXES } from '../src/routes/public-web';
 import { fieldOperations, tagOperations, topicOperations } from '../src/routes/catalog';
+import { reportOperations } from '../src/routes/reports';
 import { segmentOperations } from '../src/routes/segments';
 import { SEGMENT_VALIDATION_ERROR_IDS } from '../src/openapi/segment';
 import { subscriberOperations } from '../src/routes/subscribers';
@@ -121,10 +122,12 @@ describe('OpenAPI document', () => {
       ['segment_not_found', 404], ['segment_in_use', 409], ['segment_name_taken', 409], ['catalog_unavailable', 503],
     ];
     for (const [id, code] of segmentIds) expect([id, documented.has(id), status.get(id)]).toEqual([id, true, code]);
+    // the report period's ids (@mailer/reports), all 400
+    for (const id of ['report_period_invalid', 'report_invalid_time_zone', 'report_too_many_points']) expect([id, documented.has(id), status.get(id)]).toEqual([id, true, 400]);
   });
 
   it('each route handler validates against the operation documented at its path and method', () => {
-    for (const op of [...subscriberOperations, ...fieldOperations, ...tagOperations, ...topicOperations, ...segmentOperations]) {
+    for (const op of [...subscriberOperations, ...fieldOperations, ...tagOperations, ...topicOperations, ...segmentOperations, ...reportOperations]) {
       const path = op.path.replace(/:(\w+)/g, '{$1}');
       expect([op.method, path, doc.paths[path]?.[op.method]?.operationId]).toEqual([op.method, path, op.operationId]);
     }

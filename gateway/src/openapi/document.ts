@@ -4,7 +4,9 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
+import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
 /**
@@ -80,6 +82,8 @@ export const openApiDocument = {
   tags: [
     ...subscriberDomainTags,
     ...segmentDomainTags,
+    ...reportTags,
+    ...messagingDomainTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -89,6 +93,8 @@ export const openApiDocument = {
   paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
+    ...reportPaths,
+    ...messagingDomainPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -173,6 +179,7 @@ export const openApiDocument = {
     parameters: {
       ...subscriberDomainParameters,
       ...segmentDomainParameters,
+      ...messagingDomainParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -249,6 +256,9 @@ export const openApiDocument = {
       },
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
+      ...reportPeriodSchemas,
+      ...emailReportSchemas,
+      ...messagingDomainSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -80,6 +80,22 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     ],
   },
   setPurchaseBaseline: { capturedOrdersFromUtc: '2024-01-01T00:00:00Z', complete: true },
+  reportEmails: { fromDate: '2024-03-01', toDate: '2024-03-31', interval: 'WEEK', timeZone: 'Europe/Berlin' },
+  createSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example News', replyTo: 'support@example.com', isDefault: true },
+  updateSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example Weekly', replyTo: null },
+  createEmailTemplate: {
+    name: 'order-confirmation',
+    subject: 'Your order {{ orderId }}',
+    html: '<p>Hello {{ subscriber.firstName }}, thank you for order {{ orderId }}.</p>',
+    tracking: { opens: true, clicks: false },
+  },
+  updateEmailTemplate: {
+    name: 'order-confirmation',
+    subject: 'Order {{ orderId }} confirmed',
+    html: '<p>Hello {{ subscriber.firstName }}, order {{ orderId }} is confirmed.</p>',
+    text: 'Hello {{ subscriber.firstName }}, order {{ orderId }} is confirmed.',
+  },
+  renderEmailTemplate: { email: 'ann@example.org', substitutionData: { orderId: 'A-1001' } },
   sendCustomEvent: {
     eventKey: 'order.completed',
     email: 'ann@example.org',

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { Router } from 'express';
 import type { CallSettings } from '@mailer/kit';
 import type { ServiceClients } from '../clients';
@@ -15,6 +16,8 @@ export interface OperationInput<B, Q, P> {
   params: P;
   /** Items of a per-item validated body that the schema refused (sync rows); empty elsewhere. */
   itemErrors: ItemError[];
+  /** The request's headers (lowercase names), for the few operations that read one (reports: Accept-Language). */
+  headers: IncomingHttpHeaders;
   clients: ServiceClients;
   /** gRPC call settings carrying the request id. */
   call: CallSettings;
@@ -81,6 +84,7 @@ function register(router: Router, op: Operation, clients: ServiceClients): void 
       query,
       body,
       itemErrors,
+      headers: req.headers,
       clients,
       call: { metadata: { 'x-request-id': req.requestId } },
     });

@@ -2,7 +2,8 @@
  * The aggregation subset both adapters accept. Checked on mongo too, so that a pipeline that
  * works in production also works on the embedded engine (and vice versa).
  */
-export const SUPPORTED_STAGES = ['$match', '$group', '$sort', '$skip', '$limit', '$project', '$unwind', '$count', '$facet', '$addFields'] as const;
+// $bucket: reports count per calendar bucket in the store (@mailer/reports bucketCountPipeline).
+export const SUPPORTED_STAGES = ['$match', '$group', '$sort', '$skip', '$limit', '$project', '$unwind', '$count', '$facet', '$addFields', '$bucket'] as const;
 
 const supported = new Set<string>(SUPPORTED_STAGES);
 

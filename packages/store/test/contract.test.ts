@@ -497,6 +497,17 @@ describe.each(adapters)('$name adapter', (adapter) => {
       { $facet: { total: [{ $count: 'n' }], top: [{ $sort: { age: -1 } }, { $limit: 1 }, { $project: { _id: 1 } }] } },
     ]);
     expect(facets).toEqual({ total: [{ n: 3 }], top: [{ _id: '3' }] });
+    // $bucket (reports): lower boundary inclusive, after a $project of the grouped value
+    const buckets = await c.aggregate([
+      { $match: { accountId: acc } },
+      { $project: { _id: 0, a: '$age' } },
+      { $bucket: { groupBy: '$a', boundaries: [9.5, 19.5, 29.5, 39.5], output: { n: { $sum: 1 } } } },
+    ]);
+    expect(buckets).toEqual([
+      { _id: 9.5, n: 1 },
+      { _id: 19.5, n: 1 },
+      { _id: 29.5, n: 1 },
+    ]);
     await expect(c.aggregate([{ $lookup: { from: 'x', localField: 'a', foreignField: 'b', as: 'c' } }])).rejects.toThrow(/not supported/);
   });
 
@@ -543,5 +554,11 @@ describe.each(adapters)('$name adapter', (adapter) => {
     const [agg] = await c.aggregate([{ $match: { _id: 'c1' } }]);
     agg.fields.nested.k = 7;
     expect((await c.findOne({ _id: 'c1' }))!.fields).toEqual({ nested: { k: 5 } });
+    // a $project right after the $match (run before the copy on embedded) answers copies too
+    const [projected] = await c.aggregate([{ $match: { _id: 'c1' } }, { $project: { fields: 1, tags: 1 } }]);
+    expect(projected).toEqual({ _id: 'c1', fields: { nested: { k: 5 } }, tags: ['a'] });
+    projected.fields.nested.k = 8;
+    projected.tags.push('y');
+    expect(await c.findOne({ _id: 'c1' })).toMatchObject({ fields: { nested: { k: 5 } }, tags: ['a'] });
   });
 });

@@ -70,6 +70,12 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
       docs = matching(this.data, first.$match as Filter);
       rest = pipeline.slice(1);
     }
+    // A $project right after the $match runs before the copy: it builds new documents, so only what
+    // it keeps is copied (a report keeps one time of each record, not the whole record).
+    if (rest[0] && '$project' in rest[0]) {
+      docs = new Aggregator([rest[0]]).run(Array.from(docs)) as Doc[];
+      rest = rest.slice(1);
+    }
     // stages may return input objects (or parts of them): run on copies
     const inputs = Array.from(docs, (d) => cloneDeep(d));
     return (rest.length ? new Aggregator(rest).run(inputs) : inputs) as R[];

@@ -83,6 +83,10 @@ class BoundedEmitter {
   }
 }
 
+/** How long a render may run before it lets other work of the process run (see newEngine). */
+export const YIELD_EVERY_MS = 5;
+let lastYield = 0;
+
 function newEngine(escapeHtml: boolean): Liquid {
   const engine = new Liquid({
     fs: noFiles,
@@ -105,7 +109,18 @@ function newEngine(escapeHtml: boolean): Liquid {
   // give them a bounded one too, or a capture in a loop could grow a string until V8 gives up.
   const renderer = engine.renderer;
   const renderTemplates = renderer.renderTemplates.bind(renderer);
-  renderer.renderTemplates = (templates, ctx, emitter) => renderTemplates(templates, ctx, emitter ?? (new BoundedEmitter() as never));
+  // liquidjs' async render is one long chain of microtasks: a template spending its whole
+  // RENDER_LIMIT_MS would hold the event loop (every other request of the process) that long, and
+  // renders arriving together would run one after another. Every YIELD_EVERY_MS the render lets the
+  // event loop turn (setImmediate), so concurrent renders share the CPU and all end within their own
+  // wall-clock limit while the process keeps answering.
+  renderer.renderTemplates = function* (templates, ctx, emitter) {
+    if (!ctx.sync && performance.now() - lastYield > YIELD_EVERY_MS) {
+      lastYield = performance.now();
+      yield new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return yield* renderTemplates(templates, ctx, emitter ?? (new BoundedEmitter() as never));
+  };
   return engine;
 }
 

@@ -27,10 +27,13 @@ export const automationSchema = new mongoose.Schema(
   { versionKey: false },
 );
 automationSchema.index({ accountId: 1, 'steps.fieldId': 1 });
+automationSchema.index({ accountId: 1, 'steps.templateName': 1 });
 
 export interface AutomationRepository {
   /** The account's automations with a step naming the field, by name. */
   namingField(accountId: string, fieldId: string): Promise<AutomationSteps[]>;
+  /** The account's automations with a step sending the email template, by name. */
+  namingTemplate(accountId: string, templateName: string): Promise<Array<{ id: string; name: string }>>;
 }
 
 export function automationRepository(store: Store): AutomationRepository {
@@ -39,6 +42,10 @@ export function automationRepository(store: Store): AutomationRepository {
     async namingField(accountId, fieldId) {
       const docs = await automations.find({ accountId, 'steps.fieldId': fieldId.toLowerCase() }, { sort: { name: 1, _id: 1 } });
       return docs.map((d) => ({ id: d._id, name: d.name, active: d.active, steps: d.steps }));
+    },
+    async namingTemplate(accountId, templateName) {
+      const docs = await automations.find({ accountId, 'steps.templateName': templateName }, { sort: { name: 1, _id: 1 } });
+      return docs.map((d) => ({ id: d._id, name: d.name }));
     },
   };
 }

@@ -8,6 +8,7 @@
 import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
 import type { SendingClaim } from '../domain/delivery';
+import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -121,6 +122,8 @@ messageSchema.index({ accountId: 1, createdAt: -1 });
 messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
 // The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
 messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
+// POST /reports/emails: one range scan per metric over its fact time (REPORT_TIME_FIELDS).
+for (const field of ['sentAt', 'deliveredAt', 'firstOpenedAt', 'firstClickedAt', 'bouncedAt', 'complainedAt']) messageSchema.index({ accountId: 1, [field]: 1 });
 
 const bodySchema = new Schema(
   {
@@ -144,6 +147,9 @@ export function messageCollections(store: Store): MessageCollections {
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
   };
 }
+
+/** The time fields reports count by (each indexed with accountId). */
+export type ReportTimeField = 'sentAt' | 'deliveredAt' | 'firstOpenedAt' | 'firstClickedAt' | 'bouncedAt' | 'complainedAt';
 
 export interface MessageQuery {
   email?: string;
@@ -295,6 +301,9 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       const update = { $set: { firstOpenedAt: at }, $inc: { openCount: 1 } };
       return (await messages.updateOne({ _id: messageId, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1;
     },
+    /** How many of the account's messages have `field` in each bucket [boundaries[i], boundaries[i + 1]) (reports; indexed per field). */
+    countPerBucket: async (field: ReportTimeField, boundaries: Date[]): Promise<number[]> =>
+      countsPerBucket(await messages.aggregate(bucketCountPipeline(accountId, field, boundaries)), boundaries),
   };
 }
 

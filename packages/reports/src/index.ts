@@ -1,0 +1,4 @@
+export * from './period';
+export * from './buckets';
+export * from './counting';
+export * from './number';

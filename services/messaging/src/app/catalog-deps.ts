@@ -1,0 +1,15 @@
+// What the sender-profile and email-template use cases are given (server.ts wires them). Only
+// `store` is needed by senderForSend/templateForSend, so other use cases (sending) can call them
+// with their own deps.
+import type { Store } from '@mailer/store';
+import type { SubscriberLookup } from './render-values';
+
+export interface CatalogDeps {
+  store: Store;
+  now: () => Date;
+  newId: () => string;
+  /** MAIL_ALLOWED_FROM_DOMAINS (lower case; empty = any). */
+  allowedFromDomains: readonly string[];
+  /** The subscriber service's view of an address (render preview); absent: every address is unknown. */
+  subscribers?: SubscriberLookup;
+}

@@ -1,0 +1,125 @@
+// Email template use cases (API.md "Email templates") and templateForSend, the one way a send gets
+// a template and its compiled form.
+//
+// Decisions (published in the OpenAPI document):
+// - PUT may not change `name` (the template's address): a different `name` in the body is
+//   `400 template_name_immutable`.
+// - An unknown `senderProfileId` is `404 sender_profile_not_found` (the same errorId as everywhere).
+// - A template named by an automation step (SEND_EMAIL templateName) cannot be deleted
+//   (`409 template_in_use`, the automations in `details`); forms join that check when they exist.
+import { notFound, failedPrecondition, invalid } from '@mailer/kit';
+import type { Store } from '@mailer/store';
+import { checkTemplateName, templateCall, trackingOf, type TrackingInput } from '../domain/email-template';
+import { Lru } from '../domain/lru';
+import { compileTemplate, renderTemplate, type CompiledTemplate, type RenderedMessage } from '../domain/template';
+import { automationRepository } from '../store/automations';
+import { emailTemplatesOf, type EmailTemplateDoc } from '../store/email-templates';
+import { senderProfilesOf } from '../store/sender-profiles';
+import type { CatalogDeps } from './catalog-deps';
+import { senderProfileNotFound } from './sender-profiles';
+import { subscriberValueFor } from './render-values';
+import { canonicalAddress } from '../domain/sender-profile';
+
+export const templateNotFound = (name: string) => notFound('template_not_found', `no email template named "${name}" exists in the account`);
+
+/**
+ * Compiled templates by (template id, version): a stored version never changes, and a template
+ * deleted and created again under its name gets a new id, so an entry can never be stale. Bounded
+ * by entries and by source characters (a compiled tree is a few times its source).
+ */
+const compiled = new Lru<string, CompiledTemplate>(500, 64 * 1024 * 1024);
+
+function compiledOf(template: EmailTemplateDoc): CompiledTemplate {
+  const key = `${template._id}:${template.version}`;
+  let hit = compiled.get(key);
+  if (!hit) {
+    hit = compileTemplate(template);
+    compiled.set(key, hit, template.subject.length + template.html.length + (template.text?.length ?? 0));
+  }
+  return hit;
+}
+
+/**
+ * The template a send renders, with its compiled form (cached: a send does not re-parse). Throws
+ * `404 template_not_found`.
+ */
+export async function templateForSend(deps: { store: Store }, accountId: string, name: string): Promise<{ template: EmailTemplateDoc; compiled: CompiledTemplate }> {
+  const template = await emailTemplatesOf(deps.store, accountId).get(name);
+  if (!template) throw templateNotFound(name);
+  return { template, compiled: await templateCall(() => compiledOf(template)) };
+}
+
+export interface EmailTemplateRequest {
+  name: string;
+  subject: string;
+  html: string;
+  text?: string | null;
+  senderProfileId?: string | null;
+  tracking?: TrackingInput | null;
+}
+
+/** Compiles the sources (refusing syntax errors) and checks the sender profile. */
+async function savedValues(deps: CatalogDeps, accountId: string, req: EmailTemplateRequest) {
+  const text = req.text ?? null;
+  const { variables } = await templateCall(() => compileTemplate({ subject: req.subject, html: req.html, text }));
+  const senderProfileId = req.senderProfileId ? req.senderProfileId.toLowerCase() : null;
+  if (senderProfileId && !(await senderProfilesOf(deps.store, accountId).get(senderProfileId))) throw senderProfileNotFound(senderProfileId);
+  return { subject: req.subject, html: req.html, text, senderProfileId, tracking: trackingOf(req.tracking), variables };
+}
+
+export const listEmailTemplates = (deps: CatalogDeps, accountId: string) => emailTemplatesOf(deps.store, accountId).list();
+
+export async function getEmailTemplate(deps: CatalogDeps, accountId: string, name: string): Promise<EmailTemplateDoc> {
+  const template = await emailTemplatesOf(deps.store, accountId).get(name);
+  if (!template) throw templateNotFound(name);
+  return template;
+}
+
+export async function createEmailTemplate(deps: CatalogDeps, accountId: string, req: EmailTemplateRequest): Promise<EmailTemplateDoc> {
+  const name = checkTemplateName(req.name);
+  const values = await savedValues(deps, accountId, req);
+  const now = deps.now();
+  return emailTemplatesOf(deps.store, accountId).insert({ _id: deps.newId(), name, ...values, version: 1, createdAt: now, updatedAt: now });
+}
+
+export async function updateEmailTemplate(deps: CatalogDeps, accountId: string, name: string, req: EmailTemplateRequest): Promise<EmailTemplateDoc> {
+  const templates = emailTemplatesOf(deps.store, accountId);
+  if (!(await templates.get(name))) throw templateNotFound(name);
+  if (req.name !== name) {
+    throw invalid('template_name_immutable', `a template's name cannot change (it is "${name}"); create a new template to use another name`, [
+      { path: 'body.name', problem: `must be "${name}"` },
+    ]);
+  }
+  const values = await savedValues(deps, accountId, req);
+  const updated = await templates.update(name, { ...values, updatedAt: deps.now() });
+  if (!updated) throw templateNotFound(name);
+  return updated;
+}
+
+export async function deleteEmailTemplate(deps: CatalogDeps, accountId: string, name: string): Promise<void> {
+  const templates = emailTemplatesOf(deps.store, accountId);
+  if (!(await templates.get(name))) throw templateNotFound(name);
+  const automations = await automationRepository(deps.store).namingTemplate(accountId, name);
+  if (automations.length) {
+    throw failedPrecondition('template_in_use', `the template is used by ${automations.length} automation(s); change their steps first`,
+      automations.slice(0, 50).map((a) => ({ path: `automations.${a.id}`, problem: `step of automation "${a.name}" sends this template` })));
+  }
+  if (!(await templates.remove(name))) throw templateNotFound(name);
+}
+
+export interface RenderPreviewRequest {
+  email?: string | null;
+  substitutionData?: Record<string, unknown> | null;
+}
+
+/** Renders a stored template for one address; nothing is sent or stored. */
+export async function renderEmailTemplate(deps: CatalogDeps, accountId: string, name: string, req: RenderPreviewRequest): Promise<RenderedMessage> {
+  const { compiled: template } = await templateForSend(deps, accountId, name);
+  let subscriber: Record<string, unknown> = {};
+  if (req.email !== undefined && req.email !== null) {
+    const email = canonicalAddress(req.email);
+    if (!email) throw invalid('invalid_email', `email "${req.email.slice(0, 80)}" is not a valid email address`, [{ path: 'body.email', problem: 'not a valid email address' }]);
+    subscriber = await subscriberValueFor(deps.subscribers, accountId, email);
+  }
+  return templateCall(() => renderTemplate(template, { substitutionData: req.substitutionData ?? {}, subscriber }));
+}

@@ -1,0 +1,84 @@
+// Sender profile use cases (API.md "Sender profiles"), and senderForSend, the one way a send picks
+// its sender.
+//
+// Decisions (published in the OpenAPI document):
+// - `isDefault: true` on create or PUT moves the default flag to that profile. `isDefault: false`
+//   (or absent) on PUT of the current default is refused with `409 sender_profile_is_default`
+//   only when explicitly false: an account always has exactly one default, so the flag can only be
+//   moved, never cleared.
+// - Deleting the default profile promotes the oldest remaining profile (no request is refused for
+//   it); deleting the last profile leaves the account without any (sends then answer
+//   `409 sender_profile_required`).
+// - A profile named by an email template cannot be deleted (`409 sender_profile_in_use`, the
+//   templates in `details`). Forms and RSS newsletters join that check when they exist.
+import { failedPrecondition, notFound } from '@mailer/kit';
+import type { Store } from '@mailer/store';
+import { senderProfileValues, type SenderProfileInput } from '../domain/sender-profile';
+import { emailTemplatesOf } from '../store/email-templates';
+import { senderProfilesOf, type SenderProfileDoc } from '../store/sender-profiles';
+import type { CatalogDeps } from './catalog-deps';
+
+export const senderProfileNotFound = (id: string) => notFound('sender_profile_not_found', `no sender profile with id ${id} exists in the account`);
+
+/**
+ * The profile a send uses: the named one, or the account's default when `senderProfileId` is null.
+ * Throws `404 sender_profile_not_found` (named, unknown) or `409 sender_profile_required` (no
+ * profile at all).
+ */
+export async function senderForSend(deps: { store: Store }, accountId: string, senderProfileId: string | null): Promise<SenderProfileDoc> {
+  const profiles = senderProfilesOf(deps.store, accountId);
+  if (senderProfileId) {
+    const profile = await profiles.get(senderProfileId.toLowerCase());
+    if (!profile) throw senderProfileNotFound(senderProfileId);
+    return profile;
+  }
+  const profile = await profiles.getDefault();
+  if (!profile) throw failedPrecondition('sender_profile_required', 'the account has no sender profile: create one (POST /sender-profiles) before sending');
+  return profile;
+}
+
+export interface SenderProfileRequest extends SenderProfileInput {
+  isDefault?: boolean | null;
+}
+
+export const listSenderProfiles = (deps: CatalogDeps, accountId: string) => senderProfilesOf(deps.store, accountId).list();
+
+export async function getSenderProfile(deps: CatalogDeps, accountId: string, id: string): Promise<SenderProfileDoc> {
+  const profile = await senderProfilesOf(deps.store, accountId).get(id);
+  if (!profile) throw senderProfileNotFound(id);
+  return profile;
+}
+
+export async function createSenderProfile(deps: CatalogDeps, accountId: string, req: SenderProfileRequest): Promise<SenderProfileDoc> {
+  const values = senderProfileValues(req, deps.allowedFromDomains);
+  const now = deps.now();
+  return senderProfilesOf(deps.store, accountId).insert({ _id: deps.newId(), ...values, createdAt: now, updatedAt: now }, req.isDefault === true);
+}
+
+export async function updateSenderProfile(deps: CatalogDeps, accountId: string, id: string, req: SenderProfileRequest): Promise<SenderProfileDoc> {
+  const values = senderProfileValues(req, deps.allowedFromDomains);
+  const profiles = senderProfilesOf(deps.store, accountId);
+  if (req.isDefault === false) {
+    const current = await profiles.get(id);
+    if (!current) throw senderProfileNotFound(id);
+    if (current.isDefault) {
+      throw failedPrecondition('sender_profile_is_default', 'the default sender profile cannot stop being the default: make another profile the default instead', [
+        { path: 'body.isDefault', problem: 'the profile is the account\'s default' },
+      ]);
+    }
+  }
+  const updated = await profiles.update(id, { ...values, updatedAt: deps.now() }, req.isDefault === true);
+  if (!updated) throw senderProfileNotFound(id);
+  return updated;
+}
+
+export async function deleteSenderProfile(deps: CatalogDeps, accountId: string, id: string): Promise<void> {
+  const profiles = senderProfilesOf(deps.store, accountId);
+  if (!(await profiles.get(id))) throw senderProfileNotFound(id);
+  const templates = await emailTemplatesOf(deps.store, accountId).namingSender(id);
+  if (templates.length) {
+    throw failedPrecondition('sender_profile_in_use', `the sender profile is named by ${templates.length} email template(s); change them first`,
+      templates.slice(0, 50).map((name) => ({ path: `emailTemplates.${name}`, problem: 'names this sender profile' })));
+  }
+  if (!(await profiles.remove(id))) throw senderProfileNotFound(id);
+}
