@@ -24,6 +24,7 @@ import { reportRoutes } from './routes/reports';
 import { segmentRoutes } from './routes/segments';
 import { emailCatalogRoutes } from './routes/email-catalog';
 import { subscriberRoutes } from './routes/subscribers';
+import { suppressionRoutes } from './routes/suppressions';
 
 export interface AppDeps {
   logger: Logger;
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(subscriberRoutes(deps.clients));
   app.use(catalogRoutes(deps.clients));
   app.use(segmentRoutes(deps.clients));
+  app.use(suppressionRoutes(deps.clients));
   app.use(reportRoutes(deps.clients));
   app.use(emailCatalogRoutes(deps.clients));
   app.use(accountRoutes());

@@ -97,6 +97,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'purchase_source_not_found', status: 404, meaning: 'No purchase source with this id exists in the account.' },
   { errorId: 'sender_profile_not_found', status: 404, meaning: 'No sender profile with this id exists in the account (also when a template names one).' },
   { errorId: 'template_not_found', status: 404, meaning: 'No email template with this name exists in the account.' },
+  { errorId: 'suppression_not_found', status: 404, meaning: 'The email address is not on the account\'s suppression list.' },
   { errorId: 'method_not_allowed', status: 405, meaning: 'The path exists but not with this method; the Allow header lists the methods it has.' },
   { errorId: 'request_timeout', status: 408, meaning: 'The request headers were not received in time; the connection is closed.' },
   { errorId: 'subscriber_email_exists', status: 409, meaning: 'A subscriber with this email address already exists in the account.' },

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { emailReportsV1, emailTemplatesV1, segmentV1, senderProfilesV1, subscriberV1 } from '@mailer/proto';
+import { emailReportsV1, emailTemplatesV1, segmentV1, senderProfilesV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -32,6 +32,7 @@ function healthChecker(address: string, serviceName: string) {
 export interface ServiceClients {
   subscriber: PromiseClient<subscriberV1.SubscriberServiceClient>;
   segment: PromiseClient<segmentV1.SegmentServiceClient>;
+  suppressions: PromiseClient<suppressionsV1.SuppressionServiceClient>;
   emailReports: PromiseClient<emailReportsV1.EmailReportServiceClient>;
   senderProfiles: PromiseClient<senderProfilesV1.SenderProfileServiceClient>;
   emailTemplates: PromiseClient<emailTemplatesV1.EmailTemplateServiceClient>;
@@ -58,6 +59,7 @@ export const servicePeer = (service: string): PeerSpec => ({
 export function createServiceClients(config: GatewayConfig): ServiceClients {
   const subscriber = peerClient(createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('subscriber'));
   const segment = peerClient(createClient(segmentV1.SegmentServiceClient, config.SEGMENT_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('segment'));
+  const suppressions = peerClient(createClient(suppressionsV1.SuppressionServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailReports = peerClient(createClient(emailReportsV1.EmailReportServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const senderProfiles = peerClient(createClient(senderProfilesV1.SenderProfileServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailTemplates = peerClient(createClient(emailTemplatesV1.EmailTemplateServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
@@ -65,6 +67,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   return {
     subscriber,
     segment,
+    suppressions,
     emailReports,
     senderProfiles,
     emailTemplates,
@@ -72,6 +75,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     close() {
       subscriber.close();
       segment.close();
+      suppressions.close();
       emailReports.close();
       senderProfiles.close();
       emailTemplates.close();

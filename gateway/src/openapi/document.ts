@@ -4,9 +4,9 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
+import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
-import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
 /**
@@ -82,8 +82,8 @@ export const openApiDocument = {
   tags: [
     ...subscriberDomainTags,
     ...segmentDomainTags,
-    ...reportTags,
     ...messagingDomainTags,
+    ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
     { name: 'Operations', description: 'Public endpoints: no key, no rate limit.' },
@@ -93,8 +93,8 @@ export const openApiDocument = {
   paths: withRequestExamples({
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
-    ...reportPaths,
     ...messagingDomainPaths,
+    ...reportPaths,
     '/events': {
       post: {
         tags: ['Events'],
@@ -256,9 +256,9 @@ export const openApiDocument = {
       },
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
+      ...messagingDomainSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
-      ...messagingDomainSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -47,6 +47,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     mode: 'UPSERT',
     subscribers: [subscriber, { email: 'bob@example.org', subscriberStatus: 'UNSUBSCRIBED' }],
   },
+  addSuppression: { email: 'ann@example.org' },
   addTagsToSubscribers: { subscriberIds: [subscriberId], tagIds: [tagId] },
   removeTagsFromSubscribers: { subscriberIds: [subscriberId], tagIds: [tagId] },
   replaceSubscriberData: { ...subscriber, subscriberStatus: 'ACTIVE' },

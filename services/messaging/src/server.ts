@@ -1,9 +1,10 @@
-import { contentSecurityPolicy, Counter, createClient, peerClient } from '@mailer/kit';
+import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, subscriberV1 } from '@mailer/proto';
+import { commonV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { smtpTransport } from './clients/smtp-transport';
+import { subscriberStatusClient } from './clients/subscriber-status';
 import { subscriberTopicsClient } from './clients/subscriber-topics';
 import { subscriberDirectory } from './clients/subscribers';
 import type { Config } from './config';
@@ -14,8 +15,10 @@ import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { senderProfileHandlers } from './handlers/sender-profiles';
+import { suppressionHandlers } from './handlers/suppressions';
 import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
+import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
 import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
@@ -26,6 +29,7 @@ const SUBSCRIBER_LOOKUP_DEADLINE_MS = 2_000;
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
+  const { config } = ctx;
   ctx.grpc.add(messagingV1.MessagingServiceService, {
     describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
   });
@@ -33,47 +37,50 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // archived or deleted: here, the automations that set it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
 
+  ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions: suppressionCollection(ctx.store), now: ctx.now, newId: ctx.newId }));
   const messages = messageCollections(ctx.store);
   ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
 
   // Reader pages (/t/* tracking, /u/* preferences and one-click unsubscribe), forwarded by the gateway.
-  const topics = subscriberTopicsClient(ctx.config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  const topics = subscriberTopicsClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
   ctx.serveHttp({
-    address: ctx.config.MESSAGING_HTTP_ADDR,
+    address: config.MESSAGING_HTTP_ADDR,
     contentSecurityPolicy: contentSecurityPolicy({ inlineStyles: [STYLESHEET] }),
     app: publicPages({
       store: ctx.store,
       messages,
       outbox: outboxRepository(ctx.store),
-      links: publicLinks(ctx.config),
+      links: publicLinks(config),
       subscribers: topics,
-      machineWindowMs: ctx.config.MACHINE_EVENT_WINDOW_MS,
+      machineWindowMs: config.MACHINE_EVENT_WINDOW_MS,
       notifyOutbox: ctx.notifyOutbox,
       now: ctx.now,
       logger: ctx.logger,
     }),
   });
   // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service.
-  const subscribers = subscriberDirectory(ctx.config.SUBSCRIBER_GRPC_ADDR, SUBSCRIBER_LOOKUP_DEADLINE_MS, ctx.logger);
-  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: ctx.config.MAIL_ALLOWED_FROM_DOMAINS, subscribers };
+  const subscribers = subscriberDirectory(config.SUBSCRIBER_GRPC_ADDR, SUBSCRIBER_LOOKUP_DEADLINE_MS, ctx.logger);
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
 
-  // The subscriber service owns subscriber statuses: bounce and complaint effects reach it through
-  // subscriber-status jobs (app/bounces.ts), retried until it answers.
-  const statusPeer = peerClient(createClient(subscriberV1.SubscriberServiceClient, ctx.config.SUBSCRIBER_GRPC_ADDR, 5_000), {
-    service: 'subscriber',
-    errorId: 'service_unavailable',
-    message: 'The subscriber service is unavailable; retry later.',
-    logger: ctx.logger,
-  });
-  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers: statusPeer, logger: ctx.logger });
+  // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
+  // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
+  // it answers.
+  const statuses = subscriberStatusClient(config.SUBSCRIBER_GRPC_ADDR, 5_000, ctx.logger);
+  const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers: statuses, logger: ctx.logger });
+  const bounceListener = await startBounceListener(
+    { bounces: bounceDeps(ctx), links: publicLinks(config), deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
+    config.BOUNCE_SMTP_HOST,
+    config.BOUNCE_SMTP_PORT,
+  );
+  ctx.logger.info({ host: config.BOUNCE_SMTP_HOST, port: bounceListener.port }, 'bounce listener (SMTP) listening');
 
   // Delivery worker: JOBS jobs.email.> -> SMTP through one pooled transport (app/deliver-message.ts).
-  const transport = smtpTransport(ctx.config);
+  const transport = smtpTransport(config);
   const deliveries = startEmailJobs({
     nc: ctx.nc,
-    concurrency: ctx.config.MAIL_SEND_CONCURRENCY,
+    concurrency: config.MAIL_SEND_CONCURRENCY,
     logger: ctx.logger,
     outcomes: new Counter({
       name: 'messaging_delivery_outcomes_total',
@@ -87,9 +94,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       suppressions: suppressionCollection(ctx.store),
       outbox: outboxRepository(ctx.store),
       transport,
-      links: publicLinks(ctx.config),
-      sendRate: new AccountSendRate(ctx.config.MAIL_ACCOUNT_RATE_PER_SECOND),
-      settings: ctx.config,
+      links: publicLinks(config),
+      sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND),
+      settings: config,
       now: ctx.now,
       newId: ctx.newId,
       notifyOutbox: ctx.notifyOutbox,
@@ -97,12 +104,13 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       bounces: bounceDeps(ctx),
     },
   });
-  // Shutdown: the consumers finish (and settle) their jobs before the transport and the clients close.
   return [
+    // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     () => deliveries.stop(),
     async () => transport.close(),
+    () => bounceListener.stop(),
     () => statusConsumer.stop(),
-    async () => statusPeer.close(),
+    async () => statuses.close(),
     async () => topics.close(),
     async () => subscribers.close(),
   ];

@@ -6,10 +6,10 @@
 // handler throws and the message is redelivered with backoff (1 s .. 5 min); MAX_DELIVER allows
 // about a day of outage before a job is given up (logged). A redelivered job repeats a change the
 // subscriber service already made, which changes nothing there.
-import { DomainError, PeerUnavailable, type Logger, type PromiseClient } from '@mailer/kit';
+import { DomainError, PeerUnavailable, type Logger } from '@mailer/kit';
 import { runConsumer, type ConsumerHandle, type NatsConnection } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
-import { subscriberV1 } from '@mailer/proto';
+import type { SubscriberStatuses } from '../clients/subscriber-status';
 import { messagesOf, type MessageCollections } from '../store/messages';
 
 export const SUBSCRIBER_STATUS_CONSUMER = 'messaging-subscriber-status';
@@ -18,14 +18,9 @@ const MAX_DELIVER = 300; // the last delay repeats: ~25 h of subscriber-service 
 
 export interface SubscriberStatusDeps {
   messages: MessageCollections;
-  subscribers: PromiseClient<subscriberV1.SubscriberServiceClient>;
+  subscribers: SubscriberStatuses;
   logger: Logger;
 }
-
-const STATUS = {
-  BOUNCED: subscriberV1.SubscriberStatus.SUBSCRIBER_STATUS_BOUNCED,
-  COMPLAINED: subscriberV1.SubscriberStatus.SUBSCRIBER_STATUS_COMPLAINED,
-} as const;
 
 export function startSubscriberStatusConsumer(nc: NatsConnection, deps: SubscriberStatusDeps): ConsumerHandle {
   return runConsumer(nc, {
@@ -47,12 +42,8 @@ export function startSubscriberStatusConsumer(nc: NatsConnection, deps: Subscrib
       const message = await messagesOf(deps.messages, work.accountId).get(work.messageId);
       if (!message) return 'ack';
       try {
-        await deps.subscribers.setDeliveryStatus({
-          accountId: work.accountId,
-          email: message.email,
-          subscriberStatus: STATUS[work.status],
-          optOutTopicId: work.status === 'COMPLAINED' && message.topicId ? message.topicId : undefined,
-        });
+        const optOutTopicId = work.status === 'COMPLAINED' ? message.topicId : null;
+        await deps.subscribers.setDeliveryStatus(work.accountId, message.email, work.status, optOutTopicId);
         return 'ack';
       } catch (err) {
         // Down or too slow: retried with backoff. Its own refusal (a request it will never accept): given up.

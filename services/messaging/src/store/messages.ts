@@ -235,6 +235,33 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       const r = await messages.updateOne({ _id: messageId, accountId, 'sending.token': token }, update, { tx });
       return r.matchedCount === 1;
     },
+    // Tracking (open pixel, click redirect): increments only ($inc), so concurrent requests all count
+    // whatever the store; the first human open/click is set by a write conditioned on it being unset.
+    /** Counts an open; true when it was the message's first human open. */
+    async recordOpen(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: messageId, accountId };
+      if (machine) {
+        await messages.updateOne(filter, { $inc: { machineOpenCount: 1 } }, { tx });
+        return false;
+      }
+      await messages.updateOne(filter, { $inc: { openCount: 1 } }, { tx });
+      return (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1;
+    },
+    /** Counts a click; true when it was the message's first human click. */
+    async recordClick(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: messageId, accountId };
+      if (machine) {
+        await messages.updateOne(filter, { $inc: { machineClickCount: 1 } }, { tx });
+        return false;
+      }
+      await messages.updateOne(filter, { $inc: { clickCount: 1 } }, { tx });
+      return (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1;
+    },
+    /** A human click on a message no human opened yet counts that open too; true when it did. */
+    async recordImpliedOpen(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+      const update = { $set: { firstOpenedAt: at }, $inc: { openCount: 1 } };
+      return (await messages.updateOne({ _id: messageId, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1;
+    },
     // ---- bounces and complaints (app/bounces.ts) ----
     /**
      * BOUNCED with the bounce's type and diagnostic code. A message bounces once; a hard bounce may
@@ -273,33 +300,6 @@ export function messagesOf(c: MessageCollections, accountId: string) {
         { projection: { bouncedAt: 1 }, sort: { bouncedAt: -1 }, limit: 100 },
       );
       return found.map((m) => m.bouncedAt as Date);
-    },
-    // Tracking (open pixel, click redirect): increments only ($inc), so concurrent requests all count
-    // whatever the store; the first human open/click is set by a write conditioned on it being unset.
-    /** Counts an open; true when it was the message's first human open. */
-    async recordOpen(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
-      const filter = { _id: messageId, accountId };
-      if (machine) {
-        await messages.updateOne(filter, { $inc: { machineOpenCount: 1 } }, { tx });
-        return false;
-      }
-      await messages.updateOne(filter, { $inc: { openCount: 1 } }, { tx });
-      return (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1;
-    },
-    /** Counts a click; true when it was the message's first human click. */
-    async recordClick(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
-      const filter = { _id: messageId, accountId };
-      if (machine) {
-        await messages.updateOne(filter, { $inc: { machineClickCount: 1 } }, { tx });
-        return false;
-      }
-      await messages.updateOne(filter, { $inc: { clickCount: 1 } }, { tx });
-      return (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1;
-    },
-    /** A human click on a message no human opened yet counts that open too; true when it did. */
-    async recordImpliedOpen(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
-      const update = { $set: { firstOpenedAt: at }, $inc: { openCount: 1 } };
-      return (await messages.updateOne({ _id: messageId, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1;
     },
     /** How many of the account's messages have `field` in each bucket [boundaries[i], boundaries[i + 1]) (reports; indexed per field). */
     countPerBucket: async (field: ReportTimeField, boundaries: Date[]): Promise<number[]> =>
