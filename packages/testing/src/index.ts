@@ -2,3 +2,4 @@ export * from './nats';
 export * from './processes';
 export * from './gateway';
 export * from './proxy';
+export * from './smtp';

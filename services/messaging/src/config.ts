@@ -26,6 +26,21 @@ export const configSchema = z.object({
   MAIL_SEND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(20),
   /** Messages per second one account may send (per replica). */
   MAIL_ACCOUNT_RATE_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(100),
+  /**
+   * Waits before the retries of a temporarily failed message (4xx, connection error), in seconds: a
+   * message is tried once plus once per entry, then FAILED (API.md: about 24 h in all). Tests shorten it.
+   */
+  MAIL_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .default('60,300,1800,7200,21600,43200')
+    .transform((v, ctx) => {
+      const delays = v.split(',').map((s) => Number(s.trim()));
+      if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
+        ctx.addIssue({ code: 'custom', message: 'MAIL_RETRY_SCHEDULE_SECONDS must be a comma list of seconds >= 0, e.g. 60,300,1800' });
+        return z.NEVER;
+      }
+      return delays;
+    }),
   /** `accept`: the relay's 250 confirms delivery; `dsn`: a success DSN does. */
   MAIL_DELIVERY_CONFIRMATION: z.enum(['accept', 'dsn']).default('accept'),
   /** Comma list of domains a sender profile's fromEmail may use; empty: any. */

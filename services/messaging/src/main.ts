@@ -4,11 +4,7 @@ import { loadMessagingConfig } from './config';
 import { setup } from './server';
 
 const config = loadMessagingConfig();
-void runService({
-  name: 'messaging',
-  config,
-  grpcAddress: config.MESSAGING_GRPC_ADDR,
-  setup,
-  // Every accepted message records a job: published records are deleted at once (JetStream holds them).
-  outbox: { batchSize: config.OUTBOX_BATCH_SIZE, retainPublishedMs: 0 },
-});
+// Every accepted message records a job and every delivery facts: published records are deleted at
+// once (JetStream holds them) so the outbox keeps only the pending ones (an embedded store keeps its
+// collections in memory).
+void runService({ name: 'messaging', config, grpcAddress: config.MESSAGING_GRPC_ADDR, setup, outbox: { batchSize: config.OUTBOX_BATCH_SIZE, retainPublishedMs: 0 } });

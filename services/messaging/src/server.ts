@@ -1,10 +1,13 @@
-import { contentSecurityPolicy } from '@mailer/kit';
+import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { smtpTransport } from './clients/smtp-transport';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
+import { AccountSendRate } from './domain/send-rate';
+import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { emailMessageHandlers } from './handlers/email-messages';
 import { emailReportHandlers } from './handlers/email-reports';
@@ -88,5 +91,41 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     config.BOUNCE_SMTP_PORT,
   );
   ctx.logger.info({ host: config.BOUNCE_SMTP_HOST, port: bounceListener.port }, 'bounce listener (SMTP) listening');
-  return [() => bounceListener.stop(), () => statusConsumer.stop(), async () => subscribers.close()];
+
+  // Delivery worker: JOBS jobs.email.> -> SMTP through one pooled transport (app/deliver-message.ts).
+  const transport = smtpTransport(config);
+  const deliveries = startEmailJobs({
+    nc: ctx.nc,
+    concurrency: config.MAIL_SEND_CONCURRENCY,
+    logger: ctx.logger,
+    outcomes: new Counter({
+      name: 'messaging_delivery_outcomes_total',
+      help: 'Email jobs handled by the delivery worker, by outcome (delivered, sent, deferred, bounced, failed, suppressed, already_done, not_due, rate_limited, in_flight, unknown_message, malformed)',
+      labelNames: ['outcome'],
+      registers: [ctx.metrics.registry],
+    }),
+    deps: {
+      store: ctx.store,
+      messages,
+      suppressions,
+      outbox,
+      transport,
+      links,
+      sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND),
+      settings: config,
+      now: ctx.now,
+      newId: ctx.newId,
+      notifyOutbox: ctx.notifyOutbox,
+      log: ctx.logger,
+      bounces: bounceDeps(ctx),
+    },
+  });
+  return [
+    // The delivery worker finishes (and settles) the sends in flight before the transport closes.
+    () => deliveries.stop(),
+    async () => transport.close(),
+    () => bounceListener.stop(),
+    () => statusConsumer.stop(),
+    async () => subscribers.close(),
+  ];
 }

@@ -7,6 +7,7 @@
 // Every query filters by accountId first; the cross-account ones are named so.
 import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
+import type { SendingClaim } from '../domain/delivery';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
@@ -50,6 +51,8 @@ export interface EmailMessageDoc {
   attempts: DeliveryAttempt[];
   /** When the delivery worker may try again (DEFERRED), for the job's redelivery delay. */
   nextAttemptAt: Date | null;
+  /** The delivery worker's claim while it sends (set before the send, cleared with the outcome); absent or null otherwise. */
+  sending?: SendingClaim | null;
   createdAt: Date;
   sentAt: Date | null;
   deliveredAt: Date | null;
@@ -97,6 +100,7 @@ const messageSchema = new Schema(
     history: { type: [Schema.Types.Mixed], default: [] },
     attempts: { type: [Schema.Types.Mixed], default: [] },
     nextAttemptAt: nullableDate,
+    sending: { type: Schema.Types.Mixed, default: null },
     createdAt: { type: Date, required: true },
     sentAt: nullableDate,
     deliveredAt: nullableDate,
@@ -183,6 +187,53 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     /** Drops the body once the message can no longer be sent. */
     dropBody: async (messageId: string, tx?: Transaction): Promise<void> => {
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
+    },
+    /**
+     * Delivery: records an attempt STARTED and the sender's claim if the message is still as the
+     * caller read it (same status, same claim or none: compare-and-set on the claim's token; the
+     * caller decided from that read that it may send, see domain/delivery.ts mayTakeOver). Returns
+     * the message as claimed, or null when it changed meanwhile.
+     */
+    async claimForSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, claim: SendingClaim): Promise<EmailMessageDoc | null> {
+      const attempt: DeliveryAttempt = { at: claim.at, outcome: 'STARTED', smtpCode: null, response: null };
+      // Equality terms only (a null token also matches a message without the field): the cheapest
+      // filter for the embedded store, which compiles each one.
+      return messages.findOneAndUpdate(
+        { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
+        { $set: { sending: claim }, $push: { attempts: attempt } },
+        { returnDocument: 'after' },
+      );
+    },
+    /**
+     * Delivery: the address was suppressed after the message was accepted: SUPPRESSED instead of
+     * sent (API.md: never to a suppressed address), if the message is still as the caller read it.
+     */
+    async suppressBeforeSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, reason: SuppressionReason, at: Date, tx?: Transaction): Promise<boolean> {
+      const r = await messages.updateOne(
+        { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
+        { $set: { status: 'SUPPRESSED', suppressionReason: reason, nextAttemptAt: null, sending: null }, $push: { history: { status: 'SUPPRESSED', at } } },
+        { tx },
+      );
+      return r.matchedCount === 1;
+    },
+    /**
+     * Delivery: writes the outcome of the claim `token` (its attempts, new statuses appended to the
+     * history, times) and releases the claim. False when the claim was taken over meanwhile.
+     */
+    async settleAttempt(
+      messageId: string,
+      token: string,
+      outcome: { attempts: DeliveryAttempt[]; statuses: Array<{ status: MessageStatus; at: Date }>; set?: Partial<Pick<EmailMessageDoc, 'sentAt' | 'deliveredAt' | 'nextAttemptAt'>> },
+      tx?: Transaction,
+    ): Promise<boolean> {
+      const $set: Record<string, unknown> = { ...outcome.set, attempts: outcome.attempts, sending: null };
+      const update: Record<string, unknown> = { $set };
+      if (outcome.statuses.length > 0) {
+        $set.status = outcome.statuses[outcome.statuses.length - 1].status;
+        update.$push = { history: { $each: outcome.statuses } };
+      }
+      const r = await messages.updateOne({ _id: messageId, accountId, 'sending.token': token }, update, { tx });
+      return r.matchedCount === 1;
     },
     // Tracking (open pixel, click redirect): increments only ($inc), so concurrent requests all count
     // whatever the store; the first human open/click is set by a write conditioned on it being unset.

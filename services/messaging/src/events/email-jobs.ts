@@ -1,0 +1,88 @@
+// The delivery worker: a durable pull consumer on JOBS `jobs.email.>` (explicit ack, at most
+// MAIL_SEND_CONCURRENCY sends in flight) shaped parse -> use case -> ack | nak | term:
+// a job that does not parse is terminated, an unknown message acknowledged with a warning, a retry
+// (deferred message, account over its rate, message being sent by another delivery) nak'ed with
+// its delay. A thrown error (the store failing) is retried with runConsumer's backoff; the message
+// record makes every retry safe (app/deliver-message.ts).
+import type { NatsConnection } from 'nats';
+import type { Logger } from '@mailer/kit';
+import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
+import { MalformedFactError, parseJob } from '@mailer/nats/facts';
+import { deliverMessage, type DeliveryDeps } from '../app/deliver-message';
+
+export const EMAIL_JOBS_DURABLE = 'messaging-email-delivery';
+export const EMAIL_JOBS_FILTER = 'jobs.email.>';
+/**
+ * Deliveries of one job before JetStream gives it up. Retries of a deferred message (7 tries in
+ * all) and waits for the account's rate each take one, so this is far above what a message needs;
+ * it only stops a job whose handler keeps throwing (about 16 h at the 5 min backoff).
+ */
+export const EMAIL_JOBS_MAX_DELIVER = 200;
+
+export interface EmailJobsOptions {
+  nc: NatsConnection;
+  deps: DeliveryDeps;
+  concurrency: number;
+  logger: Pick<Logger, 'warn' | 'error'>;
+  /** Counts every handled job by outcome (delivered, sent, deferred, bounced, failed, ...). */
+  outcomes?: { inc(labels: { outcome: string }): void };
+}
+
+/**
+ * Jobs are pulled and acknowledged in batches (one pull and one confirmed ack per batch instead of per
+ * job: that overhead was a large part of a delivery's CPU), BATCHES_IN_FLIGHT batches of half the
+ * concurrency each, and a semaphore keeps the sends in flight at MAIL_SEND_CONCURRENCY across them.
+ * A job waiting for the semaphore is held (and kept alive) but not started.
+ */
+const BATCHES_IN_FLIGHT = 4;
+
+export function startEmailJobs(opts: EmailJobsOptions): ConsumerHandle {
+  const { logger } = opts;
+  const count = (outcome: string) => opts.outcomes?.inc({ outcome: outcome.toLowerCase() });
+  const limit = semaphore(opts.concurrency);
+  const handle = async (msg: ConsumedMessage): Promise<HandlerResult> => {
+    let job;
+    try {
+      job = parseJob('email', msg.data);
+    } catch (err) {
+      if (!(err instanceof MalformedFactError)) throw err;
+      logger.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating malformed email job');
+      count('malformed');
+      return 'term';
+    }
+    const result = await deliverMessage(opts.deps, { ...job, jobId: `seq:${msg.seq}`, deliveryCount: msg.deliveryCount });
+    count(result.outcome);
+    if (result.outcome === 'UNKNOWN_MESSAGE') logger.warn({ accountId: job.accountId, messageId: job.messageId }, 'email job for an unknown message; dropped');
+    return 'retryInMs' in result ? { nakDelayMs: result.retryInMs } : 'ack';
+  };
+  return runConsumer(opts.nc, {
+    stream: 'JOBS',
+    durable: EMAIL_JOBS_DURABLE,
+    filterSubject: EMAIL_JOBS_FILTER,
+    concurrency: BATCHES_IN_FLIGHT,
+    batchSize: Math.max(1, Math.ceil(opts.concurrency / 2)),
+    maxDeliver: EMAIL_JOBS_MAX_DELIVER,
+    backoffMs: [1_000, 5_000, 30_000, 60_000, 300_000],
+    ackWaitMs: 30_000,
+    log: (msg, extra) => logger.warn(extra ?? {}, msg),
+    // A thrown error (the store failing) is that job's: retried with the backoff, the others settle.
+    batchHandler: (msgs) => Promise.all(msgs.map((m): Promise<BatchHandlerResult> => limit(() => handle(m)).catch((error: unknown) => ({ error })))),
+  });
+}
+
+/** Runs at most `n` of the given tasks at once. */
+function semaphore(n: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async (task) => {
+    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}

@@ -1,0 +1,79 @@
+// A process that runs the delivery worker exactly as services/messaging/src/server.ts wires it (the
+// built dist/ modules: consumer, use case, pooled transport, outbox relay) over its own embedded store
+// in DATA_DIR, for the crash test, which kills it with SIGKILL and starts it again on the same data.
+// With SEED_COUNT it first stores that many QUEUED messages of SEED_ACCOUNT and publishes their jobs,
+// as the accepting use case does (once: a restart finds them stored). Until POST /email-messages is
+// merged this stands in for the messaging process; it prints the "ready" line spawnReady waits for.
+const crypto = require('node:crypto');
+const { openStore } = require('@mailer/store');
+const { connectNats, ensureStreams, publish, startOutboxRelay } = require('@mailer/nats');
+const { job } = require('@mailer/nats/facts');
+const { loadMessagingConfig } = require('../../dist/config');
+const { bounceDeps } = require('../../dist/app/bounces');
+const { publicLinks } = require('../../dist/app/public-links');
+const { smtpTransport } = require('../../dist/clients/smtp-transport');
+const { AccountSendRate } = require('../../dist/domain/send-rate');
+const { startEmailJobs } = require('../../dist/events/email-jobs');
+const { messageCollections, messagesOf } = require('../../dist/store/messages');
+const { outboxRepository } = require('../../dist/store/outbox');
+const { suppressionCollection } = require('../../dist/store/suppressions');
+
+async function main() {
+  const config = loadMessagingConfig(process.env);
+  const store = await openStore({ dataDir: config.DATA_DIR });
+  const nc = await connectNats({ url: config.NATS_URL, name: 'delivery-worker' });
+  await ensureStreams(nc);
+  const js = nc.jetstream();
+  const messages = messageCollections(store);
+  const seedCount = Number(process.env.SEED_COUNT ?? 0);
+  const accountId = process.env.SEED_ACCOUNT;
+  if (seedCount > 0 && (await messages.messages.countDocuments({ accountId })) === 0) {
+    const repo = messagesOf(messages, accountId);
+    for (let i = 0; i < seedCount; i++) {
+      const now = new Date();
+      const messageId = crypto.randomUUID();
+      await repo.insert(
+        {
+          _id: messageId, kind: 'TRANSACTIONAL', templateName: 'receipt', email: `crash${i}@example.org`, subscriberId: null, topicId: null,
+          senderProfileId: 'p1', fromEmail: 'shop@example.com', fromName: 'Shop', replyTo: null, subject: `Receipt ${i}`, links: [],
+          tracking: { opens: false, clicks: false }, status: 'QUEUED', suppressionReason: null, history: [{ status: 'QUEUED', at: now }],
+          attempts: [], nextAttemptAt: null, createdAt: now, sentAt: null, deliveredAt: null, bouncedAt: null, complainedAt: null,
+          bounce: null, openCount: 0, firstOpenedAt: null, machineOpenCount: 0, clickCount: 0, firstClickedAt: null, machineClickCount: 0,
+          eventProperties: null,
+        },
+        { html: `<p>Receipt ${i}</p>`, text: `Receipt ${i}`, headers: {} },
+      );
+      const j = job('email', { accountId, messageId });
+      await publish(js, j.subject, j.payload, { msgID: messageId });
+    }
+  }
+  const relay = startOutboxRelay({ store, js, retainPublishedMs: 0 });
+  const transport = smtpTransport(config);
+  const log = { warn: (o, m) => console.error(JSON.stringify({ level: 'warn', msg: m, ...o })), error: (o, m) => console.error(JSON.stringify({ level: 'error', msg: m, ...o })) };
+  const newId = () => crypto.randomUUID();
+  const now = () => new Date();
+  const consumer = startEmailJobs({
+    nc,
+    concurrency: config.MAIL_SEND_CONCURRENCY,
+    logger: log,
+    deps: {
+      store, messages, suppressions: suppressionCollection(store), outbox: outboxRepository(store), transport, links: publicLinks(config),
+      sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND), settings: config, now, newId,
+      notifyOutbox: relay.notify, log, bounces: bounceDeps({ store, notifyOutbox: relay.notify, now, newId }),
+    },
+  });
+  process.once('SIGTERM', async () => {
+    await consumer.stop();
+    transport.close();
+    await relay.stop();
+    await nc.drain();
+    await store.close();
+    process.exit(0);
+  });
+  console.log(JSON.stringify({ level: 30, msg: 'ready' }));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
