@@ -83,6 +83,8 @@ beforeAll(async () => {
     BOUNCE_SMTP_PORT: String(await freePort()),
     TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
     PUBLIC_BASE_URL: 'https://mail.example.test',
+    // Acceptance alone: no delivery worker, so jobs stay on JOBS and messages QUEUED (delivery has its own tests).
+    MAIL_SEND_PAUSED: 'true',
   };
   messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
   await setUp(acme);

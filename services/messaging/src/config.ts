@@ -41,6 +41,11 @@ export const configSchema = z.object({
       }
       return delays;
     }),
+  /**
+   * true: this replica accepts messages but runs no delivery worker; jobs wait on JOBS until a replica
+   * without it runs (an incident brake for operators; the acceptance tests use it to see queued jobs).
+   */
+  MAIL_SEND_PAUSED: flag('false'),
   /** `accept`: the relay's 250 confirms delivery; `dsn`: a success DSN does. */
   MAIL_DELIVERY_CONFIRMATION: z.enum(['accept', 'dsn']).default('accept'),
   /** Comma list of domains a sender profile's fromEmail may use; empty: any. */

@@ -94,7 +94,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
 
   // Delivery worker: JOBS jobs.email.> -> SMTP through one pooled transport (app/deliver-message.ts).
   const transport = smtpTransport(config);
-  const deliveries = startEmailJobs({
+  if (config.MAIL_SEND_PAUSED) ctx.logger.warn('MAIL_SEND_PAUSED=true: no delivery worker in this replica; email jobs wait on JOBS');
+  const deliveries = config.MAIL_SEND_PAUSED ? null : startEmailJobs({
     nc: ctx.nc,
     concurrency: config.MAIL_SEND_CONCURRENCY,
     logger: ctx.logger,
@@ -122,7 +123,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
   return [
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
-    () => deliveries.stop(),
+    async () => deliveries?.stop(),
     async () => transport.close(),
     () => bounceListener.stop(),
     () => statusConsumer.stop(),
