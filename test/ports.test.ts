@@ -61,8 +61,8 @@ describe('default gRPC ports', () => {
 });
 
 // The messaging service's other listeners (reader-facing HTTP, inbound bounces) and the form
-// service's HTTP listener: the same defaults in every config that declares them and in the local
-// runner (scripts/run-local-mail.js), clear of the gRPC, metrics and mail catcher ports.
+// service's HTTP listener: the same defaults in every config that declares them, in the local
+// runner (scripts/run-local-mail.js) and in the chart, clear of the gRPC, metrics and mail catcher ports.
 describe('default HTTP and bounce ports', () => {
   const runner = require(path.join(repoRoot, 'scripts/run-local-mail.js')) as { MAIL_PORT_DEFAULTS: Record<string, number>; HTTP_ADDR_DEFAULTS: Record<string, number> };
   const listeners = { ...runner.HTTP_ADDR_DEFAULTS, BOUNCE_SMTP_PORT: runner.MAIL_PORT_DEFAULTS.BOUNCE_SMTP_PORT };
@@ -77,6 +77,15 @@ describe('default HTTP and bounce ports', () => {
         expect({ owner, name, port: name.endsWith('_ADDR') ? portOf(value) : Number(value) }).toEqual({ owner, name, port });
       }
     }
+  });
+
+  it('the chart uses the same ports', () => {
+    const values = yaml.load(fs.readFileSync(path.join(repoRoot, 'charts/mailer/values.yaml'), 'utf8')) as { services: Record<string, { httpPort?: number; bounceSmtp?: { port: number } }> };
+    expect({
+      MESSAGING_HTTP_ADDR: values.services.messaging.httpPort,
+      FORM_HTTP_ADDR: values.services.form.httpPort,
+      BOUNCE_SMTP_PORT: values.services.messaging.bounceSmtp?.port,
+    }).toEqual(listeners);
   });
 
   it('lie outside the ephemeral range and clear of every other default port', () => {

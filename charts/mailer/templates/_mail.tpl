@@ -1,0 +1,51 @@
+{{/* MESSAGING_HTTP_ADDR for "messaging". */}}
+{{- define "mailer.httpAddrVar" -}}
+{{- printf "%s_HTTP_ADDR" (. | upper | replace "-" "_") }}
+{{- end }}
+
+{{/* A Secret-sourced variable of the release's Secret. Call with (dict "root" $ "key" "X" "optional" bool). */}}
+{{- define "mailer.secretVar" -}}
+- name: {{ .key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "mailer.secretName" .root }}
+      key: {{ .key }}
+      {{- if .optional }}
+      optional: true
+      {{- end }}
+{{- end }}
+
+{{/*
+The email settings of one service's container (README "Sending email"): the messaging service
+reads the mail settings, the relay and the DKIM keys; it and the form service (confirmation
+links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
+*/}}
+{{- define "mailer.mailEnv" -}}
+{{- $mail := .root.Values.mail }}
+{{- if eq .name "messaging" }}
+- name: BOUNCE_DOMAIN
+  value: {{ required "mail.bounceDomain is required: the domain of the VERP return paths, whose MX reaches the bounce listener" $mail.bounceDomain | quote }}
+- name: MAIL_DELIVERY_CONFIRMATION
+  value: {{ $mail.deliveryConfirmation | quote }}
+- name: MAIL_ALLOWED_FROM_DOMAINS
+  value: {{ join "," $mail.allowedFromDomains | quote }}
+- name: SMTP_POOL_SIZE
+  value: {{ $mail.smtpPoolSize | quote }}
+- name: MAIL_SEND_CONCURRENCY
+  value: {{ $mail.sendConcurrency | quote }}
+- name: MAIL_ACCOUNT_RATE_PER_SECOND
+  value: {{ $mail.accountRatePerSecond | quote }}
+{{- with .w.bounceSmtp }}
+- name: BOUNCE_SMTP_HOST
+  value: "0.0.0.0"
+- name: BOUNCE_SMTP_PORT
+  value: {{ .port | quote }}
+{{- end }}
+{{ include "mailer.secretVar" (dict "root" .root "key" "SMTP_URL") }}
+{{ include "mailer.secretVar" (dict "root" .root "key" "DKIM_KEYS" "optional" true) }}
+{{- end }}
+{{- if has .name (list "messaging" "form") }}
+{{ include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET") }}
+{{ include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET_PREVIOUS" "optional" true) }}
+{{- end }}
+{{- end }}
