@@ -749,6 +749,18 @@ describe('email: reader-facing HTTP, bounce listener, mail settings and secrets'
       expect(res.status).toBe(0);
     });
 
+    test('the relay URL and the DKIM keys may come from Secrets of their own', () => {
+      const own = render(['--set', 'secrets.smtpUrl=', '--set', 'secrets.smtpSecret.name=relay-credentials', '--set', 'secrets.dkimSecret.name=dkim', '--set', 'secrets.dkimSecret.key=keys.json', '--set', 'secrets.dkimKeys.example\\.org.selector=s1', '--set', 'secrets.dkimKeys.example\\.org.privateKey=-----BEGIN PRIVATE KEY-----']);
+      validateAll(own);
+      const env = envOf(container(own, 'messaging'));
+      expect(env.get('SMTP_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'relay-credentials', key: 'SMTP_URL' } });
+      // a Secret of its own is named on purpose: its key must exist (not optional)
+      expect(env.get('DKIM_KEYS')?.valueFrom).toEqual({ secretKeyRef: { name: 'dkim', key: 'keys.json' } });
+      const secret = find(own, 'Secret', RELEASE);
+      expect(secret.data.SMTP_URL).toBeUndefined();
+      expect(secret.data.DKIM_KEYS).toBeUndefined();
+    });
+
     test('the bounce listener as a NodePort Service on a chosen port', () => {
       const p = 'services.messaging.bounceSmtp.service';
       const np = render(['--set', `${p}.enabled=true`, '--set', `${p}.type=NodePort`, '--set', `${p}.nodePort=30025`, '--set', `${p}.loadBalancerSourceRanges={10.0.0.0/8}`]);

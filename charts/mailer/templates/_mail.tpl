@@ -3,13 +3,17 @@
 {{- printf "%s_HTTP_ADDR" (. | upper | replace "-" "_") }}
 {{- end }}
 
-{{/* A Secret-sourced variable of the release's Secret. Call with (dict "root" $ "key" "X" "optional" bool). */}}
+{{/*
+A Secret-sourced variable: from the release's Secret, or from the Secret that .ref ({name, key})
+names when its name is set. Call with (dict "root" $ "key" "X" "optional" bool "ref" $ref).
+*/}}
 {{- define "mailer.secretVar" -}}
+{{- $ref := .ref | default dict -}}
 - name: {{ .key }}
   valueFrom:
     secretKeyRef:
-      name: {{ include "mailer.secretName" .root }}
-      key: {{ .key }}
+      name: {{ $ref.name | default (include "mailer.secretName" .root) }}
+      key: {{ ternary ($ref.key | default .key) .key (not (empty $ref.name)) }}
       {{- if .optional }}
       optional: true
       {{- end }}
@@ -41,11 +45,11 @@ links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
 - name: BOUNCE_SMTP_PORT
   value: {{ .port | quote }}
 {{- end }}
-{{ include "mailer.secretVar" (dict "root" .root "key" "SMTP_URL") }}
-{{ include "mailer.secretVar" (dict "root" .root "key" "DKIM_KEYS" "optional" true) }}
+{{- include "mailer.secretVar" (dict "root" .root "key" "SMTP_URL" "ref" .root.Values.secrets.smtpSecret) | nindent 0 }}
+{{- include "mailer.secretVar" (dict "root" .root "key" "DKIM_KEYS" "optional" (empty .root.Values.secrets.dkimSecret.name) "ref" .root.Values.secrets.dkimSecret) | nindent 0 }}
 {{- end }}
 {{- if has .name (list "messaging" "form") }}
-{{ include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET") }}
-{{ include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET_PREVIOUS" "optional" true) }}
+{{- include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET") | nindent 0 }}
+{{- include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET_PREVIOUS" "optional" true) | nindent 0 }}
 {{- end }}
 {{- end }}
