@@ -23,7 +23,9 @@ async function mailPorts(env, movable) {
   for (const [name, fallback] of Object.entries(MAIL_PORT_DEFAULTS)) {
     // maildev runs only without SMTP_URL: its ports are not even looked for otherwise.
     if (name.startsWith('MAIL_') && env.SMTP_URL) continue;
-    ports[name] = await movable(name, Number(env[name] ?? fallback));
+    const configured = Number(env[name] ?? fallback);
+    if (!Number.isInteger(configured) || configured < 0 || configured > 65535) throw new Error(`${name} must be a port number (0 = any free port), not ${JSON.stringify(env[name])}`);
+    ports[name] = await movable(name, configured);
   }
   for (const [name, fallback] of Object.entries(HTTP_ADDR_DEFAULTS)) {
     ports[name] = env[name] || `127.0.0.1:${await movable(name, fallback)}`;

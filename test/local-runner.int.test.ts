@@ -106,3 +106,23 @@ it('brings the system up with maildev, prints a working key and the mail UI, kee
     for (const secret of [first.apiKey, 's3cret-pass', 'x'.repeat(40)]) expect({ log, leaked: text.includes(secret) }).toEqual({ log, leaked: false });
   }
 }, 120_000);
+
+it('a mail port that is not a port number stops the start with the cause, before anything runs', async () => {
+  const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-up-bad-'));
+  try {
+    const { SMTP_URL: _relay, ...outer } = process.env;
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/run-local.js')], {
+      env: { ...outer, MAILER_DATA_DIR: elsewhere, NATS_PORT: '0', GATEWAY_PORT: '0', ADMIN_PORT: '0', GRPC_BASE_PORT: '0', METRICS_BASE_PORT: '0', MAIL_UI_PORT: '10x80' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(out.trim()).toBe('up: MAIL_UI_PORT must be a port number (0 = any free port), not "10x80"');
+    expect(fs.readdirSync(path.join(elsewhere, 'logs'))).toEqual([]); // nothing was started
+  } finally {
+    fs.rmSync(elsewhere, { recursive: true, force: true });
+  }
+}, 30_000);
