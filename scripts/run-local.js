@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the whole system on one machine as plain processes (what `npm run up` ends with):
-// nats-server (JetStream, data in .data/nats), the six gRPC services (embedded storage in
-// .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
+// nats-server (JetStream, data in .data/nats), maildev when SMTP_URL is unset (scripts/run-local-mail.js),
+// the six gRPC services (embedded storage in .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
 // A child that dies is restarted with backoff (see supervise); only Ctrl-C / SIGTERM stops every
 // child. The next run keeps the data. One runner per data directory
 // (<data>/runner.lock).
@@ -11,6 +11,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
+const { mailPorts, mailSettings, maildevCommand, mailBanner } = require('./run-local-mail');
 
 const root = path.resolve(__dirname, '..');
 const env = process.env;
@@ -240,8 +241,28 @@ async function freePort() {
     if (!taken.has(picked)) return taken.add(picked), picked;
   }
 }
-const portOf = async (configured) => (configured === 0 ? freePort() : configured);
-const portAt = async (base, i) => (base === 0 ? freePort() : base + i);
+const claim = (p) => (taken.add(p), p);
+const portOf = async (configured) => (configured === 0 ? freePort() : claim(configured));
+const portAt = async (base, i) => (base === 0 ? freePort() : claim(base + i));
+const bindable = (p) =>
+  new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false)).listen(p, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+/**
+ * The ports of the email half (mail catcher, bounce listener, reader-facing HTTP): `configured`,
+ * or when something already listens there the next free port after it (said on the console);
+ * 0: any free port. The other ports stay exact: a busy one stops the start with the cause.
+ */
+async function movable(name, configured) {
+  if (configured === 0) return freePort();
+  for (let p = configured; p < configured + 100 && p <= 65535; p++) {
+    if (taken.has(p) || !(await bindable(p))) continue;
+    if (p !== configured) console.error(`up: port ${configured} (${name}) is in use; using ${p}`);
+    return claim(p);
+  }
+  throw new Error(`no free port in ${configured}-${configured + 99} for ${name}`);
+}
 
 /** Every port of the run, fixed before anything starts (a restarted process keeps its address). */
 async function portTable() {
@@ -249,7 +270,8 @@ async function portTable() {
   for (const [i, s] of SERVICES.entries()) grpc[`${s.toUpperCase()}_GRPC_ADDR`] = `127.0.0.1:${await portAt(GRPC_BASE_PORT, i)}`;
   const metrics = {};
   for (const [i, name] of ['gateway', ...SERVICES].entries()) metrics[name] = await portAt(METRICS_BASE_PORT, i);
-  return { nats: await portOf(NATS_PORT), gateway: await portOf(GATEWAY_PORT), admin: await portOf(ADMIN_PORT), grpc, metrics };
+  const fixed = { nats: await portOf(NATS_PORT), gateway: await portOf(GATEWAY_PORT), admin: await portOf(ADMIN_PORT), grpc, metrics };
+  return { ...fixed, mail: await mailPorts(env, movable) };
 }
 
 function admin(args, adminEnv) {
@@ -265,7 +287,13 @@ async function main() {
 
   const ports = await portTable();
   const nats = supervise('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, (text) => text.includes('Server is ready') && {});
+  // Without SMTP_URL, maildev catches every mail the messaging service sends (its web UI shows it).
+  const catcher = env.SMTP_URL ? undefined : maildevCommand(data, ports.mail);
+  const maildev = catcher && supervise('maildev', process.execPath, catcher.args, {}, catcher.isReady);
   await Promise.race([nats, waitForPort(ports.nats)]);
+  if (maildev) await Promise.race([maildev, Promise.all([waitForPort(ports.mail.MAIL_SMTP_PORT), waitForPort(ports.mail.MAIL_UI_PORT)])]);
+  // API.md section 4: each setting to the process that reads it.
+  const mail = mailSettings(env, ports.mail, { gatewayPort: ports.gateway, trackingSecret });
 
   // Every process gets every service's address: the gateway dials them all, and services dial
   // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
@@ -277,7 +305,7 @@ async function main() {
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
-        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...(s === 'messaging' ? { TRACKING_SECRET: env.TRACKING_SECRET || trackingSecret } : {}) },
+        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...mail[s] },
         readyLine,
       ),
     ),
@@ -296,6 +324,7 @@ async function main() {
       ADMIN_TOKEN: adminToken,
       MAILER_SERVICE: 'gateway',
       ...NODE_OPTIONS.gateway,
+      ...mail.gateway,
     },
     readyLine,
   );
@@ -326,12 +355,15 @@ async function main() {
   // The CLI finds admin.json through MAILER_DATA_DIR: name it when it is not the default.
   const quoted = (text) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
   const cliEnv = env.MAILER_DATA_DIR ? `MAILER_DATA_DIR=${quoted(data)} ` : '';
+  const banner = mailBanner(env, ports.mail, mail);
   console.log(`
 mailer is up (logs in ${shown(logs)}/, data in ${shown(data)}/; Ctrl-C stops everything)
   gateway:  ${url}   (OpenAPI: ${url}/openapi.json, docs: ${url}/docs)
   API key:  ${apiKey}   (also in ${shown(keyFile)})
+${banner.mail}
   try:      curl -H "X-API-Key: $(cat ${quoted(shown(keyFile))})" ${url}/subscribers
   operator: ${cliEnv}npm run --silent admin -- show-key --account $(cat ${quoted(shown(accountFile))})
+${banner.more}
 `);
   running = true; // from now on a child that dies is restarted
 }

@@ -1,6 +1,7 @@
-// `npm run up`'s runner (scripts/run-local.js, after the build): nats-server, all six services and
-// the gateway as separate processes; a development account whose key it prints and writes; data kept
-// across restarts; Ctrl-C / SIGTERM stops every child.
+// `npm run up`'s runner (scripts/run-local.js, after the build): nats-server, maildev (without
+// SMTP_URL), all six services and the gateway as separate processes; a development account whose
+// key it prints and writes; data kept across restarts; Ctrl-C / SIGTERM stops every child. With
+// SMTP_URL and other section 4 settings in its environment, those reach the services as given.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,9 +30,10 @@ afterAll(() => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function up(): Promise<Run> {
+async function up(settings: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const { SMTP_URL: _relay, ...outer } = process.env;
   const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/run-local.js')], {
-    env: { ...process.env, MAILER_DATA_DIR: dataDir, NATS_PORT: String(natsPort), GATEWAY_PORT: String(gatewayPort), ADMIN_PORT: '0', GRPC_BASE_PORT: '0', METRICS_BASE_PORT: '0' },
+    env: { ...outer, ...settings, MAILER_DATA_DIR: dataDir, NATS_PORT: String(natsPort), GATEWAY_PORT: String(gatewayPort), ADMIN_PORT: '0', GRPC_BASE_PORT: '0', METRICS_BASE_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   runs.push(child);
@@ -48,15 +50,23 @@ async function up(): Promise<Run> {
   return { child, output: () => out, url, apiKey };
 }
 
-async function stop(run: Run, signal: NodeJS.Signals): Promise<void> {
+/** The environment of the runner's child whose command line contains `needle`. */
+function envOf(run: Run, needle: string): Record<string, string> {
+  const pid = childrenOf(run.child.pid!).find((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(needle))!;
+  const pairs = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+}
+const commands = (run: Run) => childrenOf(run.child.pid!).map((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' '));
+
+async function stop(run: Run, signal: NodeJS.Signals, expected: number): Promise<void> {
   const children = childrenOf(run.child.pid!);
-  expect(children.length).toBe(8); // nats-server, six services, the gateway
+  expect(children.length).toBe(expected);
   run.child.kill(signal);
   await new Promise((r) => run.child.once('exit', r));
   for (const pid of children) expect(fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')).toBe(false);
 }
 
-it('brings the system up, prints a working key, keeps the data across a restart, stops every child', async () => {
+it('brings the system up with maildev, prints a working key and the mail UI, keeps the data across a restart (then with a relay: no maildev, settings as given), stops every child', async () => {
   const first = await up();
   expect(first.url).toBe(`http://127.0.0.1:${gatewayPort}`);
   expect(fs.readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8')).toBe(first.apiKey);
@@ -65,16 +75,54 @@ it('brings the system up, prints a working key, keeps the data across a restart,
   expect(created.status).toBe(201);
   const { id } = await created.json();
   expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
-  await stop(first, 'SIGINT');
+  // no SMTP_URL: maildev (on the default ports or the next free ones), shown beside the key
+  const ui = first.output().match(/\n {2}mail UI:\s+(http:\/\/127\.0\.0\.1:\d+)/)![1];
+  expect((await fetch(ui, { headers: { accept: 'text/html' } })).status).toBe(200);
+  expect(commands(first).filter((c) => c.includes('maildev'))).toHaveLength(1);
+  await stop(first, 'SIGINT', 9); // nats-server, maildev, six services, the gateway
 
-  const second = await up();
+  // A relay given (with credentials) and other settings of API.md section 4: no maildev; each
+  // setting reaches its reader as given; the password is never printed.
+  const relay = `smtp://mailer:s3cret-pass@127.0.0.1:${await freePort()}`;
+  const given = { SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40), RSS_POLL_INTERVAL_SECONDS: '60', OUTBOUND_ALLOW_HTTP: 'false', OUTBOUND_ALLOWED_CIDRS: '' };
+  const second = await up(given);
+  expect(commands(second).filter((c) => c.includes('maildev'))).toEqual([]);
+  expect(envOf(second, 'messaging/dist')).toMatchObject({ SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40) });
+  expect(envOf(second, 'form/dist')).toMatchObject({ PUBLIC_BASE_URL: 'https://mail.example.org', TRACKING_SECRET: 'x'.repeat(40) });
+  expect(envOf(second, 'rss/dist')).toMatchObject({ RSS_POLL_INTERVAL_SECONDS: '60', OUTBOUND_ALLOW_HTTP: 'false', OUTBOUND_ALLOWED_CIDRS: '' });
+  expect(second.output()).toContain(`mail:     sent through ${relay.replace('mailer:s3cret-pass@', '')} (SMTP_URL; no local mail UI)`);
+  expect(second.output()).not.toContain('s3cret-pass');
+  expect(second.output()).not.toContain('mail UI:');
+  expect(second.output()).not.toContain('warning:'); // no outbound exception left
+
   expect(second.apiKey).toBe(first.apiKey);
   const again = await fetch(`${second.url}/subscribers/${id}`, { headers: { 'x-api-key': second.apiKey } });
   expect(again.status).toBe(200);
   expect(await again.json()).toMatchObject({ id, email: 'kept@example.org' });
-  await stop(second, 'SIGTERM');
-  // Each process wrote its log; no key in any of them.
+  await stop(second, 'SIGTERM', 8);
+  // Each process wrote its log; no key, relay password or tracking secret in any of them.
   for (const log of fs.readdirSync(path.join(dataDir, 'logs'))) {
-    expect(fs.readFileSync(path.join(dataDir, 'logs', log), 'utf8')).not.toContain(first.apiKey);
+    const text = fs.readFileSync(path.join(dataDir, 'logs', log), 'utf8');
+    for (const secret of [first.apiKey, 's3cret-pass', 'x'.repeat(40)]) expect({ log, leaked: text.includes(secret) }).toEqual({ log, leaked: false });
   }
 }, 120_000);
+
+it('a mail port that is not a port number stops the start with the cause, before anything runs', async () => {
+  const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-up-bad-'));
+  try {
+    const { SMTP_URL: _relay, ...outer } = process.env;
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts/run-local.js')], {
+      env: { ...outer, MAILER_DATA_DIR: elsewhere, NATS_PORT: '0', GATEWAY_PORT: '0', ADMIN_PORT: '0', GRPC_BASE_PORT: '0', METRICS_BASE_PORT: '0', MAIL_UI_PORT: '10x80' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(out.trim()).toBe('up: MAIL_UI_PORT must be a port number (0 = any free port), not "10x80"');
+    expect(fs.readdirSync(path.join(elsewhere, 'logs'))).toEqual([]); // nothing was started
+  } finally {
+    fs.rmSync(elsewhere, { recursive: true, force: true });
+  }
+}, 30_000);

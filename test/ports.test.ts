@@ -59,3 +59,43 @@ describe('default gRPC ports', () => {
     expect(SERVICES.map((s) => defaults[s])).toEqual(SERVICES.map((_, i) => base + i));
   });
 });
+
+// The messaging service's other listeners (reader-facing HTTP, inbound bounces) and the form
+// service's HTTP listener: the same defaults in every config that declares them, in the local
+// runner (scripts/run-local-mail.js) and in the chart, clear of the gRPC, metrics and mail catcher ports.
+describe('default HTTP and bounce ports', () => {
+  const runner = require(path.join(repoRoot, 'scripts/run-local-mail.js')) as { MAIL_PORT_DEFAULTS: Record<string, number>; HTTP_ADDR_DEFAULTS: Record<string, number> };
+  const listeners = { ...runner.HTTP_ADDR_DEFAULTS, BOUNCE_SMTP_PORT: runner.MAIL_PORT_DEFAULTS.BOUNCE_SMTP_PORT };
+
+  it('every config that declares one has the runner\'s default, and the messaging service declares its own', () => {
+    expect(shapes.messaging.MESSAGING_HTTP_ADDR).toBeDefined();
+    expect(shapes.messaging.BOUNCE_SMTP_PORT).toBeDefined();
+    for (const [owner, shape] of Object.entries(shapes)) {
+      for (const [name, port] of Object.entries(listeners)) {
+        if (!shape[name]) continue;
+        const value = shape[name].parse(undefined);
+        expect({ owner, name, port: name.endsWith('_ADDR') ? portOf(value) : Number(value) }).toEqual({ owner, name, port });
+      }
+    }
+  });
+
+  it('the chart uses the same ports', () => {
+    const values = yaml.load(fs.readFileSync(path.join(repoRoot, 'charts/mailer/values.yaml'), 'utf8')) as { services: Record<string, { httpPort?: number; bounceSmtp?: { port: number } }> };
+    expect({
+      MESSAGING_HTTP_ADDR: values.services.messaging.httpPort,
+      FORM_HTTP_ADDR: values.services.form.httpPort,
+      BOUNCE_SMTP_PORT: values.services.messaging.bounceSmtp?.port,
+    }).toEqual(listeners);
+  });
+
+  it('lie outside the ephemeral range and clear of every other default port', () => {
+    const [low, high] = ephemeralRange();
+    const ports = [...Object.values(listeners), runner.MAIL_PORT_DEFAULTS.MAIL_SMTP_PORT, runner.MAIL_PORT_DEFAULTS.MAIL_UI_PORT];
+    const others = [4222, 8080, 8081, ...Array.from({ length: 7 }, (_, i) => 9100 + i), ...Object.values(SERVICE_PORTS)];
+    expect(new Set(ports).size).toBe(ports.length);
+    for (const p of ports) {
+      expect(p < low || p > high).toBe(true);
+      expect(others).not.toContain(p);
+    }
+  });
+});

@@ -1,9 +1,11 @@
 // The local runner (scripts/run-local.js, what `npm run up` ends with) on non-default ports and a
 // temporary data directory: services reach each other (not only the gateway), the printed operator
 // command works, a second runner on the same data is refused, every listener is on loopback, a
-// killed service is restarted, SIGTERM stops every child.
+// killed service is restarted, SIGTERM stops every child. Without SMTP_URL it runs maildev on the
+// ports given (a busy one moves to the next free one) and passes API.md section 4 to its readers.
 import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { childrenOf, freePort, repoRoot } from '@mailer/testing';
@@ -19,10 +21,13 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-runner-'));
 const runners: ChildProcess[] = [];
 let env: NodeJS.ProcessEnv;
 let runner: Runner;
+// Holds the port given as MAIL_SMTP_PORT, so the runner must move maildev's SMTP to the next free one.
+let busy: net.Server;
+let busyPort: number;
 
-/** The runner's environment: no INIT_CWD (npm's), so paths it prints are relative to its cwd. */
+/** The runner's environment: no INIT_CWD (npm's), so paths it prints are relative to its cwd; no SMTP_URL. */
 async function runnerEnv(): Promise<NodeJS.ProcessEnv> {
-  const { INIT_CWD: _ignored, ...rest } = process.env;
+  const { INIT_CWD: _ignored, SMTP_URL: _relay, ...rest } = process.env;
   return {
     ...rest,
     MAILER_DATA_DIR: dataDir,
@@ -31,6 +36,11 @@ async function runnerEnv(): Promise<NodeJS.ProcessEnv> {
     ADMIN_PORT: '0',
     GRPC_BASE_PORT: '0',
     METRICS_BASE_PORT: '0',
+    MAIL_SMTP_PORT: String(busyPort),
+    MAIL_UI_PORT: String(await freePort()),
+    BOUNCE_SMTP_PORT: String(await freePort()),
+    MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
+    FORM_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
   };
 }
 
@@ -67,9 +77,9 @@ async function up(): Promise<Runner> {
 
 const alive = (pid: number) => fs.existsSync(`/proc/${pid}`) && !/\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
 
-/** The runner's child running `services/<name>/dist/main.js` (or nats-server). */
+/** The runner's child running `services/<name>/dist/main.js` (or nats-server, maildev). */
 function pidOf(runnerPid: number, name: string): number | undefined {
-  const needle = name === 'nats' ? 'nats-server' : `${name}/dist/main.js`;
+  const needle = name === 'nats' ? 'nats-server' : name === 'maildev' ? 'maildev/dist/bin' : `${name}/dist/main.js`;
   return childrenOf(runnerPid).find((pid) => {
     try {
       return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
@@ -110,6 +120,9 @@ async function json(res: Response, status: number): Promise<any> { // eslint-dis
 }
 
 beforeAll(async () => {
+  busy = net.createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  busyPort = (busy.address() as net.AddressInfo).port;
   env = await runnerEnv();
   // a lock left by a runner that died (kill -9): stale, taken over
   const dead = spawnSync('true').pid;
@@ -119,6 +132,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(() => {
+  busy.close();
   // Every runner was started in its own process group: this reaches its children even if the
   // runner itself died or a test failed half-way.
   for (const child of runners) {
@@ -179,9 +193,9 @@ it('a second runner on the same data directory is refused at once, before it sta
   expect(natsStarts()).toBe(1);
 }, 60_000);
 
-it('every process listens on loopback only: gateway, admin, /metrics, gRPC, NATS', () => {
+it('every process listens on loopback only: gateway, admin, /metrics, gRPC, NATS, maildev', () => {
   const children = childrenOf(runner.child.pid!);
-  expect(children).toHaveLength(8); // nats-server, six services, the gateway
+  expect(children).toHaveLength(9); // nats-server, maildev, six services, the gateway
   const listeners = Object.fromEntries(children.map((pid) => [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(), listenersOf(pid)]));
   for (const [command, addresses] of Object.entries(listeners)) {
     expect({ command, listening: addresses.length > 0 }).toEqual({ command, listening: true });
@@ -191,6 +205,78 @@ it('every process listens on loopback only: gateway, admin, /metrics, gRPC, NATS
   const gateway = Object.entries(listeners).find(([command]) => command.includes('gateway/dist/main.js'))![1];
   expect(gateway).toHaveLength(3);
   expect(gateway).toContain(new URL(runner.url).host);
+});
+
+/** The environment a child of the runner was started with. */
+function envOf(name: string): Record<string, string> {
+  const pid = pidOf(runner.child.pid!, name)!;
+  const pairs = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+}
+
+/** One message over plain SMTP (what the messaging service's transport does, without a client library). */
+async function sendSmtp(port: number, to: string, subject: string): Promise<void> {
+  const socket = net.connect(port, '127.0.0.1');
+  let buffer = '';
+  socket.on('data', (c: Buffer) => (buffer += c.toString()));
+  const reply = async (code: string) => {
+    await until(`SMTP ${code}`, () => (new RegExp(`^${code} `, 'm').test(buffer) ? true : undefined), 10_000, () => buffer);
+    buffer = '';
+  };
+  const say = (line: string) => socket.write(`${line}\r\n`);
+  await reply('220');
+  say('EHLO runner.test');
+  await reply('250');
+  for (const [line, code] of [['MAIL FROM:<app@example.org>', '250'], [`RCPT TO:<${to}>`, '250'], ['DATA', '354']]) {
+    say(line);
+    await reply(code);
+  }
+  say(`From: app@example.org\r\nTo: ${to}\r\nSubject: ${subject}\r\n\r\nHello.\r\n.`);
+  await reply('250');
+  say('QUIT');
+  socket.end();
+}
+
+it('without SMTP_URL: maildev on the given ports (a busy one moves to the next free), its UI answers and shows mail, the banner prints it, the messaging service is pointed at it', async () => {
+  const out = runner.output();
+  const [, uiUrl, uiPort, smtpPort] = out.match(/mail UI:\s+(http:\/\/127\.0\.0\.1:(\d+))\s+\(every mail sent lands here; SMTP on 127\.0\.0\.1:(\d+)\)/)!;
+  expect(Number(uiPort)).toBe(Number(env.MAIL_UI_PORT));
+  expect(Number(smtpPort)).toBeGreaterThan(busyPort);
+  expect(out).toContain(`up: port ${busyPort} (MAIL_SMTP_PORT) is in use; using ${smtpPort}`);
+  // the mail line sits beside the gateway URL and the key
+  expect(out).toMatch(/gateway:.*\n\s+API key:.*\n\s+mail UI:/);
+
+  const page = await fetch(uiUrl, { headers: { accept: 'text/html' }, signal: AbortSignal.timeout(10_000) });
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('<title>MailDev</title>');
+  await sendSmtp(Number(smtpPort), 'ann@example.org', 'caught by maildev');
+  const mails = await (await fetch(`${uiUrl}/api/email`, { signal: AbortSignal.timeout(10_000) })).json();
+  expect(mails.map((m: { subject: string }) => m.subject)).toEqual(['caught by maildev']);
+
+  expect(envOf('messaging').SMTP_URL).toBe(`smtp://127.0.0.1:${smtpPort}`);
+}, 60_000);
+
+it('every setting of API.md section 4 reaches the process that reads it (runner defaults, moved ports, the generated tracking secret)', () => {
+  const { trackingSecret } = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  expect(envOf('messaging')).toMatchObject({
+    PUBLIC_BASE_URL: runner.url,
+    BOUNCE_DOMAIN: 'bounces.localhost',
+    BOUNCE_SMTP_HOST: '127.0.0.1',
+    BOUNCE_SMTP_PORT: env.BOUNCE_SMTP_PORT,
+    MAIL_DELIVERY_CONFIRMATION: 'accept',
+    TRACKING_SECRET: trackingSecret,
+    MESSAGING_HTTP_ADDR: env.MESSAGING_HTTP_ADDR,
+  });
+  expect(envOf('form')).toMatchObject({ PUBLIC_BASE_URL: runner.url, TRACKING_SECRET: trackingSecret, FORM_HTTP_ADDR: env.FORM_HTTP_ADDR });
+  const outbound = { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8,::1/128' };
+  expect(envOf('rss')).toMatchObject({ ...outbound, RSS_POLL_INTERVAL_SECONDS: '600' });
+  expect(envOf('webhook')).toMatchObject(outbound);
+  expect(envOf('gateway')).toMatchObject({ MESSAGING_HTTP_ADDR: env.MESSAGING_HTTP_ADDR, FORM_HTTP_ADDR: env.FORM_HTTP_ADDR });
+  // the secret goes to its readers only, and never to the console
+  expect(envOf('subscriber').TRACKING_SECRET).toBeUndefined();
+  expect(runner.output()).not.toContain(trackingSecret);
+  expect(runner.output()).toContain(`bounces:  SMTP on 127.0.0.1:${env.BOUNCE_SMTP_PORT} for return paths @bounces.localhost; links start ${runner.url}`);
+  expect(runner.output()).toContain('warning:  OUTBOUND_ALLOW_HTTP=true OUTBOUND_ALLOWED_CIDRS=127.0.0.0/8,::1/128: webhooks and RSS feeds may reach these addresses (development only)');
 });
 
 it('a service killed with SIGKILL is restarted on the same address with backoff, says so with the cause, and answers again', async () => {
@@ -228,7 +314,7 @@ it('a service killed with SIGKILL is restarted on the same address with backoff,
 
 it('SIGTERM stops every child (by PID), removes the lock, exits 0', async () => {
   const children = childrenOf(runner.child.pid!);
-  expect(children).toHaveLength(8);
+  expect(children).toHaveLength(9);
   const exited = new Promise<number | null>((resolve) => runner.child.once('exit', resolve));
   runner.child.kill('SIGTERM');
   expect(await exited).toBe(0);

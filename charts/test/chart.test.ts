@@ -26,6 +26,9 @@ const RELEASE = 'mailer';
 const NAMESPACE = 'mailer-test';
 const FULL_VALUES = path.join(CHART, 'ci/full-values.yaml');
 const MONITORING_API = ['--api-versions', 'monitoring.coreos.com/v1'];
+// The values an install must give (the chart fails without them, see 'email' below); given first,
+// so a test's own arguments override them.
+const REQUIRED = ['--set', 'mail.publicBaseUrl=https://mail.example.org', '--set', 'mail.bounceDomain=bounces.example.org'];
 
 // ---------------------------------------------------------------------------------------------
 // Types and helpers
@@ -63,14 +66,14 @@ function helm(args: string[]) {
 
 /** `helm template`; throws with helm's message when it fails. */
 function render(args: string[] = []): K8sObject[] {
-  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...args]);
+  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...REQUIRED, ...args]);
   if (res.status !== 0) throw new Error(`helm template ${args.join(' ')} failed:\n${res.stderr}`);
   return yaml.loadAll(res.stdout).filter((doc): doc is K8sObject => doc !== null && doc !== undefined);
 }
 
 /** `helm template` that must fail; returns helm's error output. */
-function renderFails(args: string[]): string {
-  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...args]);
+function renderFails(args: string[], required = REQUIRED): string {
+  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...required, ...args]);
   expect(res.status).not.toBe(0);
   return res.stderr;
 }
@@ -240,6 +243,15 @@ function envOf(container: Obj): Map<string, Obj> {
   return new Map((container.env ?? []).map((e: Obj) => [e.name, e]));
 }
 
+const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS'];
+/** The Secret entries a workload reads (required ones, and optional ones that may be absent). */
+function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] } {
+  if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'], optional: [] };
+  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS'] };
+  if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET'], optional: ['TRACKING_SECRET_PREVIOUS'] };
+  return { required: ['MONGODB_URI'], optional: [] };
+}
+
 test('the repository has the gateway and at least the six known services', () => {
   expect(fs.existsSync(path.join(ROOT, 'gateway'))).toBe(true);
   expect(serviceDirs).toEqual(expect.arrayContaining(['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook']));
@@ -249,7 +261,7 @@ test('the repository has the gateway and at least the six known services', () =>
 
 describe('helm lint --strict', () => {
   test.each([
-    ['default values', []],
+    ['default values (and the required ones)', REQUIRED],
     ['everything enabled (ci/full-values.yaml)', ['-f', FULL_VALUES]],
     ['development overrides (values-dev.yaml)', ['-f', path.join(CHART, 'values-dev.yaml')]],
   ])('%s', (_label, args) => {
@@ -355,17 +367,20 @@ describe('default values', () => {
       expect(c.envFrom).toEqual([{ configMapRef: { name: cm.metadata.name } }]);
       const secret = find(objs, 'Secret', RELEASE);
       // Least privilege: only the services have a store, only the gateway holds the API-key master
-      // key and the admin token.
-      const secretKeys = w.isGateway ? ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'] : ['MONGODB_URI'];
+      // key and the admin token, only messaging the relay and DKIM keys, only messaging and form
+      // (confirmation links) the tracking secret.
+      const { required: secretKeys, optional } = SECRET_KEYS_OF(w.name);
       for (const key of secretKeys) {
         expect(env.get(key)).toEqual({ name: key, valueFrom: { secretKeyRef: { name: secret.metadata.name, key } } });
         expect(secret.data[key]).toBeTruthy();
       }
-      for (const key of ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN'].filter((k) => !secretKeys.includes(k))) {
-        expect(env.has(key)).toBe(false);
+      // Optional entries (absent from the chart's Secret until given) must not keep the pod from starting.
+      for (const key of optional) expect(env.get(key)).toEqual({ name: key, valueFrom: { secretKeyRef: { name: secret.metadata.name, key, optional: true } } });
+      for (const key of ALL_SECRET_KEYS.filter((k) => !secretKeys.includes(k) && !optional.includes(k))) {
+        expect({ key, present: env.has(key) }).toEqual({ key, present: false });
       }
       // No secret travels as a literal value, in the env or the ConfigMap.
-      for (const key of ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN']) {
+      for (const key of ALL_SECRET_KEYS) {
         expect(env.get(key)?.value).toBeUndefined();
         expect(cm.data[key]).toBeUndefined();
       }
@@ -587,7 +602,8 @@ describe('guards', () => {
     const refs = byKind(objs, 'Deployment').flatMap((d) =>
       d.spec.template.spec.containers.flatMap((c: Obj) => (c.env ?? []).filter((e: Obj) => e.valueFrom?.secretKeyRef)),
     );
-    expect(refs.length).toBe(SERVICES.length + 2);
+    const expected = WORKLOADS.reduce((n, w) => n + SECRET_KEYS_OF(w.name).required.length + SECRET_KEYS_OF(w.name).optional.length, 0);
+    expect(refs.length).toBe(expected);
     for (const r of refs) expect(r.valueFrom.secretKeyRef.name).toBe('mailer-prod-secrets');
   });
 
@@ -652,6 +668,168 @@ describe('guards', () => {
   });
 });
 
+describe('email: reader-facing HTTP, bounce listener, mail settings and secrets', () => {
+  const messagingConfig = require(path.join(ROOT, 'services/messaging/dist/config.js')).configSchema;
+  const container = (objs: K8sObject[], name: string) => containerOf(find(objs, 'Deployment', workloadName(name)), name);
+
+  /** What the process sees: the ConfigMap, then its literal env, then the Secret entries it references. */
+  function processEnv(objs: K8sObject[], name: string): Record<string, string> {
+    const out: Record<string, string> = { ...find(objs, 'ConfigMap', RELEASE).data };
+    const secret = find(objs, 'Secret', RELEASE);
+    for (const e of container(objs, name).env) {
+      if (e.value !== undefined) out[e.name] = e.value;
+      const ref = e.valueFrom?.secretKeyRef;
+      if (ref && secret.data[ref.key] !== undefined) out[e.name] = Buffer.from(secret.data[ref.key], 'base64').toString('utf8');
+    }
+    return out;
+  }
+
+  describe('default values', () => {
+    const objs = render();
+
+    test('messaging and form listen for reader pages on port http, which their ClusterIP Service carries and the gateway dials', () => {
+      const cm = find(objs, 'ConfigMap', RELEASE);
+      for (const [name, variable, port] of [['messaging', 'MESSAGING_HTTP_ADDR', 7155], ['form', 'FORM_HTTP_ADDR', 7153]] as const) {
+        expect((getPath(values, `services.${name}`) as Obj).httpPort).toBe(port);
+        expect(container(objs, name).ports).toContainEqual({ name: 'http', containerPort: port, protocol: 'TCP' });
+        expect(envOf(container(objs, name)).get(variable)?.value).toBe(`0.0.0.0:${port}`);
+        const svc = find(objs, 'Service', workloadName(name));
+        expect(svc.spec.type).toBe('ClusterIP');
+        expect(svc.spec.ports).toContainEqual({ name: 'http', port, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' });
+        // the gateway has no literal override: it dials the Service from the ConfigMap
+        expect(cm.data[variable]).toBe(`${workloadName(name)}:${port}`);
+        expect(envOf(container(objs, 'gateway')).has(variable)).toBe(false);
+      }
+      // services without reader pages have no such port
+      for (const name of ['subscriber', 'segment', 'rss', 'webhook']) expect(container(objs, name).ports.map((p: Obj) => p.name)).toEqual(['grpc', 'metrics']);
+    });
+
+    test('the bounce listener: container port smtp on all interfaces, on the ClusterIP Service; no public Service unless asked', () => {
+      const c = container(objs, 'messaging');
+      expect(c.ports).toContainEqual({ name: 'smtp', containerPort: 2525, protocol: 'TCP' });
+      expect(envOf(c).get('BOUNCE_SMTP_HOST')?.value).toBe('0.0.0.0');
+      expect(envOf(c).get('BOUNCE_SMTP_PORT')?.value).toBe('2525');
+      expect(find(objs, 'Service', workloadName('messaging')).spec.ports).toContainEqual({ name: 'smtp', port: 2525, targetPort: 'smtp', protocol: 'TCP' });
+      expect(objs.filter((o) => o.metadata.name === `${workloadName('messaging')}-bounces`)).toEqual([]);
+    });
+
+    test('the messaging service accepts what the chart gives it: mail settings, relay, generated tracking secret', () => {
+      const env = processEnv(objs, 'messaging');
+      const parsed = messagingConfig.safeParse(env);
+      expect(parsed.error?.issues).toBeUndefined();
+      expect(parsed.data).toMatchObject({
+        PUBLIC_BASE_URL: 'https://mail.example.org',
+        BOUNCE_DOMAIN: 'bounces.example.org',
+        SMTP_URL: values.secrets.smtpUrl,
+        MAIL_DELIVERY_CONFIRMATION: 'accept',
+        MAIL_ALLOWED_FROM_DOMAINS: [],
+        SMTP_POOL_SIZE: values.mail.smtpPoolSize,
+        MAIL_SEND_CONCURRENCY: values.mail.sendConcurrency,
+        MAIL_ACCOUNT_RATE_PER_SECOND: values.mail.accountRatePerSecond,
+        DKIM_KEYS: {},
+        TRACKING_SECRET_PREVIOUS: [],
+        MESSAGING_HTTP_ADDR: '0.0.0.0:7155',
+        BOUNCE_SMTP_PORT: 2525,
+      });
+      expect(env.TRACKING_SECRET.length).toBeGreaterThanOrEqual(32);
+      const secret = find(objs, 'Secret', RELEASE);
+      expect(secret.data.DKIM_KEYS).toBeUndefined();
+      expect(secret.data.TRACKING_SECRET_PREVIOUS).toBeUndefined();
+      // the form service signs confirmation links with the same secret
+      expect(processEnv(objs, 'form')).toMatchObject({ TRACKING_SECRET: env.TRACKING_SECRET, PUBLIC_BASE_URL: 'https://mail.example.org', FORM_HTTP_ADDR: '0.0.0.0:7153' });
+    });
+
+    test('an install without the public address or the bounce domain fails and says which value is missing', () => {
+      expect(renderFails([], [])).toContain('mail.publicBaseUrl is required');
+      expect(renderFails(['--set', 'mail.publicBaseUrl=https://mail.example.org'], [])).toContain('mail.bounceDomain is required');
+      expect(renderFails(['--set', 'secrets.smtpUrl='])).toContain('secrets.smtpUrl is required');
+      // no service that writes links: nothing to require
+      const res = helm(['template', RELEASE, CHART_DIR, '--set', 'services.messaging.enabled=false', '--set', 'services.form.enabled=false']);
+      expect(res.stderr).toBe('');
+      expect(res.status).toBe(0);
+    });
+
+    test('the relay URL and the DKIM keys may come from Secrets of their own', () => {
+      const own = render(['--set', 'secrets.smtpUrl=', '--set', 'secrets.smtpSecret.name=relay-credentials', '--set', 'secrets.dkimSecret.name=dkim', '--set', 'secrets.dkimSecret.key=keys.json', '--set', 'secrets.dkimKeys.example\\.org.selector=s1', '--set', 'secrets.dkimKeys.example\\.org.privateKey=-----BEGIN PRIVATE KEY-----']);
+      validateAll(own);
+      const env = envOf(container(own, 'messaging'));
+      expect(env.get('SMTP_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'relay-credentials', key: 'SMTP_URL' } });
+      // a Secret of its own is named on purpose: its key must exist (not optional)
+      expect(env.get('DKIM_KEYS')?.valueFrom).toEqual({ secretKeyRef: { name: 'dkim', key: 'keys.json' } });
+      const secret = find(own, 'Secret', RELEASE);
+      expect(secret.data.SMTP_URL).toBeUndefined();
+      expect(secret.data.DKIM_KEYS).toBeUndefined();
+    });
+
+    test('the bounce listener as a NodePort Service on a chosen port', () => {
+      const p = 'services.messaging.bounceSmtp.service';
+      const np = render(['--set', `${p}.enabled=true`, '--set', `${p}.type=NodePort`, '--set', `${p}.nodePort=30025`, '--set', `${p}.loadBalancerSourceRanges={10.0.0.0/8}`]);
+      validateAll(np);
+      const svc = find(np, 'Service', `${workloadName('messaging')}-bounces`);
+      expect(svc.spec.type).toBe('NodePort');
+      expect(svc.spec.ports).toEqual([{ name: 'smtp', port: 25, targetPort: 'smtp', protocol: 'TCP', nodePort: 30025 }]);
+      expect(svc.spec.loadBalancerSourceRanges).toBeUndefined();
+    });
+  });
+
+  describe('everything given (ci/full-values.yaml)', () => {
+    const objs = render(['-f', FULL_VALUES]);
+    const full = readYaml<Obj>(`${CHART_DIR}/ci/full-values.yaml`);
+    const podLabels = (name: string) => find(objs, 'Deployment', workloadName(name)).spec.template.metadata.labels;
+
+    test('relay, DKIM keys and former tracking secrets reach the messaging service through the Secret, as it parses them', () => {
+      const env = processEnv(objs, 'messaging');
+      const parsed = messagingConfig.safeParse(env);
+      expect(parsed.error?.issues).toBeUndefined();
+      expect(parsed.data).toMatchObject({
+        SMTP_URL: full.secrets.smtpUrl,
+        TRACKING_SECRET: full.secrets.trackingSecret,
+        TRACKING_SECRET_PREVIOUS: full.secrets.trackingSecretPrevious,
+        DKIM_KEYS: full.secrets.dkimKeys,
+        MAIL_DELIVERY_CONFIRMATION: 'dsn',
+        MAIL_ALLOWED_FROM_DOMAINS: ['example.org', 'example.com'],
+        BOUNCE_DOMAIN: full.mail.bounceDomain,
+      });
+      // never as a literal value, never in the ConfigMap
+      const cm = find(objs, 'ConfigMap', RELEASE);
+      for (const text of [JSON.stringify(cm), JSON.stringify(byKind(objs, 'Deployment'))]) {
+        expect(text).not.toContain('relay-password');
+        expect(text).not.toContain(full.secrets.trackingSecret);
+        expect(text).not.toContain('BEGIN PRIVATE KEY');
+      }
+    });
+
+    test('a LoadBalancer Service takes bounces from the internet on port 25 to the messaging pods only', () => {
+      const svc = find(objs, 'Service', `${workloadName('messaging')}-bounces`);
+      expect(svc.spec).toMatchObject({ type: 'LoadBalancer', externalTrafficPolicy: 'Local', loadBalancerSourceRanges: ['192.0.2.0/24'] });
+      expect(svc.spec.ports).toEqual([{ name: 'smtp', port: 25, targetPort: 'smtp', protocol: 'TCP' }]);
+      for (const w of WORKLOADS) expect(selects({ matchLabels: svc.spec.selector }, podLabels(w.name))).toBe(w.name === 'messaging');
+    });
+
+    describe('NetworkPolicies', () => {
+      const policyOf = (name: string) => find(objs, 'NetworkPolicy', workloadName(name));
+      const rulesFor = (name: string, port: string) => policyOf(name).spec.ingress.filter((r: Obj) => r.ports.some((x: Obj) => x.port === port));
+      const admits = (rules: Obj[], labels: Record<string, string>) => rules.some((r) => !r.from || r.from.some((peer: Obj) => !peer.namespaceSelector && !peer.ipBlock && selects(peer.podSelector, labels)));
+
+      test.each([['messaging'], ['form']])('%s reader pages: from the gateway of this release only', (name) => {
+        const rules = rulesFor(name, 'http');
+        expect(rules).toHaveLength(1);
+        expect(admits(rules, podLabels('gateway'))).toBe(true);
+        for (const other of WORKLOADS.filter((w) => w.name !== 'gateway')) expect(admits(rules, podLabels(other.name))).toBe(false);
+        expect(admits(rules, { ...podLabels('gateway'), 'app.kubernetes.io/instance': 'someone-else' })).toBe(false);
+        expect(admits(rules, { app: 'intruder' })).toBe(false);
+      });
+
+      test('the bounce port admits the configured peers (anyone when none are)', () => {
+        expect(rulesFor('messaging', 'smtp').map((r: Obj) => r.from)).toEqual([full.services.messaging.bounceSmtp.from]);
+        const open = render(['--set', 'networkPolicy.enabled=true']);
+        const rules = find(open, 'NetworkPolicy', workloadName('messaging')).spec.ingress.filter((r: Obj) => r.ports.some((x: Obj) => x.port === 'smtp'));
+        expect(rules).toEqual([{ ports: [{ port: 'smtp', protocol: 'TCP' }] }]);
+      });
+    });
+  });
+});
+
 describe('values.schema.json', () => {
   const schema = JSON.parse(fs.readFileSync(path.join(CHART, 'values.schema.json'), 'utf8'));
 
@@ -674,6 +852,12 @@ describe('values.schema.json', () => {
     ['a log level the processes reject', ['--set', 'config.logLevel=verbose'], 'logLevel'],
     ['an admin token shorter than the gateway accepts', ['--set', 'secrets.adminToken=too-short-for-the-gateway'], 'adminToken'],
     ['a trust-proxy hop count the gateway rejects', ['--set', 'gateway.trustProxy=11'], 'trustProxy'],
+    ['a delivery confirmation the messaging service rejects', ['--set', 'mail.deliveryConfirmation=bounce'], 'deliveryConfirmation'],
+    ['a public address that is not an http(s) URL', ['--set', 'mail.publicBaseUrl=mail.example.org'], 'publicBaseUrl'],
+    ['a relay URL that is not smtp(s)://', ['--set', 'secrets.smtpUrl=http://relay:25'], 'smtpUrl'],
+    ['a tracking secret shorter than the messaging service accepts', ['--set', 'secrets.trackingSecret=short'], 'trackingSecret'],
+    ['a DKIM key without its selector', ['--set', 'secrets.dkimKeys.example\\.org.privateKey=-----BEGIN PRIVATE KEY-----'], 'selector'],
+    ['a node port outside the node-port range', ['--set', 'services.messaging.bounceSmtp.service.nodePort=25'], 'nodePort'],
     ['a service named gateway', ['-f', FULL_VALUES, '--set-json', 'services.gateway={"enabled":true,"image":{"repository":"x"},"replicas":1,"grpcPort":50000,"resources":{},"autoscaling":{"enabled":false},"pdb":{"enabled":false}}'], 'services'],
   ])('rejects %s', (_label, args, mention) => {
     const stderr = renderFails(args as string[]);

@@ -80,7 +80,11 @@ export const configSchema = z.object({
    * at least 32 bytes. TRACKING_SECRET_PREVIOUS (comma list) keeps links of a rotated secret working.
    */
   TRACKING_SECRET: z.string().min(32, 'TRACKING_SECRET must have at least 32 characters'),
-  TRACKING_SECRET_PREVIOUS: commaList,
+  // Not commaList: that lower-cases (domains), which would turn a rotated secret into another one.
+  TRACKING_SECRET_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** Treat opens/clicks within this many ms of delivery as machine events (API.md: 2 s). */
   MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
   /** Outbox relay of the email.* facts. */
