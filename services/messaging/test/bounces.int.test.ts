@@ -13,7 +13,7 @@ import { connect, type NatsConnection } from 'nats';
 import { openStore } from '@mailer/store';
 import { adminRequest, createAccount, freePort, spawnReady, startGateway, startNatsServer, type GatewayHandle, type NatsServerHandle, type RunningProcess } from '@mailer/testing';
 import { publicLinks } from '../src/app/public-links';
-import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
+import { messageCollections, messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
 import { sendMail } from './support/smtp-client';
 
 jest.setTimeout(180_000);
@@ -367,13 +367,7 @@ function sentMessage(id: string, over: Partial<EmailMessageDoc>): Omit<EmailMess
     deliveredAt: null,
     bouncedAt: null,
     complainedAt: null,
-    bounce: null,
-    openCount: 0,
-    firstOpenedAt: null,
-    machineOpenCount: 0,
-    clickCount: 0,
-    firstClickedAt: null,
-    machineClickCount: 0,
+    ...noEngagementYet(),
     eventProperties: null,
     ...over,
   };

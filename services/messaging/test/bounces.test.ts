@@ -4,7 +4,7 @@ import { fixedClock, sequentialIds } from '@mailer/kit';
 import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { bounceDeps, recordBounce, recordComplaint, recordDsnDelivery, type BounceDeps } from '../src/app/bounces';
-import { messagesOf, type EmailMessageDoc } from '../src/store/messages';
+import { messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
 import { suppressionsOf } from '../src/store/suppressions';
 
 const ACCOUNT = '0190a1b2-0000-7000-8000-000000000001';
@@ -40,13 +40,7 @@ function messageDoc(over: Partial<EmailMessageDoc> = {}): Omit<EmailMessageDoc, 
     deliveredAt: null,
     bouncedAt: null,
     complainedAt: null,
-    bounce: null,
-    openCount: 0,
-    firstOpenedAt: null,
-    machineOpenCount: 0,
-    clickCount: 0,
-    firstClickedAt: null,
-    machineClickCount: 0,
+    ...noEngagementYet(),
     eventProperties: { orderId: 'o-1' },
     ...over,
   };

@@ -13,7 +13,7 @@ import { publicLinks } from '../src/app/public-links';
 import { subscriberClient } from '../src/clients/subscribers';
 import { STYLESHEET } from '../src/http/html';
 import { PIXEL, publicPages } from '../src/http/pages';
-import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
+import { messageCollections, messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
 import { outboxRepository } from '../src/store/outbox';
 
 // The open pixel and click redirect as a reader's mail client meets them: the messaging service's
@@ -107,13 +107,7 @@ async function deliveredMessage(overrides: Partial<EmailMessageDoc> = {}): Promi
     deliveredAt,
     bouncedAt: null,
     complainedAt: null,
-    bounce: null,
-    openCount: 0,
-    firstOpenedAt: null,
-    machineOpenCount: 0,
-    clickCount: 0,
-    firstClickedAt: null,
-    machineClickCount: 0,
+    ...noEngagementYet(),
     eventProperties: { orderId: 'o-1' },
     ...overrides,
   };

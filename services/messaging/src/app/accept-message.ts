@@ -13,7 +13,7 @@ import { instrumentHtml } from '../domain/tracking-html';
 import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
 import { senderForSend } from './sender-profiles';
-import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason } from '../store/messages';
+import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, noEngagementYet } from '../store/messages';
 import type { OutboxRepository } from '../store/outbox';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
 import type { Collection } from '@mailer/store';
@@ -147,13 +147,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     deliveredAt: null,
     bouncedAt: null,
     complainedAt: null,
-    bounce: null,
-    openCount: 0,
-    firstOpenedAt: null,
-    machineOpenCount: 0,
-    clickCount: 0,
-    firstClickedAt: null,
-    machineClickCount: 0,
+    ...noEngagementYet(),
     eventProperties: input.eventProperties ?? null,
   };
   const headers: Record<string, string> = unsubscribeUrl

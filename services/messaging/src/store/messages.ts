@@ -68,6 +68,12 @@ export interface EmailMessageDoc {
   eventProperties: Record<string, unknown> | null;
 }
 
+/** A new message's bounce and engagement members: nothing has happened to it yet. */
+export const noEngagementYet = (): Pick<
+  EmailMessageDoc,
+  'bounce' | 'openCount' | 'firstOpenedAt' | 'machineOpenCount' | 'clickCount' | 'firstClickedAt' | 'machineClickCount'
+> => ({ bounce: null, openCount: 0, firstOpenedAt: null, machineOpenCount: 0, clickCount: 0, firstClickedAt: null, machineClickCount: 0 });
+
 /** The rendered mail, kept only while it may still be sent. */
 export interface EmailBodyDoc {
   _id: string; // messageId

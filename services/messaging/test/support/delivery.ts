@@ -14,7 +14,7 @@ import { smtpTransport, type MailTransport } from '../../src/clients/smtp-transp
 import { loadMessagingConfig, type Config } from '../../src/config';
 import { AccountSendRate } from '../../src/domain/send-rate';
 import { EMAIL_JOBS_DURABLE, startEmailJobs } from '../../src/events/email-jobs';
-import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc } from '../../src/store/messages';
+import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc, noEngagementYet } from '../../src/store/messages';
 import { outboxRepository } from '../../src/store/outbox';
 import { suppressionCollection, suppressionsOf, type SuppressionDoc } from '../../src/store/suppressions';
 
@@ -47,13 +47,7 @@ export function queuedMessage(overrides: Partial<NewMessage> = {}): NewMessage {
     deliveredAt: null,
     bouncedAt: null,
     complainedAt: null,
-    bounce: null,
-    openCount: 0,
-    firstOpenedAt: null,
-    machineOpenCount: 0,
-    clickCount: 0,
-    firstClickedAt: null,
-    machineClickCount: 0,
+    ...noEngagementYet(),
     eventProperties: { orderId: '42' },
     ...overrides,
   };
