@@ -7,7 +7,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { callLogger, PeerUnavailable, type Logger } from '@mailer/kit';
 import { changePreferences, oneClickUnsubscribe, preferencesOf, type PreferenceDeps, type PreferenceChange } from '../app/preferences';
 import { recordClick, recordOpen, type TrackingDeps, type Visit } from '../app/tracking';
-import { FormBodyError, readFormBody, type FormFields } from './form-body';
+import { FormBodyError, readFormBody, type FormFields } from '@mailer/kit/form-body';
 import { confirmationPage, messagePage, preferencePage } from './html';
 
 export interface PagesDeps extends TrackingDeps, PreferenceDeps {

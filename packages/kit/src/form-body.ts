@@ -1,5 +1,6 @@
-// Form bodies of the reader pages: RFC 8058 one-click posts (`List-Unsubscribe=One-Click`) come as
-// application/x-www-form-urlencoded or multipart/form-data, the preference page's form as the former.
+// Form bodies of reader pages (a service's public HTML forms): RFC 8058 one-click posts
+// (`List-Unsubscribe=One-Click`) come as application/x-www-form-urlencoded or multipart/form-data,
+// plain HTML forms (preference page, signup forms) as the former.
 // Small and bounded: a body over the limit is refused before it is read whole (413).
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';

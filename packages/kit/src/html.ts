@@ -1,0 +1,39 @@
+// Reader pages as HTML strings (every service's public pages share the look and the escaping): no template engine, no script, one inline stylesheet (allowed by
+// its hash in the Content-Security-Policy), and every value that is not a literal of this file goes
+// through `escapeHtml` (customer-provided text: topic labels, form labels, page texts).
+
+export const STYLESHEET =
+  'body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.5}' +
+  'fieldset{border:1px solid #ccc;border-radius:6px;padding:1rem}label{display:block;margin:.4rem 0}' +
+  '.hint{color:#666;font-size:.9em;margin:0 0 .4rem 1.6rem}button{margin:1rem .5rem 0 0;padding:.5rem 1rem}';
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text safe in element content and in double- or single-quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+}
+
+/** The page around `body` (already HTML): one stylesheet, no script, not indexed. */
+export function htmlPage(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>${STYLESHEET}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+/** A page with a heading and one paragraph (not found, bad request, unavailable, errors). */
+export function messagePage(title: string, text: string): string {
+  return htmlPage(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(text)}</p>`);
+}
+
