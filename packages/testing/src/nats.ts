@@ -2,6 +2,7 @@
 // work-queue retention) are exactly what the code under test relies on, so tests run against the
 // real binary rather than a fake; a missing binary is a loud failure, never a skipped test.
 import { spawn, ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -44,24 +45,25 @@ export function natsServerBinary(candidates: string[] = natsServerCandidates()):
 }
 
 /**
- * Asks the kernel for an unused loopback port. There is an unavoidable window between closing the
- * probe socket and the server binding it; startNatsServer retries on a bind failure to cover it.
+ * A loopback port that was free a moment ago, drawn at random below Linux's ephemeral range
+ * (32768-60999): a port the kernel picks for listen(0) can be taken by the next outgoing
+ * connection's local end before the process we hand it to binds it (a CI run failed so). The window
+ * between probe and bind remains; startNatsServer and startService retry on a bind failure.
  */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = 20_000 + crypto.randomInt(12_000);
+    if (await canListen(port)) return port;
+    if (attempt > 50) throw new Error('could not find a free port in 20000-31999');
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
     srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      if (addr === null || typeof addr === 'string') {
-        srv.close();
-        reject(new Error('could not determine a free port'));
-        return;
-      }
-      const { port } = addr;
-      srv.close((err) => (err ? reject(err) : resolve(port)));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 

@@ -125,18 +125,24 @@ export async function startService(
   name: ServiceName,
   env: { NATS_URL: string; DATA_DIR?: string } & NodeJS.ProcessEnv,
 ): Promise<RunningService> {
-  const grpcPort = await freePort();
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
-  const address = `127.0.0.1:${grpcPort}`;
-  const proc = await spawnReady(`services/${name}/dist/main.js`, {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    ...(name === 'messaging' ? await messagingListeners() : {}),
-    ...env,
-    DATA_DIR: dataDir,
-    [`${name.toUpperCase()}_GRPC_ADDR`]: address,
-  });
-  return { ...proc, name, address, dataDir };
+  // A free port can still be taken before the service binds it: try again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    const address = `127.0.0.1:${await freePort()}`;
+    try {
+      const proc = await spawnReady(`services/${name}/dist/main.js`, {
+        LOG_LEVEL: 'info',
+        METRICS_PORT: '0',
+        ...(name === 'messaging' ? await messagingListeners() : {}),
+        ...env,
+        DATA_DIR: dataDir,
+        [`${name.toUpperCase()}_GRPC_ADDR`]: address,
+      });
+      return { ...proc, name, address, dataDir };
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
 }
 
 /**
