@@ -3,6 +3,7 @@ import { commonV1, formV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startFieldDeletedConsumer } from './events/field-deleted';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { publicApp } from './http/app';
 import { formRepository } from './store/forms';
 
 /**
@@ -18,6 +19,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the forms that collect it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ forms }));
+  // Public submissions, confirm and landing pages, forwarded by the gateway (/public/forms|pages|confirm).
+  ctx.serveHttp({
+    address: ctx.config.FORM_HTTP_ADDR,
+    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc }),
+  });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
   return [() => fieldDeleted.stop()];
 }
