@@ -24,7 +24,7 @@ let nc: NatsConnection;
 let client: ReturnType<typeof createClient<commonV1.FieldUsageServiceClient>>;
 
 beforeAll(async () => {
-  // The forms exist before the service starts (no RPC creates forms yet): written to its data directory.
+  // The forms exist before the service starts: written straight to its data directory.
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'form-int-'));
   const store = await openStore({ dataDir: path.join(dataDir, 'form') });
   const forms = formRepository(store);

@@ -161,6 +161,7 @@ describe('resolveFormRequest', () => {
     const page = resolveFormRequest(request({ type: 'PAGE', routePath: 'join-us-2', domain: ' Pages.Example.COM ' }), ctx());
     expect([page.routePath, page.domain]).toEqual(['join-us-2', 'pages.example.com']);
     expect(resolveFormRequest(request({ type: 'PAGE', routePath: 'join', domain: 'mail.example.com' }), ctx()).domain).toBeNull();
+    expect(resolveFormRequest(request({ type: 'PAGE', routePath: 'join', domain: '127.0.0.1:8080' }), ctx({ publicBaseUrl: 'http://127.0.0.1:8080' })).domain).toBeNull();
   });
 
   it('allowedOrigins are origins, canonical and once', () => {

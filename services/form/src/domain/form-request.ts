@@ -167,11 +167,12 @@ const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 function resolveDomain(raw: string | null, publicBaseUrl: string): string | null {
   if (raw === null) return null;
   const domain = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (domain === defaultPageHost(publicBaseUrl)) return null; // e.g. 127.0.0.1:8080 in development
   const [host, port, ...rest] = domain.split(':');
   const hostOk = domain.length <= FORM_LIMITS.domain && host.includes('.') && host.split('.').every((l) => HOST_LABEL.test(l)) && !/^[0-9.]+$/.test(host);
   const portOk = port === undefined || (/^[0-9]{1,5}$/.test(port) && Number(port) > 0 && Number(port) < 65536);
   if (!hostOk || !portOk || rest.length) throw bad('domain must be a host name such as pages.example.com', 'body.domain', 'a DNS host name (letters, digits, hyphens, dots)');
-  return domain === defaultPageHost(publicBaseUrl) ? null : domain;
+  return domain;
 }
 
 function resolveOrigins(origins: string[]): string[] {
