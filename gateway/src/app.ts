@@ -19,6 +19,7 @@ import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { emailMessageRoutes } from './routes/email-messages';
 import { eventRoutes } from './routes/events';
+import { formRoutes } from './routes/forms';
 import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
 import { reportRoutes } from './routes/reports';
@@ -81,6 +82,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(reportRoutes(deps.clients));
   app.use(emailCatalogRoutes(deps.clients));
   app.use(emailMessageRoutes(deps.clients));
+  app.use(formRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

@@ -10,6 +10,7 @@ import { api, expectStatus, INSTANT_PATTERN, UNKNOWN_ID, UUID_PATTERN, type Api 
 let stack: Stack;
 let subscriber: RunningService;
 let messaging: RunningService;
+let form: RunningService;
 let gw: GatewayHandle;
 let a: Api;
 let b: Api;
@@ -23,9 +24,12 @@ async function account(name: string): Promise<Api> {
 beforeAll(async () => {
   stack = await startStack(0);
   subscriber = await startService('subscriber', { NATS_URL: stack.nats.url });
+  // Deleting a profile or template asks the form service which forms name it (none here).
+  form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
   messaging = await startService('messaging', {
     NATS_URL: stack.nats.url,
     SUBSCRIBER_GRPC_ADDR: subscriber.address,
+    FORM_GRPC_ADDR: form.address,
     MAIL_ALLOWED_FROM_DOMAINS: 'example.com, Example.org',
   });
   gw = await startGateway({
@@ -41,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
   await messaging?.stop();
+  await form?.stop();
   await subscriber?.stop();
   await stack?.stop();
 });

@@ -3,6 +3,7 @@ import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
+import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
@@ -83,6 +84,7 @@ export const openApiDocument = {
     ...subscriberDomainTags,
     ...segmentDomainTags,
     ...messagingDomainTags,
+    ...formTags,
     ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
@@ -94,6 +96,7 @@ export const openApiDocument = {
     ...subscriberDomainPaths,
     ...segmentDomainPaths,
     ...messagingDomainPaths,
+    ...formPaths,
     ...reportPaths,
     '/events': {
       post: {
@@ -180,6 +183,7 @@ export const openApiDocument = {
       ...subscriberDomainParameters,
       ...segmentDomainParameters,
       ...messagingDomainParameters,
+      ...formParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -257,6 +261,7 @@ export const openApiDocument = {
       ...subscriberDomainSchemas,
       ...segmentDomainSchemas,
       ...messagingDomainSchemas,
+      ...formSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
       CustomEventConsentDto: {

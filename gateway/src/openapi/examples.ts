@@ -97,6 +97,27 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     text: 'Hello {{ subscriber.firstName }}, order {{ orderId }} is confirmed.',
   },
   renderEmailTemplate: { email: 'ann@example.org', substitutionData: { orderId: 'A-1001' } },
+  createForm: {
+    name: 'Newsletter signup',
+    type: 'PAGE',
+    inputFields: [
+      { fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, label: 'Your email', isRequired: true },
+      { fieldRef: { type: 'BUILT_IN', builtInField: 'FIRST_NAME' }, placeholder: 'Ann', isRequired: false },
+      { fieldRef: { type: 'CUSTOM', fieldId }, isRequired: false, inputControl: 'RADIO_GROUP' },
+    ],
+    topicIds: [topicId],
+    doubleOptIn: true,
+    confirmationTemplateName: 'signup-confirmation',
+    routePath: 'join',
+    allowedOrigins: ['https://shop.example.com'],
+  },
+  updateForm: {
+    name: 'Newsletter signup (footer)',
+    type: 'INLINE',
+    inputFields: [{ fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true }],
+    topicIds: [topicId],
+    doubleOptIn: false,
+  },
   sendCustomEvent: {
     eventKey: 'order.completed',
     email: 'ann@example.org',

@@ -134,6 +134,7 @@ export async function startService(
         LOG_LEVEL: 'info',
         METRICS_PORT: '0',
         ...(name === 'messaging' ? await messagingListeners() : {}),
+        ...(name === 'form' ? await formListeners() : {}),
         ...env,
         DATA_DIR: dataDir,
         [`${name.toUpperCase()}_GRPC_ADDR`]: address,
@@ -153,6 +154,14 @@ async function messagingListeners(): Promise<NodeJS.ProcessEnv> {
   return {
     MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
     BOUNCE_SMTP_PORT: String(await freePort()),
+    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+  };
+}
+
+/** The form service's public listener on a free port, and a tracking secret of its own. */
+async function formListeners(): Promise<NodeJS.ProcessEnv> {
+  return {
+    FORM_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
     TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
   };
 }

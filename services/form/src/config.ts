@@ -1,9 +1,26 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   ...serviceAddressDefaults('form'),
+  /** Public listener (/public/forms, /public/pages, /public/confirm); the gateway forwards those prefixes here. */
+  FORM_HTTP_ADDR: hostPort.default('127.0.0.1:7153'),
+  /** Absolute prefix of every link written into mail and pages (the gateway's public address). */
+  PUBLIC_BASE_URL: z
+    .string()
+    .url()
+    .default('http://127.0.0.1:8080')
+    .transform((v) => v.replace(/\/+$/, '')),
+  /** Signs confirm tokens (a key derived per purpose); TRACKING_SECRET_PREVIOUS (comma list) keeps rotated links working. */
+  TRACKING_SECRET: z.string().min(32, 'TRACKING_SECRET must have at least 32 characters'),
+  TRACKING_SECRET_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  // The services a form is checked against when saved: the subscriber service (field catalog,
+  // topics) and the messaging service (sender profiles, templates).
+  ...serviceAddressDefaults('subscriber', 'messaging'),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -4,6 +4,7 @@ import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, messagingV
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { smtpTransport } from './clients/smtp-transport';
+import { formsClient } from './clients/forms';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { AccountSendRate } from './domain/send-rate';
@@ -62,8 +63,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       logger: ctx.logger,
     }),
   });
-  // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service.
-  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers };
+  // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service,
+  // deletes ask the form service which forms name them.
+  const forms = formsClient(config.FORM_GRPC_ADDR, ctx.logger);
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers, forms };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
@@ -128,5 +131,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => bounceListener.stop(),
     () => statusConsumer.stop(),
     async () => subscribers.close(),
+    async () => forms.close(),
   ];
 }

@@ -70,7 +70,7 @@ export const emailTemplatePaths = {
       tags: ['Email templates'],
       operationId: 'deleteEmailTemplate',
       summary: 'Delete an email template',
-      description: `Refused with \`409 template_in_use\` while a \`SEND_EMAIL\` step of an automation names the template (\`details\` lists them as \`automations.<id>\`); forms, which arrive in a later version, will block deletion the same way. Messages already accepted are still delivered. ${NOT_FOUND}`,
+      description: `Refused with \`409 template_in_use\` while a \`SEND_EMAIL\` step of an automation names the template or a signup form sends it as its confirmation mail (\`details\` lists them as \`automations.<id>\` and \`forms.<formId>\`; when the form service does not answer, \`503 service_unavailable\`). Messages already accepted are still delivered. ${NOT_FOUND}`,
       parameters: namePath,
       responses: responses('delete', { '204': noContent('Deleted.') }, { 404: ['template_not_found'], 409: ['template_in_use'] }),
     },

@@ -2,6 +2,7 @@
 // `store` is needed by senderForSend/templateForSend, so other use cases (sending) can call them
 // with their own deps.
 import type { Store } from '@mailer/store';
+import type { FormsUsing } from '../clients/forms';
 import type { SubscriberLookup } from './render-values';
 
 export interface CatalogDeps {
@@ -12,4 +13,6 @@ export interface CatalogDeps {
   allowedFromDomains: readonly string[];
   /** The subscriber service's view of an address (render preview); absent: every address is unknown. */
   subscribers?: SubscriberLookup;
+  /** The form service's view of the forms naming a profile or template (delete checks); absent: no form names any. */
+  forms?: Pick<FormsUsing, 'formsUsing'>;
 }

@@ -104,6 +104,11 @@ export async function deleteEmailTemplate(deps: CatalogDeps, accountId: string, 
     throw failedPrecondition('template_in_use', `the template is used by ${automations.length} automation(s); change their steps first`,
       automations.slice(0, 50).map((a) => ({ path: `automations.${a.id}`, problem: `step of automation "${a.name}" sends this template` })));
   }
+  const forms = await deps.forms?.formsUsing(accountId, { templateName: name });
+  if (forms?.count) {
+    throw failedPrecondition('template_in_use', `the template is the confirmation mail of ${forms.count} form(s); change them first`,
+      forms.forms.map((f) => ({ path: `forms.${f.id}`, problem: `form "${f.name}" sends this template as its confirmation mail` })));
+  }
   if (!(await templates.remove(name))) throw templateNotFound(name);
 }
 

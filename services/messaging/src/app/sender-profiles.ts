@@ -10,7 +10,8 @@
 //   it); deleting the last profile leaves the account without any (sends then answer
 //   `409 sender_profile_required`).
 // - A profile named by an email template cannot be deleted (`409 sender_profile_in_use`, the
-//   templates in `details`). Forms and RSS newsletters join that check when they exist.
+//   templates in `details`), nor one a form names (asked from the form service: `forms.<id>`).
+//   RSS newsletters join that check when they exist.
 import { failedPrecondition, notFound } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import { senderProfileValues, type SenderProfileInput } from '../domain/sender-profile';
@@ -79,6 +80,11 @@ export async function deleteSenderProfile(deps: CatalogDeps, accountId: string, 
   if (templates.length) {
     throw failedPrecondition('sender_profile_in_use', `the sender profile is named by ${templates.length} email template(s); change them first`,
       templates.slice(0, 50).map((name) => ({ path: `emailTemplates.${name}`, problem: 'names this sender profile' })));
+  }
+  const forms = await deps.forms?.formsUsing(accountId, { senderProfileId: id });
+  if (forms?.count) {
+    throw failedPrecondition('sender_profile_in_use', `the sender profile sends the confirmation mail of ${forms.count} form(s); change them first`,
+      forms.forms.map((f) => ({ path: `forms.${f.id}`, problem: `form "${f.name}" names this sender profile` })));
   }
   if (!(await profiles.remove(id))) throw senderProfileNotFound(id);
 }

@@ -1,0 +1,96 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { adminRequest, freePort, spawnReady, type RunningProcess } from '@mailer/testing';
+import { createAccount, startGateway, startStack, type GatewayHandle, type Stack } from './harness';
+import { api, startUsageSources, type Api, type UsageSources } from './subscriber-stack';
+
+/**
+ * The signup forms domain end to end: a real nats-server, the real subscriber, form and messaging
+ * service processes (each knowing the others' addresses: the form service checks fields, topics,
+ * sender profiles and templates; the subscriber service asks it for field usages; messaging asks it
+ * which forms name a profile or template) and a real gateway. The segment and rss services, which the
+ * subscriber service also asks for field usages, are in-process doubles that report none.
+ */
+export interface FormStack {
+  stack: Stack;
+  usage: UsageSources;
+  subscriber: RunningProcess;
+  form: RunningProcess;
+  messaging: RunningProcess;
+  gw: GatewayHandle;
+  /** The form service's public HTTP listener (host:port). */
+  formHttpAddr: string;
+  publicBaseUrl: string;
+  account(name: string): Promise<Api>;
+  stop(): Promise<void>;
+}
+
+export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
+  const stack = await startStack(0);
+  const usage = await startUsageSources();
+  const dirs: string[] = [];
+  const started: RunningProcess[] = [];
+  const addr = async () => `127.0.0.1:${await freePort()}`;
+  const [subscriberAddr, formAddr, messagingAddr, formHttpAddr, messagingHttpAddr] = [await addr(), await addr(), await addr(), await addr(), await addr()];
+  const peers = { SUBSCRIBER_GRPC_ADDR: subscriberAddr, FORM_GRPC_ADDR: formAddr, MESSAGING_GRPC_ADDR: messagingAddr };
+  const spawn = async (name: string, env: NodeJS.ProcessEnv) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
+    dirs.push(dataDir);
+    const proc = await spawnReady(`services/${name}/dist/main.js`, { LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: stack.nats.url, DATA_DIR: dataDir, ...peers, ...env });
+    started.push(proc);
+    return proc;
+  };
+  const publicBaseUrl = opts.publicBaseUrl ?? 'https://mail.forms.test';
+  try {
+    const subscriber = await spawn('subscriber', { SEGMENT_GRPC_ADDR: usage.addresses.segment, RSS_GRPC_ADDR: usage.addresses.rss });
+    const form = await spawn('form', {
+      FORM_HTTP_ADDR: formHttpAddr,
+      PUBLIC_BASE_URL: publicBaseUrl,
+      TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+      ...opts.formEnv,
+    });
+    const messaging = await spawn('messaging', {
+      MESSAGING_HTTP_ADDR: messagingHttpAddr,
+      BOUNCE_SMTP_PORT: String(await freePort()),
+      TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+      PUBLIC_BASE_URL: publicBaseUrl,
+      MAIL_SEND_PAUSED: 'true',
+    });
+    const gw = await startGateway({
+      NATS_URL: stack.nats.url,
+      ...peers,
+      FORM_HTTP_ADDR: formHttpAddr,
+      MESSAGING_HTTP_ADDR: messagingHttpAddr,
+      GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
+    });
+    return {
+      stack,
+      usage,
+      subscriber,
+      form,
+      messaging,
+      gw,
+      formHttpAddr,
+      publicBaseUrl,
+      async account(name) {
+        const { accountId, apiKey } = await createAccount(gw, name);
+        await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
+        return api(gw, apiKey, accountId);
+      },
+      async stop() {
+        await gw.stop();
+        for (const p of started.reverse()) await p.stop();
+        await usage.close();
+        await stack.stop();
+        for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    for (const p of started.reverse()) await p.stop();
+    await usage.close();
+    await stack.stop();
+    throw err;
+  }
+}
