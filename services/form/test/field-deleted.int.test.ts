@@ -11,7 +11,8 @@ import { domainFact } from '@mailer/nats/facts';
 import { commonV1 } from '@mailer/proto';
 import { openStore } from '@mailer/store';
 import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
-import { FORMS, formSchema, type FormDoc } from '../src/store/forms';
+import { formRepository } from '../src/store/forms';
+import { customInput, emailInput, formFixture } from './support/form-fixture';
 
 const FIELD = '5b0e8a2c-6d1f-4c3a-9e7b-2f4d6a8c0e1b';
 const OTHER = '9c1d3e5f-7a2b-4c6d-8e0f-1a3b5c7d9e2f';
@@ -26,8 +27,11 @@ beforeAll(async () => {
   // The forms exist before the service starts (no RPC creates forms yet): written to its data directory.
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'form-int-'));
   const store = await openStore({ dataDir: path.join(dataDir, 'form') });
-  const doc = (id: string, accountId: string, fieldIds: string[]): FormDoc => ({ _id: id, accountId, name: `form ${id}`, status: 'ACTIVE', fieldIds, createdAt: new Date() });
-  await store.collection<FormDoc>(FORMS, formSchema).insertMany([doc('f-1', 'acc-1', [OTHER, FIELD]), doc('f-2', 'acc-2', [FIELD])]);
+  const forms = formRepository(store);
+  const form = (id: string, accountId: string, fieldIds: string[]) =>
+    formFixture(id, accountId, { inputFields: [emailInput(), ...fieldIds.map((f, i) => customInput(f, i + 1))] });
+  await forms.create(form('f-1', 'acc-1', [OTHER, FIELD]));
+  await forms.create(form('f-2', 'acc-2', [FIELD]));
   await store.close();
   nats = await startNatsServer();
   svc = await startService('form', { NATS_URL: nats.url, DATA_DIR: dataDir });

@@ -5,7 +5,9 @@ import { commonV1 } from '@mailer/proto';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { formFieldUsage, type FormFields } from '../src/domain/field-usage';
 import { fieldUsageHandlers } from '../src/handlers/field-usage';
-import { FORMS, formRepository, formSchema, type FormDoc } from '../src/store/forms';
+import type { FormStatus } from '../src/domain/form';
+import { formRepository } from '../src/store/forms';
+import { customInput, formFixture } from './support/form-fixture';
 
 const FIELD = '5b0e8a2c-6d1f-4c3a-9e7b-2f4d6a8c0e1b';
 const OTHER = '9c1d3e5f-7a2b-4c6d-8e0f-1a3b5c7d9e2f';
@@ -29,14 +31,16 @@ describe('ListFieldUsages on the embedded store', () => {
   beforeAll(async () => {
     temp = await openTempStore('form-usage');
     const { store } = temp;
-    const forms = store.collection<FormDoc>(FORMS, formSchema);
-    const doc = (id: string, accountId: string, name: string, status: FormDoc['status'], fieldIds: string[]): FormDoc => ({ _id: id, accountId, name, status, fieldIds, createdAt: new Date() });
-    await forms.insertMany([
+    const forms = formRepository(store);
+    const doc = (id: string, accountId: string, name: string, status: FormStatus, fieldIds: string[]) =>
+      formFixture(id, accountId, { name, status, inputFields: fieldIds.map((f, i) => customInput(f, i)) });
+    for (const form of [
       doc('f-b', 'acc-1', 'B popup', 'INACTIVE', [FIELD]),
       doc('f-a', 'acc-1', 'A signup', 'ACTIVE', [OTHER, FIELD]),
       doc('f-c', 'acc-1', 'C other', 'ACTIVE', [OTHER]),
       doc('f-x', 'acc-2', 'Another account', 'ACTIVE', [FIELD]),
-    ]);
+    ])
+      await forms.create(form);
   });
   afterAll(() => temp?.close());
   const list = (req: Partial<commonV1.ListFieldUsagesRequest>) =>

@@ -1,14 +1,16 @@
 // Which forms use a subscriber field, and how that weighs on archiving or deleting it (API.md, forms:
 // "A form's fields are write usages ... archiving a field used by an ACTIVE form is blocked").
 
-export type FormStatus = 'ACTIVE' | 'INACTIVE';
+import type { FormStatus } from './form';
+
+export type { FormStatus };
 
 /** What the field usage report needs to know of a form. */
 export interface FormFields {
   id: string;
   name: string;
   status: FormStatus;
-  /** Custom fields among the form's input fields (built-in fields are never archived). */
+  /** Keys of the form's input fields in display order (custom field ids; built-in names, which never match a custom id). */
   fieldIds: readonly string[];
 }
 
