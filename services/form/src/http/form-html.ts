@@ -9,7 +9,8 @@
 //                                     CHECKBOX posts "true" when ticked, nothing when not)
 //   consent[text]                     the consent text, posted when the reader ticks the consent box
 //   website                           the honeypot: off-screen, labelled "leave empty"; bots fill it
-import { escapeHtml, htmlPage } from '@mailer/kit/html';
+import { contentSecurityPolicy } from '@mailer/kit';
+import { escapeHtml, htmlPage, STYLESHEET } from '@mailer/kit/html';
 import type { FormFields } from '@mailer/kit/form-body';
 
 /** The input controls of the specification (FormInputControl). */
@@ -65,6 +66,9 @@ export const valueName = (personalizationTagName: string): string => `values[${p
 
 /** The public endpoint the page posts to, relative so it works on every host that serves the page. */
 export const submissionPath = (formId: string): string => `/public/forms/${encodeURIComponent(formId)}/submissions`;
+
+/** The policy of these pages: the one inline stylesheet, no script, forms post to this origin only. */
+export const PAGES_CSP = contentSecurityPolicy({ inlineStyles: [STYLESHEET] });
 
 const inputId = (tag: string) => `f-${tag}`;
 const errorId = (tag: string) => `e-${tag}`;
