@@ -18,6 +18,9 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  // The services a form is checked against when saved: the subscriber service (field catalog,
+  // topics) and the messaging service (sender profiles, templates).
+  ...serviceAddressDefaults('subscriber', 'messaging'),
 });
 export type Config = z.infer<typeof configSchema>;
 

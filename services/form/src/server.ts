@@ -6,6 +6,12 @@ import { fieldUsageHandlers } from './handlers/field-usage';
 import { publicApp } from './http/app';
 import { PAGES_CSP } from './http/form-html';
 import { formRepository } from './store/forms';
+import { subscriberCatalog } from './clients/catalog';
+import { messagingCatalog } from './clients/messaging';
+import { formHandlers } from './handlers/forms';
+
+/** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
+const PEER_DEADLINE_MS = 2_000;
 
 /**
  * Registers the form service's handlers and starts its consumers. Layout (DESIGN.md): handlers/ and
@@ -14,9 +20,12 @@ import { formRepository } from './store/forms';
  */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const forms = formRepository(ctx.store);
-  ctx.grpc.add(formV1.FormServiceService, {
-    describe: async () => ({ service: 'form', protoPackage: formV1.protobufPackage }),
-  });
+  const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
+  const messaging = messagingCatalog(ctx.config.MESSAGING_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
+  ctx.grpc.add(
+    formV1.FormServiceService,
+    formHandlers({ forms, catalog, messaging, publicBaseUrl: ctx.config.PUBLIC_BASE_URL, now: ctx.now, newId: ctx.newId }),
+  );
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the forms that collect it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ forms }));
@@ -27,5 +36,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc }),
   });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
-  return [() => fieldDeleted.stop()];
+  return [
+    () => fieldDeleted.stop(),
+    async () => {
+      catalog.close();
+      messaging.close();
+    },
+  ];
 }

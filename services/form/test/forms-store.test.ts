@@ -72,9 +72,10 @@ it('finds a published page across accounts by domain and routePath only while PU
 it('counts the forms naming a sender profile or a template, per account', async () => {
   await forms.create(formFixture('f-1', 'acc-1', { senderProfileId: 'sp-1', confirmationTemplateName: 'confirm' }));
   await forms.create(formFixture('f-2', 'acc-1', { senderProfileId: 'sp-1' }));
-  expect(await forms.countReferencing('acc-1', { senderProfileId: 'sp-1' })).toBe(2);
-  expect(await forms.countReferencing('acc-1', { templateName: 'confirm' })).toBe(1);
-  expect(await forms.countReferencing('acc-2', { senderProfileId: 'sp-1' })).toBe(0);
+  expect(await forms.referencing('acc-1', { senderProfileId: 'sp-1' })).toEqual({ count: 2, forms: [{ id: 'f-1', name: 'form f-1' }, { id: 'f-2', name: 'form f-2' }] });
+  expect(await forms.referencing('acc-1', { senderProfileId: 'sp-1' }, 1)).toEqual({ count: 2, forms: [{ id: 'f-1', name: 'form f-1' }] });
+  expect((await forms.referencing('acc-1', { templateName: 'confirm' })).count).toBe(1);
+  expect((await forms.referencing('acc-2', { senderProfileId: 'sp-1' })).count).toBe(0);
 });
 
 it('lists the forms using a field and drops the field\'s input when it is removed', async () => {

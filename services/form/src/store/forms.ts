@@ -120,8 +120,8 @@ export interface FormRepository {
   setState(accountId: string, formId: string, changes: FormStateChanges, expect?: Partial<Pick<Form, 'status' | 'landingPageStatus'>>): Promise<Form | null>;
   /** False when it did not exist. */
   delete(accountId: string, formId: string): Promise<boolean>;
-  /** How many of the account's forms name the sender profile / confirmation template. */
-  countReferencing(accountId: string, ref: FormReference): Promise<number>;
+  /** How many of the account's forms name the sender profile / confirmation template, and up to `limit` of them by name. */
+  referencing(accountId: string, ref: FormReference, limit?: number): Promise<{ count: number; forms: Array<{ id: string; name: string }> }>;
   /** The account's forms that collect the field, by name. */
   usingField(accountId: string, fieldId: string): Promise<FormFields[]>;
   /** Drops the field from the account's forms; returns how many changed. */
@@ -191,9 +191,10 @@ export function formRepository(store: Store): FormRepository {
     async delete(accountId, formId) {
       return (await forms.deleteOne({ _id: formId, accountId })) > 0;
     },
-    async countReferencing(accountId, ref) {
-      const filter = 'senderProfileId' in ref ? { senderProfileId: ref.senderProfileId } : { confirmationTemplateName: ref.templateName };
-      return forms.countDocuments({ accountId, ...filter });
+    async referencing(accountId, ref, limit = 50) {
+      const filter = { accountId, ...('senderProfileId' in ref ? { senderProfileId: ref.senderProfileId } : { confirmationTemplateName: ref.templateName }) };
+      const [count, some] = await Promise.all([forms.countDocuments(filter), forms.find(filter, { sort: { name: 1, _id: 1 }, limit })]);
+      return { count, forms: some.map((d) => ({ id: d._id, name: d.name })) };
     },
     async usingField(accountId, fieldId) {
       const docs = await forms.find({ accountId, fieldIds: fieldId.toLowerCase() }, { sort: { name: 1, _id: 1 } });

@@ -18,10 +18,239 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { FieldRef, FieldType, fieldTypeFromJSON, fieldTypeToJSON } from "../../subscriber/v1/subscriber";
 
 export const protobufPackage = "mailer.form.v1";
 
 export const protobufFileName = "mailer/form/v1/form.proto";
+
+export enum FormType {
+  FORM_TYPE_UNSPECIFIED = 0,
+  FORM_TYPE_DEFAULT = 1,
+  FORM_TYPE_SLIDER = 2,
+  FORM_TYPE_INLINE = 3,
+  FORM_TYPE_POPUP = 4,
+  FORM_TYPE_PAGE = 5,
+  UNRECOGNIZED = -1,
+}
+
+export function formTypeFromJSON(object: any): FormType {
+  switch (object) {
+    case 0:
+    case "FORM_TYPE_UNSPECIFIED":
+      return FormType.FORM_TYPE_UNSPECIFIED;
+    case 1:
+    case "FORM_TYPE_DEFAULT":
+      return FormType.FORM_TYPE_DEFAULT;
+    case 2:
+    case "FORM_TYPE_SLIDER":
+      return FormType.FORM_TYPE_SLIDER;
+    case 3:
+    case "FORM_TYPE_INLINE":
+      return FormType.FORM_TYPE_INLINE;
+    case 4:
+    case "FORM_TYPE_POPUP":
+      return FormType.FORM_TYPE_POPUP;
+    case 5:
+    case "FORM_TYPE_PAGE":
+      return FormType.FORM_TYPE_PAGE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return FormType.UNRECOGNIZED;
+  }
+}
+
+export function formTypeToJSON(object: FormType): string {
+  switch (object) {
+    case FormType.FORM_TYPE_UNSPECIFIED:
+      return "FORM_TYPE_UNSPECIFIED";
+    case FormType.FORM_TYPE_DEFAULT:
+      return "FORM_TYPE_DEFAULT";
+    case FormType.FORM_TYPE_SLIDER:
+      return "FORM_TYPE_SLIDER";
+    case FormType.FORM_TYPE_INLINE:
+      return "FORM_TYPE_INLINE";
+    case FormType.FORM_TYPE_POPUP:
+      return "FORM_TYPE_POPUP";
+    case FormType.FORM_TYPE_PAGE:
+      return "FORM_TYPE_PAGE";
+    case FormType.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum FormStatus {
+  FORM_STATUS_UNSPECIFIED = 0,
+  FORM_STATUS_ACTIVE = 1,
+  FORM_STATUS_INACTIVE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function formStatusFromJSON(object: any): FormStatus {
+  switch (object) {
+    case 0:
+    case "FORM_STATUS_UNSPECIFIED":
+      return FormStatus.FORM_STATUS_UNSPECIFIED;
+    case 1:
+    case "FORM_STATUS_ACTIVE":
+      return FormStatus.FORM_STATUS_ACTIVE;
+    case 2:
+    case "FORM_STATUS_INACTIVE":
+      return FormStatus.FORM_STATUS_INACTIVE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return FormStatus.UNRECOGNIZED;
+  }
+}
+
+export function formStatusToJSON(object: FormStatus): string {
+  switch (object) {
+    case FormStatus.FORM_STATUS_UNSPECIFIED:
+      return "FORM_STATUS_UNSPECIFIED";
+    case FormStatus.FORM_STATUS_ACTIVE:
+      return "FORM_STATUS_ACTIVE";
+    case FormStatus.FORM_STATUS_INACTIVE:
+      return "FORM_STATUS_INACTIVE";
+    case FormStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum LandingPageStatus {
+  LANDING_PAGE_STATUS_UNSPECIFIED = 0,
+  LANDING_PAGE_STATUS_DRAFT = 1,
+  LANDING_PAGE_STATUS_PUBLISHED = 2,
+  LANDING_PAGE_STATUS_UNPUBLISHED = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function landingPageStatusFromJSON(object: any): LandingPageStatus {
+  switch (object) {
+    case 0:
+    case "LANDING_PAGE_STATUS_UNSPECIFIED":
+      return LandingPageStatus.LANDING_PAGE_STATUS_UNSPECIFIED;
+    case 1:
+    case "LANDING_PAGE_STATUS_DRAFT":
+      return LandingPageStatus.LANDING_PAGE_STATUS_DRAFT;
+    case 2:
+    case "LANDING_PAGE_STATUS_PUBLISHED":
+      return LandingPageStatus.LANDING_PAGE_STATUS_PUBLISHED;
+    case 3:
+    case "LANDING_PAGE_STATUS_UNPUBLISHED":
+      return LandingPageStatus.LANDING_PAGE_STATUS_UNPUBLISHED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return LandingPageStatus.UNRECOGNIZED;
+  }
+}
+
+export function landingPageStatusToJSON(object: LandingPageStatus): string {
+  switch (object) {
+    case LandingPageStatus.LANDING_PAGE_STATUS_UNSPECIFIED:
+      return "LANDING_PAGE_STATUS_UNSPECIFIED";
+    case LandingPageStatus.LANDING_PAGE_STATUS_DRAFT:
+      return "LANDING_PAGE_STATUS_DRAFT";
+    case LandingPageStatus.LANDING_PAGE_STATUS_PUBLISHED:
+      return "LANDING_PAGE_STATUS_PUBLISHED";
+    case LandingPageStatus.LANDING_PAGE_STATUS_UNPUBLISHED:
+      return "LANDING_PAGE_STATUS_UNPUBLISHED";
+    case LandingPageStatus.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum FormInputControl {
+  FORM_INPUT_CONTROL_UNSPECIFIED = 0,
+  FORM_INPUT_CONTROL_TEXT_INPUT = 1,
+  FORM_INPUT_CONTROL_TEXTAREA = 2,
+  FORM_INPUT_CONTROL_EMAIL_INPUT = 3,
+  FORM_INPUT_CONTROL_NUMBER_INPUT = 4,
+  FORM_INPUT_CONTROL_DATE_INPUT = 5,
+  FORM_INPUT_CONTROL_CHECKBOX = 6,
+  FORM_INPUT_CONTROL_SELECT = 7,
+  FORM_INPUT_CONTROL_RADIO_GROUP = 8,
+  FORM_INPUT_CONTROL_CHECKBOX_GROUP = 9,
+  FORM_INPUT_CONTROL_SELECT_MULTIPLE = 10,
+  UNRECOGNIZED = -1,
+}
+
+export function formInputControlFromJSON(object: any): FormInputControl {
+  switch (object) {
+    case 0:
+    case "FORM_INPUT_CONTROL_UNSPECIFIED":
+      return FormInputControl.FORM_INPUT_CONTROL_UNSPECIFIED;
+    case 1:
+    case "FORM_INPUT_CONTROL_TEXT_INPUT":
+      return FormInputControl.FORM_INPUT_CONTROL_TEXT_INPUT;
+    case 2:
+    case "FORM_INPUT_CONTROL_TEXTAREA":
+      return FormInputControl.FORM_INPUT_CONTROL_TEXTAREA;
+    case 3:
+    case "FORM_INPUT_CONTROL_EMAIL_INPUT":
+      return FormInputControl.FORM_INPUT_CONTROL_EMAIL_INPUT;
+    case 4:
+    case "FORM_INPUT_CONTROL_NUMBER_INPUT":
+      return FormInputControl.FORM_INPUT_CONTROL_NUMBER_INPUT;
+    case 5:
+    case "FORM_INPUT_CONTROL_DATE_INPUT":
+      return FormInputControl.FORM_INPUT_CONTROL_DATE_INPUT;
+    case 6:
+    case "FORM_INPUT_CONTROL_CHECKBOX":
+      return FormInputControl.FORM_INPUT_CONTROL_CHECKBOX;
+    case 7:
+    case "FORM_INPUT_CONTROL_SELECT":
+      return FormInputControl.FORM_INPUT_CONTROL_SELECT;
+    case 8:
+    case "FORM_INPUT_CONTROL_RADIO_GROUP":
+      return FormInputControl.FORM_INPUT_CONTROL_RADIO_GROUP;
+    case 9:
+    case "FORM_INPUT_CONTROL_CHECKBOX_GROUP":
+      return FormInputControl.FORM_INPUT_CONTROL_CHECKBOX_GROUP;
+    case 10:
+    case "FORM_INPUT_CONTROL_SELECT_MULTIPLE":
+      return FormInputControl.FORM_INPUT_CONTROL_SELECT_MULTIPLE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return FormInputControl.UNRECOGNIZED;
+  }
+}
+
+export function formInputControlToJSON(object: FormInputControl): string {
+  switch (object) {
+    case FormInputControl.FORM_INPUT_CONTROL_UNSPECIFIED:
+      return "FORM_INPUT_CONTROL_UNSPECIFIED";
+    case FormInputControl.FORM_INPUT_CONTROL_TEXT_INPUT:
+      return "FORM_INPUT_CONTROL_TEXT_INPUT";
+    case FormInputControl.FORM_INPUT_CONTROL_TEXTAREA:
+      return "FORM_INPUT_CONTROL_TEXTAREA";
+    case FormInputControl.FORM_INPUT_CONTROL_EMAIL_INPUT:
+      return "FORM_INPUT_CONTROL_EMAIL_INPUT";
+    case FormInputControl.FORM_INPUT_CONTROL_NUMBER_INPUT:
+      return "FORM_INPUT_CONTROL_NUMBER_INPUT";
+    case FormInputControl.FORM_INPUT_CONTROL_DATE_INPUT:
+      return "FORM_INPUT_CONTROL_DATE_INPUT";
+    case FormInputControl.FORM_INPUT_CONTROL_CHECKBOX:
+      return "FORM_INPUT_CONTROL_CHECKBOX";
+    case FormInputControl.FORM_INPUT_CONTROL_SELECT:
+      return "FORM_INPUT_CONTROL_SELECT";
+    case FormInputControl.FORM_INPUT_CONTROL_RADIO_GROUP:
+      return "FORM_INPUT_CONTROL_RADIO_GROUP";
+    case FormInputControl.FORM_INPUT_CONTROL_CHECKBOX_GROUP:
+      return "FORM_INPUT_CONTROL_CHECKBOX_GROUP";
+    case FormInputControl.FORM_INPUT_CONTROL_SELECT_MULTIPLE:
+      return "FORM_INPUT_CONTROL_SELECT_MULTIPLE";
+    case FormInputControl.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 export interface DescribeRequest {
 }
@@ -29,6 +258,170 @@ export interface DescribeRequest {
 export interface DescribeResponse {
   service: string;
   protoPackage: string;
+}
+
+/** An input as stored: resolved against the field catalog when the form was saved. */
+export interface FormField {
+  fieldRef: FieldRef | undefined;
+  personalizationTagName: string;
+  label: string;
+  placeholder: string;
+  isRequired: boolean;
+  position: number;
+  fieldType: FieldType;
+  inputControl: FormInputControl;
+  optionValues: string[];
+}
+
+/**
+ * An input as a request names it. Absent label: the field's label; UNSPECIFIED control: the field
+ * type's default.
+ */
+export interface FormFieldInput {
+  fieldRef: FieldRef | undefined;
+  label?: string | undefined;
+  placeholder?: string | undefined;
+  isRequired: boolean;
+  inputControl: FormInputControl;
+}
+
+export interface FormInput {
+  name: string;
+  type: FormType;
+  inputFields: FormFieldInput[];
+  topicIds: string[];
+  /** Absent: true. */
+  doubleOptIn?: boolean | undefined;
+  senderProfileId?: string | undefined;
+  confirmationTemplateName?: string | undefined;
+  routePath?: string | undefined;
+  domain?: string | undefined;
+  allowedOrigins: string[];
+}
+
+export interface Form {
+  id: string;
+  name: string;
+  type: FormType;
+  status: FormStatus;
+  landingPageStatus: LandingPageStatus;
+  /** Set while the landing page is PUBLISHED. */
+  publicUrl?: string | undefined;
+  lastPublishedAt?: string | undefined;
+  routePath?: string | undefined;
+  domain?: string | undefined;
+  inputFields: FormField[];
+  topicIds: string[];
+  doubleOptIn: boolean;
+  senderProfileId?: string | undefined;
+  confirmationTemplateName?: string | undefined;
+  allowedOrigins: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListFormsRequest {
+  accountId: string;
+}
+
+export interface ListFormsResponse {
+  items: Form[];
+}
+
+export interface GetFormRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface GetFormResponse {
+  form: Form | undefined;
+}
+
+export interface CreateFormRequest {
+  accountId: string;
+  form: FormInput | undefined;
+}
+
+export interface CreateFormResponse {
+  form: Form | undefined;
+}
+
+export interface UpdateFormRequest {
+  accountId: string;
+  formId: string;
+  form: FormInput | undefined;
+}
+
+export interface UpdateFormResponse {
+  form: Form | undefined;
+}
+
+export interface DeleteFormRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface DeleteFormResponse {
+}
+
+export interface ActivateFormRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface ActivateFormResponse {
+  form: Form | undefined;
+}
+
+export interface DeactivateFormRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface DeactivateFormResponse {
+  form: Form | undefined;
+}
+
+export interface PublishFormRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface PublishFormResponse {
+  form: Form | undefined;
+}
+
+export interface UnpublishFormRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface UnpublishFormResponse {
+  form: Form | undefined;
+}
+
+export interface GetFormEmbeddingRequest {
+  accountId: string;
+  formId: string;
+}
+
+export interface GetFormEmbeddingResponse {
+  form: Form | undefined;
+}
+
+export interface CountFormsUsingRequest {
+  accountId: string;
+  ref: { $case: "senderProfileId"; value: string } | { $case: "templateName"; value: string } | undefined;
+}
+
+export interface FormUse {
+  id: string;
+  name: string;
+}
+
+export interface CountFormsUsingResponse {
+  count: number;
+  forms: FormUse[];
 }
 
 function createBaseDescribeRequest(): DescribeRequest {
@@ -172,9 +565,2912 @@ export const DescribeResponse: MessageFns<DescribeResponse> = {
   },
 };
 
+function createBaseFormField(): FormField {
+  return {
+    fieldRef: undefined,
+    personalizationTagName: "",
+    label: "",
+    placeholder: "",
+    isRequired: false,
+    position: 0,
+    fieldType: 0,
+    inputControl: 0,
+    optionValues: [],
+  };
+}
+
+export const FormField: MessageFns<FormField> = {
+  encode(message: FormField, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fieldRef !== undefined) {
+      FieldRef.encode(message.fieldRef, writer.uint32(10).fork()).join();
+    }
+    if (message.personalizationTagName !== "") {
+      writer.uint32(18).string(message.personalizationTagName);
+    }
+    if (message.label !== "") {
+      writer.uint32(26).string(message.label);
+    }
+    if (message.placeholder !== "") {
+      writer.uint32(34).string(message.placeholder);
+    }
+    if (message.isRequired !== false) {
+      writer.uint32(40).bool(message.isRequired);
+    }
+    if (message.position !== 0) {
+      writer.uint32(48).int32(message.position);
+    }
+    if (message.fieldType !== 0) {
+      writer.uint32(56).int32(message.fieldType);
+    }
+    if (message.inputControl !== 0) {
+      writer.uint32(64).int32(message.inputControl);
+    }
+    for (const v of message.optionValues) {
+      writer.uint32(74).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FormField {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFormField();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fieldRef = FieldRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personalizationTagName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.placeholder = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.isRequired = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.position = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.fieldType = reader.int32() as any;
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.inputControl = reader.int32() as any;
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.optionValues.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FormField {
+    return {
+      fieldRef: isSet(object.fieldRef)
+        ? FieldRef.fromJSON(object.fieldRef)
+        : isSet(object.field_ref)
+        ? FieldRef.fromJSON(object.field_ref)
+        : undefined,
+      personalizationTagName: isSet(object.personalizationTagName)
+        ? globalThis.String(object.personalizationTagName)
+        : isSet(object.personalization_tag_name)
+        ? globalThis.String(object.personalization_tag_name)
+        : "",
+      label: isSet(object.label) ? globalThis.String(object.label) : "",
+      placeholder: isSet(object.placeholder) ? globalThis.String(object.placeholder) : "",
+      isRequired: isSet(object.isRequired)
+        ? globalThis.Boolean(object.isRequired)
+        : isSet(object.is_required)
+        ? globalThis.Boolean(object.is_required)
+        : false,
+      position: isSet(object.position) ? globalThis.Number(object.position) : 0,
+      fieldType: isSet(object.fieldType)
+        ? fieldTypeFromJSON(object.fieldType)
+        : isSet(object.field_type)
+        ? fieldTypeFromJSON(object.field_type)
+        : 0,
+      inputControl: isSet(object.inputControl)
+        ? formInputControlFromJSON(object.inputControl)
+        : isSet(object.input_control)
+        ? formInputControlFromJSON(object.input_control)
+        : 0,
+      optionValues: globalThis.Array.isArray(object?.optionValues)
+        ? object.optionValues.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.option_values)
+        ? object.option_values.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FormField): unknown {
+    const obj: any = {};
+    if (message.fieldRef !== undefined) {
+      obj.fieldRef = FieldRef.toJSON(message.fieldRef);
+    }
+    if (message.personalizationTagName !== "") {
+      obj.personalizationTagName = message.personalizationTagName;
+    }
+    if (message.label !== "") {
+      obj.label = message.label;
+    }
+    if (message.placeholder !== "") {
+      obj.placeholder = message.placeholder;
+    }
+    if (message.isRequired !== false) {
+      obj.isRequired = message.isRequired;
+    }
+    if (message.position !== 0) {
+      obj.position = Math.round(message.position);
+    }
+    if (message.fieldType !== 0) {
+      obj.fieldType = fieldTypeToJSON(message.fieldType);
+    }
+    if (message.inputControl !== 0) {
+      obj.inputControl = formInputControlToJSON(message.inputControl);
+    }
+    if (message.optionValues?.length) {
+      obj.optionValues = message.optionValues;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FormField>): FormField {
+    return FormField.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FormField>): FormField {
+    const message = createBaseFormField();
+    message.fieldRef = (object.fieldRef !== undefined && object.fieldRef !== null)
+      ? FieldRef.fromPartial(object.fieldRef)
+      : undefined;
+    message.personalizationTagName = object.personalizationTagName ?? "";
+    message.label = object.label ?? "";
+    message.placeholder = object.placeholder ?? "";
+    message.isRequired = object.isRequired ?? false;
+    message.position = object.position ?? 0;
+    message.fieldType = object.fieldType ?? 0;
+    message.inputControl = object.inputControl ?? 0;
+    message.optionValues = object.optionValues?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseFormFieldInput(): FormFieldInput {
+  return { fieldRef: undefined, label: undefined, placeholder: undefined, isRequired: false, inputControl: 0 };
+}
+
+export const FormFieldInput: MessageFns<FormFieldInput> = {
+  encode(message: FormFieldInput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fieldRef !== undefined) {
+      FieldRef.encode(message.fieldRef, writer.uint32(10).fork()).join();
+    }
+    if (message.label !== undefined) {
+      writer.uint32(18).string(message.label);
+    }
+    if (message.placeholder !== undefined) {
+      writer.uint32(26).string(message.placeholder);
+    }
+    if (message.isRequired !== false) {
+      writer.uint32(32).bool(message.isRequired);
+    }
+    if (message.inputControl !== 0) {
+      writer.uint32(40).int32(message.inputControl);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FormFieldInput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFormFieldInput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.fieldRef = FieldRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.label = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.placeholder = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.isRequired = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.inputControl = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FormFieldInput {
+    return {
+      fieldRef: isSet(object.fieldRef)
+        ? FieldRef.fromJSON(object.fieldRef)
+        : isSet(object.field_ref)
+        ? FieldRef.fromJSON(object.field_ref)
+        : undefined,
+      label: isSet(object.label) ? globalThis.String(object.label) : undefined,
+      placeholder: isSet(object.placeholder) ? globalThis.String(object.placeholder) : undefined,
+      isRequired: isSet(object.isRequired)
+        ? globalThis.Boolean(object.isRequired)
+        : isSet(object.is_required)
+        ? globalThis.Boolean(object.is_required)
+        : false,
+      inputControl: isSet(object.inputControl)
+        ? formInputControlFromJSON(object.inputControl)
+        : isSet(object.input_control)
+        ? formInputControlFromJSON(object.input_control)
+        : 0,
+    };
+  },
+
+  toJSON(message: FormFieldInput): unknown {
+    const obj: any = {};
+    if (message.fieldRef !== undefined) {
+      obj.fieldRef = FieldRef.toJSON(message.fieldRef);
+    }
+    if (message.label !== undefined) {
+      obj.label = message.label;
+    }
+    if (message.placeholder !== undefined) {
+      obj.placeholder = message.placeholder;
+    }
+    if (message.isRequired !== false) {
+      obj.isRequired = message.isRequired;
+    }
+    if (message.inputControl !== 0) {
+      obj.inputControl = formInputControlToJSON(message.inputControl);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FormFieldInput>): FormFieldInput {
+    return FormFieldInput.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FormFieldInput>): FormFieldInput {
+    const message = createBaseFormFieldInput();
+    message.fieldRef = (object.fieldRef !== undefined && object.fieldRef !== null)
+      ? FieldRef.fromPartial(object.fieldRef)
+      : undefined;
+    message.label = object.label ?? undefined;
+    message.placeholder = object.placeholder ?? undefined;
+    message.isRequired = object.isRequired ?? false;
+    message.inputControl = object.inputControl ?? 0;
+    return message;
+  },
+};
+
+function createBaseFormInput(): FormInput {
+  return {
+    name: "",
+    type: 0,
+    inputFields: [],
+    topicIds: [],
+    doubleOptIn: undefined,
+    senderProfileId: undefined,
+    confirmationTemplateName: undefined,
+    routePath: undefined,
+    domain: undefined,
+    allowedOrigins: [],
+  };
+}
+
+export const FormInput: MessageFns<FormInput> = {
+  encode(message: FormInput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.type !== 0) {
+      writer.uint32(16).int32(message.type);
+    }
+    for (const v of message.inputFields) {
+      FormFieldInput.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.topicIds) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.doubleOptIn !== undefined) {
+      writer.uint32(40).bool(message.doubleOptIn);
+    }
+    if (message.senderProfileId !== undefined) {
+      writer.uint32(50).string(message.senderProfileId);
+    }
+    if (message.confirmationTemplateName !== undefined) {
+      writer.uint32(58).string(message.confirmationTemplateName);
+    }
+    if (message.routePath !== undefined) {
+      writer.uint32(66).string(message.routePath);
+    }
+    if (message.domain !== undefined) {
+      writer.uint32(74).string(message.domain);
+    }
+    for (const v of message.allowedOrigins) {
+      writer.uint32(82).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FormInput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFormInput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.type = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.inputFields.push(FormFieldInput.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.topicIds.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.doubleOptIn = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.senderProfileId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.confirmationTemplateName = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.routePath = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.domain = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.allowedOrigins.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FormInput {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      type: isSet(object.type) ? formTypeFromJSON(object.type) : 0,
+      inputFields: globalThis.Array.isArray(object?.inputFields)
+        ? object.inputFields.map((e: any) => FormFieldInput.fromJSON(e))
+        : globalThis.Array.isArray(object?.input_fields)
+        ? object.input_fields.map((e: any) => FormFieldInput.fromJSON(e))
+        : [],
+      topicIds: globalThis.Array.isArray(object?.topicIds)
+        ? object.topicIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.topic_ids)
+        ? object.topic_ids.map((e: any) => globalThis.String(e))
+        : [],
+      doubleOptIn: isSet(object.doubleOptIn)
+        ? globalThis.Boolean(object.doubleOptIn)
+        : isSet(object.double_opt_in)
+        ? globalThis.Boolean(object.double_opt_in)
+        : undefined,
+      senderProfileId: isSet(object.senderProfileId)
+        ? globalThis.String(object.senderProfileId)
+        : isSet(object.sender_profile_id)
+        ? globalThis.String(object.sender_profile_id)
+        : undefined,
+      confirmationTemplateName: isSet(object.confirmationTemplateName)
+        ? globalThis.String(object.confirmationTemplateName)
+        : isSet(object.confirmation_template_name)
+        ? globalThis.String(object.confirmation_template_name)
+        : undefined,
+      routePath: isSet(object.routePath)
+        ? globalThis.String(object.routePath)
+        : isSet(object.route_path)
+        ? globalThis.String(object.route_path)
+        : undefined,
+      domain: isSet(object.domain) ? globalThis.String(object.domain) : undefined,
+      allowedOrigins: globalThis.Array.isArray(object?.allowedOrigins)
+        ? object.allowedOrigins.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allowed_origins)
+        ? object.allowed_origins.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FormInput): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.type !== 0) {
+      obj.type = formTypeToJSON(message.type);
+    }
+    if (message.inputFields?.length) {
+      obj.inputFields = message.inputFields.map((e) => FormFieldInput.toJSON(e));
+    }
+    if (message.topicIds?.length) {
+      obj.topicIds = message.topicIds;
+    }
+    if (message.doubleOptIn !== undefined) {
+      obj.doubleOptIn = message.doubleOptIn;
+    }
+    if (message.senderProfileId !== undefined) {
+      obj.senderProfileId = message.senderProfileId;
+    }
+    if (message.confirmationTemplateName !== undefined) {
+      obj.confirmationTemplateName = message.confirmationTemplateName;
+    }
+    if (message.routePath !== undefined) {
+      obj.routePath = message.routePath;
+    }
+    if (message.domain !== undefined) {
+      obj.domain = message.domain;
+    }
+    if (message.allowedOrigins?.length) {
+      obj.allowedOrigins = message.allowedOrigins;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FormInput>): FormInput {
+    return FormInput.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FormInput>): FormInput {
+    const message = createBaseFormInput();
+    message.name = object.name ?? "";
+    message.type = object.type ?? 0;
+    message.inputFields = object.inputFields?.map((e) => FormFieldInput.fromPartial(e)) || [];
+    message.topicIds = object.topicIds?.map((e) => e) || [];
+    message.doubleOptIn = object.doubleOptIn ?? undefined;
+    message.senderProfileId = object.senderProfileId ?? undefined;
+    message.confirmationTemplateName = object.confirmationTemplateName ?? undefined;
+    message.routePath = object.routePath ?? undefined;
+    message.domain = object.domain ?? undefined;
+    message.allowedOrigins = object.allowedOrigins?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseForm(): Form {
+  return {
+    id: "",
+    name: "",
+    type: 0,
+    status: 0,
+    landingPageStatus: 0,
+    publicUrl: undefined,
+    lastPublishedAt: undefined,
+    routePath: undefined,
+    domain: undefined,
+    inputFields: [],
+    topicIds: [],
+    doubleOptIn: false,
+    senderProfileId: undefined,
+    confirmationTemplateName: undefined,
+    allowedOrigins: [],
+    createdAt: "",
+    updatedAt: "",
+  };
+}
+
+export const Form: MessageFns<Form> = {
+  encode(message: Form, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.type !== 0) {
+      writer.uint32(24).int32(message.type);
+    }
+    if (message.status !== 0) {
+      writer.uint32(32).int32(message.status);
+    }
+    if (message.landingPageStatus !== 0) {
+      writer.uint32(40).int32(message.landingPageStatus);
+    }
+    if (message.publicUrl !== undefined) {
+      writer.uint32(50).string(message.publicUrl);
+    }
+    if (message.lastPublishedAt !== undefined) {
+      writer.uint32(58).string(message.lastPublishedAt);
+    }
+    if (message.routePath !== undefined) {
+      writer.uint32(66).string(message.routePath);
+    }
+    if (message.domain !== undefined) {
+      writer.uint32(74).string(message.domain);
+    }
+    for (const v of message.inputFields) {
+      FormField.encode(v!, writer.uint32(82).fork()).join();
+    }
+    for (const v of message.topicIds) {
+      writer.uint32(90).string(v!);
+    }
+    if (message.doubleOptIn !== false) {
+      writer.uint32(96).bool(message.doubleOptIn);
+    }
+    if (message.senderProfileId !== undefined) {
+      writer.uint32(106).string(message.senderProfileId);
+    }
+    if (message.confirmationTemplateName !== undefined) {
+      writer.uint32(114).string(message.confirmationTemplateName);
+    }
+    for (const v of message.allowedOrigins) {
+      writer.uint32(122).string(v!);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(130).string(message.createdAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(138).string(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Form {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForm();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.type = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.landingPageStatus = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.publicUrl = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.lastPublishedAt = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.routePath = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.domain = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.inputFields.push(FormField.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.topicIds.push(reader.string());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.doubleOptIn = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.senderProfileId = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.confirmationTemplateName = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.allowedOrigins.push(reader.string());
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Form {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      type: isSet(object.type) ? formTypeFromJSON(object.type) : 0,
+      status: isSet(object.status) ? formStatusFromJSON(object.status) : 0,
+      landingPageStatus: isSet(object.landingPageStatus)
+        ? landingPageStatusFromJSON(object.landingPageStatus)
+        : isSet(object.landing_page_status)
+        ? landingPageStatusFromJSON(object.landing_page_status)
+        : 0,
+      publicUrl: isSet(object.publicUrl)
+        ? globalThis.String(object.publicUrl)
+        : isSet(object.public_url)
+        ? globalThis.String(object.public_url)
+        : undefined,
+      lastPublishedAt: isSet(object.lastPublishedAt)
+        ? globalThis.String(object.lastPublishedAt)
+        : isSet(object.last_published_at)
+        ? globalThis.String(object.last_published_at)
+        : undefined,
+      routePath: isSet(object.routePath)
+        ? globalThis.String(object.routePath)
+        : isSet(object.route_path)
+        ? globalThis.String(object.route_path)
+        : undefined,
+      domain: isSet(object.domain) ? globalThis.String(object.domain) : undefined,
+      inputFields: globalThis.Array.isArray(object?.inputFields)
+        ? object.inputFields.map((e: any) => FormField.fromJSON(e))
+        : globalThis.Array.isArray(object?.input_fields)
+        ? object.input_fields.map((e: any) => FormField.fromJSON(e))
+        : [],
+      topicIds: globalThis.Array.isArray(object?.topicIds)
+        ? object.topicIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.topic_ids)
+        ? object.topic_ids.map((e: any) => globalThis.String(e))
+        : [],
+      doubleOptIn: isSet(object.doubleOptIn)
+        ? globalThis.Boolean(object.doubleOptIn)
+        : isSet(object.double_opt_in)
+        ? globalThis.Boolean(object.double_opt_in)
+        : false,
+      senderProfileId: isSet(object.senderProfileId)
+        ? globalThis.String(object.senderProfileId)
+        : isSet(object.sender_profile_id)
+        ? globalThis.String(object.sender_profile_id)
+        : undefined,
+      confirmationTemplateName: isSet(object.confirmationTemplateName)
+        ? globalThis.String(object.confirmationTemplateName)
+        : isSet(object.confirmation_template_name)
+        ? globalThis.String(object.confirmation_template_name)
+        : undefined,
+      allowedOrigins: globalThis.Array.isArray(object?.allowedOrigins)
+        ? object.allowedOrigins.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allowed_origins)
+        ? object.allowed_origins.map((e: any) => globalThis.String(e))
+        : [],
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+    };
+  },
+
+  toJSON(message: Form): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.type !== 0) {
+      obj.type = formTypeToJSON(message.type);
+    }
+    if (message.status !== 0) {
+      obj.status = formStatusToJSON(message.status);
+    }
+    if (message.landingPageStatus !== 0) {
+      obj.landingPageStatus = landingPageStatusToJSON(message.landingPageStatus);
+    }
+    if (message.publicUrl !== undefined) {
+      obj.publicUrl = message.publicUrl;
+    }
+    if (message.lastPublishedAt !== undefined) {
+      obj.lastPublishedAt = message.lastPublishedAt;
+    }
+    if (message.routePath !== undefined) {
+      obj.routePath = message.routePath;
+    }
+    if (message.domain !== undefined) {
+      obj.domain = message.domain;
+    }
+    if (message.inputFields?.length) {
+      obj.inputFields = message.inputFields.map((e) => FormField.toJSON(e));
+    }
+    if (message.topicIds?.length) {
+      obj.topicIds = message.topicIds;
+    }
+    if (message.doubleOptIn !== false) {
+      obj.doubleOptIn = message.doubleOptIn;
+    }
+    if (message.senderProfileId !== undefined) {
+      obj.senderProfileId = message.senderProfileId;
+    }
+    if (message.confirmationTemplateName !== undefined) {
+      obj.confirmationTemplateName = message.confirmationTemplateName;
+    }
+    if (message.allowedOrigins?.length) {
+      obj.allowedOrigins = message.allowedOrigins;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Form>): Form {
+    return Form.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Form>): Form {
+    const message = createBaseForm();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    message.type = object.type ?? 0;
+    message.status = object.status ?? 0;
+    message.landingPageStatus = object.landingPageStatus ?? 0;
+    message.publicUrl = object.publicUrl ?? undefined;
+    message.lastPublishedAt = object.lastPublishedAt ?? undefined;
+    message.routePath = object.routePath ?? undefined;
+    message.domain = object.domain ?? undefined;
+    message.inputFields = object.inputFields?.map((e) => FormField.fromPartial(e)) || [];
+    message.topicIds = object.topicIds?.map((e) => e) || [];
+    message.doubleOptIn = object.doubleOptIn ?? false;
+    message.senderProfileId = object.senderProfileId ?? undefined;
+    message.confirmationTemplateName = object.confirmationTemplateName ?? undefined;
+    message.allowedOrigins = object.allowedOrigins?.map((e) => e) || [];
+    message.createdAt = object.createdAt ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListFormsRequest(): ListFormsRequest {
+  return { accountId: "" };
+}
+
+export const ListFormsRequest: MessageFns<ListFormsRequest> = {
+  encode(message: ListFormsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFormsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFormsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFormsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListFormsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFormsRequest>): ListFormsRequest {
+    return ListFormsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFormsRequest>): ListFormsRequest {
+    const message = createBaseListFormsRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseListFormsResponse(): ListFormsResponse {
+  return { items: [] };
+}
+
+export const ListFormsResponse: MessageFns<ListFormsResponse> = {
+  encode(message: ListFormsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      Form.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFormsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFormsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(Form.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFormsResponse {
+    return { items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => Form.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListFormsResponse): unknown {
+    const obj: any = {};
+    if (message.items?.length) {
+      obj.items = message.items.map((e) => Form.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFormsResponse>): ListFormsResponse {
+    return ListFormsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFormsResponse>): ListFormsResponse {
+    const message = createBaseListFormsResponse();
+    message.items = object.items?.map((e) => Form.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetFormRequest(): GetFormRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const GetFormRequest: MessageFns<GetFormRequest> = {
+  encode(message: GetFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFormRequest>): GetFormRequest {
+    return GetFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFormRequest>): GetFormRequest {
+    const message = createBaseGetFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetFormResponse(): GetFormResponse {
+  return { form: undefined };
+}
+
+export const GetFormResponse: MessageFns<GetFormResponse> = {
+  encode(message: GetFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: GetFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFormResponse>): GetFormResponse {
+    return GetFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFormResponse>): GetFormResponse {
+    const message = createBaseGetFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseCreateFormRequest(): CreateFormRequest {
+  return { accountId: "", form: undefined };
+}
+
+export const CreateFormRequest: MessageFns<CreateFormRequest> = {
+  encode(message: CreateFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.form !== undefined) {
+      FormInput.encode(message.form, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.form = FormInput.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      form: isSet(object.form) ? FormInput.fromJSON(object.form) : undefined,
+    };
+  },
+
+  toJSON(message: CreateFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.form !== undefined) {
+      obj.form = FormInput.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateFormRequest>): CreateFormRequest {
+    return CreateFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateFormRequest>): CreateFormRequest {
+    const message = createBaseCreateFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.form = (object.form !== undefined && object.form !== null) ? FormInput.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseCreateFormResponse(): CreateFormResponse {
+  return { form: undefined };
+}
+
+export const CreateFormResponse: MessageFns<CreateFormResponse> = {
+  encode(message: CreateFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: CreateFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateFormResponse>): CreateFormResponse {
+    return CreateFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateFormResponse>): CreateFormResponse {
+    const message = createBaseCreateFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateFormRequest(): UpdateFormRequest {
+  return { accountId: "", formId: "", form: undefined };
+}
+
+export const UpdateFormRequest: MessageFns<UpdateFormRequest> = {
+  encode(message: UpdateFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    if (message.form !== undefined) {
+      FormInput.encode(message.form, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.form = FormInput.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+      form: isSet(object.form) ? FormInput.fromJSON(object.form) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    if (message.form !== undefined) {
+      obj.form = FormInput.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateFormRequest>): UpdateFormRequest {
+    return UpdateFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateFormRequest>): UpdateFormRequest {
+    const message = createBaseUpdateFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    message.form = (object.form !== undefined && object.form !== null) ? FormInput.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateFormResponse(): UpdateFormResponse {
+  return { form: undefined };
+}
+
+export const UpdateFormResponse: MessageFns<UpdateFormResponse> = {
+  encode(message: UpdateFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: UpdateFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateFormResponse>): UpdateFormResponse {
+    return UpdateFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateFormResponse>): UpdateFormResponse {
+    const message = createBaseUpdateFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteFormRequest(): DeleteFormRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const DeleteFormRequest: MessageFns<DeleteFormRequest> = {
+  encode(message: DeleteFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFormRequest>): DeleteFormRequest {
+    return DeleteFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFormRequest>): DeleteFormRequest {
+    const message = createBaseDeleteFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFormResponse(): DeleteFormResponse {
+  return {};
+}
+
+export const DeleteFormResponse: MessageFns<DeleteFormResponse> = {
+  encode(_: DeleteFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteFormResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteFormResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFormResponse>): DeleteFormResponse {
+    return DeleteFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<DeleteFormResponse>): DeleteFormResponse {
+    const message = createBaseDeleteFormResponse();
+    return message;
+  },
+};
+
+function createBaseActivateFormRequest(): ActivateFormRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const ActivateFormRequest: MessageFns<ActivateFormRequest> = {
+  encode(message: ActivateFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActivateFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActivateFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActivateFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ActivateFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ActivateFormRequest>): ActivateFormRequest {
+    return ActivateFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ActivateFormRequest>): ActivateFormRequest {
+    const message = createBaseActivateFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBaseActivateFormResponse(): ActivateFormResponse {
+  return { form: undefined };
+}
+
+export const ActivateFormResponse: MessageFns<ActivateFormResponse> = {
+  encode(message: ActivateFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ActivateFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActivateFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ActivateFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: ActivateFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ActivateFormResponse>): ActivateFormResponse {
+    return ActivateFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ActivateFormResponse>): ActivateFormResponse {
+    const message = createBaseActivateFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeactivateFormRequest(): DeactivateFormRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const DeactivateFormRequest: MessageFns<DeactivateFormRequest> = {
+  encode(message: DeactivateFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeactivateFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeactivateFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeactivateFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeactivateFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeactivateFormRequest>): DeactivateFormRequest {
+    return DeactivateFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeactivateFormRequest>): DeactivateFormRequest {
+    const message = createBaseDeactivateFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBaseDeactivateFormResponse(): DeactivateFormResponse {
+  return { form: undefined };
+}
+
+export const DeactivateFormResponse: MessageFns<DeactivateFormResponse> = {
+  encode(message: DeactivateFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeactivateFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeactivateFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeactivateFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: DeactivateFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeactivateFormResponse>): DeactivateFormResponse {
+    return DeactivateFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeactivateFormResponse>): DeactivateFormResponse {
+    const message = createBaseDeactivateFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBasePublishFormRequest(): PublishFormRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const PublishFormRequest: MessageFns<PublishFormRequest> = {
+  encode(message: PublishFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PublishFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePublishFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PublishFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: PublishFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PublishFormRequest>): PublishFormRequest {
+    return PublishFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PublishFormRequest>): PublishFormRequest {
+    const message = createBasePublishFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBasePublishFormResponse(): PublishFormResponse {
+  return { form: undefined };
+}
+
+export const PublishFormResponse: MessageFns<PublishFormResponse> = {
+  encode(message: PublishFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PublishFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePublishFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PublishFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: PublishFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PublishFormResponse>): PublishFormResponse {
+    return PublishFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PublishFormResponse>): PublishFormResponse {
+    const message = createBasePublishFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseUnpublishFormRequest(): UnpublishFormRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const UnpublishFormRequest: MessageFns<UnpublishFormRequest> = {
+  encode(message: UnpublishFormRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UnpublishFormRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUnpublishFormRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UnpublishFormRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: UnpublishFormRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UnpublishFormRequest>): UnpublishFormRequest {
+    return UnpublishFormRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UnpublishFormRequest>): UnpublishFormRequest {
+    const message = createBaseUnpublishFormRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBaseUnpublishFormResponse(): UnpublishFormResponse {
+  return { form: undefined };
+}
+
+export const UnpublishFormResponse: MessageFns<UnpublishFormResponse> = {
+  encode(message: UnpublishFormResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UnpublishFormResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUnpublishFormResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UnpublishFormResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: UnpublishFormResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UnpublishFormResponse>): UnpublishFormResponse {
+    return UnpublishFormResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UnpublishFormResponse>): UnpublishFormResponse {
+    const message = createBaseUnpublishFormResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseGetFormEmbeddingRequest(): GetFormEmbeddingRequest {
+  return { accountId: "", formId: "" };
+}
+
+export const GetFormEmbeddingRequest: MessageFns<GetFormEmbeddingRequest> = {
+  encode(message: GetFormEmbeddingRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.formId !== "") {
+      writer.uint32(18).string(message.formId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFormEmbeddingRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFormEmbeddingRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.formId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFormEmbeddingRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      formId: isSet(object.formId)
+        ? globalThis.String(object.formId)
+        : isSet(object.form_id)
+        ? globalThis.String(object.form_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetFormEmbeddingRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.formId !== "") {
+      obj.formId = message.formId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFormEmbeddingRequest>): GetFormEmbeddingRequest {
+    return GetFormEmbeddingRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFormEmbeddingRequest>): GetFormEmbeddingRequest {
+    const message = createBaseGetFormEmbeddingRequest();
+    message.accountId = object.accountId ?? "";
+    message.formId = object.formId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetFormEmbeddingResponse(): GetFormEmbeddingResponse {
+  return { form: undefined };
+}
+
+export const GetFormEmbeddingResponse: MessageFns<GetFormEmbeddingResponse> = {
+  encode(message: GetFormEmbeddingResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.form !== undefined) {
+      Form.encode(message.form, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFormEmbeddingResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFormEmbeddingResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.form = Form.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFormEmbeddingResponse {
+    return { form: isSet(object.form) ? Form.fromJSON(object.form) : undefined };
+  },
+
+  toJSON(message: GetFormEmbeddingResponse): unknown {
+    const obj: any = {};
+    if (message.form !== undefined) {
+      obj.form = Form.toJSON(message.form);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetFormEmbeddingResponse>): GetFormEmbeddingResponse {
+    return GetFormEmbeddingResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetFormEmbeddingResponse>): GetFormEmbeddingResponse {
+    const message = createBaseGetFormEmbeddingResponse();
+    message.form = (object.form !== undefined && object.form !== null) ? Form.fromPartial(object.form) : undefined;
+    return message;
+  },
+};
+
+function createBaseCountFormsUsingRequest(): CountFormsUsingRequest {
+  return { accountId: "", ref: undefined };
+}
+
+export const CountFormsUsingRequest: MessageFns<CountFormsUsingRequest> = {
+  encode(message: CountFormsUsingRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    switch (message.ref?.$case) {
+      case "senderProfileId":
+        writer.uint32(18).string(message.ref.value);
+        break;
+      case "templateName":
+        writer.uint32(26).string(message.ref.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountFormsUsingRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountFormsUsingRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ref = { $case: "senderProfileId", value: reader.string() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ref = { $case: "templateName", value: reader.string() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountFormsUsingRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      ref: isSet(object.senderProfileId)
+        ? { $case: "senderProfileId", value: globalThis.String(object.senderProfileId) }
+        : isSet(object.sender_profile_id)
+        ? { $case: "senderProfileId", value: globalThis.String(object.sender_profile_id) }
+        : isSet(object.templateName)
+        ? { $case: "templateName", value: globalThis.String(object.templateName) }
+        : isSet(object.template_name)
+        ? { $case: "templateName", value: globalThis.String(object.template_name) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: CountFormsUsingRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.ref?.$case === "senderProfileId") {
+      obj.senderProfileId = message.ref.value;
+    } else if (message.ref?.$case === "templateName") {
+      obj.templateName = message.ref.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CountFormsUsingRequest>): CountFormsUsingRequest {
+    return CountFormsUsingRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountFormsUsingRequest>): CountFormsUsingRequest {
+    const message = createBaseCountFormsUsingRequest();
+    message.accountId = object.accountId ?? "";
+    switch (object.ref?.$case) {
+      case "senderProfileId": {
+        if (object.ref?.value !== undefined && object.ref?.value !== null) {
+          message.ref = { $case: "senderProfileId", value: object.ref.value };
+        }
+        break;
+      }
+      case "templateName": {
+        if (object.ref?.value !== undefined && object.ref?.value !== null) {
+          message.ref = { $case: "templateName", value: object.ref.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseFormUse(): FormUse {
+  return { id: "", name: "" };
+}
+
+export const FormUse: MessageFns<FormUse> = {
+  encode(message: FormUse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FormUse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFormUse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FormUse {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: FormUse): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FormUse>): FormUse {
+    return FormUse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FormUse>): FormUse {
+    const message = createBaseFormUse();
+    message.id = object.id ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseCountFormsUsingResponse(): CountFormsUsingResponse {
+  return { count: 0, forms: [] };
+}
+
+export const CountFormsUsingResponse: MessageFns<CountFormsUsingResponse> = {
+  encode(message: CountFormsUsingResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.count !== 0) {
+      writer.uint32(8).int32(message.count);
+    }
+    for (const v of message.forms) {
+      FormUse.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CountFormsUsingResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCountFormsUsingResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.count = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.forms.push(FormUse.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CountFormsUsingResponse {
+    return {
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+      forms: globalThis.Array.isArray(object?.forms) ? object.forms.map((e: any) => FormUse.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: CountFormsUsingResponse): unknown {
+    const obj: any = {};
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    if (message.forms?.length) {
+      obj.forms = message.forms.map((e) => FormUse.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CountFormsUsingResponse>): CountFormsUsingResponse {
+    return CountFormsUsingResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CountFormsUsingResponse>): CountFormsUsingResponse {
+    const message = createBaseCountFormsUsingResponse();
+    message.count = object.count ?? 0;
+    message.forms = object.forms?.map((e) => FormUse.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
- * The form service. Its operations arrive in later issues; today it serves health and metrics only,
- * so the process, its probes and its deployment are real from the start.
+ * The form service: signup forms of one account (API.md "Forms"). Every request carries account_id
+ * (from the API key, never from the client) and the service filters by it first. Instants are UTC
+ * ISO 8601 strings.
+ *
+ * Errors: INVALID_ARGUMENT validation_failed, duplicate_ids, form_email_field_required,
+ * form_field_duplicate, form_field_internal, form_required_field_missing, form_input_control_invalid,
+ * form_route_not_allowed, topic_inactive; NOT_FOUND form_not_found, form_inactive (embedding),
+ * field_not_found, topic_not_found, sender_profile_not_found, template_not_found; ALREADY_EXISTS
+ * route_path_taken; FAILED_PRECONDITION field_archived, form_not_publishable,
+ * landing_page_published; UNAVAILABLE catalog_unavailable (subscriber or messaging service down).
  */
 export type FormServiceService = typeof FormServiceService;
 export const FormServiceService = {
@@ -188,11 +3484,147 @@ export const FormServiceService = {
     responseSerialize: (value: DescribeResponse): Buffer => Buffer.from(DescribeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DescribeResponse => DescribeResponse.decode(value),
   },
+  listForms: {
+    path: "/mailer.form.v1.FormService/ListForms" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFormsRequest): Buffer => Buffer.from(ListFormsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFormsRequest => ListFormsRequest.decode(value),
+    responseSerialize: (value: ListFormsResponse): Buffer => Buffer.from(ListFormsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFormsResponse => ListFormsResponse.decode(value),
+  },
+  getForm: {
+    path: "/mailer.form.v1.FormService/GetForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetFormRequest): Buffer => Buffer.from(GetFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetFormRequest => GetFormRequest.decode(value),
+    responseSerialize: (value: GetFormResponse): Buffer => Buffer.from(GetFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetFormResponse => GetFormResponse.decode(value),
+  },
+  /** New forms are ACTIVE, landing page DRAFT; input fields are resolved against the field catalog. */
+  createForm: {
+    path: "/mailer.form.v1.FormService/CreateForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateFormRequest): Buffer => Buffer.from(CreateFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateFormRequest => CreateFormRequest.decode(value),
+    responseSerialize: (value: CreateFormResponse): Buffer => Buffer.from(CreateFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateFormResponse => CreateFormResponse.decode(value),
+  },
+  /** Replaces everything the request names; status and landing page state are kept. */
+  updateForm: {
+    path: "/mailer.form.v1.FormService/UpdateForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateFormRequest): Buffer => Buffer.from(UpdateFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateFormRequest => UpdateFormRequest.decode(value),
+    responseSerialize: (value: UpdateFormResponse): Buffer => Buffer.from(UpdateFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateFormResponse => UpdateFormResponse.decode(value),
+  },
+  deleteForm: {
+    path: "/mailer.form.v1.FormService/DeleteForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteFormRequest): Buffer => Buffer.from(DeleteFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteFormRequest => DeleteFormRequest.decode(value),
+    responseSerialize: (value: DeleteFormResponse): Buffer => Buffer.from(DeleteFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteFormResponse => DeleteFormResponse.decode(value),
+  },
+  activateForm: {
+    path: "/mailer.form.v1.FormService/ActivateForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ActivateFormRequest): Buffer => Buffer.from(ActivateFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ActivateFormRequest => ActivateFormRequest.decode(value),
+    responseSerialize: (value: ActivateFormResponse): Buffer =>
+      Buffer.from(ActivateFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ActivateFormResponse => ActivateFormResponse.decode(value),
+  },
+  deactivateForm: {
+    path: "/mailer.form.v1.FormService/DeactivateForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeactivateFormRequest): Buffer =>
+      Buffer.from(DeactivateFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeactivateFormRequest => DeactivateFormRequest.decode(value),
+    responseSerialize: (value: DeactivateFormResponse): Buffer =>
+      Buffer.from(DeactivateFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeactivateFormResponse => DeactivateFormResponse.decode(value),
+  },
+  /** Landing page DRAFT|UNPUBLISHED -> PUBLISHED (PAGE forms with a route_path only). */
+  publishForm: {
+    path: "/mailer.form.v1.FormService/PublishForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PublishFormRequest): Buffer => Buffer.from(PublishFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PublishFormRequest => PublishFormRequest.decode(value),
+    responseSerialize: (value: PublishFormResponse): Buffer => Buffer.from(PublishFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PublishFormResponse => PublishFormResponse.decode(value),
+  },
+  /** Landing page PUBLISHED -> UNPUBLISHED. */
+  unpublishForm: {
+    path: "/mailer.form.v1.FormService/UnpublishForm" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UnpublishFormRequest): Buffer => Buffer.from(UnpublishFormRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UnpublishFormRequest => UnpublishFormRequest.decode(value),
+    responseSerialize: (value: UnpublishFormResponse): Buffer =>
+      Buffer.from(UnpublishFormResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UnpublishFormResponse => UnpublishFormResponse.decode(value),
+  },
+  /** The form as a website embeds it; NOT_FOUND form_inactive while INACTIVE. */
+  getFormEmbedding: {
+    path: "/mailer.form.v1.FormService/GetFormEmbedding" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetFormEmbeddingRequest): Buffer =>
+      Buffer.from(GetFormEmbeddingRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetFormEmbeddingRequest => GetFormEmbeddingRequest.decode(value),
+    responseSerialize: (value: GetFormEmbeddingResponse): Buffer =>
+      Buffer.from(GetFormEmbeddingResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetFormEmbeddingResponse => GetFormEmbeddingResponse.decode(value),
+  },
+  /**
+   * How many of the account's forms name a sender profile or a confirmation template (the messaging
+   * service asks before deleting one), with up to 50 of them.
+   */
+  countFormsUsing: {
+    path: "/mailer.form.v1.FormService/CountFormsUsing" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CountFormsUsingRequest): Buffer =>
+      Buffer.from(CountFormsUsingRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CountFormsUsingRequest => CountFormsUsingRequest.decode(value),
+    responseSerialize: (value: CountFormsUsingResponse): Buffer =>
+      Buffer.from(CountFormsUsingResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CountFormsUsingResponse => CountFormsUsingResponse.decode(value),
+  },
 } as const;
 
 export interface FormServiceServer extends UntypedServiceImplementation {
   /** Describe answers the service's name and proto package: a cheap call that proves the gRPC path. */
   describe: handleUnaryCall<DescribeRequest, DescribeResponse>;
+  listForms: handleUnaryCall<ListFormsRequest, ListFormsResponse>;
+  getForm: handleUnaryCall<GetFormRequest, GetFormResponse>;
+  /** New forms are ACTIVE, landing page DRAFT; input fields are resolved against the field catalog. */
+  createForm: handleUnaryCall<CreateFormRequest, CreateFormResponse>;
+  /** Replaces everything the request names; status and landing page state are kept. */
+  updateForm: handleUnaryCall<UpdateFormRequest, UpdateFormResponse>;
+  deleteForm: handleUnaryCall<DeleteFormRequest, DeleteFormResponse>;
+  activateForm: handleUnaryCall<ActivateFormRequest, ActivateFormResponse>;
+  deactivateForm: handleUnaryCall<DeactivateFormRequest, DeactivateFormResponse>;
+  /** Landing page DRAFT|UNPUBLISHED -> PUBLISHED (PAGE forms with a route_path only). */
+  publishForm: handleUnaryCall<PublishFormRequest, PublishFormResponse>;
+  /** Landing page PUBLISHED -> UNPUBLISHED. */
+  unpublishForm: handleUnaryCall<UnpublishFormRequest, UnpublishFormResponse>;
+  /** The form as a website embeds it; NOT_FOUND form_inactive while INACTIVE. */
+  getFormEmbedding: handleUnaryCall<GetFormEmbeddingRequest, GetFormEmbeddingResponse>;
+  /**
+   * How many of the account's forms name a sender profile or a confirmation template (the messaging
+   * service asks before deleting one), with up to 50 of them.
+   */
+  countFormsUsing: handleUnaryCall<CountFormsUsingRequest, CountFormsUsingResponse>;
 }
 
 export interface FormServiceClient extends Client {
@@ -211,6 +3643,180 @@ export interface FormServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DescribeResponse) => void,
+  ): ClientUnaryCall;
+  listForms(
+    request: ListFormsRequest,
+    callback: (error: ServiceError | null, response: ListFormsResponse) => void,
+  ): ClientUnaryCall;
+  listForms(
+    request: ListFormsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListFormsResponse) => void,
+  ): ClientUnaryCall;
+  listForms(
+    request: ListFormsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListFormsResponse) => void,
+  ): ClientUnaryCall;
+  getForm(
+    request: GetFormRequest,
+    callback: (error: ServiceError | null, response: GetFormResponse) => void,
+  ): ClientUnaryCall;
+  getForm(
+    request: GetFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetFormResponse) => void,
+  ): ClientUnaryCall;
+  getForm(
+    request: GetFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetFormResponse) => void,
+  ): ClientUnaryCall;
+  /** New forms are ACTIVE, landing page DRAFT; input fields are resolved against the field catalog. */
+  createForm(
+    request: CreateFormRequest,
+    callback: (error: ServiceError | null, response: CreateFormResponse) => void,
+  ): ClientUnaryCall;
+  createForm(
+    request: CreateFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateFormResponse) => void,
+  ): ClientUnaryCall;
+  createForm(
+    request: CreateFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateFormResponse) => void,
+  ): ClientUnaryCall;
+  /** Replaces everything the request names; status and landing page state are kept. */
+  updateForm(
+    request: UpdateFormRequest,
+    callback: (error: ServiceError | null, response: UpdateFormResponse) => void,
+  ): ClientUnaryCall;
+  updateForm(
+    request: UpdateFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateFormResponse) => void,
+  ): ClientUnaryCall;
+  updateForm(
+    request: UpdateFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateFormResponse) => void,
+  ): ClientUnaryCall;
+  deleteForm(
+    request: DeleteFormRequest,
+    callback: (error: ServiceError | null, response: DeleteFormResponse) => void,
+  ): ClientUnaryCall;
+  deleteForm(
+    request: DeleteFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteFormResponse) => void,
+  ): ClientUnaryCall;
+  deleteForm(
+    request: DeleteFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteFormResponse) => void,
+  ): ClientUnaryCall;
+  activateForm(
+    request: ActivateFormRequest,
+    callback: (error: ServiceError | null, response: ActivateFormResponse) => void,
+  ): ClientUnaryCall;
+  activateForm(
+    request: ActivateFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ActivateFormResponse) => void,
+  ): ClientUnaryCall;
+  activateForm(
+    request: ActivateFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ActivateFormResponse) => void,
+  ): ClientUnaryCall;
+  deactivateForm(
+    request: DeactivateFormRequest,
+    callback: (error: ServiceError | null, response: DeactivateFormResponse) => void,
+  ): ClientUnaryCall;
+  deactivateForm(
+    request: DeactivateFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeactivateFormResponse) => void,
+  ): ClientUnaryCall;
+  deactivateForm(
+    request: DeactivateFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeactivateFormResponse) => void,
+  ): ClientUnaryCall;
+  /** Landing page DRAFT|UNPUBLISHED -> PUBLISHED (PAGE forms with a route_path only). */
+  publishForm(
+    request: PublishFormRequest,
+    callback: (error: ServiceError | null, response: PublishFormResponse) => void,
+  ): ClientUnaryCall;
+  publishForm(
+    request: PublishFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PublishFormResponse) => void,
+  ): ClientUnaryCall;
+  publishForm(
+    request: PublishFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PublishFormResponse) => void,
+  ): ClientUnaryCall;
+  /** Landing page PUBLISHED -> UNPUBLISHED. */
+  unpublishForm(
+    request: UnpublishFormRequest,
+    callback: (error: ServiceError | null, response: UnpublishFormResponse) => void,
+  ): ClientUnaryCall;
+  unpublishForm(
+    request: UnpublishFormRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UnpublishFormResponse) => void,
+  ): ClientUnaryCall;
+  unpublishForm(
+    request: UnpublishFormRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UnpublishFormResponse) => void,
+  ): ClientUnaryCall;
+  /** The form as a website embeds it; NOT_FOUND form_inactive while INACTIVE. */
+  getFormEmbedding(
+    request: GetFormEmbeddingRequest,
+    callback: (error: ServiceError | null, response: GetFormEmbeddingResponse) => void,
+  ): ClientUnaryCall;
+  getFormEmbedding(
+    request: GetFormEmbeddingRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetFormEmbeddingResponse) => void,
+  ): ClientUnaryCall;
+  getFormEmbedding(
+    request: GetFormEmbeddingRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetFormEmbeddingResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * How many of the account's forms name a sender profile or a confirmation template (the messaging
+   * service asks before deleting one), with up to 50 of them.
+   */
+  countFormsUsing(
+    request: CountFormsUsingRequest,
+    callback: (error: ServiceError | null, response: CountFormsUsingResponse) => void,
+  ): ClientUnaryCall;
+  countFormsUsing(
+    request: CountFormsUsingRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CountFormsUsingResponse) => void,
+  ): ClientUnaryCall;
+  countFormsUsing(
+    request: CountFormsUsingRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CountFormsUsingResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,57 @@
+// The account's field catalog and topics, asked from the subscriber service (ListFields with archived
+// fields, ListTopics) whenever a form is saved or activated. Its own errors pass through; when it
+// does not answer, 503 service_unavailable with a fixed text (the cause is logged here).
+import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { subscriberV1 } from '@mailer/proto';
+import type { Catalog, CatalogField } from '../domain/form-request';
+import type { BuiltInField, FieldRef, FieldType } from '../domain/form';
+
+export interface CatalogSource {
+  snapshot(accountId: string): Promise<Catalog>;
+  close(): void;
+}
+
+const FieldTypes = protoEnum(subscriberV1.FieldType, 'FIELD_TYPE_');
+const BuiltIns = protoEnum(subscriberV1.BuiltInField, 'BUILT_IN_FIELD_');
+
+/** A catalog field's ref; null for a ref this service does not know (skipped). */
+function refFromProto(ref: subscriberV1.FieldRef | undefined): FieldRef | null {
+  const r = ref?.ref;
+  if (r?.$case === 'fieldId') return { type: 'CUSTOM', fieldId: r.value.toLowerCase() };
+  if (r?.$case === 'builtInField') return { type: 'BUILT_IN', builtInField: BuiltIns.fromProto(r.value) as BuiltInField };
+  return null;
+}
+
+export function catalogFieldFromProto(f: subscriberV1.Field): CatalogField | null {
+  const ref = refFromProto(f.ref);
+  if (!ref) return null;
+  return {
+    ref,
+    personalizationTagName: f.personalizationTagName,
+    label: f.label,
+    fieldType: FieldTypes.fromProto(f.fieldType) as FieldType,
+    required: f.required,
+    internal: f.internal,
+    active: f.active,
+    options: f.options.map((o) => ({ label: o.label, position: o.position, active: o.active })),
+  };
+}
+
+export function subscriberCatalog(address: string, deadlineMs: number, logger?: Logger): CatalogSource {
+  const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address, deadlineMs), {
+    service: 'subscriber',
+    errorId: 'service_unavailable',
+    message: 'The subscriber service, whose fields and topics a form is checked against, is unavailable; retry later.',
+    logger,
+  });
+  return {
+    async snapshot(accountId) {
+      const [fields, topics] = await Promise.all([client.listFields({ accountId, includeArchived: true }), client.listTopics({ accountId })]);
+      return {
+        fields: fields.fields.flatMap((f) => catalogFieldFromProto(f) ?? []),
+        topics: topics.items.map((t) => ({ id: t.id, active: t.active })),
+      };
+    },
+    close: () => client.close(),
+  };
+}
