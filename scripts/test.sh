@@ -4,17 +4,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/setup.sh"
-# Chromium (Debian package): the /docs test opens the page in a real headless browser.
-if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "test: installing chromium from Debian (for the /docs browser test)" >&2
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "test: /usr/bin/chromium is missing (the /docs browser test needs it); install it with: sudo apt-get install -y chromium" >&2
-    exit 1
-  fi
-fi
+# Chromium (Debian package) for the browser tests (/docs, reader pages, landing pages): installed
+# when missing and running as root, else a loud failure with the command to run (@mailer/testing/browser).
+node "$root/packages/testing/dist/browser.js"
 cd "$root"
 export PATH="/usr/sbin:$PATH" # Debian installs nats-server there
 if [ -z "${MONGODB_URI:-}" ]; then

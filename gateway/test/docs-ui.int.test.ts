@@ -1,7 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { openBrowser, type BrowserHandle } from '@mailer/testing/browser';
 import { startStack, type Stack } from './support/harness';
 
 /**
@@ -10,33 +8,20 @@ import { startStack, type Stack } from './support/harness';
  * throws is blank, which no HTTP-level assertion notices.)
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-
-// On a closed network Chromium's own background connections (updates, sync, field trials) are
-// refused and can stall it; none of them is needed to render a local page.
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
-
 describe('GET /docs in a browser', () => {
   let stack: Stack;
+  let chromium: BrowserHandle;
   let browser: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install the Debian package with \`sudo apt-get install -y chromium\` (scripts/test.sh does it when run as root)`);
-    }
     stack = await startStack();
-    profile = mkdtempSync(join(tmpdir(), 'mailer-docs-chromium-'));
     // A fresh profile per run: nothing cached from an earlier page version.
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, timeout: 60_000 });
+    chromium = await openBrowser();
+    browser = chromium.context;
   }, 120_000); // a gateway and a browser start, on a loaded machine
 
   afterAll(async () => {
-    await browser?.close().catch(() => undefined);
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await chromium?.close();
     await stack?.stop();
   });
 

@@ -1,10 +1,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { openBrowser, type BrowserHandle } from '@mailer/testing/browser';
 import { freePort, startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
 import { publicLinks } from '../../services/messaging/src/app/public-links';
@@ -17,8 +15,6 @@ import { call, createAccount, gatewaySecrets, sleep, startGateway, type GatewayH
 
 const TRACKING_SECRET = crypto.randomBytes(32).toString('base64url');
 const PUBLIC_BUDGET = 30;
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SCRIPT_LABEL = '<script>alert(1)</script>';
 
 let nats: NatsServerHandle;
@@ -225,25 +221,16 @@ describe('the gateway\'s forwarding', () => {
 });
 
 describe('the preference page in a browser without JavaScript', () => {
+  let chromium: BrowserHandle;
   let browser: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install the Debian package with \`sudo apt-get install -y chromium\` (scripts/test.sh does it when run as root)`);
-    profile = mkdtempSync(join(tmpdir(), 'mailer-pages-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: CHROMIUM_ARGS,
-      headless: true,
-      timeout: 60_000,
-      javaScriptEnabled: false,
-      extraHTTPHeaders: reader(),
-    });
+    chromium = await openBrowser({ javaScriptEnabled: false, extraHTTPHeaders: reader() });
+    browser = chromium.context;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close().catch(() => undefined);
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await chromium?.close();
   });
 
   it('shows the topics as checkboxes, and saving the form changes the subscriptions', async () => {

@@ -5,7 +5,11 @@
 export const STYLESHEET =
   'body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.5}' +
   'fieldset{border:1px solid #ccc;border-radius:6px;padding:1rem}label{display:block;margin:.4rem 0}' +
-  '.hint{color:#666;font-size:.9em;margin:0 0 .4rem 1.6rem}button{margin:1rem .5rem 0 0;padding:.5rem 1rem}';
+  '.hint{color:#666;font-size:.9em;margin:0 0 .4rem 1.6rem}button{margin:1rem .5rem 0 0;padding:.5rem 1rem}' +
+  // Signup forms (the form service's landing pages): inputs, errors, the off-screen honeypot.
+  '.field{margin:0 0 1rem}input[type=text],input[type=email],input[type=number],input[type=date],textarea,select{box-sizing:border-box;width:100%;padding:.4rem}' +
+  '.error{color:#b00020;margin:.2rem 0}.invalid input,.invalid textarea,.invalid select{border:2px solid #b00020}' +
+  '.hp{position:absolute;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden}';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

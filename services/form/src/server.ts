@@ -4,6 +4,7 @@ import type { Config } from './config';
 import { startFieldDeletedConsumer } from './events/field-deleted';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { publicApp } from './http/app';
+import { PAGES_CSP } from './http/form-html';
 import { formRepository } from './store/forms';
 import { subscriberCatalog } from './clients/catalog';
 import { messagingCatalog } from './clients/messaging';
@@ -31,6 +32,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // Public submissions, confirm and landing pages, forwarded by the gateway (/public/forms|pages|confirm).
   ctx.serveHttp({
     address: ctx.config.FORM_HTTP_ADDR,
+    contentSecurityPolicy: PAGES_CSP,
     app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc }),
   });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
