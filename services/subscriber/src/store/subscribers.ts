@@ -1,7 +1,7 @@
 import { conflict } from '@mailer/kit';
 import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
-import type { OptOut, StoredValue, SubscriberState } from '../domain/types';
+import type { Consent, OptOut, StoredValue, SubscriberState } from '../domain/types';
 import { ConcurrentChange } from './atomic';
 import { outboxRepository } from './outbox';
 
@@ -18,12 +18,18 @@ export interface SubscriberDoc {
   /** fieldId -> bare value (the field's type gives the kind); absent when empty. */
   fields?: Record<string, StoredValue>;
   registeredAt: string;
+  consent?: Consent;
   updatedAt: string;
   version: number;
 }
 
 const optOutSchema = new mongoose.Schema<OptOut>(
   { topicId: { type: String, required: true }, at: { type: String, required: true }, source: { type: String, required: true } },
+  { _id: false },
+);
+
+const consentSchema = new mongoose.Schema<Consent>(
+  { text: { type: String, required: true }, formId: { type: String, required: true }, at: { type: String, required: true } },
   { _id: false },
 );
 
@@ -40,6 +46,7 @@ export const subscriberSchema = new mongoose.Schema<SubscriberDoc>(
     optOuts: { type: [optOutSchema], default: undefined },
     fields: { type: mongoose.Schema.Types.Mixed },
     registeredAt: { type: String, required: true },
+    consent: { type: consentSchema, default: undefined },
     updatedAt: { type: String, required: true },
     version: { type: Number, required: true },
   },
@@ -67,6 +74,7 @@ export function toState(doc: SubscriberDoc): SubscriberState {
     optOuts: doc.optOuts ?? [],
     fields: doc.fields ?? {},
     registeredAt: doc.registeredAt,
+    ...(doc.consent ? { consent: { text: doc.consent.text, formId: doc.consent.formId, at: doc.consent.at } } : {}),
     version: doc.version ?? 1,
   };
 }
@@ -89,6 +97,7 @@ export function toDoc(accountId: string, s: SubscriberState, now: string): Subsc
     updatedAt: now,
     version: s.version,
   };
+  if (s.consent) doc.consent = s.consent;
   for (const c of COLLECTIONS) if (isEmpty(doc[c] ?? [])) delete doc[c];
   return doc;
 }
@@ -194,6 +203,11 @@ export function subscriberRepository(store: Store) {
     async get(accountId: string, id: string): Promise<SubscriberState | null> {
       const doc = await subscribers.findOne({ accountId, _id: id });
       return doc ? toState(doc) : null;
+    },
+
+    /** How many subscribers the account has (any status): the signup limit counts these. */
+    async count(accountId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId });
     },
 
     async getByEmail(accountId: string, email: string): Promise<SubscriberState | null> {
