@@ -47,7 +47,7 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
   const now = nowOf(deps);
   const out = await atomically(deps.store, async (tx) => {
     const [current, defs] = await Promise.all([deps.subscribers.getByEmail(accountId, email), loadDefinitions(deps, accountId)]);
-    const fields = fieldInputs(input.values, defs);
+    const { firstName, fields } = submittedValues(input.values, defs);
     const topicIds = validateTopicRefs(input.topicIds, defs.topics);
     if (current) {
       // an existing address: never its values (whoever submits the form need not own the address)
@@ -64,7 +64,7 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
       return { result: { outcome: 'LIMIT_REACHED' as const, subscriberId: null, status: null, previousStatus: null }, wrote: false };
     }
     const state: SubscriberState = {
-      ...newSubscriber({ email, status: input.doubleOptIn ? 'UNCONFIRMED' : 'ACTIVE', tags: [], topicIds: topicIds.length ? topicIds : undefined, fields }, defs, newIdOf(deps), now),
+      ...newSubscriber({ email, firstName, status: input.doubleOptIn ? 'UNCONFIRMED' : 'ACTIVE', tags: [], topicIds: topicIds.length ? topicIds : undefined, fields }, defs, newIdOf(deps), now),
       consent: { text: input.consentText, formId: input.formId, at: now },
     };
     try {
@@ -84,14 +84,22 @@ function existing(before: SubscriberState, after: SubscriberState): SignupResult
   return { outcome: 'EXISTING', subscriberId: after.id, status: after.status, previousStatus: before.status };
 }
 
-/** The submitted values as field value inputs: each name must be a field of the account; the field's type gives the kind. */
-function fieldInputs(values: Record<string, unknown>, defs: AccountDefinitions): FieldValueInput[] {
+/**
+ * The submitted values: the built-in `email` is the request's address (ignored here), `first_name`
+ * the first name; every other name must be a custom field of the account, whose type gives the kind.
+ */
+function submittedValues(values: Record<string, unknown>, defs: AccountDefinitions): { firstName: string | null; fields: FieldValueInput[] } {
   const byTag = new Map(defs.catalog.fields.map((f) => [f.personalizationTagName, f] as const));
-  return Object.entries(values).map(([name, value]) => {
+  const { email: _email, first_name: firstName, ...custom } = values;
+  if (firstName !== undefined && firstName !== null && typeof firstName !== 'string') {
+    throw invalid('validation_failed', 'first_name must be text', [{ path: 'values.first_name', problem: 'must be a string' }]);
+  }
+  const fields = Object.entries(custom).map(([name, value]) => {
     const field = byTag.get(name);
     if (!field) throw invalid('validation_failed', `no field has the personalizationTagName ${name}`, [{ path: `values.${name}`, problem: 'unknown field' }]);
     return { fieldId: field.id, value: { kind: KIND_OF_TYPE[field.fieldType], value: value as StoredValue } };
   });
+  return { firstName: firstName ?? null, fields };
 }
 
 /** UNCONFIRMED -> ACTIVE (subscriber.confirmed); any other status stays as it is. */
