@@ -19,6 +19,10 @@ export interface SubscriberDoc {
   fields?: Record<string, StoredValue>;
   registeredAt: string;
   consent?: Consent;
+  /** When the subscriber last went UNCONFIRMED -> ACTIVE (any path); the subscriber report counts by it. */
+  confirmedAt?: Date;
+  /** When the status last became UNSUBSCRIBED (any path); the subscriber report counts by it. */
+  unsubscribedAt?: Date;
   updatedAt: string;
   version: number;
 }
@@ -47,6 +51,8 @@ export const subscriberSchema = new mongoose.Schema<SubscriberDoc>(
     fields: { type: mongoose.Schema.Types.Mixed },
     registeredAt: { type: String, required: true },
     consent: { type: consentSchema, default: undefined },
+    confirmedAt: { type: Date, default: undefined },
+    unsubscribedAt: { type: Date, default: undefined },
     updatedAt: { type: String, required: true },
     version: { type: Number, required: true },
   },
@@ -60,6 +66,9 @@ subscriberSchema.index({ accountId: 1, status: 1, registeredAt: 1 });
 // Search matches first names case-insensitively (a lowercased copy per subscriber would cost ~40 MB
 // per million subscribers on the embedded store, which keeps every document in memory).
 subscriberSchema.index({ accountId: 1, firstName: 1 });
+// The subscriber report counts confirmations and unsubscriptions per period (sparse: most have none).
+subscriberSchema.index({ accountId: 1, confirmedAt: 1 }, { sparse: true });
+subscriberSchema.index({ accountId: 1, unsubscribedAt: 1 }, { sparse: true });
 subscriberSchema.index({ accountId: 1, tags: 1 });
 subscriberSchema.index({ accountId: 1, topicIds: 1 });
 
@@ -102,9 +111,21 @@ export function toDoc(accountId: string, s: SubscriberState, now: string): Subsc
   return doc;
 }
 
-/** The update document that makes a stored subscriber equal to `s`: empty collections are unset. */
-function replacement(s: SubscriberState, now: string): Record<string, unknown> {
-  const { _id, accountId, registeredAt, ...set } = toDoc('', s, now);
+/**
+ * The status-change times a write from `before` to `after` records: confirmedAt when it confirms
+ * (UNCONFIRMED -> ACTIVE), unsubscribedAt when the status becomes UNSUBSCRIBED. Every status change of
+ * every path (API, form confirmation, one-click unsubscribe, delivery status) goes through write().
+ */
+export function statusTimes(before: SubscriberStatus, after: SubscriberStatus, now: string): Pick<SubscriberDoc, 'confirmedAt' | 'unsubscribedAt'> {
+  if (before === 'UNCONFIRMED' && after === 'ACTIVE') return { confirmedAt: new Date(now) };
+  if (before !== 'UNSUBSCRIBED' && after === 'UNSUBSCRIBED') return { unsubscribedAt: new Date(now) };
+  return {};
+}
+
+/** The update document that makes a stored subscriber equal to `s` (+ status-change times): empty collections are unset. */
+function replacement(before: SubscriberState, s: SubscriberState, now: string): Record<string, unknown> {
+  const { _id, accountId, registeredAt, ...fields } = toDoc('', s, now);
+  const set = { ...fields, ...statusTimes(before.status, s.status, now) };
   const unset: Record<string, ''> = {};
   for (const c of COLLECTIONS) if (!(c in set)) unset[c] = '';
   return Object.keys(unset).length ? { $set: set, $unset: unset } : { $set: set };
@@ -244,7 +265,7 @@ export function subscriberRepository(store: Store) {
         if (w.updates?.length) {
           const res = await subscribers.bulkWrite(
             w.updates.map(({ before, after }) => ({
-              updateOne: { filter: { accountId, _id: before.id, version: before.version }, update: replacement(after, now) },
+              updateOne: { filter: { accountId, _id: before.id, version: before.version }, update: replacement(before, after, now) },
             })),
             { tx },
           );
