@@ -5,7 +5,7 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
-import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags, subscriberReportSchemas } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
@@ -259,6 +259,7 @@ export const openApiDocument = {
       ...messagingDomainSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
+      ...subscriberReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -1,4 +1,5 @@
 import { conflict } from '@mailer/kit';
+import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
 import type { Consent, OptOut, StoredValue, SubscriberState } from '../domain/types';
@@ -165,6 +166,9 @@ export interface SubscriberWrites {
   events?: Array<{ subject: string; payload: unknown }>;
 }
 
+/** The subscriber times the subscriber report counts by. */
+export type SubscriberReportField = 'registeredAt' | 'confirmedAt' | 'unsubscribedAt';
+
 /** A query filter of one account: helpers that take a filter take this one, so it cannot lack the account. */
 type AccountFilter = { accountId: string } & Record<string, unknown>;
 
@@ -224,6 +228,16 @@ export function subscriberRepository(store: Store) {
     async get(accountId: string, id: string): Promise<SubscriberState | null> {
       const doc = await subscribers.findOne({ accountId, _id: id });
       return doc ? toState(doc) : null;
+    },
+
+    /**
+     * How many of the account's subscribers have `field` in each bucket [boundaries[i], boundaries[i + 1])
+     * (the subscriber report; each field indexed with the account). registeredAt is an ISO 8601 UTC
+     * string of fixed width (toISOString), so its range compares as text and is read back as a date.
+     */
+    async countPerBucket(accountId: string, field: SubscriberReportField, boundaries: Date[]): Promise<number[]> {
+      const pipeline = bucketCountPipeline(accountId, field, boundaries, field === 'registeredAt' ? 'isoString' : 'date');
+      return countsPerBucket(await subscribers.aggregate(pipeline), boundaries);
     },
 
     /** How many subscribers the account has (any status): the signup limit counts these. */
