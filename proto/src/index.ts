@@ -11,3 +11,5 @@ export * as emailReportsV1 from './gen/mailer/messaging/v1/email_reports';
 export * as senderProfilesV1 from './gen/mailer/messaging/v1/sender_profiles';
 export * as emailTemplatesV1 from './gen/mailer/messaging/v1/email_templates';
 export * as emailMessagesV1 from './gen/mailer/messaging/v1/email_messages';
+export * as signupV1 from './gen/mailer/subscriber/v1/signup';
+export * as subscriberReportsV1 from './gen/mailer/subscriber/v1/subscriber_reports';

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { emailMessagesV1, emailReportsV1, emailTemplatesV1, formV1, segmentV1, senderProfilesV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
+import { emailMessagesV1, emailReportsV1, emailTemplatesV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -31,6 +31,7 @@ function healthChecker(address: string, serviceName: string) {
 
 export interface ServiceClients {
   subscriber: PromiseClient<subscriberV1.SubscriberServiceClient>;
+  subscriberReports: PromiseClient<subscriberReportsV1.SubscriberReportServiceClient>;
   segment: PromiseClient<segmentV1.SegmentServiceClient>;
   suppressions: PromiseClient<suppressionsV1.SuppressionServiceClient>;
   emailReports: PromiseClient<emailReportsV1.EmailReportServiceClient>;
@@ -60,6 +61,7 @@ export const servicePeer = (service: string): PeerSpec => ({
  */
 export function createServiceClients(config: GatewayConfig): ServiceClients {
   const subscriber = peerClient(createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('subscriber'));
+  const subscriberReports = peerClient(createClient(subscriberReportsV1.SubscriberReportServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('subscriber'));
   const segment = peerClient(createClient(segmentV1.SegmentServiceClient, config.SEGMENT_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('segment'));
   const suppressions = peerClient(createClient(suppressionsV1.SuppressionServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailReports = peerClient(createClient(emailReportsV1.EmailReportServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
@@ -70,6 +72,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
+    subscriberReports,
     segment,
     suppressions,
     emailReports,
@@ -80,6 +83,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
+      subscriberReports.close();
       segment.close();
       suppressions.close();
       emailReports.close();

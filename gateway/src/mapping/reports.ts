@@ -44,3 +44,4 @@ export function reportPointsJson<M extends string>(
 }
 
 export const EMAIL_REPORT_METRICS = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'complained'] as const;
+export const SUBSCRIBER_REPORT_METRICS = ['newSubscribers', 'confirmed', 'unsubscribed'] as const;

@@ -6,7 +6,7 @@ import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
-import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
+import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags, subscriberReportSchemas } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
 
@@ -264,6 +264,7 @@ export const openApiDocument = {
       ...formSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
+      ...subscriberReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

@@ -1,6 +1,6 @@
 import { callLogger } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { subscriberV1 } from '@mailer/proto';
+import { signupV1, subscriberReportsV1, subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
@@ -11,6 +11,8 @@ import { subscriberDataHandlers } from './handlers/subscriber-data';
 import { tagHandlers } from './handlers/tags';
 import { topicHandlers } from './handlers/topics';
 import type { Deps } from './app/deps';
+import { signupHandlers } from './handlers/signup';
+import { subscriberReportHandlers } from './handlers/subscriber-reports';
 import { subscriberHandlers } from './handlers/subscribers';
 import { catalogRepository } from './store/catalog';
 import { outboxRepository } from './store/outbox';
@@ -49,5 +51,7 @@ export async function setup(service: ServiceRuntime<Config>): Promise<Array<() =
     ...deliveryStatusHandlers(deps),
     ...fieldHandlers(deps), ...tagHandlers(deps), ...topicHandlers(deps),
   });
+  service.grpc.add(signupV1.SignupServiceService, signupHandlers(deps));
+  service.grpc.add(subscriberReportsV1.SubscriberReportServiceService, subscriberReportHandlers(deps));
   return [async () => usage.close(), async () => members.close()];
 }

@@ -74,6 +74,23 @@ export const emailReportSchemas = {
   }),
 };
 
+const subscriberPoint = (periodStart: string, counts: number[]) => {
+  const [newSubscribers, confirmed, unsubscribed] = counts.map((c) => n(c, c.toLocaleString('en-US')));
+  return { periodStart, newSubscribers, confirmed, unsubscribed };
+};
+
+export const subscriberReportSchemas = {
+  SubscriberReportPoint: object(['periodStart', 'newSubscribers', 'confirmed', 'unsubscribed'], {
+    periodStart: { type: 'string', format: 'date', description: 'First day of the bucket inside the period: the later of the bucket\'s calendar start and `fromDate`.', examples: ['2024-03-01'] },
+    newSubscribers: metric('Subscribers registered in the bucket (by `registeredAt`, whatever their status now; deleted subscribers no longer count).'),
+    confirmed: metric('Subscribers whose status went from `UNCONFIRMED` to `ACTIVE` in the bucket (double opt-in confirmation or a status change; the latest confirmation counts).'),
+    unsubscribed: metric('Subscribers whose status became `UNSUBSCRIBED` in the bucket (the latest such change counts). Opting out of topics does not change the status.'),
+  }),
+  SubscriberReport: object(['points'], { points: { type: 'array', maxItems: MAX_REPORT_POINTS, items: schemaRef('SubscriberReportPoint') } }, {
+    examples: [{ points: [subscriberPoint('2024-03-01', [1250, 980, 12]), subscriberPoint('2024-03-04', [0, 0, 0])] }],
+  }),
+};
+
 const acceptLanguage = {
   name: 'Accept-Language',
   in: 'header',
@@ -86,6 +103,19 @@ const acceptLanguage = {
 const REPORT_DESCRIPTION = `Buckets follow the calendar in \`timeZone\` (default UTC). Every bucket that overlaps the period is a point, empty ones included, in order; \`periodStart\` is the later of the bucket's start and \`fromDate\`, and only days inside the period count (the first and last buckets may be partial). At most ${MAX_REPORT_POINTS.toLocaleString('en-US')} points. Not idempotent in its answer: counts grow as facts arrive, and a replay with the same \`Idempotency-Key\` answers the stored counts in the stored language.`;
 
 export const reportPaths = {
+  '/reports/subscribers': {
+    post: {
+      tags: ['Reports'],
+      operationId: 'reportSubscribers',
+      summary: 'Subscriber report: new, confirmed and unsubscribed subscribers per period',
+      description: `${REPORT_DESCRIPTION}
+
+Counts the account's subscribers by the time of each change: \`newSubscribers\` by \`registeredAt\`, \`confirmed\` when the status went from \`UNCONFIRMED\` to \`ACTIVE\`, \`unsubscribed\` when the status became \`UNSUBSCRIBED\`. A subscriber appears in several metrics, possibly in different buckets; deleted subscribers are not counted.`,
+      parameters: [acceptLanguage, idempotencyKey] as Json[],
+      requestBody: body('ReportPeriodDto'),
+      responses: responses('post', { '200': ok('The points, one per bucket.', schemaRef('SubscriberReport'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) }, { 400: PERIOD_ERROR_IDS }),
+    },
+  },
   '/reports/emails': {
     post: {
       tags: ['Reports'],

@@ -80,8 +80,17 @@ export interface SubscriberState {
   /** fieldId -> value. */
   fields: Record<string, StoredValue>;
   registeredAt: string;
+  /** The consent given when the subscriber signed up through a form (absent otherwise). */
+  consent?: Consent;
   /** Incremented by every change; domain events carry it so projections can drop stale ones. */
   version: number;
+}
+
+/** Consent as a signup form recorded it: the text shown, the form, when. */
+export interface Consent {
+  text: string;
+  formId: string;
+  at: string;
 }
 
 /** What a subscriber create / sync row / replacement asks for. `undefined` members were not given. */

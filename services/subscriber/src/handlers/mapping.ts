@@ -141,7 +141,7 @@ export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscri
     if (stored === undefined) continue;
     values.push({ fieldRef: { ref: { $case: 'fieldId', value: field.id } }, personalizationTagName: field.personalizationTagName, label: field.label, displayValue: displayValue(field, stored, catalog) });
   }
-  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt };
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt, gdprAgreement: s.consent?.text };
 }
 
 export function subscriberDataToProto(s: SubscriberState, catalog: Catalog): subscriberV1.SubscriberData {

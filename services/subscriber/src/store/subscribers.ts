@@ -1,7 +1,8 @@
 import { conflict } from '@mailer/kit';
+import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
-import type { OptOut, StoredValue, SubscriberState } from '../domain/types';
+import type { Consent, OptOut, StoredValue, SubscriberState } from '../domain/types';
 import { ConcurrentChange } from './atomic';
 import { outboxRepository } from './outbox';
 
@@ -18,12 +19,22 @@ export interface SubscriberDoc {
   /** fieldId -> bare value (the field's type gives the kind); absent when empty. */
   fields?: Record<string, StoredValue>;
   registeredAt: string;
+  consent?: Consent;
+  /** When the subscriber last went UNCONFIRMED -> ACTIVE (any path); the subscriber report counts by it. */
+  confirmedAt?: Date;
+  /** When the status last became UNSUBSCRIBED (any path); the subscriber report counts by it. */
+  unsubscribedAt?: Date;
   updatedAt: string;
   version: number;
 }
 
 const optOutSchema = new mongoose.Schema<OptOut>(
   { topicId: { type: String, required: true }, at: { type: String, required: true }, source: { type: String, required: true } },
+  { _id: false },
+);
+
+const consentSchema = new mongoose.Schema<Consent>(
+  { text: { type: String, required: true }, formId: { type: String, required: true }, at: { type: String, required: true } },
   { _id: false },
 );
 
@@ -40,6 +51,9 @@ export const subscriberSchema = new mongoose.Schema<SubscriberDoc>(
     optOuts: { type: [optOutSchema], default: undefined },
     fields: { type: mongoose.Schema.Types.Mixed },
     registeredAt: { type: String, required: true },
+    consent: { type: consentSchema, default: undefined },
+    confirmedAt: { type: Date, default: undefined },
+    unsubscribedAt: { type: Date, default: undefined },
     updatedAt: { type: String, required: true },
     version: { type: Number, required: true },
   },
@@ -53,6 +67,9 @@ subscriberSchema.index({ accountId: 1, status: 1, registeredAt: 1 });
 // Search matches first names case-insensitively (a lowercased copy per subscriber would cost ~40 MB
 // per million subscribers on the embedded store, which keeps every document in memory).
 subscriberSchema.index({ accountId: 1, firstName: 1 });
+// The subscriber report counts confirmations and unsubscriptions per period (sparse: most have none).
+subscriberSchema.index({ accountId: 1, confirmedAt: 1 }, { sparse: true });
+subscriberSchema.index({ accountId: 1, unsubscribedAt: 1 }, { sparse: true });
 subscriberSchema.index({ accountId: 1, tags: 1 });
 subscriberSchema.index({ accountId: 1, topicIds: 1 });
 
@@ -67,6 +84,7 @@ export function toState(doc: SubscriberDoc): SubscriberState {
     optOuts: doc.optOuts ?? [],
     fields: doc.fields ?? {},
     registeredAt: doc.registeredAt,
+    ...(doc.consent ? { consent: { text: doc.consent.text, formId: doc.consent.formId, at: doc.consent.at } } : {}),
     version: doc.version ?? 1,
   };
 }
@@ -89,13 +107,26 @@ export function toDoc(accountId: string, s: SubscriberState, now: string): Subsc
     updatedAt: now,
     version: s.version,
   };
+  if (s.consent) doc.consent = s.consent;
   for (const c of COLLECTIONS) if (isEmpty(doc[c] ?? [])) delete doc[c];
   return doc;
 }
 
-/** The update document that makes a stored subscriber equal to `s`: empty collections are unset. */
-function replacement(s: SubscriberState, now: string): Record<string, unknown> {
-  const { _id, accountId, registeredAt, ...set } = toDoc('', s, now);
+/**
+ * The status-change times a write from `before` to `after` records: confirmedAt when it confirms
+ * (UNCONFIRMED -> ACTIVE), unsubscribedAt when the status becomes UNSUBSCRIBED. Every status change of
+ * every path (API, form confirmation, one-click unsubscribe, delivery status) goes through write().
+ */
+export function statusTimes(before: SubscriberStatus, after: SubscriberStatus, now: string): Pick<SubscriberDoc, 'confirmedAt' | 'unsubscribedAt'> {
+  if (before === 'UNCONFIRMED' && after === 'ACTIVE') return { confirmedAt: new Date(now) };
+  if (before !== 'UNSUBSCRIBED' && after === 'UNSUBSCRIBED') return { unsubscribedAt: new Date(now) };
+  return {};
+}
+
+/** The update document that makes a stored subscriber equal to `s` (+ status-change times): empty collections are unset. */
+function replacement(before: SubscriberState, s: SubscriberState, now: string): Record<string, unknown> {
+  const { _id, accountId, registeredAt, ...fields } = toDoc('', s, now);
+  const set = { ...fields, ...statusTimes(before.status, s.status, now) };
   const unset: Record<string, ''> = {};
   for (const c of COLLECTIONS) if (!(c in set)) unset[c] = '';
   return Object.keys(unset).length ? { $set: set, $unset: unset } : { $set: set };
@@ -134,6 +165,9 @@ export interface SubscriberWrites {
   deletes?: SubscriberState[];
   events?: Array<{ subject: string; payload: unknown }>;
 }
+
+/** The subscriber times the subscriber report counts by. */
+export type SubscriberReportField = 'registeredAt' | 'confirmedAt' | 'unsubscribedAt';
 
 /** A query filter of one account: helpers that take a filter take this one, so it cannot lack the account. */
 type AccountFilter = { accountId: string } & Record<string, unknown>;
@@ -196,6 +230,21 @@ export function subscriberRepository(store: Store) {
       return doc ? toState(doc) : null;
     },
 
+    /**
+     * How many of the account's subscribers have `field` in each bucket [boundaries[i], boundaries[i + 1])
+     * (the subscriber report; each field indexed with the account). registeredAt is an ISO 8601 UTC
+     * string of fixed width (toISOString), so its range compares as text and is read back as a date.
+     */
+    async countPerBucket(accountId: string, field: SubscriberReportField, boundaries: Date[]): Promise<number[]> {
+      const pipeline = bucketCountPipeline(accountId, field, boundaries, field === 'registeredAt' ? 'isoString' : 'date');
+      return countsPerBucket(await subscribers.aggregate(pipeline), boundaries);
+    },
+
+    /** How many subscribers the account has (any status): the signup limit counts these. */
+    async count(accountId: string): Promise<number> {
+      return subscribers.countDocuments({ accountId });
+    },
+
     async getByEmail(accountId: string, email: string): Promise<SubscriberState | null> {
       const doc = await subscribers.findOne({ accountId, email });
       return doc ? toState(doc) : null;
@@ -230,7 +279,7 @@ export function subscriberRepository(store: Store) {
         if (w.updates?.length) {
           const res = await subscribers.bulkWrite(
             w.updates.map(({ before, after }) => ({
-              updateOne: { filter: { accountId, _id: before.id, version: before.version }, update: replacement(after, now) },
+              updateOne: { filter: { accountId, _id: before.id, version: before.version }, update: replacement(before, after, now) },
             })),
             { tx },
           );
