@@ -18,6 +18,7 @@ import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { emailMessageRoutes } from './routes/email-messages';
+import { eventLogRoutes } from './routes/event-log';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
@@ -81,6 +82,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(reportRoutes(deps.clients));
   app.use(emailCatalogRoutes(deps.clients));
   app.use(emailMessageRoutes(deps.clients));
+  app.use(eventLogRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

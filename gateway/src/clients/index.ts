@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { emailMessagesV1, emailReportsV1, emailTemplatesV1, segmentV1, senderProfilesV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
+import { emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, segmentV1, senderProfilesV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -37,6 +37,7 @@ export interface ServiceClients {
   senderProfiles: PromiseClient<senderProfilesV1.SenderProfileServiceClient>;
   emailTemplates: PromiseClient<emailTemplatesV1.EmailTemplateServiceClient>;
   emailMessages: PromiseClient<emailMessagesV1.EmailMessageServiceClient>;
+  events: PromiseClient<eventsV1.EventServiceClient>;
   /** True when the subscriber service reports SERVING within a short deadline. */
   subscriberServing(): Promise<boolean>;
   close(): void;
@@ -65,6 +66,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const senderProfiles = peerClient(createClient(senderProfilesV1.SenderProfileServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailTemplates = peerClient(createClient(emailTemplatesV1.EmailTemplateServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailMessages = peerClient(createClient(emailMessagesV1.EmailMessageServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
+  const events = peerClient(createClient(eventsV1.EventServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
@@ -74,6 +76,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     senderProfiles,
     emailTemplates,
     emailMessages,
+    events,
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
@@ -83,6 +86,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       senderProfiles.close();
       emailTemplates.close();
       emailMessages.close();
+      events.close();
       subscriberHealth.close();
     },
   };

@@ -5,6 +5,7 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
+import { eventLogOperation } from './messaging/events';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
@@ -96,6 +97,7 @@ export const openApiDocument = {
     ...messagingDomainPaths,
     ...reportPaths,
     '/events': {
+      get: eventLogOperation,
       post: {
         tags: ['Events'],
         operationId: 'sendCustomEvent',

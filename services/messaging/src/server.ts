@@ -1,17 +1,20 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { consentSignupNotAvailable } from './app/record-event';
 import { smtpTransport } from './clients/smtp-transport';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { AccountSendRate } from './domain/send-rate';
+import { startCustomEventsConsumer } from './events/custom-events';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { emailMessageHandlers } from './handlers/email-messages';
 import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
+import { eventHandlers } from './handlers/events';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { senderProfileHandlers } from './handlers/sender-profiles';
 import { suppressionHandlers } from './handlers/suppressions';
@@ -19,6 +22,7 @@ import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
 import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
+import { eventCollection } from './store/events';
 import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
 import { suppressionCollection } from './store/suppressions';
@@ -121,7 +125,35 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       bounces: bounceDeps(ctx),
     },
   });
+
+  // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
+  // eventId (app/record-event.ts); automations matched by their API-request trigger.
+  const events = eventCollection(ctx.store);
+  ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
+  const eventsConsumer = startCustomEventsConsumer({
+    nc: ctx.nc,
+    concurrency: config.EVENTS_CONSUMER_CONCURRENCY,
+    logger: ctx.logger,
+    outcomes: new Counter({
+      name: 'messaging_custom_events_total',
+      help: 'Custom events handled by the events consumer, by outcome (the recorded outcome, duplicate, malformed)',
+      labelNames: ['outcome'],
+      registers: [ctx.metrics.registry],
+    }),
+    deps: {
+      store: ctx.store,
+      events,
+      automations: automationRepository(ctx.store),
+      outbox,
+      subscribers,
+      consentSignup: consentSignupNotAvailable,
+      now: ctx.now,
+      notifyOutbox: ctx.notifyOutbox,
+    },
+  });
   return [
+    // Events in work finish (recorded and acknowledged) before the subscriber client closes.
+    () => eventsConsumer.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),
     async () => transport.close(),

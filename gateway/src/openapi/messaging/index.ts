@@ -1,4 +1,5 @@
 import { emailMessageParameters, emailMessagePaths, emailMessageSchemas, emailMessageTags } from './email-messages';
+import { eventLogSchemas } from './events';
 import { emailTemplateParameters, emailTemplatePaths, emailTemplateSchemas } from './email-templates';
 import { senderProfileParameters, senderProfilePaths, senderProfileSchemas } from './sender-profiles';
 import { suppressionParameters, suppressionPaths, suppressionSchemas, suppressionTags } from './suppressions';
@@ -12,4 +13,4 @@ export const messagingDomainTags = [
 ];
 export const messagingDomainPaths = { ...senderProfilePaths, ...emailTemplatePaths, ...suppressionPaths, ...emailMessagePaths };
 export const messagingDomainParameters = { ...senderProfileParameters, ...emailTemplateParameters, ...suppressionParameters, ...emailMessageParameters };
-export const messagingDomainSchemas = { ...senderProfileSchemas, ...emailTemplateSchemas, ...suppressionSchemas, ...emailMessageSchemas };
+export const messagingDomainSchemas = { ...senderProfileSchemas, ...emailTemplateSchemas, ...suppressionSchemas, ...emailMessageSchemas, ...eventLogSchemas };

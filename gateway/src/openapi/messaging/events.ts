@@ -1,0 +1,58 @@
+import { instant, ok, ref, schemaRef, uuid } from '../common';
+import { object, responses } from '../operations';
+import { int32 } from '../subscriber/shared';
+
+/**
+ * The event log (API.md "Events and automations", messaging service): GET /events. POST /events is
+ * described in document.ts; both live under the one path item `/events` (`eventLogOperation` is
+ * merged there).
+ */
+
+export const EVENT_KEY_PATTERN = '^[a-z0-9][a-z0-9._-]{0,99}$';
+export const EVENT_OUTCOMES = ['RUNS_STARTED', 'NO_MATCHING_AUTOMATION', 'NOT_TRIGGERED', 'NO_SUBSCRIBER', 'SUBSCRIBER_CREATED'];
+
+const OUTCOMES = `\`outcome\` says what the event led to, the first rule that applies winning:
+- \`NOT_TRIGGERED\`: sent with \`triggerAutomations: false\` (recorded, no automation started; \`subscriberId\` still tells whether the address is a subscriber).
+- \`NO_SUBSCRIBER\`: the address is no subscriber of the account (and none was created: \`consent\` signups arrive in a later version, until then an unknown address with \`consent\` is recorded \`NO_SUBSCRIBER\` too).
+- \`SUBSCRIBER_CREATED\`: an unknown address with \`consent\` became an \`UNCONFIRMED\` subscriber (a later version).
+- \`NO_MATCHING_AUTOMATION\`: no active automation is triggered by the \`eventKey\`.
+- \`RUNS_STARTED\`: active automations are triggered by the \`eventKey\`; \`runIds\` names the runs (empty in this version, which records the event but does not run automations yet).`;
+
+export const eventLogOperation = {
+  tags: ['Events'],
+  operationId: 'listEvents',
+  summary: 'List received custom events (paginated)',
+  description: `The events the service has recorded, newest first (by \`receivedAt\`, then by id). Each event is recorded once per \`eventId\`, however often it was delivered internally, shortly after \`POST /events\` accepted it (asynchronously: an event accepted a moment ago may not be listed yet). Filters combine with AND; \`email\` is compared in canonical form (trimmed, lowercased).
+
+${OUTCOMES}`,
+  parameters: [
+    ref('parameters', 'PageNumber'),
+    ref('parameters', 'PageSize'),
+    { name: 'eventKey', in: 'query', required: false, schema: { type: 'string', pattern: EVENT_KEY_PATTERN }, description: 'Only events with this key.' },
+    { name: 'email', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: 320 }, description: 'Only events for this address.' },
+  ],
+  responses: responses('get', { '200': ok('One page of events.', schemaRef('PaginatedEvents')) }, {}),
+};
+
+export const eventLogSchemas = {
+  EventOutcome: { type: 'string', enum: EVENT_OUTCOMES, description: 'What the event led to (see GET /events).' },
+  RecordedEvent: object(['eventId', 'eventKey', 'email', 'occurredAt', 'receivedAt', 'properties', 'triggerAutomations', 'subscriberId', 'outcome', 'runIds'], {
+    eventId: { ...uuid, description: 'The id `POST /events` answered.' },
+    eventKey: { type: 'string', examples: ['order.completed'] },
+    email: { type: 'string', description: 'Canonical form (lowercased).' },
+    occurredAt: { ...instant, description: 'As sent, else the time of receipt.' },
+    receivedAt: { ...instant, description: 'When `POST /events` accepted it.' },
+    properties: { description: 'Free-form JSON value, as sent (`{}` when none was sent).' },
+    triggerAutomations: { type: 'boolean' },
+    subscriberId: { ...uuid, type: ['string', 'null'], description: 'The account\'s subscriber with this address when the event was recorded, else null.' },
+    outcome: schemaRef('EventOutcome'),
+    runIds: { type: 'array', items: uuid, description: 'The automation runs the event started.' },
+  }),
+  PaginatedEvents: object(['items', 'pageNumber', 'pageSize', 'totalItems', 'totalPages'], {
+    items: { type: 'array', items: schemaRef('RecordedEvent') },
+    pageNumber: int32,
+    pageSize: int32,
+    totalItems: { type: 'integer', format: 'int64' },
+    totalPages: int32,
+  }),
+};
