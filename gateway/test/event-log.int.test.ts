@@ -261,3 +261,60 @@ describe('exactly once per eventId, whatever NATS redelivers', () => {
     await expectOncePerEvent(a, ids);
   }, 180_000);
 });
+
+describe('POST /reports/events', () => {
+  /** Stores an event as the gateway would, with a chosen receipt time (the report counts by it). */
+  async function received(a: Api, eventKey: string, receivedAt: string): Promise<string> {
+    const eventId = crypto.randomUUID();
+    const message = { eventId, accountId: a.accountId, eventKey, email: 'ann@example.org', occurredAt: receivedAt, receivedAt, triggerAutomations: false, properties: {}, consent: null };
+    await stack.nc.jetstream().publish(`events.${a.accountId}`, JSON.stringify(message), { msgID: eventId });
+    return eventId;
+  }
+
+  it('counts events by receipt time in calendar days of the zone (a DST day included), in all and per key; empty buckets are points', async () => {
+    const a = await account('report');
+    const ids = [
+      await received(a, 'order.paid', '2024-03-29T22:59:00.000Z'), // 03-29 23:59 in Berlin: before the period
+      await received(a, 'order.paid', '2024-03-29T23:30:00.000Z'), // 03-30 00:30
+      await received(a, 'cart.left', '2024-03-30T22:59:59.999Z'), // 03-30 23:59:59.999
+      await received(a, 'order.paid', '2024-03-30T23:00:00.000Z'), // 03-31 00:00 (CET)
+      await received(a, 'order.paid', '2024-03-31T21:59:00.000Z'), // 03-31 23:59 (CEST: the day had 23 hours)
+      await received(a, 'cart.left', '2024-03-31T22:00:00.000Z'), // 04-01 00:00
+      await received(a, 'cart.left', '2024-04-02T22:00:00.000Z'), // 04-03 00:00: after the period
+    ];
+    // another account's event in the same period is not counted
+    await received(other, 'order.paid', '2024-03-30T12:00:00.000Z');
+    await eventsUntil(a, (xs) => ids.every((id) => xs.some((e) => e.eventId === id)));
+
+    const res = await a.post('/reports/events', { fromDate: '2024-03-30', toDate: '2024-04-02', interval: 'DAY', timeZone: 'Europe/Berlin' });
+    const report = expectStatus(res, 200);
+    expect(schemaErrors('EventReport', report)).toEqual([]);
+    const n = (value: number) => ({ value, formattedValue: String(value) });
+    expect(report.points).toEqual([
+      { periodStart: '2024-03-30', received: n(2), byEventKey: { 'order.paid': n(1), 'cart.left': n(1) } },
+      { periodStart: '2024-03-31', received: n(2), byEventKey: { 'order.paid': n(2) } },
+      { periodStart: '2024-04-01', received: n(1), byEventKey: { 'cart.left': n(1) } },
+      { periodStart: '2024-04-02', received: n(0), byEventKey: {} },
+    ]);
+
+    // the same events in UTC days and in one (partial) ISO week
+    const utc = expectStatus(await a.post('/reports/events', { fromDate: '2024-03-29', toDate: '2024-04-02', interval: 'WEEK' }), 200);
+    expect(utc.points).toEqual([
+      { periodStart: '2024-03-29', received: n(6), byEventKey: { 'order.paid': n(4), 'cart.left': n(2) } },
+      { periodStart: '2024-04-01', received: n(1), byEventKey: { 'cart.left': n(1) } },
+    ]);
+  });
+
+  it('an account without events gets zero points; a bad period is 400 with its errorId, never a 5xx', async () => {
+    const a = await account('report-empty');
+    const empty = expectStatus(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-12-31', interval: 'QUARTER' }, { 'Accept-Language': 'de-DE' }), 200);
+    expect(empty.points.map((p: { periodStart: string }) => p.periodStart)).toEqual(['2024-01-01', '2024-04-01', '2024-07-01', '2024-10-01']);
+    expect(empty.points.every((p: { received: { value: number }; byEventKey: object }) => p.received.value === 0 && Object.keys(p.byEventKey).length === 0)).toBe(true);
+    expectError(await a.post('/reports/events', { fromDate: '2024-02-01', toDate: '2024-01-01', interval: 'DAY' }), 400, 'report_period_invalid');
+    expectError(await a.post('/reports/events', { fromDate: '2024-02-30', toDate: '2024-03-01', interval: 'DAY' }), 400, 'report_period_invalid');
+    expectError(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-01-02', interval: 'HOUR' }), 400, 'report_period_invalid');
+    expectError(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-01-02', interval: 'DAY', timeZone: 'Mars/Olympus' }), 400, 'report_invalid_time_zone');
+    expectError(await a.post('/reports/events', { fromDate: '2000-01-01', toDate: '2024-01-02', interval: 'DAY' }), 400, 'report_too_many_points');
+    expectError(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-01-02', interval: 'DAY', extra: 1 }), 400, 'unknown_property');
+  });
+});

@@ -1,5 +1,6 @@
 import { protoEnum } from '@mailer/kit';
 import { eventsV1 } from '@mailer/proto';
+import { numberFormatter, type ApiNumber, type ReportBuckets } from '@mailer/reports';
 import { int64 } from './numbers';
 
 // The event log (GET /events): query -> EventService request, recorded events -> API items.
@@ -35,4 +36,21 @@ export function recordedEventJson(e: eventsV1.RecordedEvent) {
 
 export function eventPageJson(page: eventsV1.ListEventsResponse) {
   return { items: page.items.map(recordedEventJson), pageNumber: page.pageNumber, pageSize: page.pageSize, totalItems: int64(page.totalItems), totalPages: page.totalPages };
+}
+
+/**
+ * The event report's points (POST /reports/events): one per bucket, `received` and `byEventKey`
+ * (only the keys received in that bucket) as Numbers in the request's Accept-Language. A service
+ * answering another number of buckets is a bug (500).
+ */
+export function eventReportJson(buckets: ReportBuckets, counts: eventsV1.EventCounts[], acceptLanguage: string | string[] | undefined) {
+  if (counts.length !== buckets.periodStarts.length) throw new Error(`the service answered ${counts.length} buckets for ${buckets.periodStarts.length}`);
+  const format = numberFormatter(Array.isArray(acceptLanguage) ? acceptLanguage.join(',') : acceptLanguage);
+  return {
+    points: buckets.periodStarts.map((periodStart, i) => {
+      const byEventKey: Record<string, ApiNumber> = {};
+      for (const k of counts[i].byEventKey) byEventKey[k.eventKey] = format(int64(k.count));
+      return { periodStart, received: format(int64(counts[i].received)), byEventKey };
+    }),
+  };
 }

@@ -5,7 +5,7 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
-import { eventLogOperation } from './messaging/events';
+import { eventLogOperation, eventReportPaths, eventReportSchemas } from './messaging/events';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
@@ -96,6 +96,7 @@ export const openApiDocument = {
     ...segmentDomainPaths,
     ...messagingDomainPaths,
     ...reportPaths,
+    ...eventReportPaths,
     '/events': {
       get: eventLogOperation,
       post: {
@@ -261,6 +262,7 @@ export const openApiDocument = {
       ...messagingDomainSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
+      ...eventReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

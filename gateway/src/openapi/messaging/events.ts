@@ -1,6 +1,8 @@
-import { instant, ok, ref, schemaRef, uuid } from '../common';
-import { object, responses } from '../operations';
+import { MAX_REPORT_POINTS } from '@mailer/reports';
+import { instant, ok, ref, schemaRef, uuid, type Json } from '../common';
+import { body, idempotencyKey, object, responses } from '../operations';
 import { int32 } from '../subscriber/shared';
+import { acceptLanguage, PERIOD_ERROR_IDS, REPORT_DESCRIPTION } from './reports';
 
 /**
  * The event log (API.md "Events and automations", messaging service): GET /events. POST /events is
@@ -54,5 +56,48 @@ export const eventLogSchemas = {
     pageSize: int32,
     totalItems: { type: 'integer', format: 'int64' },
     totalPages: int32,
+  }),
+};
+
+// ---- POST /reports/events ------------------------------------------------------------------------
+
+const n = (value: number) => ({ value, formattedValue: value.toLocaleString('en-US') });
+
+export const eventReportPaths = {
+  '/reports/events': {
+    post: {
+      tags: ['Reports'],
+      operationId: 'reportEvents',
+      summary: 'Event report: custom events received per period, in all and per event key',
+      description: `${REPORT_DESCRIPTION}
+
+Counts the account's custom events by the time \`POST /events\` accepted them (\`receivedAt\`, not \`occurredAt\`), once per event (a retry answered \`duplicate: true\` is not counted again), with or without \`triggerAutomations\`. Events are counted once the service has recorded them (GET /events), shortly after they were accepted. \`byEventKey\` holds the keys received in that bucket, each with its count (keys without events in the bucket are left out; an empty bucket has \`{}\`).`,
+      parameters: [acceptLanguage, idempotencyKey] as Json[],
+      requestBody: body('ReportPeriodDto'),
+      responses: responses('post', { '200': ok('The points, one per bucket.', schemaRef('EventReport'), { 'Idempotency-Replay': ref('headers', 'IdempotencyReplay') }) }, { 400: PERIOD_ERROR_IDS }),
+    },
+  },
+};
+
+export const eventReportSchemas = {
+  EventReportPoint: object(['periodStart', 'received', 'byEventKey'], {
+    periodStart: { type: 'string', format: 'date', description: 'First day of the bucket inside the period: the later of the bucket\'s calendar start and `fromDate`.', examples: ['2024-03-01'] },
+    received: { ...schemaRef('Number'), description: 'Events received in the bucket.' },
+    byEventKey: {
+      type: 'object',
+      propertyNames: { pattern: EVENT_KEY_PATTERN },
+      additionalProperties: schemaRef('Number'),
+      description: 'Events received in the bucket per `eventKey` (only keys with events in the bucket).',
+    },
+  }),
+  EventReport: object(['points'], { points: { type: 'array', maxItems: MAX_REPORT_POINTS, items: schemaRef('EventReportPoint') } }, {
+    examples: [
+      {
+        points: [
+          { periodStart: '2024-03-01', received: n(1530), byEventKey: { 'order.paid': n(1210), 'cart.abandoned': n(320) } },
+          { periodStart: '2024-03-04', received: n(0), byEventKey: {} },
+        ],
+      },
+    ],
   }),
 };

@@ -3,6 +3,8 @@
 import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
 import { eventsV1 } from '@mailer/proto';
 import { listEvents, type EventLogDeps } from '../app/event-log';
+import { countEvents } from '../app/event-reports';
+import { boundaryInstants } from './report-boundaries';
 import type { EventDoc } from '../store/events';
 
 const Outcomes = protoEnum(eventsV1.EventOutcome, 'EVENT_OUTCOME_');
@@ -34,8 +36,14 @@ export function eventHandlers(deps: EventLogDeps): AsyncHandlers<eventsV1.EventS
       const { items, totalItems } = await listEvents(deps, accountOf(req), { eventKey: req.eventKey, email: req.email, pageNumber, pageSize });
       return { items: items.map(eventToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
     },
-    async countEvents() {
-      throw invalid('validation_failed', 'not available yet');
+    async countEvents(req) {
+      const buckets = await countEvents(deps, { accountId: accountOf(req), boundaries: boundaryInstants(req.boundaries ?? []) });
+      return {
+        buckets: buckets.map((b) => ({
+          received: String(b.received),
+          byEventKey: Object.entries(b.byEventKey).map(([eventKey, count]) => ({ eventKey, count: String(count) })),
+        })),
+      };
     },
   };
 }
