@@ -18,6 +18,7 @@ import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { emailMessageRoutes } from './routes/email-messages';
+import { automationRoutes } from './routes/automations';
 import { eventLogRoutes } from './routes/event-log';
 import { eventRoutes } from './routes/events';
 import { publicRoutes, type Readiness } from './routes/public';
@@ -83,6 +84,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(emailCatalogRoutes(deps.clients));
   app.use(emailMessageRoutes(deps.clients));
   app.use(eventLogRoutes(deps.clients));
+  app.use(automationRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

@@ -12,3 +12,4 @@ export * as senderProfilesV1 from './gen/mailer/messaging/v1/sender_profiles';
 export * as emailTemplatesV1 from './gen/mailer/messaging/v1/email_templates';
 export * as emailMessagesV1 from './gen/mailer/messaging/v1/email_messages';
 export * as eventsV1 from './gen/mailer/messaging/v1/events';
+export * as automationsV1 from './gen/mailer/messaging/v1/automations';

@@ -9,8 +9,9 @@ const commaList = z
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects).
-  ...serviceAddressDefaults('messaging', 'subscriber'),
+  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects; tags,
+  // topics and fields of automation steps) and the segment service (segments of automation steps).
+  ...serviceAddressDefaults('messaging', 'subscriber', 'segment'),
   /** Reader-facing listener (/t/* tracking, /u/* unsubscribe); the gateway forwards those prefixes here. */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
   /** Absolute prefix of every link written into mail (the gateway's public address). */

@@ -1,9 +1,10 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { consentSignupNotAvailable } from './app/record-event';
+import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
@@ -11,6 +12,7 @@ import { AccountSendRate } from './domain/send-rate';
 import { startCustomEventsConsumer } from './events/custom-events';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
+import { automationHandlers } from './handlers/automations';
 import { emailMessageHandlers } from './handlers/email-messages';
 import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
@@ -38,7 +40,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
-  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+  const automations = automationRepository(ctx.store);
+  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations }));
 
   const messages = messageCollections(ctx.store);
   const suppressions = suppressionCollection(ctx.store);
@@ -46,6 +49,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const links = publicLinks(config);
   // One channel to the subscriber service: recipients, render previews, reader topics, bounce effects.
   const subscribers = subscriberClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  // The segment service: the segments automation steps name.
+  const segments = segmentClient(config.SEGMENT_GRPC_ADDR, ctx.logger);
 
   ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions, now: ctx.now, newId: ctx.newId }));
   ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
@@ -126,6 +131,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     },
   });
 
+  // Automations (API.md): CRUD, every step's ids checked against the account when saved.
+  ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
+
   // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
   // eventId (app/record-event.ts); automations matched by their API-request trigger.
   const events = eventCollection(ctx.store);
@@ -143,7 +151,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     deps: {
       store: ctx.store,
       events,
-      automations: automationRepository(ctx.store),
+      automations,
       outbox,
       subscribers,
       consentSignup: consentSignupNotAvailable,
@@ -160,5 +168,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => bounceListener.stop(),
     () => statusConsumer.stop(),
     async () => subscribers.close(),
+    async () => segments.close(),
   ];
 }

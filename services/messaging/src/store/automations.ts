@@ -3,10 +3,8 @@
 // members; ids lowercase), which the field-usage and template-usage queries read. Every query is
 // scoped to one account.
 import { mongoose, type Store } from '@mailer/store';
+import type { EntryRule } from '../domain/automation';
 import type { AutomationSteps } from '../domain/automation-field-usage';
-
-export const ENTRY_RULES = ['EVERY_EVENT', 'ONCE', 'ONE_AT_A_TIME'] as const;
-export type EntryRule = (typeof ENTRY_RULES)[number];
 
 /** A step as stored: `type` and that type's members (see domain/automation.ts for each type). */
 export type StoredStep = { type: string; fieldId?: string; templateName?: string; [member: string]: unknown };
