@@ -84,6 +84,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'template_syntax_error', status: 400, meaning: 'A Liquid part of the template (subject, html, text) does not parse, or uses a tag that is not available (include, render, layout, block); `details` gives the part as `path` and `line L, col C: ...` as `problem`.' },
   { errorId: 'template_name_immutable', status: 400, meaning: 'A PUT of an email template names another template: a template\'s name cannot change (create a new one).' },
   { errorId: 'reserved_substitution_key', status: 400, meaning: '`substitutionData` uses a name the system supplies (`subscriber`, `event`, `links`).' },
+  { errorId: 'events_page_too_large', status: 400, meaning: 'The events of the requested page hold more properties (over 8 MiB of JSON) than one answer carries; ask for a smaller pageSize (the message suggests one).' },
   { errorId: 'automation_wait_duration_invalid', status: 400, meaning: 'A WAIT step\'s duration is not an ISO 8601 duration in weeks, days, hours, minutes and seconds, or lies outside PT1S .. P365D; `details` names the step.' },
   { errorId: 'automation_reference_not_found', status: 400, meaning: 'An automation step names an email template, topic, tag, custom field, option or segment the account does not have; `details` names each such member (e.g. `body.steps[2].tagIds[0]`).' },
   { errorId: 'automation_field_archived', status: 400, meaning: 'A SET_FIELD step of an automation names an archived field, which takes no new values.' },

@@ -206,6 +206,28 @@ describe('GET /events: what the events consumer recorded', () => {
   });
 });
 
+describe('large events', () => {
+  it('an event as large as the stream takes is recorded with its fact; a page of large events is 400 events_page_too_large with a pageSize that fits', async () => {
+    const a = await account('large');
+    // the gateway refuses events over max_payload less 2 KiB; the stored event has ~300 bytes besides the properties
+    const blob = 'x'.repeat((stack.nc.info?.max_payload ?? 1024 * 1024) - 2048 - 600);
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await post(a, { properties: { i, blob } }));
+    const facts = receivedFacts(await eventsOf(stack.nc, a.accountId, (fs) => ids.every((id) => receivedFacts(fs).some((f) => f.eventId === id)), 60_000));
+    expect(facts.find((f) => f.eventId === ids[0])?.properties).toEqual({ i: 0, blob });
+
+    const res = await a.get('/events?pageSize=50');
+    expectError(res, 400, 'events_page_too_large');
+    expect(res.json.details).toEqual([{ path: 'query.pageSize', problem: expect.stringMatching(/try \d+ or less/) }]);
+    const fits = Number(/try (\d+) or less/.exec(res.json.details[0].problem)![1]);
+    expect(fits).toBeGreaterThanOrEqual(5);
+    expect(fits).toBeLessThan(9);
+    const page = expectStatus(await a.get(`/events?pageSize=${fits}`), 200);
+    expect(page.items.map((e: EventItem) => e.eventId)).toEqual([...ids].reverse().slice(0, fits));
+    expect(page.items[0].properties).toEqual({ i: 8, blob });
+  }, 120_000);
+});
+
 describe('exactly once per eventId, whatever NATS redelivers', () => {
   it('the same event published twice with different message ids (past the stream de-duplication) is recorded once, one fact', async () => {
     const a = await account('twice');

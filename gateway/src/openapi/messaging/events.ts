@@ -24,7 +24,7 @@ export const eventLogOperation = {
   tags: ['Events'],
   operationId: 'listEvents',
   summary: 'List received custom events (paginated)',
-  description: `The events the service has recorded, newest first (by \`receivedAt\`, then by id). Each event is recorded once per \`eventId\`, however often it was delivered internally, shortly after \`POST /events\` accepted it (asynchronously: an event accepted a moment ago may not be listed yet). Filters combine with AND; \`email\` is compared in canonical form (trimmed, lowercased).
+  description: `The events the service has recorded, newest first (by \`receivedAt\`, then by id). Each event is recorded once per \`eventId\`, however often it was delivered internally, shortly after \`POST /events\` accepted it (asynchronously: an event accepted a moment ago may not be listed yet). Filters combine with AND; \`email\` is compared in canonical form (trimmed, lowercased). A page whose events hold more than 8 MiB of \`properties\` in all is refused with \`400 events_page_too_large\` (ask for a smaller \`pageSize\`).
 
 ${OUTCOMES}`,
   parameters: [
@@ -33,7 +33,7 @@ ${OUTCOMES}`,
     { name: 'eventKey', in: 'query', required: false, schema: { type: 'string', pattern: EVENT_KEY_PATTERN }, description: 'Only events with this key.' },
     { name: 'email', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: 320 }, description: 'Only events for this address.' },
   ],
-  responses: responses('get', { '200': ok('One page of events.', schemaRef('PaginatedEvents')) }, {}),
+  responses: responses('get', { '200': ok('One page of events.', schemaRef('PaginatedEvents')) }, { 400: ['events_page_too_large'] }),
 };
 
 export const eventLogSchemas = {
