@@ -8,6 +8,7 @@
 // RUNS_STARTED with no runIds and the matched automations in `matchedAutomationIds`; the run engine
 // starts the runs in this same transaction and fills runIds.
 import { domainFact, factSubject, type CustomEvent } from '@mailer/nats/facts';
+import { DomainError, GrpcStatus, PeerUnavailable } from '@mailer/kit';
 import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { eventOutcome, type EventOutcome } from '../domain/event-outcome';
 import type { AutomationRepository } from '../store/automations';
@@ -63,7 +64,7 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
   // Most redeliveries stop here, before asking the subscriber service anything.
   if (await events.exists(event.eventId)) return { recorded: false };
 
-  let subscriberId = (await deps.subscribers.recipientByEmail(event.accountId, event.email))?.id ?? null;
+  let subscriberId = await subscriberOf(deps, event);
   let subscriberCreated = false;
   if (subscriberId === null && event.consent) {
     const signup = await deps.consentSignup({ accountId: event.accountId, email: event.email, consent: event.consent, requestId: event.eventId });
@@ -115,4 +116,18 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
   }
   deps.notifyOutbox();
   return { recorded: true, outcome };
+}
+
+/**
+ * The id of the account's subscriber with the event's address, or null. The subscriber service
+ * refusing the address (INVALID_ARGUMENT: not an address it takes) is an answer, no subscriber; not
+ * answering throws, and the event is retried.
+ */
+async function subscriberOf(deps: RecordEventDeps, event: CustomEvent): Promise<string | null> {
+  try {
+    return (await deps.subscribers.recipientByEmail(event.accountId, event.email))?.id ?? null;
+  } catch (err) {
+    if (err instanceof DomainError && !(err instanceof PeerUnavailable) && err.code === GrpcStatus.INVALID_ARGUMENT) return null;
+    throw err;
+  }
 }
