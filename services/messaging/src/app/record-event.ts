@@ -35,11 +35,15 @@ export type ConsentSignup = (input: {
 }) => Promise<{ subscriberId: string; created: boolean } | null>;
 
 /**
- * TODO(issue 13, consent signup): the subscriber service's Signup RPC (the double opt-in signup of a
- * form submission, branch i12-signup) is not on this branch yet. Once it is, the messaging service
- * calls it here through clients/subscribers.ts (request id = eventId, source = the consent's
- * source) and returns its answer. Until then an unknown address with consent is recorded
- * NO_SUBSCRIBER, as one without consent.
+ * TODO(issue 13, consent signup): the subscriber service's SignupService.Signup (branch i12-signup:
+ * proto/mailer/subscriber/v1/signup.proto, outcome CREATED | EXISTING | LIMIT_REACHED) is not on this
+ * branch yet. Once it is, clients/subscribers.ts calls it here (double_opt_in true, the consent's
+ * source and givenAt as the gdprAgreement) and the confirmation mail goes out as for a form signup.
+ * Mind the redelivery of an event whose signup succeeded but whose record did not commit: the lookup
+ * above then finds the new UNCONFIRMED subscriber, so the confirmation mail must be keyed by the
+ * eventId (sent once) and the outcome should stay SUBSCRIBER_CREATED (e.g. Signup answering EXISTING
+ * for a subscriber created by this same request). Until then an unknown address with consent is
+ * recorded NO_SUBSCRIBER, as one without consent.
  */
 export const consentSignupNotAvailable: ConsentSignup = async () => null;
 
