@@ -121,6 +121,8 @@ describe('automationProblems', () => {
       ['validation_failed', 'body.entry'],
     ]);
     expect(problemsOf([wait], { name: 'x'.repeat(201) })).toEqual([['validation_failed', 'body.name']]);
+    // characters as the OpenAPI schema counts them (code points), not UTF-16 units
+    expect(problemsOf([wait], { name: '😀'.repeat(200) })).toEqual([]);
   });
 });
 

@@ -100,7 +100,7 @@ export function automationProblems(input: AutomationInput): AutomationProblem[] 
   const add = (errorId: string, path: string, problem: string) => problems.push({ errorId, path, problem });
   const name = input.name.trim();
   if (name.length === 0) add(ERRORS.invalid, 'body.name', 'must not be blank');
-  else if (input.name.length > LIMITS.name) add(ERRORS.invalid, 'body.name', `must have at most ${LIMITS.name} characters`);
+  else if ([...input.name].length > LIMITS.name) add(ERRORS.invalid, 'body.name', `must have at most ${LIMITS.name} characters`);
   if (input.trigger.type !== 'API_REQUEST') add(ERRORS.invalid, 'body.trigger.type', 'must be API_REQUEST');
   if (!EVENT_KEY.test(input.trigger.eventKey)) add(ERRORS.invalid, 'body.trigger.eventKey', `must match ${EVENT_KEY.source}`);
   if (!ENTRY_RULES.includes(input.entry)) add(ERRORS.invalid, 'body.entry', `must be one of ${ENTRY_RULES.join(', ')}`);
