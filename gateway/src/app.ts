@@ -18,6 +18,8 @@ import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { emailMessageRoutes } from './routes/email-messages';
+import { automationRoutes } from './routes/automations';
+import { eventLogRoutes } from './routes/event-log';
 import { eventRoutes } from './routes/events';
 import { formRoutes } from './routes/forms';
 import { publicRoutes, type Readiness } from './routes/public';
@@ -83,6 +85,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(emailCatalogRoutes(deps.clients));
   app.use(emailMessageRoutes(deps.clients));
   app.use(formRoutes(deps.clients));
+  app.use(eventLogRoutes(deps.clients));
+  app.use(automationRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

@@ -13,3 +13,5 @@ export * as emailTemplatesV1 from './gen/mailer/messaging/v1/email_templates';
 export * as emailMessagesV1 from './gen/mailer/messaging/v1/email_messages';
 export * as signupV1 from './gen/mailer/subscriber/v1/signup';
 export * as subscriberReportsV1 from './gen/mailer/subscriber/v1/subscriber_reports';
+export * as eventsV1 from './gen/mailer/messaging/v1/events';
+export * as automationsV1 from './gen/mailer/messaging/v1/automations';

@@ -6,6 +6,7 @@ import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
+import { eventLogOperation, eventReportPaths, eventReportSchemas } from './messaging/events';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags, subscriberReportSchemas } from './messaging/reports';
 import { segmentDomainParameters, segmentDomainPaths, segmentDomainSchemas, segmentDomainTags } from './segment';
 import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSchemas, subscriberDomainTags } from './subscriber';
@@ -98,7 +99,9 @@ export const openApiDocument = {
     ...messagingDomainPaths,
     ...formPaths,
     ...reportPaths,
+    ...eventReportPaths,
     '/events': {
+      get: eventLogOperation,
       post: {
         tags: ['Events'],
         operationId: 'sendCustomEvent',
@@ -265,6 +268,7 @@ export const openApiDocument = {
       ...reportPeriodSchemas,
       ...emailReportSchemas,
       ...subscriberReportSchemas,
+      ...eventReportSchemas,
       CustomEventConsentDto: {
         type: 'object',
         required: ['source', 'givenAt'],

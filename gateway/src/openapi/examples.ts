@@ -41,6 +41,21 @@ const expression = {
   ],
 };
 
+const automation = {
+  name: 'Welcome series',
+  trigger: { type: 'API_REQUEST', eventKey: 'account.created' },
+  entry: 'ONCE',
+  steps: [
+    { type: 'SEND_EMAIL', templateName: 'welcome', topicId },
+    { type: 'WAIT', duration: 'P3D' },
+    { type: 'IF_IN_SEGMENT', segmentId },
+    { type: 'ADD_TAGS', tagIds: [tagId] },
+    { type: 'SET_FIELD', fieldId, fromProperty: 'plan.name' },
+    { type: 'SEND_EMAIL', templateName: 'tips' },
+  ],
+  active: true,
+};
+
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   addSubscriber: { ...subscriber, subscriberStatus: 'ACTIVE', topicIds: [topicId] },
   syncSubscribers: {
@@ -83,6 +98,9 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   setPurchaseBaseline: { capturedOrdersFromUtc: '2024-01-01T00:00:00Z', complete: true },
   reportEmails: { fromDate: '2024-03-01', toDate: '2024-03-31', interval: 'WEEK', timeZone: 'Europe/Berlin' },
   reportSubscribers: { fromDate: '2024-01-01', toDate: '2024-06-30', interval: 'MONTH', timeZone: 'Europe/Berlin' },
+  createAutomation: automation,
+  updateAutomation: automation,
+  reportEvents: { fromDate: '2024-03-01', toDate: '2024-03-31', interval: 'WEEK', timeZone: 'Europe/Berlin' },
   createSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example News', replyTo: 'support@example.com', isDefault: true },
   updateSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example Weekly', replyTo: null },
   createEmailTemplate: {

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
+import { eventReportJson } from '../mapping/events';
 import { boundariesToProto, bucketsOf, EMAIL_REPORT_METRICS, SUBSCRIBER_REPORT_METRICS, reportPointsJson, type ReportPeriodDto } from '../mapping/reports';
 import { mount, ok, operation, type Operation } from './operation';
 
@@ -16,6 +17,12 @@ export const reportOperations: Operation[] = [
     const buckets = bucketsOf(body);
     const res = await clients.emailReports.countEmails({ accountId, boundaries: boundariesToProto(buckets) }, call);
     return ok(reportPointsJson(buckets, res.buckets, EMAIL_REPORT_METRICS, headers['accept-language']));
+  }),
+
+  operation<ReportPeriodDto>('post', '/reports/events', 'reportEvents', async ({ clients, accountId, body, headers, call }) => {
+    const buckets = bucketsOf(body);
+    const res = await clients.events.countEvents({ accountId, boundaries: boundariesToProto(buckets) }, call);
+    return ok(eventReportJson(buckets, res.buckets, headers['accept-language']));
   }),
 ];
 

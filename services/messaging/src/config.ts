@@ -9,8 +9,9 @@ const commaList = z
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects).
-  ...serviceAddressDefaults('messaging', 'subscriber'),
+  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects; tags,
+  // topics and fields of automation steps) and the segment service (segments of automation steps).
+  ...serviceAddressDefaults('messaging', 'subscriber', 'segment'),
   /** Reader-facing listener (/t/* tracking, /u/* unsubscribe); the gateway forwards those prefixes here. */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
   /** Absolute prefix of every link written into mail (the gateway's public address). */
@@ -87,6 +88,8 @@ export const configSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** Treat opens/clicks within this many ms of delivery as machine events (API.md: 2 s). */
   MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
+  /** Custom events (EVENTS stream) one replica records at once. */
+  EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   /** Outbox relay of the email.* facts. */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /** POST /email-messages answers once its delivery job has a PubAck, waiting at most this long (0: no wait). */

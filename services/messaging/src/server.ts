@@ -1,18 +1,23 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { consentSignupNotAvailable } from './app/record-event';
+import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
 import { formsClient } from './clients/forms';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { AccountSendRate } from './domain/send-rate';
+import { startCustomEventsConsumer } from './events/custom-events';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
+import { automationHandlers } from './handlers/automations';
 import { emailMessageHandlers } from './handlers/email-messages';
 import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
+import { eventHandlers } from './handlers/events';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { senderProfileHandlers } from './handlers/sender-profiles';
 import { suppressionHandlers } from './handlers/suppressions';
@@ -20,6 +25,7 @@ import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
 import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
+import { eventCollection } from './store/events';
 import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
 import { suppressionCollection } from './store/suppressions';
@@ -35,7 +41,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
-  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations: automationRepository(ctx.store) }));
+  const automations = automationRepository(ctx.store);
+  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations }));
 
   const messages = messageCollections(ctx.store);
   const suppressions = suppressionCollection(ctx.store);
@@ -43,6 +50,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const links = publicLinks(config);
   // One channel to the subscriber service: recipients, render previews, reader topics, bounce effects.
   const subscribers = subscriberClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  // The segment service: the segments automation steps name.
+  const segments = segmentClient(config.SEGMENT_GRPC_ADDR, ctx.logger);
 
   ctx.grpc.add(suppressionsV1.SuppressionServiceService, suppressionHandlers({ suppressions, now: ctx.now, newId: ctx.newId }));
   ctx.grpc.add(emailReportsV1.EmailReportServiceService, emailReportHandlers({ messagesOf: (accountId) => messagesOf(messages, accountId) }));
@@ -124,7 +133,38 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       bounces: bounceDeps(ctx),
     },
   });
+
+  // Automations (API.md): CRUD, every step's ids checked against the account when saved.
+  ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
+
+  // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
+  // eventId (app/record-event.ts); automations matched by their API-request trigger.
+  const events = eventCollection(ctx.store);
+  ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
+  const eventsConsumer = startCustomEventsConsumer({
+    nc: ctx.nc,
+    concurrency: config.EVENTS_CONSUMER_CONCURRENCY,
+    logger: ctx.logger,
+    outcomes: new Counter({
+      name: 'messaging_custom_events_total',
+      help: 'Custom events handled by the events consumer, by outcome (the recorded outcome, duplicate, malformed)',
+      labelNames: ['outcome'],
+      registers: [ctx.metrics.registry],
+    }),
+    deps: {
+      store: ctx.store,
+      events,
+      automations,
+      outbox,
+      subscribers,
+      consentSignup: consentSignupNotAvailable,
+      now: ctx.now,
+      notifyOutbox: ctx.notifyOutbox,
+    },
+  });
   return [
+    // Events in work finish (recorded and acknowledged) before the subscriber client closes.
+    () => eventsConsumer.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),
     async () => transport.close(),
@@ -132,5 +172,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => statusConsumer.stop(),
     async () => subscribers.close(),
     async () => forms.close(),
+    async () => segments.close(),
   ];
 }

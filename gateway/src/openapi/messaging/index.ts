@@ -1,4 +1,6 @@
 import { emailMessageParameters, emailMessagePaths, emailMessageSchemas, emailMessageTags } from './email-messages';
+import { automationParameters, automationPaths, automationSchemas, automationTags } from './automations';
+import { eventLogSchemas } from './events';
 import { emailTemplateParameters, emailTemplatePaths, emailTemplateSchemas } from './email-templates';
 import { senderProfileParameters, senderProfilePaths, senderProfileSchemas } from './sender-profiles';
 import { suppressionParameters, suppressionPaths, suppressionSchemas, suppressionTags } from './suppressions';
@@ -9,7 +11,8 @@ export const messagingDomainTags = [
   { name: 'Email templates', description: 'Liquid templates of subject, html and text, addressed by name; render previews.' },
   ...suppressionTags,
   ...emailMessageTags,
+  ...automationTags,
 ];
-export const messagingDomainPaths = { ...senderProfilePaths, ...emailTemplatePaths, ...suppressionPaths, ...emailMessagePaths };
-export const messagingDomainParameters = { ...senderProfileParameters, ...emailTemplateParameters, ...suppressionParameters, ...emailMessageParameters };
-export const messagingDomainSchemas = { ...senderProfileSchemas, ...emailTemplateSchemas, ...suppressionSchemas, ...emailMessageSchemas };
+export const messagingDomainPaths = { ...senderProfilePaths, ...emailTemplatePaths, ...suppressionPaths, ...emailMessagePaths, ...automationPaths };
+export const messagingDomainParameters = { ...senderProfileParameters, ...emailTemplateParameters, ...suppressionParameters, ...emailMessageParameters, ...automationParameters };
+export const messagingDomainSchemas = { ...senderProfileSchemas, ...emailTemplateSchemas, ...suppressionSchemas, ...emailMessageSchemas, ...eventLogSchemas, ...automationSchemas };

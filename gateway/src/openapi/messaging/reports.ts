@@ -9,7 +9,7 @@ import { body, idempotencyKey, object, responses } from '../operations';
  * report adds its path and its point schema.
  */
 
-const PERIOD_ERROR_IDS = Object.values(REPORT_ERROR_IDS);
+export const PERIOD_ERROR_IDS = Object.values(REPORT_ERROR_IDS);
 
 const localDate = (description: string, example: string) => ({
   type: 'string',
@@ -91,7 +91,7 @@ export const subscriberReportSchemas = {
   }),
 };
 
-const acceptLanguage = {
+export const acceptLanguage = {
   name: 'Accept-Language',
   in: 'header',
   required: false,
@@ -100,7 +100,7 @@ const acceptLanguage = {
   examples: { german: { value: 'de-DE,de;q=0.9,en;q=0.8' } },
 };
 
-const REPORT_DESCRIPTION = `Buckets follow the calendar in \`timeZone\` (default UTC). Every bucket that overlaps the period is a point, empty ones included, in order; \`periodStart\` is the later of the bucket's start and \`fromDate\`, and only days inside the period count (the first and last buckets may be partial). At most ${MAX_REPORT_POINTS.toLocaleString('en-US')} points. Not idempotent in its answer: counts grow as facts arrive, and a replay with the same \`Idempotency-Key\` answers the stored counts in the stored language.`;
+export const REPORT_DESCRIPTION = `Buckets follow the calendar in \`timeZone\` (default UTC). Every bucket that overlaps the period is a point, empty ones included, in order; \`periodStart\` is the later of the bucket's start and \`fromDate\`, and only days inside the period count (the first and last buckets may be partial). At most ${MAX_REPORT_POINTS.toLocaleString('en-US')} points. Not idempotent in its answer: counts grow as facts arrive, and a replay with the same \`Idempotency-Key\` answers the stored counts in the stored language.`;
 
 export const reportPaths = {
   '/reports/subscribers': {

@@ -5,8 +5,10 @@ import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, type Logg
 import { subscriberV1 } from '@mailer/proto';
 import type { Recipient, RecipientLookup } from '../app/accept-message';
 import type { SubscriberLookup, SubscriberView } from '../app/render-values';
+import type { FieldInfo, FieldType } from '../domain/automation';
 
 const SubscriberStatusNames = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
+const FieldTypeNames = protoEnum(subscriberV1.FieldType, 'FIELD_TYPE_');
 
 export interface AccountTopic {
   topicId: string;
@@ -35,7 +37,15 @@ export interface SubscriberStatuses {
   setDeliveryStatus(accountId: string, email: string, status: 'BOUNCED' | 'COMPLAINED', optOutTopicId: string | null): Promise<void>;
 }
 
-export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberTopics, SubscriberStatuses {
+/** What saving an automation checks its steps against (app/automations.ts): the account's tags, topics and custom fields. */
+export interface SubscriberCatalog {
+  tagIds(accountId: string): Promise<Set<string>>;
+  topicIds(accountId: string): Promise<Set<string>>;
+  /** Every custom field, archived ones included (built-in fields are never named by id). */
+  customFields(accountId: string): Promise<FieldInfo[]>;
+}
+
+export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberTopics, SubscriberStatuses, SubscriberCatalog {
   close(): void;
 }
 
@@ -93,6 +103,29 @@ export function subscriberClient(address: string, logger?: Logger): SubscriberCl
     },
     async setDeliveryStatus(accountId, email, status, optOutTopicId) {
       await client.setDeliveryStatus({ accountId, email, subscriberStatus: DELIVERY_STATUS[status], optOutTopicId: optOutTopicId ?? undefined });
+    },
+    async tagIds(accountId) {
+      const { items } = await client.listTags({ accountId }, { deadlineMs: LOOKUP_DEADLINE_MS });
+      return new Set(items.map((t) => t.id.toLowerCase()));
+    },
+    async topicIds(accountId) {
+      const { items } = await client.listTopics({ accountId }, { deadlineMs: LOOKUP_DEADLINE_MS });
+      return new Set(items.map((t) => t.id.toLowerCase()));
+    },
+    async customFields(accountId) {
+      const { fields } = await client.listFields({ accountId, includeArchived: true }, { deadlineMs: LOOKUP_DEADLINE_MS });
+      const custom: FieldInfo[] = [];
+      for (const f of fields) {
+        const type = FieldTypeNames.tryFromProto(f.fieldType);
+        if (f.ref?.ref?.$case !== 'fieldId' || type === undefined) continue;
+        custom.push({
+          id: f.ref.ref.value.toLowerCase(),
+          type: type as FieldType,
+          active: f.active,
+          options: f.options.filter((o) => o.id).map((o) => ({ id: o.id!.toLowerCase(), active: o.active })),
+        });
+      }
+      return custom;
     },
     close: () => client.close(),
   };

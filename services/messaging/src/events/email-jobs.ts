@@ -9,6 +9,7 @@ import type { Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { deliverMessage, type DeliveryDeps } from '../app/deliver-message';
+import { semaphore } from './semaphore';
 
 export const EMAIL_JOBS_DURABLE = 'messaging-email-delivery';
 export const EMAIL_JOBS_FILTER = 'jobs.email.>';
@@ -68,21 +69,4 @@ export function startEmailJobs(opts: EmailJobsOptions): ConsumerHandle {
     // A thrown error (the store failing) is that job's: retried with the backoff, the others settle.
     batchHandler: (msgs) => Promise.all(msgs.map((m): Promise<BatchHandlerResult> => limit(() => handle(m)).catch((error: unknown) => ({ error })))),
   });
-}
-
-/** Runs at most `n` of the given tasks at once. */
-function semaphore(n: number): <T>(task: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: Array<() => void> = [];
-  return async (task) => {
-    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    else active++;
-    try {
-      return await task();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
-    }
-  };
 }

@@ -1,16 +1,27 @@
-// The messaging service's automations, as far as they exist yet: their steps (the usage report's
-// input). Every query is scoped to one account.
+// The messaging service's automations (API.md "Events and automations"): trigger, entry rule, steps,
+// activation and run counters. Steps are stored as the API defines them (`type` and that type's
+// members; ids lowercase), which the field-usage and template-usage queries read. Every query is
+// scoped to one account.
 import { mongoose, type Store } from '@mailer/store';
+import type { EntryRule } from '../domain/automation';
 import type { AutomationSteps } from '../domain/automation-field-usage';
+
+/** A step as stored: `type` and that type's members (see domain/automation.ts for each type). */
+export type StoredStep = { type: string; fieldId?: string; templateName?: string; [member: string]: unknown };
 
 export interface AutomationDoc {
   _id: string;
   accountId: string;
   name: string;
+  /** API_REQUEST on `eventKey`: the only trigger type. Absent only on records written before triggers existed. */
+  trigger?: { type: 'API_REQUEST'; eventKey: string };
+  entry?: EntryRule;
   active: boolean;
-  /** Steps as the API defines them (`type` and that type's members; field ids lowercase). */
-  steps: Array<{ type: string; fieldId?: string; [member: string]: unknown }>;
+  steps: StoredStep[];
+  /** Run counters (the run engine increments them). */
+  stats?: { runsStarted: number; runsCompleted: number };
   createdAt: Date;
+  updatedAt?: Date;
 }
 
 export const AUTOMATIONS = 'automations';
@@ -20,24 +31,43 @@ export const automationSchema = new mongoose.Schema(
     _id: { type: String, required: true },
     accountId: { type: String, required: true },
     name: { type: String, required: true },
+    trigger: { type: mongoose.Schema.Types.Mixed },
+    entry: { type: String },
     active: { type: Boolean, required: true },
     steps: { type: [mongoose.Schema.Types.Mixed], default: [] },
+    stats: { type: mongoose.Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
+    updatedAt: { type: Date },
   },
-  { versionKey: false },
+  { versionKey: false, minimize: false },
 );
 automationSchema.index({ accountId: 1, 'steps.fieldId': 1 });
 automationSchema.index({ accountId: 1, 'steps.templateName': 1 });
+// The events consumer's match: the account's active automations triggered by an event key.
+automationSchema.index({ accountId: 1, 'trigger.eventKey': 1, active: 1 });
+automationSchema.index({ accountId: 1, createdAt: 1 });
 
 export interface AutomationRepository {
   /** The account's automations with a step naming the field, by name. */
   namingField(accountId: string, fieldId: string): Promise<AutomationSteps[]>;
   /** The account's automations with a step sending the email template, by name. */
   namingTemplate(accountId: string, templateName: string): Promise<Array<{ id: string; name: string }>>;
+  /** Ids of the account's active automations triggered by the event key (API_REQUEST), oldest first. */
+  activeForEventKey(accountId: string, eventKey: string): Promise<string[]>;
+  /** Every automation of the account, oldest first. */
+  list(accountId: string): Promise<AutomationDoc[]>;
+  get(accountId: string, id: string): Promise<AutomationDoc | null>;
+  insert(doc: AutomationDoc): Promise<void>;
+  /** Replaces what a PUT may change; null when the automation does not exist (any more). */
+  replace(accountId: string, id: string, set: Pick<AutomationDoc, 'name' | 'trigger' | 'entry' | 'active' | 'steps' | 'updatedAt'>): Promise<AutomationDoc | null>;
+  /** False when it did not exist. */
+  delete(accountId: string, id: string): Promise<boolean>;
 }
 
+export const automationCollection = (store: Store) => store.collection<AutomationDoc>(AUTOMATIONS, automationSchema);
+
 export function automationRepository(store: Store): AutomationRepository {
-  const automations = store.collection<AutomationDoc>(AUTOMATIONS, automationSchema);
+  const automations = automationCollection(store);
   return {
     async namingField(accountId, fieldId) {
       const docs = await automations.find({ accountId, 'steps.fieldId': fieldId.toLowerCase() }, { sort: { name: 1, _id: 1 } });
@@ -46,6 +76,20 @@ export function automationRepository(store: Store): AutomationRepository {
     async namingTemplate(accountId, templateName) {
       const docs = await automations.find({ accountId, 'steps.templateName': templateName }, { sort: { name: 1, _id: 1 } });
       return docs.map((d) => ({ id: d._id, name: d.name }));
+    },
+    async activeForEventKey(accountId, eventKey) {
+      const docs = await automations.find(
+        { accountId, 'trigger.eventKey': eventKey, active: true },
+        { sort: { createdAt: 1, _id: 1 }, projection: { _id: 1 } },
+      );
+      return docs.map((d) => d._id);
+    },
+    list: (accountId) => automations.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }),
+    get: (accountId, id) => automations.findOne({ _id: id, accountId }),
+    insert: (doc) => automations.insertOne(doc),
+    replace: (accountId, id, set) => automations.findOneAndUpdate({ _id: id, accountId }, { $set: set }, { returnDocument: 'after' }),
+    async delete(accountId, id) {
+      return (await automations.deleteOne({ _id: id, accountId })) > 0;
     },
   };
 }

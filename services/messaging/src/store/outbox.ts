@@ -7,9 +7,12 @@ import type { Store, Transaction } from '@mailer/store';
 export function outboxRepository(store: Store) {
   const outbox = store.collection<OutboxDoc>('outbox', outboxSchema);
   return {
-    /** Records facts in the caller's transaction. */
-    async record(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown }>): Promise<void> {
-      if (facts.length) await outbox.insertMany(facts.map((f) => outboxRecord(f.subject, f.payload)), { tx });
+    /**
+     * Records facts in the caller's transaction. A fact with an `id` keeps it as its outbox id, which
+     * is the published message's msgID (a fact derived from a unique record: one id, one message).
+     */
+    async record(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown; id?: string }>): Promise<void> {
+      if (facts.length) await outbox.insertMany(facts.map((f) => outboxRecord(f.subject, f.payload, f.id)), { tx });
     },
   };
 }

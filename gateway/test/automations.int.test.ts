@@ -1,0 +1,425 @@
+// Automations CRUD end to end: a real nats-server, the real subscriber, segment and messaging
+// services and a real gateway. What an integrator notices: an automation with every step type is
+// saved when every id it names exists in the account, read back as saved, replaced, deleted;
+// every refusal is a 400 naming the step member (unknown or foreign ids of each step type, bad
+// durations, 0 and 51 steps, SET_FIELD values that do not fit their field), never a 5xx, also for
+// generated bodies; templates an automation sends cannot be deleted and the fields it sets cannot be
+// archived; tenant isolation; and an active automation matching an event's key shows in its outcome.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
+import { schemaErrors } from '../src/openapi/validator';
+import { adminRequest, createAccount, expectError, sleep, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
+import { api, expectStatus, INSTANT_PATTERN, startUsageSources, UNKNOWN_ID, UUID_PATTERN, type Api, type UsageSources } from './support/subscriber-stack';
+
+let stack: Stack;
+let usageDoubles: UsageSources;
+let subscriber: RunningService;
+let segment: RunningService;
+let messaging: RunningProcess;
+let gw: GatewayHandle;
+let dataDir: string;
+let acme: Api;
+let other: Api;
+
+async function account(name: string): Promise<Api> {
+  const { accountId, apiKey } = await createAccount(gw, name);
+  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
+  return api(gw, apiKey, accountId);
+}
+
+interface Catalog {
+  template: string;
+  topicId: string;
+  tagId: string;
+  tag2Id: string;
+  textFieldId: string;
+  choiceFieldId: string;
+  optionId: string;
+  inactiveOptionId: string;
+  archivedFieldId: string;
+  segmentId: string;
+}
+
+/** Everything a step can name, created in the account through the API. */
+async function catalog(a: Api): Promise<Catalog> {
+  expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' }), 201);
+  expectStatus(await a.post('/email-templates', { name: 'welcome', subject: 'Hi', html: '<p>Hi {{ event.properties.plan }}</p>' }), 201);
+  const topic = expectStatus(await a.post('/topics', { label: 'News' }), 201);
+  const tag = expectStatus(await a.post('/tags', { name: 'customer' }), 201);
+  const tag2 = expectStatus(await a.post('/tags', { name: 'vip' }), 201);
+  const text = expectStatus(await a.post('/fields', { label: 'Plan', fieldType: 'TEXT' }), 201);
+  const choice = expectStatus(await a.post('/fields', { label: 'Size', fieldType: 'SINGLE_CHOICE', options: ['S', 'M'] }), 201);
+  const [s, m] = choice.options;
+  // M is deactivated: omitted options are deactivated
+  expectStatus(await a.patch(`/fields/${choice.fieldId}`, { options: [{ id: s.id, label: 'S' }] }), 200);
+  const archived = expectStatus(await a.post('/fields', { label: 'Old', fieldType: 'NUMBER' }), 201);
+  expectStatus(await a.post(`/fields/${archived.fieldId}/archive`), 200);
+  const seg = expectStatus(
+    await a.post('/segments', {
+      name: 'An*',
+      expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'FIRST_NAME' }, operator: 'TEXT_STARTS_WITH', operand: { kind: 'TEXT', text: 'An' } }] }] },
+    }),
+    201,
+  );
+  return {
+    template: 'welcome',
+    topicId: topic.id,
+    tagId: tag.id,
+    tag2Id: tag2.id,
+    textFieldId: text.fieldId,
+    choiceFieldId: choice.fieldId,
+    optionId: s.id,
+    inactiveOptionId: m.id,
+    archivedFieldId: archived.fieldId,
+    segmentId: seg.id,
+  };
+}
+
+let cat: Catalog;
+let otherCat: Catalog;
+
+/** One step of every type, naming the catalog's ids. */
+const everyStep = (c: Catalog) => [
+  { type: 'SEND_EMAIL', templateName: c.template, topicId: c.topicId },
+  { type: 'WAIT', duration: 'P1DT12H' },
+  { type: 'ADD_TAGS', tagIds: [c.tagId, c.tag2Id] },
+  { type: 'REMOVE_TAGS', tagIds: [c.tag2Id] },
+  { type: 'SET_FIELD', fieldId: c.textFieldId, value: { kind: 'TEXT', text: 'gold' } },
+  { type: 'SET_FIELD', fieldId: c.choiceFieldId, value: { kind: 'SINGLE_OPTION', optionId: c.optionId } },
+  { type: 'SET_FIELD', fieldId: c.textFieldId, fromProperty: 'plan.name' },
+  { type: 'IF_IN_SEGMENT', segmentId: c.segmentId },
+  { type: 'SEND_EMAIL', templateName: c.template },
+];
+
+const body = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ name: 'Onboarding', trigger: { type: 'API_REQUEST', eventKey: 'account.created' }, steps, ...extra });
+
+/** The 400's details as [path, ...] (the order of the steps), after checking the errorId. */
+function refused(res: ApiResponse, errorId: string): string[] {
+  expectError(res, 400, errorId);
+  return (res.json.details ?? []).map((d: { path: string }) => d.path);
+}
+
+beforeAll(async () => {
+  stack = await startStack(0);
+  usageDoubles = await startUsageSources();
+  const messagingAddress = `127.0.0.1:${await freePort()}`;
+  // the real messaging service answers the subscriber service's field-usage questions
+  subscriber = await startService('subscriber', {
+    NATS_URL: stack.nats.url,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+    SEGMENT_GRPC_ADDR: usageDoubles.addresses.segment,
+    FORM_GRPC_ADDR: usageDoubles.addresses.form,
+    RSS_GRPC_ADDR: usageDoubles.addresses.rss,
+  });
+  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
+  messaging = await spawnReady('services/messaging/dist/main.js', {
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    NATS_URL: stack.nats.url,
+    DATA_DIR: dataDir,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+    SUBSCRIBER_GRPC_ADDR: subscriber.address,
+    SEGMENT_GRPC_ADDR: segment.address,
+    MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
+    BOUNCE_SMTP_PORT: String(await freePort()),
+    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+    MAIL_SEND_PAUSED: 'true',
+  });
+  gw = await startGateway({
+    NATS_URL: stack.nats.url,
+    SUBSCRIBER_GRPC_ADDR: subscriber.address,
+    SEGMENT_GRPC_ADDR: segment.address,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
+  });
+  acme = await account('acme');
+  other = await account('other');
+  cat = await catalog(acme);
+  otherCat = await catalog(other);
+}, 180_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await messaging?.stop();
+  await segment?.stop();
+  await subscriber?.stop();
+  await usageDoubles?.close();
+  await stack?.stop();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('automations CRUD', () => {
+  it('creates an automation with every step type (defaults: EVERY_EVENT, inactive, zero stats), reads, lists, replaces and deletes it', async () => {
+    const res = await acme.post('/automations', body(everyStep(cat)));
+    const created = expectStatus(res, 201);
+    expect(schemaErrors('Automation', created)).toEqual([]);
+    expect(res.headers.get('location')).toBe(`/automations/${created.id}`);
+    expect(created).toEqual({
+      id: expect.stringMatching(UUID_PATTERN),
+      name: 'Onboarding',
+      trigger: { type: 'API_REQUEST', eventKey: 'account.created' },
+      entry: 'EVERY_EVENT',
+      steps: everyStep(cat).map((s) => (s.type === 'SEND_EMAIL' && !('topicId' in s) ? { ...s, topicId: null } : s)),
+      active: false,
+      createdAt: expect.stringMatching(INSTANT_PATTERN),
+      updatedAt: created.createdAt,
+      stats: { runsStarted: 0, runsCompleted: 0 },
+    });
+    expect(expectStatus(await acme.get(`/automations/${created.id}`), 200)).toEqual(created);
+    expect(expectStatus(await acme.get(`/automations/${created.id.toUpperCase()}`), 200)).toEqual(created);
+    const list = expectStatus(await acme.get('/automations'), 200);
+    expect(schemaErrors('AutomationList', list)).toEqual([]);
+    expect(list.items.map((a: { id: string }) => a.id)).toContain(created.id);
+
+    // a GET answer can be PUT back; a replacement changes what it carries and keeps id, createdAt, stats
+    const { name, trigger, steps } = created;
+    expect(expectStatus(await acme.put(`/automations/${created.id}`, { name, trigger, steps, entry: 'ONCE', active: true }), 200)).toMatchObject({ entry: 'ONCE', active: true });
+    await sleep(5);
+    const replaced = expectStatus(await acme.put(`/automations/${created.id}`, body([{ type: 'WAIT', duration: 'PT1S' }], { name: ' Renamed ', entry: 'ONE_AT_A_TIME' })), 200);
+    expect(replaced).toMatchObject({ id: created.id, name: 'Renamed', entry: 'ONE_AT_A_TIME', active: false, steps: [{ type: 'WAIT', duration: 'PT1S' }], createdAt: created.createdAt, stats: { runsStarted: 0, runsCompleted: 0 } });
+    expect(Date.parse(replaced.updatedAt)).toBeGreaterThan(Date.parse(created.createdAt));
+    expect(expectStatus(await acme.get(`/automations/${created.id}`), 200)).toEqual(replaced);
+
+    // runs: an empty page until runs exist
+    const runs = expectStatus(await acme.get(`/automations/${created.id}/runs?status=WAITING`), 200);
+    expect(runs).toEqual({ items: [], pageNumber: 1, pageSize: 50, totalItems: 0, totalPages: 0 });
+    expect(schemaErrors('PaginatedAutomationRuns', runs)).toEqual([]);
+
+    expect((await acme.delete(`/automations/${created.id}`)).status).toBe(204);
+    expectError(await acme.get(`/automations/${created.id}`), 404, 'automation_not_found');
+    expectError(await acme.delete(`/automations/${created.id}`), 404, 'automation_not_found');
+    expectError(await acme.get(`/automations/${created.id}/runs`), 404, 'automation_not_found');
+    expectError(await acme.put(`/automations/${created.id}`, body([{ type: 'WAIT', duration: 'PT1S' }])), 404, 'automation_not_found');
+  });
+
+  it('unknown and foreign ids of every step type are 400 automation_reference_not_found naming each step member', async () => {
+    const foreign = everyStep(otherCat); // every id exists, in the other account
+    expect(refused(await acme.post('/automations', body(foreign.filter((s) => s.type !== 'SEND_EMAIL' || 'topicId' in s))), 'automation_reference_not_found')).toEqual([
+      'body.steps[0].topicId',
+      'body.steps[2].tagIds[0]',
+      'body.steps[2].tagIds[1]',
+      'body.steps[3].tagIds[0]',
+      'body.steps[4].fieldId',
+      'body.steps[5].fieldId',
+      'body.steps[6].fieldId',
+      'body.steps[7].segmentId',
+    ]);
+    const unknown = [
+      { type: 'SEND_EMAIL', templateName: 'nope' },
+      { type: 'SEND_EMAIL', templateName: cat.template, topicId: UNKNOWN_ID },
+      { type: 'ADD_TAGS', tagIds: [cat.tagId, UNKNOWN_ID] },
+      { type: 'REMOVE_TAGS', tagIds: [UNKNOWN_ID] },
+      { type: 'SET_FIELD', fieldId: UNKNOWN_ID, fromProperty: 'x' },
+      { type: 'SET_FIELD', fieldId: cat.choiceFieldId, value: { kind: 'SINGLE_OPTION', optionId: otherCat.optionId } },
+      { type: 'IF_IN_SEGMENT', segmentId: UNKNOWN_ID },
+    ];
+    const res = await acme.post('/automations', body(unknown));
+    expect(refused(res, 'automation_reference_not_found')).toEqual([
+      'body.steps[0].templateName',
+      'body.steps[1].topicId',
+      'body.steps[2].tagIds[1]',
+      'body.steps[3].tagIds[0]',
+      'body.steps[4].fieldId',
+      'body.steps[5].value.optionId',
+      'body.steps[6].segmentId',
+    ]);
+    expect(res.json.message).toMatch(/^body\.steps\[0\]\.templateName: .*and 6 more problems/);
+    // templates are the account's own: a name only another account has is unknown here
+    expectStatus(await acme.post('/email-templates', { name: 'acme-only', subject: 'Hi', html: '<p>Hi</p>' }), 201);
+    expect(refused(await other.post('/automations', body([{ type: 'SEND_EMAIL', templateName: 'acme-only' }])), 'automation_reference_not_found')).toEqual(['body.steps[0].templateName']);
+    // nothing was saved
+    expect(expectStatus(await other.get('/automations'), 200).items).toEqual([]);
+  });
+
+  it('WAIT durations outside PT1S .. P365D or not ISO 8601 weeks-to-seconds are 400 automation_wait_duration_invalid', async () => {
+    const durations = ['P1M', 'P1Y', 'PT0S', 'P366D', 'P53W', 'PT0.5S', 'abc', '1 day', 'P', 'PT'];
+    const res = await acme.post('/automations', body([{ type: 'WAIT', duration: 'P365D' }, ...durations.map((duration) => ({ type: 'WAIT', duration }))]));
+    expect(refused(res, 'automation_wait_duration_invalid')).toEqual(durations.map((_, i) => `body.steps[${i + 1}].duration`));
+    for (const duration of ['PT1S', 'P365D', 'P52W1D', 'PT90M', 'P2DT3H4M5S']) {
+      expectStatus(await acme.post('/automations', body([{ type: 'WAIT', duration }])), 201);
+    }
+  });
+
+  it('0 and 51 steps are 400 validation_failed at body.steps; 50 are fine', async () => {
+    const wait = { type: 'WAIT', duration: 'PT1M' };
+    expect(refused(await acme.post('/automations', body([])), 'validation_failed')).toEqual(['body.steps']);
+    expect(refused(await acme.post('/automations', body(Array(51).fill(wait))), 'validation_failed')).toEqual(['body.steps']);
+    expect(expectStatus(await acme.post('/automations', body(Array(50).fill(wait))), 201).steps).toHaveLength(50);
+  });
+
+  it('SET_FIELD values must fit their field; a step must be of a known type with its members', async () => {
+    const setField = (step: Record<string, unknown>) => acme.post('/automations', body([{ type: 'SET_FIELD', ...step }]));
+    expect(refused(await setField({ fieldId: cat.textFieldId, value: { kind: 'NUMBER', number: 1 } }), 'field_value_kind_mismatch')).toEqual(['body.steps[0].value.kind']);
+    expect(refused(await setField({ fieldId: cat.choiceFieldId, value: { kind: 'SINGLE_OPTION', optionId: cat.inactiveOptionId } }), 'option_inactive')).toEqual(['body.steps[0].value.optionId']);
+    expect(refused(await setField({ fieldId: cat.archivedFieldId, value: { kind: 'NUMBER', number: 1 } }), 'automation_field_archived')).toEqual(['body.steps[0].fieldId']);
+    expect(refused(await setField({ fieldId: cat.archivedFieldId, fromProperty: 'n' }), 'automation_field_archived')).toEqual(['body.steps[0].fieldId']);
+    expect(refused(await setField({ fieldId: cat.textFieldId }), 'validation_failed')).toEqual(['body.steps[0]']);
+    expect(refused(await setField({ fieldId: cat.textFieldId, value: { kind: 'TEXT', text: 'x' }, fromProperty: 'a' }), 'validation_failed')).toEqual(['body.steps[0]']);
+    expect(refused(await setField({ fieldId: cat.textFieldId, fromProperty: 'a..b' }), 'validation_failed')).toEqual(['body.steps[0].fromProperty']);
+    expect(refused(await setField({ fieldId: cat.textFieldId, value: { kind: 'TEXT', text: 'x'.repeat(10_001) } }), 'validation_failed')).toEqual(['body.steps[0].value.text']);
+    expect(refused(await setField({ fieldId: 'not-a-uuid', fromProperty: 'a' }), 'invalid_uuid')[0]).toMatch(/^body\.steps\[0\]\.fieldId/);
+
+    expect(refused(await acme.post('/automations', body([{ type: 'SEND_SMS', text: 'hi' }])), 'validation_failed')[0]).toMatch(/^body\.steps\[0\]/);
+    expectError(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D', extra: 1 }])), 400, 'unknown_property');
+    expectError(await acme.post('/automations', body([{ type: 'ADD_TAGS', tagIds: [cat.tagId, cat.tagId] }])), 400, 'duplicate_ids');
+    expectError(await acme.post('/automations', body([{ type: 'ADD_TAGS', tagIds: [] }])), 400, 'validation_failed');
+    expectError(await acme.post('/automations', body([{ type: 'SEND_EMAIL', templateName: 'Bad Name' }])), 400, 'validation_failed');
+    expectError(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }], { trigger: { type: 'SCHEDULE', eventKey: 'x' } })), 400, 'validation_failed');
+    expectError(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }], { trigger: { type: 'API_REQUEST', eventKey: 'Order Paid' } })), 400, 'validation_failed');
+    expectError(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }], { entry: 'TWICE' })), 400, 'validation_failed');
+    expectError(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }], { name: '' })), 400, 'validation_failed');
+    expectError(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }], { name: '   ' })), 400, 'validation_failed');
+    expectError(await acme.get('/automations/not-a-uuid'), 400, 'invalid_uuid');
+  });
+
+  it('a template an automation sends cannot be deleted (409 template_in_use); a field it sets cannot be archived (409 field_archive_blocked)', async () => {
+    const a = await account('in-use');
+    const c = await catalog(a);
+    expectStatus(await a.post('/email-templates', { name: 'bye', subject: 'Bye', html: '<p>Bye</p>' }), 201);
+    const auto = expectStatus(await a.post('/automations', body([{ type: 'SEND_EMAIL', templateName: 'bye' }, { type: 'SET_FIELD', fieldId: c.textFieldId, fromProperty: 'plan' }])), 201);
+    const inUse = await a.delete('/email-templates/bye');
+    expectError(inUse, 409, 'template_in_use');
+    expect(inUse.json.details).toEqual([{ path: `automations.${auto.id}`, problem: expect.any(String) }]);
+    const blocked = await a.post(`/fields/${c.textFieldId}/archive`);
+    expectError(blocked, 409, 'field_archive_blocked');
+    expect(JSON.stringify(blocked.json.details)).toContain(auto.id);
+
+    // once the automation no longer names them, both go
+    expectStatus(await a.put(`/automations/${auto.id}`, body([{ type: 'WAIT', duration: 'P1D' }])), 200);
+    expect((await a.delete('/email-templates/bye')).status).toBe(204);
+    expectStatus(await a.post(`/fields/${c.textFieldId}/archive`), 200);
+  });
+
+  it('tenant isolation: another account can neither see, change nor delete an automation', async () => {
+    const mine = expectStatus(await acme.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }], { name: 'Mine' })), 201);
+    expectError(await other.get(`/automations/${mine.id}`), 404, 'automation_not_found');
+    expectError(await other.put(`/automations/${mine.id}`, body([{ type: 'WAIT', duration: 'P2D' }])), 404, 'automation_not_found');
+    expectError(await other.delete(`/automations/${mine.id}`), 404, 'automation_not_found');
+    expectError(await other.get(`/automations/${mine.id}/runs`), 404, 'automation_not_found');
+    expect(expectStatus(await other.get('/automations'), 200).items.map((x: { id: string }) => x.id)).not.toContain(mine.id);
+    expect(expectStatus(await acme.get(`/automations/${mine.id}`), 200)).toEqual(mine);
+  });
+});
+
+describe('events and automations', () => {
+  it("an active automation on the event's key makes the outcome RUNS_STARTED (no runs yet); inactive or another key, NO_MATCHING_AUTOMATION", async () => {
+    const a = await account('matching');
+    expectStatus(await a.post('/subscribers', { email: 'ann@example.org' }), 201);
+    const wait = [{ type: 'WAIT', duration: 'P1D' }];
+    expectStatus(await a.post('/automations', { ...body(wait), trigger: { type: 'API_REQUEST', eventKey: 'order.paid' }, active: true }), 201);
+    expectStatus(await a.post('/automations', { ...body(wait), trigger: { type: 'API_REQUEST', eventKey: 'cart.left' }, active: false }), 201);
+    const post = async (eventKey: string) => expectStatus(await a.post('/events', { eventKey, email: 'ann@example.org' }), 202).eventId as string;
+    const ids = { paid: await post('order.paid'), left: await post('cart.left'), other: await post('other.key') };
+    const deadline = Date.now() + 30_000;
+    let items: Array<{ eventId: string; outcome: string; runIds: string[] }> = [];
+    while (Date.now() < deadline) {
+      items = expectStatus(await a.get('/events'), 200).items;
+      if (items.length === 3) break;
+      await sleep(150);
+    }
+    const outcome = (id: string) => items.find((e) => e.eventId === id);
+    expect(outcome(ids.paid)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [] });
+    expect(outcome(ids.left)).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
+    expect(outcome(ids.other)).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
+  });
+});
+
+// ---- generated bodies --------------------------------------------------------------------------
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('generated automation bodies', () => {
+  const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
+  const CASES = Number(process.env.FUZZ_CASES ?? 300);
+  const random = rng(SEED);
+  const int = (n: number) => Math.floor(random() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
+  const WEIRD: unknown[] = [null, '', ' ', 0, -1, 1.5, 1e308, 2 ** 53 + 1, true, [], {}, 'P1D', 'PT0S', 'P999999999D', UNKNOWN_ID, UNKNOWN_ID.toUpperCase(), 'x'.repeat(3000), '__proto__', '😀', '\u0000', 'a.b', { kind: 'TEXT' }, [null], ['x']];
+  const KEYS = ['type', 'templateName', 'topicId', 'duration', 'tagIds', 'fieldId', 'value', 'fromProperty', 'segmentId', 'kind', 'text', 'number', 'optionIds', 'name', 'trigger', 'entry', 'steps', 'active', 'eventKey', '__proto__', 'constructor'];
+
+  /** A random change somewhere in the value: replace, delete or add a member, or an array item. */
+  function mutate(value: unknown, depth = 0): unknown {
+    if (depth > 0 && (value === null || typeof value !== 'object' || int(4) === 0)) return pick(WEIRD);
+    if (Array.isArray(value)) {
+      const copy = [...value];
+      if (copy.length && int(3)) copy[int(copy.length)] = mutate(copy[int(copy.length)], depth + 1);
+      else if (int(2)) copy.push(pick(WEIRD));
+      else copy.splice(int(copy.length + 1), 1);
+      return copy;
+    }
+    const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    const keys = Object.keys(copy);
+    switch (int(4)) {
+      case 0:
+        if (keys.length) delete copy[pick(keys)];
+        break;
+      case 1:
+        copy[pick(KEYS)] = pick(WEIRD);
+        break;
+      default:
+        if (keys.length) {
+          const k = pick(keys);
+          copy[k] = mutate(copy[k], depth + 1);
+        }
+    }
+    return copy;
+  }
+
+  /** A well-typed but wrong member in one step: an unknown id, a bad duration, an unknown template. */
+  function plausible(value: { steps?: unknown }): unknown {
+    if (!Array.isArray(value?.steps) || value.steps.length === 0) return mutate(value);
+    const steps = [...value.steps];
+    const i = int(steps.length);
+    const step = { ...(steps[i] as Record<string, unknown>) };
+    const wrong: Record<string, unknown> = { topicId: UNKNOWN_ID, templateName: 'nope', duration: pick(['P2M', 'PT0S', 'P400D', 'P1W2D']), tagIds: [UNKNOWN_ID], fieldId: UNKNOWN_ID, segmentId: UNKNOWN_ID, fromProperty: 'a.b' };
+    const members = Object.keys(step).filter((k) => k in wrong);
+    if (members.length) step[pick(members)] = wrong[pick(members)] ?? UNKNOWN_ID;
+    steps[i] = step;
+    return { ...value, steps };
+  }
+
+  it(`${CASES} mutations of a valid body: never a 5xx; a 4xx is an ErrorMessageDto, a 201 an Automation`, async () => {
+    const valid = body(everyStep(cat), { entry: 'ONCE', active: true });
+    const outcomes = new Map<string, number>();
+    for (let i = 0; i < CASES; i++) {
+      let candidate: unknown = valid;
+      for (let n = 1 + int(3); n > 0; n--) candidate = int(3) ? mutate(candidate) : plausible(candidate as typeof valid);
+      const method = pick(['post', 'put'] as const);
+      const res = method === 'post' ? await acme.post('/automations', candidate) : await acme.put(`/automations/${UNKNOWN_ID}`, candidate);
+      const key = `${res.status} ${res.json?.errorId ?? ''}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      if (res.status >= 500) throw new Error(`case ${i} (seed ${SEED}): ${res.status} ${res.text} for ${method} ${JSON.stringify(candidate).slice(0, 2000)}`);
+      if (res.status === 201) expect(schemaErrors('Automation', res.json)).toEqual([]);
+      else expect(schemaErrors('ErrorMessageDto', res.json)).toEqual([]);
+    }
+    // the generator reaches the service's own checks, not only the schema's
+    const ids = [...outcomes.keys()].join(' | ');
+    expect(ids).toMatch(/400 (automation_reference_not_found|automation_wait_duration_invalid)/);
+    expect(ids).toMatch(/201/);
+  }, 600_000);
+});
+
+describe('a peer that does not answer', () => {
+  it('the segment service down: a body naming a segment is 503 service_unavailable and nothing is saved; others are saved', async () => {
+    const a = await account('peer-down');
+    await segment.stop();
+    const res = await a.post('/automations', body([{ type: 'IF_IN_SEGMENT', segmentId: UNKNOWN_ID }]));
+    expectError(res, 503, 'service_unavailable');
+    expect(res.json.message).toMatch(/segment/);
+    expect(expectStatus(await a.get('/automations'), 200).items).toEqual([]);
+    expectStatus(await a.post('/automations', body([{ type: 'WAIT', duration: 'P1D' }])), 201);
+  }, 60_000);
+});

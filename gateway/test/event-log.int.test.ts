@@ -1,0 +1,342 @@
+// The events consumer and GET /events, end to end: a real nats-server, the real subscriber and
+// messaging services and a real gateway. What an integrator notices: an event accepted by POST
+// /events shows up in GET /events with the right outcome and subscriber; filters, order and paging;
+// tenant isolation; and, whatever NATS redelivers (the same event published twice, a consumer that
+// starts over, the service killed with -9 in the middle of a backlog), every event is listed once
+// and one `event.received` fact per event reaches DOMAIN.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
+import { eventsOf, type DomainEventJson } from '@mailer/testing/subscriber';
+import { schemaErrors } from '../src/openapi/validator';
+import { adminRequest, createAccount, expectError, sleep, startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
+import { api, expectStatus, INSTANT_PATTERN, UUID_PATTERN, type Api } from './support/subscriber-stack';
+
+let stack: Stack;
+let subscriber: RunningService;
+let messaging: RunningProcess;
+let gw: GatewayHandle;
+let dataDir: string;
+let messagingEnv: NodeJS.ProcessEnv;
+let acme: Api;
+let other: Api;
+
+async function account(name: string): Promise<Api> {
+  const { accountId, apiKey } = await createAccount(gw, name);
+  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
+  return api(gw, apiKey, accountId);
+}
+
+const startMessaging = () => spawnReady('services/messaging/dist/main.js', messagingEnv, 60_000);
+
+beforeAll(async () => {
+  stack = await startStack(0);
+  subscriber = await startService('subscriber', { NATS_URL: stack.nats.url, MESSAGING_GRPC_ADDR: '127.0.0.1:1', SEGMENT_GRPC_ADDR: '127.0.0.1:1', FORM_GRPC_ADDR: '127.0.0.1:1', RSS_GRPC_ADDR: '127.0.0.1:1' });
+  const messagingAddress = `127.0.0.1:${await freePort()}`;
+  gw = await startGateway({ NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messagingAddress, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  acme = await account('acme');
+  other = await account('other');
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
+  messagingEnv = {
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    NATS_URL: stack.nats.url,
+    DATA_DIR: dataDir,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+    SUBSCRIBER_GRPC_ADDR: subscriber.address,
+    SEGMENT_GRPC_ADDR: '127.0.0.1:1',
+    MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
+    BOUNCE_SMTP_PORT: String(await freePort()),
+    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+    MAIL_SEND_PAUSED: 'true',
+  };
+  messaging = await startMessaging();
+}, 120_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await messaging?.stop();
+  await subscriber?.stop();
+  await stack?.stop();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+type EventItem = { eventId: string; eventKey: string; email: string; outcome: string; subscriberId: string | null; [k: string]: unknown };
+
+/** Every event GET /events lists for the account (all pages), newest first. */
+async function allEvents(a: Api, query = ''): Promise<EventItem[]> {
+  const out: EventItem[] = [];
+  for (let page = 1; ; page++) {
+    const body = expectStatus(await a.get(`/events?pageSize=1000&pageNumber=${page}${query}`), 200);
+    out.push(...body.items);
+    if (page >= body.totalPages) return out;
+  }
+}
+
+/** Polls GET /events until `until` holds (the consumer records asynchronously). */
+async function eventsUntil(a: Api, until: (items: EventItem[]) => boolean, timeoutMs = 30_000, query = ''): Promise<EventItem[]> {
+  const deadline = Date.now() + timeoutMs;
+  let items: EventItem[] = [];
+  while (Date.now() < deadline) {
+    items = await allEvents(a, query);
+    if (until(items)) return items;
+    await sleep(150);
+  }
+  throw new Error(`GET /events did not satisfy the condition in ${timeoutMs} ms; saw ${items.length}: ${JSON.stringify(items.slice(0, 5))}`);
+}
+
+async function post(a: Api, body: Record<string, unknown>): Promise<string> {
+  return expectStatus(await a.post('/events', { eventKey: 'order.paid', email: 'ann@example.org', ...body }), 202).eventId;
+}
+
+async function recorded(a: Api, eventId: string): Promise<EventItem> {
+  const items = await eventsUntil(a, (xs) => xs.some((e) => e.eventId === eventId));
+  return items.find((e) => e.eventId === eventId)!;
+}
+
+const receivedFacts = (facts: DomainEventJson[]) => facts.filter((f) => f.type === 'event.received');
+
+/** Asserts that every id is listed exactly once and has exactly one event.received fact. */
+async function expectOncePerEvent(a: Api, eventIds: string[]): Promise<void> {
+  const items = await eventsUntil(a, (xs) => eventIds.every((id) => xs.some((e) => e.eventId === id)), 90_000);
+  const listed = items.map((e) => e.eventId).filter((id) => eventIds.includes(id));
+  expect(listed.sort()).toEqual([...eventIds].sort());
+  const facts = receivedFacts(await eventsOf(stack.nc, a.accountId, (fs) => eventIds.every((id) => receivedFacts(fs).some((f) => f.eventId === id)), 30_000));
+  // a fact published twice would show up here (different msgIDs are not de-duplicated by the stream)
+  await sleep(1_000);
+  const again = receivedFacts(await eventsOf(stack.nc, a.accountId, () => true));
+  expect(again.length).toBe(facts.length);
+  const perEvent = new Map<string, number>();
+  for (const f of again) perEvent.set(f.eventId, (perEvent.get(f.eventId) ?? 0) + 1);
+  for (const id of eventIds) expect([id, perEvent.get(id)]).toEqual([id, 1]);
+}
+
+describe('GET /events: what the events consumer recorded', () => {
+  it("an event for a subscriber's address is listed with its subscriber, properties as sent and NO_MATCHING_AUTOMATION", async () => {
+    const ann = expectStatus(await acme.post('/subscribers', { email: 'ann@example.org', firstName: 'Ann' }), 201);
+    const before = Date.now();
+    const eventId = await post(acme, { email: 'Ann@Example.org', occurredAt: '2024-03-01T12:00:00+02:00', properties: { orderId: 'o-1', total: 12.5, 'a.b': { $x: [1, null] } } });
+    const item = await recorded(acme, eventId);
+    expect(item).toEqual({
+      eventId,
+      eventKey: 'order.paid',
+      email: 'ann@example.org',
+      occurredAt: '2024-03-01T10:00:00.000Z',
+      receivedAt: expect.stringMatching(INSTANT_PATTERN),
+      properties: { orderId: 'o-1', total: 12.5, 'a.b': { $x: [1, null] } },
+      triggerAutomations: true,
+      subscriberId: ann.id,
+      outcome: 'NO_MATCHING_AUTOMATION',
+      runIds: [],
+    });
+    expect(Date.parse(item.receivedAt as string)).toBeGreaterThanOrEqual(before - 1_000);
+    const page = expectStatus(await acme.get('/events'), 200);
+    expect(schemaErrors('PaginatedEvents', page)).toEqual([]);
+
+    // ... and its event.received fact is on DOMAIN with the same content
+    const facts = receivedFacts(await eventsOf(stack.nc, acme.accountId, (fs) => receivedFacts(fs).some((f) => f.eventId === eventId)));
+    expect(facts.find((f) => f.eventId === eventId)).toEqual({
+      type: 'event.received',
+      accountId: acme.accountId,
+      occurredAt: '2024-03-01T10:00:00.000Z',
+      eventId,
+      eventKey: 'order.paid',
+      email: 'ann@example.org',
+      receivedAt: item.receivedAt,
+      properties: { orderId: 'o-1', total: 12.5, 'a.b': { $x: [1, null] } },
+      triggerAutomations: true,
+      subscriberId: ann.id,
+      outcome: 'NO_MATCHING_AUTOMATION',
+      runIds: [],
+      subject: 'domain.event.received',
+    });
+  });
+
+  it('an unknown address is NO_SUBSCRIBER (with consent too: signups arrive later), and creates no subscriber', async () => {
+    const plain = await post(acme, { email: 'nobody@example.org' });
+    const consented = await post(acme, { email: 'new@example.org', consent: { source: 'checkout', givenAt: '2024-03-01T10:00:00Z' } });
+    for (const id of [plain, consented]) expect(await recorded(acme, id)).toMatchObject({ outcome: 'NO_SUBSCRIBER', subscriberId: null, properties: {} });
+    expectError(await acme.get('/subscribers/by-email/nobody@example.org'), 404, 'subscriber_not_found');
+    expectError(await acme.get('/subscribers/by-email/new@example.org'), 404, 'subscriber_not_found');
+  });
+
+  it('triggerAutomations:false is NOT_TRIGGERED, for a subscriber or not', async () => {
+    const known = await post(acme, { triggerAutomations: false });
+    const unknown = await post(acme, { email: 'nobody@example.org', triggerAutomations: false });
+    expect(await recorded(acme, known)).toMatchObject({ outcome: 'NOT_TRIGGERED', triggerAutomations: false, subscriberId: expect.stringMatching(UUID_PATTERN) });
+    expect(await recorded(acme, unknown)).toMatchObject({ outcome: 'NOT_TRIGGERED', triggerAutomations: false, subscriberId: null });
+  });
+
+  it('filters by eventKey and email (canonical form), newest first, pages', async () => {
+    const a = await account('filters');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(await post(a, { eventKey: i % 2 ? 'cart.left' : 'order.paid', email: i < 3 ? 'ann@example.org' : 'bob@example.org' }));
+      await sleep(5); // distinct receipt times
+    }
+    const all = await eventsUntil(a, (xs) => xs.length === 5);
+    expect(all.map((e) => e.eventId)).toEqual([...ids].reverse());
+    expect((await allEvents(a, '&eventKey=cart.left')).map((e) => e.eventId)).toEqual([ids[3], ids[1]]);
+    expect((await allEvents(a, '&email=%20Bob@Example.ORG%20')).map((e) => e.eventId)).toEqual([ids[4], ids[3]]);
+    expect((await allEvents(a, '&eventKey=order.paid&email=ann@example.org')).map((e) => e.eventId)).toEqual([ids[2], ids[0]]);
+    const page2 = expectStatus(await a.get('/events?pageSize=2&pageNumber=2'), 200);
+    expect(page2).toMatchObject({ pageNumber: 2, pageSize: 2, totalItems: 5, totalPages: 3 });
+    expect(page2.items.map((e: EventItem) => e.eventId)).toEqual([ids[2], ids[1]]);
+    expect(expectStatus(await a.get('/events?pageNumber=9'), 200)).toMatchObject({ items: [], totalItems: 5 });
+  });
+
+  it('bad queries are 400 with the parameter named, never a 5xx', async () => {
+    expectError(await acme.get('/events?eventKey=Order%20Paid'), 400, 'validation_failed');
+    expectError(await acme.get('/events?pageSize=1001'), 400, 'validation_failed');
+    expectError(await acme.get('/events?pageNumber=0'), 400, 'validation_failed');
+    expectError(await acme.get('/events?pageSize=1e2'), 400, 'validation_failed');
+    expectError(await acme.get('/events?what=1'), 400, 'unknown_property');
+    expectError(await acme.put('/events', {}), 405, 'method_not_allowed');
+  });
+
+  it('tenant isolation: an account lists only its own events, and an address is looked up in its own account', async () => {
+    const mine = await post(other, { email: 'ann@example.org' }); // ann is a subscriber of acme only
+    expect(await recorded(other, mine)).toMatchObject({ outcome: 'NO_SUBSCRIBER', subscriberId: null });
+    const otherIds = (await allEvents(other)).map((e) => e.eventId);
+    expect(otherIds).toEqual([mine]);
+    expect((await allEvents(acme)).map((e) => e.eventId)).not.toContain(mine);
+    expect(await allEvents(other, '&email=ann@example.org')).toHaveLength(1);
+  });
+});
+
+describe('large events', () => {
+  it('an event as large as the stream takes is recorded with its fact; a page of large events is 400 events_page_too_large with a pageSize that fits', async () => {
+    const a = await account('large');
+    // the gateway refuses events over max_payload less 2 KiB; the stored event has ~300 bytes besides the properties
+    const blob = 'x'.repeat((stack.nc.info?.max_payload ?? 1024 * 1024) - 2048 - 600);
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await post(a, { properties: { i, blob } }));
+    const facts = receivedFacts(await eventsOf(stack.nc, a.accountId, (fs) => ids.every((id) => receivedFacts(fs).some((f) => f.eventId === id)), 60_000));
+    expect(facts.find((f) => f.eventId === ids[0])?.properties).toEqual({ i: 0, blob });
+
+    const res = await a.get('/events?pageSize=50');
+    expectError(res, 400, 'events_page_too_large');
+    expect(res.json.details).toEqual([{ path: 'query.pageSize', problem: expect.stringMatching(/try \d+ or less/) }]);
+    const fits = Number(/try (\d+) or less/.exec(res.json.details[0].problem)![1]);
+    expect(fits).toBeGreaterThanOrEqual(5);
+    expect(fits).toBeLessThan(9);
+    const page = expectStatus(await a.get(`/events?pageSize=${fits}`), 200);
+    expect(page.items.map((e: EventItem) => e.eventId)).toEqual([...ids].reverse().slice(0, fits));
+    expect(page.items[0].properties).toEqual({ i: 8, blob });
+  }, 120_000);
+});
+
+describe('exactly once per eventId, whatever NATS redelivers', () => {
+  it('the same event published twice with different message ids (past the stream de-duplication) is recorded once, one fact', async () => {
+    const a = await account('twice');
+    const eventId = crypto.randomUUID();
+    const now = new Date().toISOString();
+    const message = { eventId, accountId: a.accountId, eventKey: 'order.paid', email: 'ann@example.org', occurredAt: now, receivedAt: now, triggerAutomations: true, properties: { n: 1 }, consent: null };
+    const js = stack.nc.jetstream();
+    await js.publish(`events.${a.accountId}`, JSON.stringify(message), { msgID: `${eventId}-1` });
+    await js.publish(`events.${a.accountId}`, JSON.stringify({ ...message, properties: { n: 2 } }), { msgID: `${eventId}-2` });
+    const marker = await post(a, { eventKey: 'marker' }); // published after both: once it is listed, both were consumed
+    await expectOncePerEvent(a, [eventId, marker]);
+    expect((await allEvents(a)).find((e) => e.eventId === eventId)).toMatchObject({ properties: { n: 1 } });
+  });
+
+  it('malformed messages on EVENTS (not an event, another account in the body than in the subject) are dropped; later events are still recorded', async () => {
+    const a = await account('malformed');
+    const js = stack.nc.jetstream();
+    await js.publish(`events.${a.accountId}`, 'not json');
+    await js.publish(`events.${a.accountId}`, JSON.stringify({ eventId: 'x' }));
+    const now = new Date().toISOString();
+    await js.publish(`events.${a.accountId}`, JSON.stringify({ eventId: crypto.randomUUID(), accountId: other.accountId, eventKey: 'order.paid', email: 'x@example.org', occurredAt: now, receivedAt: now, triggerAutomations: true, properties: {}, consent: null }));
+    const ok = await post(a, {});
+    const items = await eventsUntil(a, (xs) => xs.some((e) => e.eventId === ok));
+    expect(items.map((e) => e.eventId)).toEqual([ok]);
+    await sleep(500);
+    expect((await allEvents(other)).every((e) => e.email !== 'x@example.org')).toBe(true);
+  });
+
+  it('a consumer that starts over (every event redelivered) records nothing twice', async () => {
+    const a = await account('replay');
+    const ids = [await post(a, {}), await post(a, { email: 'x@example.org' }), await post(a, { triggerAutomations: false })];
+    await expectOncePerEvent(a, ids);
+    await messaging.stop();
+    const jsm = await stack.nc.jetstreamManager();
+    await jsm.consumers.delete('EVENTS', 'messaging-events');
+    messaging = await startMessaging();
+    const marker = await post(a, { eventKey: 'marker' });
+    await expectOncePerEvent(a, [...ids, marker]);
+    expect(await allEvents(a)).toHaveLength(4);
+  }, 120_000);
+
+  it('kill -9 in the middle of a backlog: after the restart every event is recorded once, one fact each', async () => {
+    const a = await account('crash');
+    await messaging.stop();
+    const ids = await Promise.all(Array.from({ length: 400 }, (_, i) => post(a, { properties: { i } })));
+    messaging = await startMessaging();
+    // kill it as soon as it is recording the backlog (some recorded, more in work, acknowledgements in flight)
+    const seen = await eventsUntil(a, (xs) => xs.length > 0, 30_000);
+    await messaging.kill9();
+    expect(seen.length).toBeLessThan(ids.length);
+    messaging = await startMessaging();
+    // events delivered to the killed process come back after the consumer's ack wait (30 s)
+    await expectOncePerEvent(a, ids);
+  }, 180_000);
+});
+
+describe('POST /reports/events', () => {
+  /** Stores an event as the gateway would, with a chosen receipt time (the report counts by it). */
+  async function received(a: Api, eventKey: string, receivedAt: string): Promise<string> {
+    const eventId = crypto.randomUUID();
+    const message = { eventId, accountId: a.accountId, eventKey, email: 'ann@example.org', occurredAt: receivedAt, receivedAt, triggerAutomations: false, properties: {}, consent: null };
+    await stack.nc.jetstream().publish(`events.${a.accountId}`, JSON.stringify(message), { msgID: eventId });
+    return eventId;
+  }
+
+  it('counts events by receipt time in calendar days of the zone (a DST day included), in all and per key; empty buckets are points', async () => {
+    const a = await account('report');
+    const ids = [
+      await received(a, 'order.paid', '2024-03-29T22:59:00.000Z'), // 03-29 23:59 in Berlin: before the period
+      await received(a, 'order.paid', '2024-03-29T23:30:00.000Z'), // 03-30 00:30
+      await received(a, 'cart.left', '2024-03-30T22:59:59.999Z'), // 03-30 23:59:59.999
+      await received(a, 'order.paid', '2024-03-30T23:00:00.000Z'), // 03-31 00:00 (CET)
+      await received(a, 'order.paid', '2024-03-31T21:59:00.000Z'), // 03-31 23:59 (CEST: the day had 23 hours)
+      await received(a, 'cart.left', '2024-03-31T22:00:00.000Z'), // 04-01 00:00
+      await received(a, 'cart.left', '2024-04-02T22:00:00.000Z'), // 04-03 00:00: after the period
+    ];
+    // another account's event in the same period is not counted
+    await received(other, 'order.paid', '2024-03-30T12:00:00.000Z');
+    await eventsUntil(a, (xs) => ids.every((id) => xs.some((e) => e.eventId === id)));
+
+    const res = await a.post('/reports/events', { fromDate: '2024-03-30', toDate: '2024-04-02', interval: 'DAY', timeZone: 'Europe/Berlin' });
+    const report = expectStatus(res, 200);
+    expect(schemaErrors('EventReport', report)).toEqual([]);
+    const n = (value: number) => ({ value, formattedValue: String(value) });
+    expect(report.points).toEqual([
+      { periodStart: '2024-03-30', received: n(2), byEventKey: { 'order.paid': n(1), 'cart.left': n(1) } },
+      { periodStart: '2024-03-31', received: n(2), byEventKey: { 'order.paid': n(2) } },
+      { periodStart: '2024-04-01', received: n(1), byEventKey: { 'cart.left': n(1) } },
+      { periodStart: '2024-04-02', received: n(0), byEventKey: {} },
+    ]);
+
+    // the same events in UTC days and in one (partial) ISO week
+    const utc = expectStatus(await a.post('/reports/events', { fromDate: '2024-03-29', toDate: '2024-04-02', interval: 'WEEK' }), 200);
+    expect(utc.points).toEqual([
+      { periodStart: '2024-03-29', received: n(6), byEventKey: { 'order.paid': n(4), 'cart.left': n(2) } },
+      { periodStart: '2024-04-01', received: n(1), byEventKey: { 'cart.left': n(1) } },
+    ]);
+  });
+
+  it('an account without events gets zero points; a bad period is 400 with its errorId, never a 5xx', async () => {
+    const a = await account('report-empty');
+    const empty = expectStatus(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-12-31', interval: 'QUARTER' }, { 'Accept-Language': 'de-DE' }), 200);
+    expect(empty.points.map((p: { periodStart: string }) => p.periodStart)).toEqual(['2024-01-01', '2024-04-01', '2024-07-01', '2024-10-01']);
+    expect(empty.points.every((p: { received: { value: number }; byEventKey: object }) => p.received.value === 0 && Object.keys(p.byEventKey).length === 0)).toBe(true);
+    expectError(await a.post('/reports/events', { fromDate: '2024-02-01', toDate: '2024-01-01', interval: 'DAY' }), 400, 'report_period_invalid');
+    expectError(await a.post('/reports/events', { fromDate: '2024-02-30', toDate: '2024-03-01', interval: 'DAY' }), 400, 'report_period_invalid');
+    expectError(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-01-02', interval: 'HOUR' }), 400, 'report_period_invalid');
+    expectError(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-01-02', interval: 'DAY', timeZone: 'Mars/Olympus' }), 400, 'report_invalid_time_zone');
+    expectError(await a.post('/reports/events', { fromDate: '2000-01-01', toDate: '2024-01-02', interval: 'DAY' }), 400, 'report_too_many_points');
+    expectError(await a.post('/reports/events', { fromDate: '2024-01-01', toDate: '2024-01-02', interval: 'DAY', extra: 1 }), 400, 'unknown_property');
+  });
+});

@@ -1,0 +1,49 @@
+// mailer.messaging.v1.EventService: GET /events (the event log) and POST /reports/events, translated
+// to the use cases (app/event-log.ts, app/event-reports.ts).
+import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { eventsV1 } from '@mailer/proto';
+import { listEvents, type EventLogDeps } from '../app/event-log';
+import { countEvents } from '../app/event-reports';
+import { boundaryInstants } from './report-boundaries';
+import type { EventDoc } from '../store/events';
+
+const Outcomes = protoEnum(eventsV1.EventOutcome, 'EVENT_OUTCOME_');
+const MAX_PAGE_SIZE = 1000;
+
+export function eventToProto(e: EventDoc): eventsV1.RecordedEvent {
+  return {
+    eventId: e._id,
+    eventKey: e.eventKey,
+    email: e.email,
+    occurredAt: new Date(e.occurredAt).toISOString(),
+    receivedAt: new Date(e.receivedAt).toISOString(),
+    propertiesJson: e.propertiesJson,
+    triggerAutomations: e.triggerAutomations,
+    subscriberId: e.subscriberId ?? undefined,
+    outcome: Outcomes.toProto(e.outcome),
+    runIds: e.runIds ?? [],
+  };
+}
+
+export function eventHandlers(deps: EventLogDeps): AsyncHandlers<eventsV1.EventServiceServer> {
+  return {
+    async listEvents(req) {
+      const pageNumber = req.pageNumber || 1;
+      const pageSize = req.pageSize || 50;
+      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
+      }
+      const { items, totalItems } = await listEvents(deps, accountOf(req), { eventKey: req.eventKey, email: req.email, pageNumber, pageSize });
+      return { items: items.map(eventToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+    },
+    async countEvents(req) {
+      const buckets = await countEvents(deps, { accountId: accountOf(req), boundaries: boundaryInstants(req.boundaries ?? []) });
+      return {
+        buckets: buckets.map((b) => ({
+          received: String(b.received),
+          byEventKey: Object.entries(b.byEventKey).map(([eventKey, count]) => ({ eventKey, count: String(count) })),
+        })),
+      };
+    },
+  };
+}

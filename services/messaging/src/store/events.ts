@@ -1,0 +1,116 @@
+// The event log (collection 'events'): every custom event consumed from the EVENTS stream, recorded
+// once per eventId (the document's _id, a unique index: a redelivered or re-published event finds
+// its record and changes nothing), with what it led to (API.md GET /events). Every query filters by
+// accountId first.
+import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
+import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import type { EVENT_OUTCOMES } from '@mailer/nats/facts';
+
+export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
+
+export interface EventDoc {
+  _id: string; // eventId (the gateway's: derived from the idempotencyKey, else random)
+  accountId: string;
+  eventKey: string;
+  /** Canonical address (the gateway lowercased it). */
+  email: string;
+  occurredAt: Date;
+  /** When the gateway accepted it (reports count by this). */
+  receivedAt: Date;
+  /**
+   * The free-form `properties` as JSON text, exactly as sent: member names such as `a.b` or `$x`
+   * are not safe as stored field names, and nothing queries inside them.
+   */
+  propertiesJson: string;
+  triggerAutomations: boolean;
+  /** The consent sent with the event (signup of an unknown address), null when none. */
+  consent: { source: string; givenAt: Date } | null;
+  subscriberId: string | null;
+  outcome: EventOutcome;
+  runIds: string[];
+  /**
+   * The active automations whose trigger matched when the event was recorded (API-request trigger
+   * on its eventKey). Kept so that the run engine can tell which runs an event should have started.
+   */
+  matchedAutomationIds: string[];
+  /** When this service recorded it. */
+  recordedAt: Date;
+}
+
+export const EVENTS = 'events';
+
+const { Schema } = mongoose;
+
+export const eventSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    accountId: { type: String, required: true },
+    eventKey: { type: String, required: true },
+    email: { type: String, required: true },
+    occurredAt: { type: Date, required: true },
+    receivedAt: { type: Date, required: true },
+    propertiesJson: { type: String, required: true },
+    triggerAutomations: { type: Boolean, required: true },
+    consent: { type: Schema.Types.Mixed, default: null },
+    subscriberId: { type: String, default: null },
+    outcome: { type: String, required: true },
+    runIds: { type: [String], default: [] },
+    matchedAutomationIds: { type: [String], default: [] },
+    recordedAt: { type: Date, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+// GET /events (newest first, optionally by eventKey or email) and the report's range scans.
+eventSchema.index({ accountId: 1, receivedAt: -1, _id: -1 });
+eventSchema.index({ accountId: 1, eventKey: 1, receivedAt: -1 });
+eventSchema.index({ accountId: 1, email: 1, receivedAt: -1 });
+
+export const eventCollection = (store: Store): Collection<EventDoc> => store.collection<EventDoc>(EVENTS, eventSchema);
+
+export interface EventQuery {
+  eventKey?: string;
+  email?: string;
+  pageNumber: number;
+  pageSize: number;
+}
+
+export function eventsOf(events: Collection<EventDoc>, accountId: string) {
+  return {
+    /** Whether the event is recorded already (the cheap check before the work of recording it). */
+    async exists(eventId: string): Promise<boolean> {
+      return (await events.countDocuments({ _id: eventId, accountId })) > 0;
+    },
+    /** Throws DuplicateKeyError when the event is recorded already (the transaction then commits nothing). */
+    async insert(doc: EventDoc, tx: Transaction): Promise<void> {
+      if (doc.accountId !== accountId) throw new Error('eventsOf.insert: the event belongs to another account');
+      await events.insertOne(doc, { tx });
+    },
+    get: (eventId: string): Promise<EventDoc | null> => events.findOne({ _id: eventId, accountId }),
+    async list(q: EventQuery): Promise<{ items: EventDoc[]; totalItems: number }> {
+      const filter: Record<string, unknown> = { accountId };
+      if (q.eventKey !== undefined) filter.eventKey = q.eventKey;
+      if (q.email !== undefined) filter.email = q.email;
+      const [items, totalItems] = await Promise.all([
+        events.find(filter, { sort: { receivedAt: -1, _id: -1 }, skip: (q.pageNumber - 1) * q.pageSize, limit: q.pageSize }),
+        events.countDocuments(filter),
+      ]);
+      return { items, totalItems };
+    },
+    /** Events received per bucket of the boundaries (boundaries.length - 1 counts), of one key or all. */
+    async countPerBucket(boundaries: Date[], eventKey?: string): Promise<number[]> {
+      const pipeline = bucketCountPipeline(accountId, 'receivedAt', boundaries);
+      // the first stage is the range $match; one key narrows it to the {accountId, eventKey, receivedAt} index
+      if (eventKey !== undefined) pipeline[0] = { $match: { ...(pipeline[0].$match as Record<string, unknown>), eventKey } };
+      return countsPerBucket(await events.aggregate(pipeline), boundaries);
+    },
+    /** The event keys received in [from, to), sorted. */
+    async keysReceived(from: Date, to: Date): Promise<string[]> {
+      const rows = await events.aggregate<{ _id: string }>([
+        { $match: { accountId, receivedAt: { $gte: from, $lt: to } } },
+        { $group: { _id: '$eventKey' } },
+      ]);
+      return rows.map((r) => r._id).sort();
+    },
+  };
+}
+export type EventRepository = ReturnType<typeof eventsOf>;

@@ -1,0 +1,144 @@
+// The RecordEvent use case on a real embedded store: once per eventId (sequential and concurrent
+// deliveries), the event.received fact in the outbox with the record, the outcome rules wired to the
+// automations store, and how subscriber-service answers are read (a refusal is "no subscriber", no
+// answer is retried). The subscriber service is a port here (its own tests and the int tests cover it).
+import { DomainError, GrpcStatus, PeerUnavailable } from '@mailer/kit';
+import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
+import type { CustomEvent } from '@mailer/nats/facts';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
+import type { Recipient, RecipientLookup } from '../src/app/accept-message';
+import { consentSignupNotAvailable, recordEvent, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
+import { AUTOMATIONS, automationRepository, automationSchema } from '../src/store/automations';
+import { eventCollection } from '../src/store/events';
+import { outboxRepository } from '../src/store/outbox';
+
+const ACCOUNT = 'acc-1';
+const ANN: Recipient = { id: 'sub-ann', email: 'ann@example.org', firstName: 'Ann', fields: {}, status: 'ACTIVE' };
+
+let temp: TempStore;
+let lookups = 0;
+let lookup: RecipientLookup['recipientByEmail'];
+
+function deps(consentSignup: ConsentSignup = consentSignupNotAvailable): RecordEventDeps {
+  return {
+    store: temp.store,
+    events: eventCollection(temp.store),
+    automations: automationRepository(temp.store),
+    outbox: outboxRepository(temp.store),
+    subscribers: {
+      recipientByEmail: async (accountId, email) => {
+        lookups++;
+        return lookup(accountId, email);
+      },
+    },
+    consentSignup,
+    now: () => new Date('2024-03-01T12:00:01Z'),
+    notifyOutbox: () => undefined,
+  };
+}
+
+let n = 0;
+const event = (over: Partial<CustomEvent> = {}): CustomEvent => ({
+  eventId: `ev-${++n}`,
+  accountId: ACCOUNT,
+  eventKey: 'order.paid',
+  email: 'ann@example.org',
+  occurredAt: '2024-03-01T11:00:00.000Z',
+  receivedAt: '2024-03-01T12:00:00.000Z',
+  triggerAutomations: true,
+  properties: { orderId: 'o-1' },
+  consent: null,
+  ...over,
+});
+
+const factsOf = async (eventId: string) =>
+  (await temp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({})).filter((d) => (d.payload as { eventId?: string }).eventId === eventId);
+
+beforeEach(async () => {
+  temp = await openTempStore('messaging-record-event');
+  lookups = 0;
+  lookup = async (_accountId, email) => (email === ANN.email ? ANN : null);
+});
+afterEach(() => temp.close());
+
+describe('recordEvent', () => {
+  it('records the event and its event.received fact together; a second delivery changes nothing and asks nobody', async () => {
+    const e = event();
+    expect(await recordEvent(deps(), e)).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    const [fact] = await factsOf(e.eventId);
+    expect(fact).toMatchObject({ _id: `event.received:${e.eventId}`, subject: 'domain.event.received' });
+    expect(fact.payload).toEqual({
+      type: 'event.received',
+      accountId: ACCOUNT,
+      occurredAt: e.occurredAt,
+      eventId: e.eventId,
+      eventKey: 'order.paid',
+      email: 'ann@example.org',
+      receivedAt: e.receivedAt,
+      properties: { orderId: 'o-1' },
+      triggerAutomations: true,
+      subscriberId: ANN.id,
+      outcome: 'NO_MATCHING_AUTOMATION',
+      runIds: [],
+    });
+    expect(lookups).toBe(1);
+    expect(await recordEvent(deps(), { ...e, properties: { other: true } })).toEqual({ recorded: false });
+    expect(lookups).toBe(1);
+    expect(await factsOf(e.eventId)).toHaveLength(1);
+    expect(JSON.parse((await eventCollection(temp.store).findOne({ _id: e.eventId }))!.propertiesJson)).toEqual({ orderId: 'o-1' });
+  });
+
+  it('concurrent deliveries of one event record it once, with one fact', async () => {
+    const e = event();
+    const results = await Promise.all(Array.from({ length: 8 }, () => recordEvent(deps(), e)));
+    expect(results.filter((r) => r.recorded)).toHaveLength(1);
+    expect(await eventCollection(temp.store).countDocuments({ _id: e.eventId })).toBe(1);
+    expect(await factsOf(e.eventId)).toHaveLength(1);
+  });
+
+  it('RUNS_STARTED when an active automation of the account has the key; its id kept with the event', async () => {
+    const automations = temp.store.collection(AUTOMATIONS, automationSchema);
+    const base = { name: 'A', steps: [{ type: 'WAIT', duration: 'P1D' }], createdAt: new Date(), entry: 'EVERY_EVENT' };
+    await automations.insertMany([
+      { _id: 'on', accountId: ACCOUNT, active: true, trigger: { type: 'API_REQUEST', eventKey: 'order.paid' }, ...base },
+      { _id: 'off', accountId: ACCOUNT, active: false, trigger: { type: 'API_REQUEST', eventKey: 'order.paid' }, ...base },
+      { _id: 'foreign', accountId: 'acc-2', active: true, trigger: { type: 'API_REQUEST', eventKey: 'order.paid' }, ...base },
+    ]);
+    const e = event();
+    expect(await recordEvent(deps(), e)).toEqual({ recorded: true, outcome: 'RUNS_STARTED' });
+    expect(await eventCollection(temp.store).findOne({ _id: e.eventId })).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [], matchedAutomationIds: ['on'] });
+    expect(await recordEvent(deps(), event({ eventKey: 'cart.left' }))).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    expect(await recordEvent(deps(), event({ triggerAutomations: false }))).toEqual({ recorded: true, outcome: 'NOT_TRIGGERED' });
+  });
+
+  it('an unknown address is NO_SUBSCRIBER; with consent the signup port decides (SUBSCRIBER_CREATED), asked with the eventId', async () => {
+    expect(await recordEvent(deps(), event({ email: 'new@example.org' }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
+    expect(await recordEvent(deps(), event({ email: 'new@example.org', consent }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+    const asked: unknown[] = [];
+    const signup: ConsentSignup = async (input) => {
+      asked.push(input);
+      return { subscriberId: 'sub-new', created: true };
+    };
+    const e = event({ email: 'new@example.org', consent });
+    expect(await recordEvent(deps(signup), e)).toEqual({ recorded: true, outcome: 'SUBSCRIBER_CREATED' });
+    expect(asked).toEqual([{ accountId: ACCOUNT, email: 'new@example.org', consent, requestId: e.eventId }]);
+    expect(await eventCollection(temp.store).findOne({ _id: e.eventId })).toMatchObject({ subscriberId: 'sub-new', consent: { source: 'checkout', givenAt: new Date(consent.givenAt) } });
+  });
+
+  it('the subscriber service refusing the address is no subscriber; not answering is thrown (the event is retried) and records nothing', async () => {
+    lookup = async () => {
+      throw new DomainError(GrpcStatus.INVALID_ARGUMENT, 'invalid_email', 'not an address');
+    };
+    expect(await recordEvent(deps(), event())).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+    lookup = async () => {
+      throw new PeerUnavailable('subscriber', 'service_unavailable', 'The subscriber service is unavailable; retry later.', { code: 'UNAVAILABLE', details: '' });
+    };
+    const e = event();
+    await expect(recordEvent(deps(), e)).rejects.toBeInstanceOf(PeerUnavailable);
+    expect(await eventCollection(temp.store).countDocuments({ _id: e.eventId })).toBe(0);
+    expect(await factsOf(e.eventId)).toHaveLength(0);
+    lookup = async () => ANN;
+    expect(await recordEvent(deps(), e)).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+  });
+});
