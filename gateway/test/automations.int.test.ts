@@ -19,6 +19,7 @@ let usageDoubles: UsageSources;
 let subscriber: RunningService;
 let segment: RunningService;
 let messaging: RunningProcess;
+let form: RunningService;
 let gw: GatewayHandle;
 let dataDir: string;
 let acme: Api;
@@ -115,6 +116,8 @@ beforeAll(async () => {
     RSS_GRPC_ADDR: usageDoubles.addresses.rss,
   });
   segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
+  // messaging asks the form service whether a form names a template before deleting it
+  form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messagingAddress });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
   messaging = await spawnReady('services/messaging/dist/main.js', {
     LOG_LEVEL: 'info',
@@ -124,6 +127,7 @@ beforeAll(async () => {
     MESSAGING_GRPC_ADDR: messagingAddress,
     SUBSCRIBER_GRPC_ADDR: subscriber.address,
     SEGMENT_GRPC_ADDR: segment.address,
+    FORM_GRPC_ADDR: form.address,
     MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
     BOUNCE_SMTP_PORT: String(await freePort()),
     TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
@@ -145,6 +149,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
   await messaging?.stop();
+  await form?.stop();
   await segment?.stop();
   await subscriber?.stop();
   await usageDoubles?.close();
