@@ -124,6 +124,8 @@ export interface RunningService extends RunningProcess {
 export async function startService(
   name: ServiceName,
   env: { NATS_URL: string; DATA_DIR?: string } & NodeJS.ProcessEnv,
+  /** How long it may take to be ready (a large embedded store loads everything first). */
+  timeoutMs?: number,
 ): Promise<RunningService> {
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
   // A free port can still be taken before the service binds it: try again on other ports.
@@ -138,7 +140,7 @@ export async function startService(
         ...env,
         DATA_DIR: dataDir,
         [`${name.toUpperCase()}_GRPC_ADDR`]: address,
-      });
+      }, timeoutMs);
       return { ...proc, name, address, dataDir };
     } catch (err) {
       if (attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
