@@ -5,3 +5,4 @@ export { OutboundError, isOutboundError, type OutboundErrorCode } from './errors
 export { outboundSettings, addressPolicy, parseCidr, type OutboundSettings, type AddressPolicy } from './policy';
 export { checkUrl, checkTarget, type CheckUrlResult, type CheckTargetResult, type Lookup } from './url';
 export { createOutbound, type Outbound, type OutboundOptions, type OutboundRequest, type OutboundResponse } from './client';
+export { outboundConfig, outboundSettingsOf } from './config';
