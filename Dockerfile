@@ -22,8 +22,8 @@ COPY packages/kit/package.json packages/kit/
 COPY packages/store/package.json packages/store/
 COPY packages/nats/package.json packages/nats/
 COPY packages/tokens/package.json packages/tokens/
-COPY packages/outbound/package.json packages/outbound/
 COPY packages/reports/package.json packages/reports/
+COPY packages/outbound/package.json packages/outbound/
 COPY ${WORKSPACE}/package.json ${WORKSPACE}/
 # No install scripts: nothing at runtime depends on one (dev tools' postinstall downloads are skipped).
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
@@ -33,8 +33,8 @@ COPY packages/kit/ packages/kit/
 COPY packages/store/ packages/store/
 COPY packages/nats/ packages/nats/
 COPY packages/tokens/ packages/tokens/
-COPY packages/outbound/ packages/outbound/
 COPY packages/reports/ packages/reports/
+COPY packages/outbound/ packages/outbound/
 COPY ${WORKSPACE}/ ${WORKSPACE}/
 # tsc -b builds the workspace's project references (proto, packages) first.
 RUN npx tsc -b ${WORKSPACE} \
