@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { OutboundErrorCode } from './errors';
-import { addressPolicy, type OutboundSettings } from './policy';
+import { cachedPolicy, type OutboundSettings } from './policy';
 
 export type CheckUrlResult =
   | { ok: true; url: URL }
@@ -39,7 +39,7 @@ export const checkUrl = (input: string | URL, settings: OutboundSettings): Check
   }
   const host = bareHost(url);
   if (host === '') return { ok: false, code: 'url_not_allowed', reason: 'the URL has no host' };
-  const policy = addressPolicy(settings);
+  const policy = cachedPolicy(settings);
   // WHATWG URL parsing has already turned 0x7f.1, 2130706433 and the like into dotted IPv4.
   const literals = isIP(host) ? [host] : isLocalhostName(host) ? ['127.0.0.1', '::1'] : [];
   if (literals.length > 0 && !literals.some((a) => policy.allows(a))) {
@@ -81,7 +81,7 @@ export const checkTarget = async (
     resolve(host, { all: true }, (err, list) => done(err ? null : Array.isArray(list) ? list : [])),
   );
   if (addresses === null || addresses.length === 0) return { ok: false, code: 'dns_failed', reason: 'the host name could not be resolved' };
-  const policy = addressPolicy(settings);
+  const policy = cachedPolicy(settings);
   if (!addresses.some((a) => policy.allows(a.address))) {
     return { ok: false, code: 'address_not_allowed', reason: 'the URL resolves to a loopback, private, link-local or other non-public address' };
   }
