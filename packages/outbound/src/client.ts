@@ -8,7 +8,7 @@ import { checkUrl, systemLookup, type Lookup } from './url';
 
 export interface OutboundOptions {
   lookup?: Lookup;
-  /** Extra trusted CA certificates (PEM), e.g. a test server's self-signed one. */
+  /** Trusted CA certificates (PEM) in place of Node's bundled ones: for tests (a self-signed receiver), not production. */
   ca?: string | Buffer | Array<string | Buffer>;
   /** Keep-alive connections per origin (default 10). */
   connectionsPerOrigin?: number;
