@@ -94,7 +94,9 @@ it('refuses an explicit null deliveryContentType and any other type; omitted on 
 });
 
 it('refuses target URLs the outbound guard does not allow with 400 webhook_target_not_allowed', async () => {
-  for (const targetUrl of ['http://hooks.example.com/x', 'ftp://hooks.example.com/x', 'not a url', '/relative/path', 'https://user:pass@hooks.example.com/x', 'javascript:alert(1)']) {
+  for (const targetUrl of ['http://hooks.example.com/x', 'ftp://hooks.example.com/x', 'not a url', '/relative/path', 'https://user:pass@hooks.example.com/x', 'javascript:alert(1)',
+    // literal non-public addresses (the guard checks names again on the address connected to)
+    'https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'https://[fd00::1]/x', 'https://0x7f.1/x', 'https://localhost:8443/x']) {
     const res = await a.post('/webhook-subscriptions', body({ targetUrl }));
     expectError(res, 400, 'webhook_target_not_allowed');
   }
