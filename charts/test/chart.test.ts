@@ -17,6 +17,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { loadWebhookConfig } from '../../services/webhook/src/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CHART_DIR = 'charts/mailer';
@@ -451,6 +452,20 @@ describe('default values', () => {
     const rss = envOf(containerOf(find(custom, 'Deployment', workloadName('rss')), 'rss'));
     expect(rss.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('false');
     expect(renderFails(['--set', 'services.webhook.outbound.allowedCidrs={localhost}'])).toContain('allowedCidrs');
+  });
+
+  test('the webhook service gets its delivery settings, valid for its config schema', () => {
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook'));
+    const settings = Object.fromEntries(['WEBHOOK_SUBSCRIPTION_IN_FLIGHT', 'WEBHOOK_DELIVERY_CONCURRENCY', 'WEBHOOK_RETRY_SCHEDULE_SECONDS', 'WEBHOOK_ATTEMPT_CLAIM_SECONDS', 'WEBHOOK_SCAN_INTERVAL_MS'].map((k) => [k, env.get(k)?.value]));
+    expect(settings).toEqual({
+      WEBHOOK_SUBSCRIPTION_IN_FLIGHT: '8',
+      WEBHOOK_DELIVERY_CONCURRENCY: '256',
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,300,1800,7200,18000,36000,36000,50400,72000,86400',
+      WEBHOOK_ATTEMPT_CLAIM_SECONDS: '30',
+      WEBHOOK_SCAN_INTERVAL_MS: '1000',
+    });
+    expect(() => loadWebhookConfig({ ...settings, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
+    expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('WEBHOOK_DELIVERY_CONCURRENCY')).toBe(false);
   });
 
   test('the generated Secret holds a 32-byte master key and an admin token', () => {

@@ -1,9 +1,67 @@
+import { Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { webhookV1 } from '@mailer/proto';
+import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
+import { checkUrl, outboundSettings } from '@mailer/outbound';
+import { webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { webhookHandlers } from './handlers/describe';
+import { deliveryHandlers } from './handlers/deliveries';
+import { subscriptionHandlers } from './handlers/subscriptions';
+import { interimOutbound } from './app/interim-outbound';
+import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
+import { startDeliveryWorker } from './events/delivery-worker';
+import { deliveryRepository } from './store/deliveries';
+import { subscriptionRepository } from './store/subscriptions';
 
-/** Registers the webhook service's handlers. Its subscriptions and deliveries arrive in a later issue. */
-export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
+/**
+ * Registers the webhook service's handlers and starts its consumers (fan-out, delivery worker).
+ * Layout (DESIGN.md): handlers/ and events/ translate gRPC and facts and call one use case of app/
+ * each; app/ uses domain/ (pure) and store/ (account-scoped repositories).
+ */
+export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
+  const { config, store, logger } = ctx;
   ctx.grpc.add(webhookV1.WebhookServiceService, webhookHandlers());
+
+  const deliveries = deliveryRepository(store);
+  const subscriptions = subscriptionRepository(store);
+  const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
+  const now = () => ctx.now();
+  // Save-time check of target URLs: the guard's settings (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS).
+  const outboundPolicy = outboundSettings(process.env);
+  ctx.grpc.add(
+    webhookSubscriptionsV1.WebhookSubscriptionServiceService,
+    subscriptionHandlers({ subscriptions, checkTarget: (url) => checkUrl(url, outboundPolicy), now, newId: ctx.newId }),
+  );
+  ctx.grpc.add(
+    webhookDeliveriesV1.WebhookDeliveryServiceService,
+    deliveryHandlers({ store, deliveries, subscriptions, outbox, now, notifyOutbox: () => ctx.notifyOutbox() }),
+  );
+
+  const processed = processedMessages(store, FAN_OUT_CONSUMER);
+  const stopPruning = processed.pruneEvery(3600_000);
+  const fanOut = startFanOut(ctx.nc, { store, deliveries, subscriptions, outbox, processed, now, notifyOutbox: () => ctx.notifyOutbox() }, logger);
+
+  const outcomes = new Counter({
+    name: 'webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retrying, failed, abandoned, not_due)',
+    labelNames: ['outcome'],
+    registers: [ctx.metrics.registry],
+  });
+  const worker = startDeliveryWorker({
+    nc: ctx.nc,
+    deps: {
+      deliveries,
+      subscriptions,
+      outbound: interimOutbound(),
+      now,
+      claimMs: config.WEBHOOK_ATTEMPT_CLAIM_SECONDS * 1000,
+      retrySchedule: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
+    },
+    perSubscription: config.WEBHOOK_SUBSCRIPTION_IN_FLIGHT,
+    concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,
+    scanIntervalMs: config.WEBHOOK_SCAN_INTERVAL_MS,
+    logger,
+    outcomes,
+  });
+  return [() => fanOut.stop(), () => worker.stop(), stopPruning];
 }
