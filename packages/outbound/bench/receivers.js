@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Webhook receivers for bench/webhooks.js: N HTTP servers on 127.0.0.1 in ONE process of their own
-// (so neither the webhook service nor the undici baseline shares their event loop). Each answers 204
+// Receivers for packages/outbound/bench/outbound.js: N HTTP servers on 127.0.0.1 in ONE process of their own
+// (so the client measured does not share their event loop). Each answers 204
 // at once and counts arrivals, except the "timing out" ones, which hold every request for holdMs (above
 // the 15 s delivery timeout) and answer nothing in time. One delivery in `verifyEvery` is checked
 // against the Standard Webhooks signature (HMAC-SHA256 over id.timestamp.body with the whsec_ secret):
 // proof that what arrives is signed, at a cost that does not make the receivers what is measured.
-// Started with fork() by startReceivers() in bench/webhooks-baseline.js; IPC protocol there.
+// Started with fork(); sends {ports} once listening; answers {cmd: "stats"} with {stats}, {cmd: "reset"} with {reset}.
 'use strict';
 const crypto = require('node:crypto');
 const http = require('node:http');
