@@ -1,7 +1,7 @@
 import { Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
-import { checkUrl, outboundSettings } from '@mailer/outbound';
+import { checkUrl, outboundSettingsOf } from '@mailer/outbound';
 import { webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { webhookHandlers } from './handlers/describe';
@@ -27,7 +27,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
   const now = () => ctx.now();
   // Save-time check of target URLs: the guard's settings (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS).
-  const outboundPolicy = outboundSettings(process.env);
+  const outboundPolicy = outboundSettingsOf(config);
   ctx.grpc.add(
     webhookSubscriptionsV1.WebhookSubscriptionServiceService,
     subscriptionHandlers({ subscriptions, checkTarget: (url) => checkUrl(url, outboundPolicy), now, newId: ctx.newId }),
