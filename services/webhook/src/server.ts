@@ -1,17 +1,23 @@
 import { Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
-import { webhookDeliveriesV1, webhookV1 } from '@mailer/proto';
+import { checkUrl, outboundSettings } from '@mailer/outbound';
+import { webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { webhookHandlers } from './handlers/describe';
 import { deliveryHandlers } from './handlers/deliveries';
+import { subscriptionHandlers } from './handlers/subscriptions';
 import { interimOutbound } from './app/interim-outbound';
 import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
 import { startDeliveryWorker } from './events/delivery-worker';
 import { deliveryRepository } from './store/deliveries';
 import { subscriptionRepository } from './store/subscriptions';
 
-/** Registers the webhook service's handlers and starts its consumers (fan-out, delivery worker). */
+/**
+ * Registers the webhook service's handlers and starts its consumers (fan-out, delivery worker).
+ * Layout (DESIGN.md): handlers/ and events/ translate gRPC and facts and call one use case of app/
+ * each; app/ uses domain/ (pure) and store/ (account-scoped repositories).
+ */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config, store, logger } = ctx;
   ctx.grpc.add(webhookV1.WebhookServiceService, webhookHandlers());
@@ -20,6 +26,12 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const subscriptions = subscriptionRepository(store);
   const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
   const now = () => ctx.now();
+  // Save-time check of target URLs: the guard's settings (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS).
+  const outboundPolicy = outboundSettings(process.env);
+  ctx.grpc.add(
+    webhookSubscriptionsV1.WebhookSubscriptionServiceService,
+    subscriptionHandlers({ subscriptions, checkTarget: (url) => checkUrl(url, outboundPolicy), now, newId: ctx.newId }),
+  );
   ctx.grpc.add(
     webhookDeliveriesV1.WebhookDeliveryServiceService,
     deliveryHandlers({ store, deliveries, subscriptions, outbox, now, notifyOutbox: () => ctx.notifyOutbox() }),
