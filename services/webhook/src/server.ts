@@ -1,13 +1,12 @@
 import { Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
-import { checkUrl, outboundSettingsOf } from '@mailer/outbound';
+import { checkUrl, createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { webhookHandlers } from './handlers/describe';
 import { deliveryHandlers } from './handlers/deliveries';
 import { subscriptionHandlers } from './handlers/subscriptions';
-import { interimOutbound } from './app/interim-outbound';
 import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
 import { startDeliveryWorker } from './events/delivery-worker';
 import { deliveryRepository } from './store/deliveries';
@@ -47,12 +46,16 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     labelNames: ['outcome'],
     registers: [ctx.metrics.registry],
   });
+  // Every attempt goes through the guard (https unless allowed, the address actually connected to checked,
+  // no redirects). As many connections per origin as attempts may be in flight, so subscriptions sharing
+  // a host never queue behind each other in the agent (the per-subscription bound limits each).
+  const outbound = createOutbound(outboundPolicy, { connectionsPerOrigin: config.WEBHOOK_DELIVERY_CONCURRENCY });
   const worker = startDeliveryWorker({
     nc: ctx.nc,
     deps: {
       deliveries,
       subscriptions,
-      outbound: interimOutbound(),
+      outbound,
       now,
       claimMs: config.WEBHOOK_ATTEMPT_CLAIM_SECONDS * 1000,
       retrySchedule: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
@@ -63,5 +66,5 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger,
     outcomes,
   });
-  return [() => fanOut.stop(), () => worker.stop(), stopPruning];
+  return [() => fanOut.stop(), async () => (await worker.stop(), await outbound.close()), stopPruning];
 }
