@@ -444,16 +444,6 @@ describe('default values', () => {
     }
   });
 
-  test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
-    const custom = render(['--set', 'services.webhook.outbound.allowHttp=true', '--set', 'services.webhook.outbound.allowedCidrs={10.20.0.0/16,fd12::/64}']);
-    const env = envOf(containerOf(find(custom, 'Deployment', workloadName('webhook')), 'webhook'));
-    expect(env.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('true');
-    expect(env.get('OUTBOUND_ALLOWED_CIDRS')?.value).toBe('10.20.0.0/16,fd12::/64');
-    const rss = envOf(containerOf(find(custom, 'Deployment', workloadName('rss')), 'rss'));
-    expect(rss.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('false');
-    expect(renderFails(['--set', 'services.webhook.outbound.allowedCidrs={localhost}'])).toContain('allowedCidrs');
-  });
-
   test('the webhook service gets its delivery settings, valid for its config schema', () => {
     const env = envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook'));
     const settings = Object.fromEntries(['WEBHOOK_SUBSCRIPTION_IN_FLIGHT', 'WEBHOOK_DELIVERY_CONCURRENCY', 'WEBHOOK_RETRY_SCHEDULE_SECONDS', 'WEBHOOK_ATTEMPT_CLAIM_SECONDS', 'WEBHOOK_SCAN_INTERVAL_MS'].map((k) => [k, env.get(k)?.value]));
@@ -466,6 +456,16 @@ describe('default values', () => {
     });
     expect(() => loadWebhookConfig({ ...settings, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
     expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('WEBHOOK_DELIVERY_CONCURRENCY')).toBe(false);
+  });
+
+  test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
+    const custom = render(['--set', 'services.webhook.outbound.allowHttp=true', '--set', 'services.webhook.outbound.allowedCidrs={10.20.0.0/16,fd12::/64}']);
+    const env = envOf(containerOf(find(custom, 'Deployment', workloadName('webhook')), 'webhook'));
+    expect(env.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('true');
+    expect(env.get('OUTBOUND_ALLOWED_CIDRS')?.value).toBe('10.20.0.0/16,fd12::/64');
+    const rss = envOf(containerOf(find(custom, 'Deployment', workloadName('rss')), 'rss'));
+    expect(rss.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('false');
+    expect(renderFails(['--set', 'services.webhook.outbound.allowedCidrs={localhost}'])).toContain('allowedCidrs');
   });
 
   test('the generated Secret holds a 32-byte master key and an admin token', () => {

@@ -5,6 +5,8 @@ export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   ...serviceAddressDefaults('webhook'),
+  // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
+  ...outboundConfig,
   // Deliveries (i14-deliver): see README "Webhooks".
   /** Attempts of one subscription in flight at once: a slow or dead target holds at most this many. */
   WEBHOOK_SUBSCRIPTION_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8),
@@ -26,8 +28,6 @@ export const configSchema = z.object({
   WEBHOOK_ATTEMPT_CLAIM_SECONDS: z.coerce.number().int().min(16).max(3600).default(30),
   /** How often the store is scanned for due deliveries (retries, and what a busy subscription left). */
   WEBHOOK_SCAN_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
-  // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
-  ...outboundConfig,
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,13 +1,13 @@
 import { Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
-import { checkUrl, outboundSettings } from '@mailer/outbound';
+import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { guardTargetCheck } from './app/target-check';
 import { webhookHandlers } from './handlers/describe';
 import { deliveryHandlers } from './handlers/deliveries';
 import { subscriptionHandlers } from './handlers/subscriptions';
-import { interimOutbound } from './app/interim-outbound';
 import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
 import { startDeliveryWorker } from './events/delivery-worker';
 import { deliveryRepository } from './store/deliveries';
@@ -27,10 +27,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
   const now = () => ctx.now();
   // Save-time check of target URLs: the guard's settings (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS).
-  const outboundPolicy = outboundSettings(process.env);
+  const outboundPolicy = outboundSettingsOf(config);
   ctx.grpc.add(
     webhookSubscriptionsV1.WebhookSubscriptionServiceService,
-    subscriptionHandlers({ subscriptions, checkTarget: (url) => checkUrl(url, outboundPolicy), now, newId: ctx.newId }),
+    subscriptionHandlers({ subscriptions, checkTarget: guardTargetCheck(outboundPolicy), now, newId: ctx.newId }),
   );
   ctx.grpc.add(
     webhookDeliveriesV1.WebhookDeliveryServiceService,
@@ -47,12 +47,16 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     labelNames: ['outcome'],
     registers: [ctx.metrics.registry],
   });
+  // Every attempt goes through the guard (https unless allowed, the address actually connected to checked,
+  // no redirects). As many connections per origin as attempts may be in flight, so subscriptions sharing
+  // a host never queue behind each other in the agent (the per-subscription bound limits each).
+  const outbound = createOutbound(outboundPolicy, { connectionsPerOrigin: config.WEBHOOK_DELIVERY_CONCURRENCY });
   const worker = startDeliveryWorker({
     nc: ctx.nc,
     deps: {
       deliveries,
       subscriptions,
-      outbound: interimOutbound(),
+      outbound,
       now,
       claimMs: config.WEBHOOK_ATTEMPT_CLAIM_SECONDS * 1000,
       retrySchedule: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
@@ -63,5 +67,5 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger,
     outcomes,
   });
-  return [() => fanOut.stop(), () => worker.stop(), stopPruning];
+  return [() => fanOut.stop(), async () => (await worker.stop(), await outbound.close()), stopPruning];
 }

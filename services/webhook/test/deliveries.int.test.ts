@@ -55,6 +55,12 @@ beforeAll(async () => {
   s.dead = subscription(ACC, `http://127.0.0.1:${await freePort()}/hook`); // nothing listens there
   r.otherEvent = await startReceiver([]);
   s.otherEvent = subscription(ACC, r.otherEvent.url, { event: 'email.sent' });
+  // Every delivery failed for 5 days already: one more failure disables it; a success makes it healthy.
+  const fiveDaysAgo = new Date(Date.now() - 5 * 24 * 3600_000 - 60_000);
+  r.failing = await startReceiver([], () => ({ status: 500 }));
+  s.failing = subscription(ACC, r.failing.url, { failingSince: fiveDaysAgo });
+  r.recovering = await startReceiver([]);
+  s.recovering = subscription(ACC, r.recovering.url, { failingSince: fiveDaysAgo });
   r.otherAccount = await startReceiver([]);
   s.otherAccount = subscription(OTHER_ACC, r.otherAccount.url);
   await seedSubscriptions(dataDir, Object.values(s));
@@ -154,13 +160,21 @@ it('logs failed attempts with status, error and the first 2 KiB; a dead target i
 });
 
 it('a 410 disables the subscription at once: its deliveries fail and nothing more is queued', async () => {
-  await waitFor('gone deliveries settled', async () => (await list(s.gone, v1.DeliveryStatus.DELIVERY_STATUS_FAILED)).items.length === FACTS);
+  // Facts fanned out after the 410 queue nothing for it; those queued before are given up unsent.
+  await waitFor('the json receiver to get every fact', () => ids(r.json).size === FACTS);
+  await waitFor('gone deliveries settled', async () => {
+    const all = await list(s.gone);
+    return all.items.length > 0 && all.items.every((d) => d.status === v1.DeliveryStatus.DELIVERY_STATUS_FAILED);
+  });
+  const queued = (await list(s.gone)).items;
+  expect(queued.filter((d) => d.attempts.length > 0).every((d) => d.attempts[0].statusCode === 410)).toBe(true);
   const seen = r.gone.received.length;
-  expect(seen).toBeLessThan(FACTS); // the rest were given up without a request
+  expect(seen).toBeLessThan(FACTS);
+  expect(seen).toBe(queued.filter((d) => d.attempts.length > 0).length);
   const later = subscriberCreated(ACC);
   await publish(nc.jetstream(), later.subject, later.payload);
   await waitFor('the later fact at the json receiver', () => r.json.received.some((q) => JSON.parse(q.body).data.email === later.payload.subscriber.email));
-  expect((await list(s.gone)).totalItems).toBe(String(FACTS));
+  expect((await list(s.gone)).items).toHaveLength(queued.length);
   expect(r.gone.received).toHaveLength(seen);
 });
 
@@ -181,9 +195,14 @@ it('redelivers an existing delivery and sends a test event to one subscription o
   await expect(client.sendTestEvent({ accountId: ACC, subscriptionId: s.otherAccount.id })).rejects.toMatchObject({ code: 5 });
 });
 
-it('stores the 410 as the reason the subscription is disabled', async () => {
+it('stores why a subscription was disabled: 410, or 5 days in which every delivery failed', async () => {
+  await waitFor('the failing and recovering targets', () => r.failing.received.length > 0 && r.recovering.succeeded.size >= FACTS);
+  await waitFor('failing deliveries given up', async () => (await list(s.failing, v1.DeliveryStatus.DELIVERY_STATUS_RETRYING)).items.length === 0);
   await svc.stop();
+  expect(await readSubscription(dataDir, ACC, s.failing.id)).toMatchObject({ active: false, disabledReason: 'FAILING_FOR_5_DAYS' });
+  expect(await readSubscription(dataDir, ACC, s.recovering.id)).toMatchObject({ active: true, failingSince: null });
   expect(await readSubscription(dataDir, ACC, s.gone.id)).toMatchObject({ active: false, disabledReason: 'TARGET_GONE' });
-  expect(await readSubscription(dataDir, ACC, s.big.id)).toMatchObject({ active: true });
-  expect((await readSubscription(dataDir, ACC, s.big.id))!.failingSince).toBeInstanceOf(Date);
+  // Failing for seconds only: still active, failing since its first failure.
+  expect(await readSubscription(dataDir, ACC, s.big.id)).toMatchObject({ active: true, disabledReason: null });
+  expect((await readSubscription(dataDir, ACC, s.big.id))!.failingSince!.getTime()).toBeGreaterThan(published - 60_000);
 });

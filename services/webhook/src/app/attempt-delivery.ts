@@ -13,7 +13,7 @@ export const DELIVERY_TIMEOUT_MS = 15_000;
 /** How much of a response the attempt log keeps. */
 export const RESPONSE_LOG_BYTES = 2048;
 
-/** The part of @mailer/outbound's client a delivery uses (a thrown error is a failed attempt with its message). */
+/** The part of @mailer/outbound's client a delivery uses (a thrown OutboundError is a failed attempt; its message is safe to show). */
 export interface OutboundClient {
   request(
     url: string,
