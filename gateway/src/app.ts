@@ -22,6 +22,7 @@ import { automationRoutes } from './routes/automations';
 import { eventLogRoutes } from './routes/event-log';
 import { eventRoutes } from './routes/events';
 import { formRoutes } from './routes/forms';
+import { webhookRoutes } from './routes/webhooks';
 import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
 import { reportRoutes } from './routes/reports';
@@ -87,6 +88,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(formRoutes(deps.clients));
   app.use(eventLogRoutes(deps.clients));
   app.use(automationRoutes(deps.clients));
+  app.use(webhookRoutes(deps.clients));
   app.use(accountRoutes());
 
   app.use(routeNotFound(routeTable));

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { automationsV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
+import { automationsV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -41,6 +41,8 @@ export interface ServiceClients {
   forms: PromiseClient<formV1.FormServiceClient>;
   events: PromiseClient<eventsV1.EventServiceClient>;
   automations: PromiseClient<automationsV1.AutomationServiceClient>;
+  webhookSubscriptions: PromiseClient<webhookSubscriptionsV1.WebhookSubscriptionServiceClient>;
+  webhookDeliveries: PromiseClient<webhookDeliveriesV1.WebhookDeliveryServiceClient>;
   /** True when the subscriber service reports SERVING within a short deadline. */
   subscriberServing(): Promise<boolean>;
   close(): void;
@@ -73,6 +75,8 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const forms = peerClient(createClient(formV1.FormServiceClient, config.FORM_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('form'));
   const events = peerClient(createClient(eventsV1.EventServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const automations = peerClient(createClient(automationsV1.AutomationServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
+  const webhookSubscriptions = peerClient(createClient(webhookSubscriptionsV1.WebhookSubscriptionServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
+  const webhookDeliveries = peerClient(createClient(webhookDeliveriesV1.WebhookDeliveryServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
@@ -86,6 +90,8 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     forms,
     events,
     automations,
+    webhookSubscriptions,
+    webhookDeliveries,
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
@@ -99,6 +105,8 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       forms.close();
       events.close();
       automations.close();
+      webhookSubscriptions.close();
+      webhookDeliveries.close();
       subscriberHealth.close();
     },
   };

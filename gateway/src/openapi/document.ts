@@ -4,6 +4,7 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
+import { webhookParameters, webhookPaths, webhookSchemas, webhookTags } from './webhook/webhooks';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { eventLogOperation, eventReportPaths, eventReportSchemas } from './messaging/events';
@@ -86,6 +87,7 @@ export const openApiDocument = {
     ...segmentDomainTags,
     ...messagingDomainTags,
     ...formTags,
+    ...webhookTags,
     ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
@@ -98,6 +100,7 @@ export const openApiDocument = {
     ...segmentDomainPaths,
     ...messagingDomainPaths,
     ...formPaths,
+    ...webhookPaths,
     ...reportPaths,
     ...eventReportPaths,
     '/events': {
@@ -187,6 +190,7 @@ export const openApiDocument = {
       ...segmentDomainParameters,
       ...messagingDomainParameters,
       ...formParameters,
+      ...webhookParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -265,6 +269,7 @@ export const openApiDocument = {
       ...segmentDomainSchemas,
       ...messagingDomainSchemas,
       ...formSchemas,
+      ...webhookSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
       ...subscriberReportSchemas,

@@ -150,6 +150,8 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     substitutionData: { orderId: 'order-1001', total: '59.90 EUR', items: [{ name: 'Earl Grey', quantity: 2 }] },
     eventProperties: { orderId: 'order-1001' },
   },
+  createWebhookSubscription: { targetUrl: 'https://hooks.example.com/mailer', event: 'subscriber.created', deliveryContentType: 'application/json' },
+  updateWebhookSubscription: { targetUrl: 'https://hooks.example.com/mailer', event: '*', deliveryContentType: 'application/json', active: true },
 };
 
 /** The paths with each JSON request body's example (from REQUEST_EXAMPLES, by operationId) filled in. */

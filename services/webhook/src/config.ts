@@ -1,9 +1,33 @@
 import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   ...serviceAddressDefaults('webhook'),
+  // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
+  ...outboundConfig,
+  // Deliveries (i14-deliver): see README "Webhooks".
+  /** Attempts of one subscription in flight at once: a slow or dead target holds at most this many. */
+  WEBHOOK_SUBSCRIPTION_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8),
+  /** Attempts in flight in all (this replica). */
+  WEBHOOK_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** Waits before the retries of a failed delivery, in seconds, each with ±20 % jitter (API.md: about 3 days in all). Tests shorten it. */
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+    .string()
+    .default('5,300,1800,7200,18000,36000,36000,50400,72000,86400')
+    .transform((v, ctx) => {
+      const delays = v.split(',').map((s) => Number(s.trim()));
+      if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
+        ctx.addIssue({ code: 'custom', message: 'WEBHOOK_RETRY_SCHEDULE_SECONDS must be a comma list of seconds >= 0, e.g. 5,300,1800' });
+        return z.NEVER;
+      }
+      return delays.map((d) => d * 1000);
+    }),
+  /** How long an attempt's claim holds (above the 15 s timeout): after a crash mid-attempt, the delivery is tried again after it. */
+  WEBHOOK_ATTEMPT_CLAIM_SECONDS: z.coerce.number().int().min(16).max(3600).default(30),
+  /** How often the store is scanned for due deliveries (retries, and what a busy subscription left). */
+  WEBHOOK_SCAN_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
 });
 export type Config = z.infer<typeof configSchema>;
 

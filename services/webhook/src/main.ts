@@ -4,4 +4,6 @@ import { loadWebhookConfig } from './config';
 import { setup } from './server';
 
 const config = loadWebhookConfig();
-void runService({ name: 'webhook', config, grpcAddress: config.WEBHOOK_GRPC_ADDR, setup });
+// Every delivery records a job: published records are deleted at once (JetStream holds them), so the
+// outbox keeps only the pending ones, read in large batches during a fan-out of many facts.
+void runService({ name: 'webhook', config, grpcAddress: config.WEBHOOK_GRPC_ADDR, setup, outbox: { batchSize: 500, retainPublishedMs: 0 } });

@@ -1,0 +1,70 @@
+// Fan-out of a DOMAIN fact (API.md "Webhooks"): one delivery per active subscription of the account whose
+// event is the fact's type or `*`, each created with its job in one transaction (the job reaches JOBS
+// through the outbox), and the fact's id recorded in the same transaction, so a redelivered fact
+// creates nothing twice.
+import { randomUUID } from 'node:crypto';
+import { outboxRecord, type OutboxDoc, type ProcessedMessages } from '@mailer/nats';
+import { job, type DomainFact } from '@mailer/nats/facts';
+import type { Collection, Store, Transaction } from '@mailer/store';
+import { eventData, webhookBody } from '../domain/webhook-message';
+import type { WebhookEvent } from '../domain/webhook-events';
+import type { Subscription } from '../domain/subscription';
+import { UNCLAIMED, type DeliveryDoc, type DeliveryRepository } from '../store/deliveries';
+
+export interface FanOutDeps {
+  store: Store;
+  deliveries: DeliveryRepository;
+  subscriptions: { activeMatching(accountId: string, event: WebhookEvent): Promise<Subscription[]> };
+  outbox: Collection<OutboxDoc>;
+  processed: ProcessedMessages;
+  now: () => Date;
+  /** Wakes the outbox relay so the jobs are published at once. */
+  notifyOutbox: () => void;
+}
+
+/** A new delivery of `body`, due now, and its job. */
+export function newDelivery(sub: Pick<Subscription, 'id' | 'accountId'>, eventId: string, type: string, body: string, now: Date): { delivery: DeliveryDoc; job: OutboxDoc } {
+  const delivery: DeliveryDoc = {
+    _id: randomUUID(),
+    accountId: sub.accountId,
+    subscriptionId: sub.id,
+    eventId,
+    type,
+    body,
+    status: 'PENDING',
+    attempts: [],
+    failures: 0,
+    nextAttemptAt: now,
+    claimedUntil: UNCLAIMED,
+    createdAt: now,
+  };
+  const j = job('webhook', { accountId: sub.accountId, subscriptionId: sub.id, deliveryId: delivery._id, eventId });
+  // The delivery id is the outbox id (the job's msgID): one delivery, one job.
+  return { delivery, job: outboxRecord(j.subject, j.payload, delivery._id) };
+}
+
+/** Records deliveries with their jobs in the caller's transaction. */
+export async function recordDeliveries(deps: Pick<FanOutDeps, 'deliveries' | 'outbox'>, made: Array<{ delivery: DeliveryDoc; job: OutboxDoc }>, tx: Transaction): Promise<void> {
+  if (!made.length) return;
+  await deps.deliveries.create(made.map((m) => m.delivery), tx);
+  await deps.outbox.insertMany(made.map((m) => m.job), { tx });
+}
+
+/**
+ * Fans one fact out; `eventId` is the fact's message id (the same on every re-publication), which
+ * becomes the body's `id` and the webhook-id header. Answers how many deliveries were created.
+ */
+export async function fanOut(deps: FanOutDeps, fact: DomainFact & { type: WebhookEvent }, eventId: string): Promise<number> {
+  const subs = await deps.subscriptions.activeMatching(fact.accountId, fact.type);
+  if (!subs.length) return 0;
+  const body = webhookBody(eventId, fact.type, fact.occurredAt, eventData(fact));
+  const now = deps.now();
+  const result = await deps.processed.once(eventId, async (tx) => {
+    const made = subs.map((sub) => newDelivery(sub, eventId, fact.type, body, now));
+    await recordDeliveries(deps, made, tx);
+    return made.length;
+  });
+  if (!result.firstTime) return 0;
+  deps.notifyOutbox();
+  return result.result;
+}

@@ -1,0 +1,167 @@
+// The delivery worker: wakes on JOBS `jobs.webhook.>` and on a due-time scan of the deliveries, and runs
+// attempts (app/attempt-delivery.ts) in the background under two bounds: at most `perSubscription`
+// attempts of one subscription in flight and `concurrency` in all. A job is acknowledged as soon as its
+// attempt has started or been left to the scan: the stored delivery is the truth (due, claimed,
+// settled), so the job is only a wake-up and no handler ever waits for a slow target. What a slow or
+// dead subscription cannot take now stays due in the store and is picked up by the scan when that
+// subscription has room, so it never holds a slot that another subscription's delivery needs.
+// Retries are the same: a failed attempt stores its next due time; the scan finds it then (durable,
+// nothing held in memory). A worker killed mid-attempt leaves a claim that expires, then the scan
+// takes the delivery again.
+import type { NatsConnection } from 'nats';
+import type { Logger } from '@mailer/kit';
+import { runConsumer, type ConsumedMessage, type HandlerResult } from '@mailer/nats';
+import { MalformedFactError, parseJob } from '@mailer/nats/facts';
+import { attemptDelivery, type AttemptDeps } from '../app/attempt-delivery';
+
+export const WEBHOOK_JOBS_DURABLE = 'webhook-delivery';
+export const WEBHOOK_JOBS_FILTER = 'jobs.webhook.>';
+
+export interface DeliveryWorkerOptions {
+  nc: NatsConnection;
+  deps: AttemptDeps;
+  /** Attempts of one subscription in flight at once (WEBHOOK_SUBSCRIPTION_IN_FLIGHT). */
+  perSubscription: number;
+  /** Attempts in flight in all (WEBHOOK_DELIVERY_CONCURRENCY). */
+  concurrency: number;
+  /** How often the store is scanned for due deliveries (retries, overflow, expired claims). */
+  scanIntervalMs: number;
+  logger: Pick<Logger, 'warn' | 'error'>;
+  outcomes?: { inc(labels: { outcome: string }): void };
+}
+
+export interface DeliveryWorker {
+  /** Runs a due-time scan now (tests, and after a subscription's attempts free a slot). */
+  scan(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker {
+  const { deps, logger } = opts;
+  const inFlightBySubscription = new Map<string, number>();
+  const running = new Set<Promise<void>>();
+  const slotWaiters: Array<() => void> = [];
+  let total = 0;
+  // Something due was left for the scan because its subscription was at its bound.
+  let overflow = false;
+  let stopped = false;
+
+  const release = () => {
+    total--;
+    slotWaiters.shift()?.();
+  };
+  const globalSlot = (): Promise<void> => {
+    if (total < opts.concurrency) {
+      total++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => slotWaiters.push(() => (total++, resolve())));
+  };
+
+  /** Starts an attempt when the subscription has room; the caller holds a global slot, which the attempt releases. */
+  const start = (accountId: string, subscriptionId: string, deliveryId: string): boolean => {
+    const n = inFlightBySubscription.get(subscriptionId) ?? 0;
+    if (n >= opts.perSubscription) {
+      overflow = true;
+      release();
+      return false;
+    }
+    inFlightBySubscription.set(subscriptionId, n + 1);
+    const p = attemptDelivery(deps, accountId, deliveryId)
+      .then((outcome) => opts.outcomes?.inc({ outcome: outcome.toLowerCase() }))
+      .catch((err: unknown) => logger.error({ err, accountId, deliveryId }, 'webhook attempt failed; the delivery stays due'))
+      .finally(() => {
+        const left = (inFlightBySubscription.get(subscriptionId) ?? 1) - 1;
+        if (left > 0) inFlightBySubscription.set(subscriptionId, left);
+        else inFlightBySubscription.delete(subscriptionId);
+        release();
+        running.delete(p);
+        if (overflow) kickScan();
+      });
+    running.add(p);
+    return true;
+  };
+
+  let scanning: Promise<void> | null = null;
+  let rescan = false;
+  const scanOnce = async (): Promise<void> => {
+    const free = opts.concurrency - total;
+    if (free <= 0 || stopped) return;
+    const saturated = [...inFlightBySubscription].filter(([, n]) => n >= opts.perSubscription).map(([id]) => id);
+    overflow = false;
+    const due = await deps.deliveries.dueAcrossAccounts(deps.now(), free, saturated);
+    for (const d of due) {
+      if (total >= opts.concurrency) {
+        overflow = true;
+        break;
+      }
+      total++;
+      start(d.accountId, d.subscriptionId, d._id);
+    }
+    // A full page: more may be due right now.
+    if (due.length === free) overflow = true;
+  };
+  const scan = (): Promise<void> => {
+    if (scanning) {
+      rescan = true;
+      return scanning;
+    }
+    scanning = (async () => {
+      try {
+        do {
+          rescan = false;
+          await scanOnce();
+        } while (rescan && !stopped);
+      } catch (err) {
+        logger.warn({ err }, 'webhook due-time scan failed; retried next round');
+      } finally {
+        scanning = null;
+      }
+    })();
+    return scanning;
+  };
+  let kickTimer: NodeJS.Timeout | null = null;
+  const kickScan = () => {
+    if (kickTimer || stopped) return;
+    kickTimer = setTimeout(() => {
+      kickTimer = null;
+      void scan();
+    }, 20);
+  };
+  const timer = setInterval(() => void scan(), opts.scanIntervalMs);
+
+  const handle = async (msg: ConsumedMessage): Promise<HandlerResult> => {
+    let job;
+    try {
+      job = parseJob('webhook', msg.data);
+    } catch (err) {
+      if (!(err instanceof MalformedFactError)) throw err;
+      logger.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating malformed webhook job');
+      return 'term';
+    }
+    await globalSlot();
+    start(job.accountId, job.subscriptionId, job.deliveryId);
+    return 'ack';
+  };
+  const consumer = runConsumer(opts.nc, {
+    stream: 'JOBS',
+    durable: WEBHOOK_JOBS_DURABLE,
+    filterSubject: WEBHOOK_JOBS_FILTER,
+    concurrency: 16,
+    maxDeliver: 20,
+    ackWaitMs: 60_000,
+    log: (m, extra) => logger.warn(extra ?? {}, m),
+    handler: handle,
+  });
+
+  return {
+    scan,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      if (kickTimer) clearTimeout(kickTimer);
+      await consumer.stop();
+      await Promise.allSettled([...running, scanning]);
+    },
+  };
+}
