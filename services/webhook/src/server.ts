@@ -9,7 +9,6 @@ import { deliveryHandlers } from './handlers/deliveries';
 import { subscriptionHandlers } from './handlers/subscriptions';
 import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
 import { startDeliveryWorker } from './events/delivery-worker';
-import { cachedSubscriptions } from './app/subscription-cache';
 import { deliveryRepository } from './store/deliveries';
 import { subscriptionRepository } from './store/subscriptions';
 
@@ -55,7 +54,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     nc: ctx.nc,
     deps: {
       deliveries,
-      subscriptions: cachedSubscriptions(subscriptions, 1000),
+      subscriptions,
       outbound,
       now,
       claimMs: config.WEBHOOK_ATTEMPT_CLAIM_SECONDS * 1000,
