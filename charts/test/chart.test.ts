@@ -17,6 +17,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { loadWebhookConfig } from '../../services/webhook/src/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CHART_DIR = 'charts/mailer';
@@ -434,11 +435,37 @@ describe('default values', () => {
     }
   });
 
-  test('services that fetch customer URLs refuse private addresses', () => {
+  test('services that fetch customer URLs run the production outbound guard: https only, no address exception', () => {
     for (const name of ['rss', 'webhook']) {
       const env = envOf(containerOf(find(objs, 'Deployment', workloadName(name)), name));
-      expect(env.get('OUTBOUND_ALLOW_PRIVATE')?.value).toBe('false');
+      expect(env.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('false');
+      expect(env.get('OUTBOUND_ALLOWED_CIDRS')?.value).toBe('');
+      expect(env.has('OUTBOUND_ALLOW_PRIVATE')).toBe(false); // a name no process reads
     }
+  });
+
+  test('the webhook service gets its delivery settings, valid for its config schema', () => {
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook'));
+    const settings = Object.fromEntries(['WEBHOOK_SUBSCRIPTION_IN_FLIGHT', 'WEBHOOK_DELIVERY_CONCURRENCY', 'WEBHOOK_RETRY_SCHEDULE_SECONDS', 'WEBHOOK_ATTEMPT_CLAIM_SECONDS', 'WEBHOOK_SCAN_INTERVAL_MS'].map((k) => [k, env.get(k)?.value]));
+    expect(settings).toEqual({
+      WEBHOOK_SUBSCRIPTION_IN_FLIGHT: '8',
+      WEBHOOK_DELIVERY_CONCURRENCY: '256',
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,300,1800,7200,18000,36000,36000,50400,72000,86400',
+      WEBHOOK_ATTEMPT_CLAIM_SECONDS: '30',
+      WEBHOOK_SCAN_INTERVAL_MS: '1000',
+    });
+    expect(() => loadWebhookConfig({ ...settings, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
+    expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('WEBHOOK_DELIVERY_CONCURRENCY')).toBe(false);
+  });
+
+  test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
+    const custom = render(['--set', 'services.webhook.outbound.allowHttp=true', '--set', 'services.webhook.outbound.allowedCidrs={10.20.0.0/16,fd12::/64}']);
+    const env = envOf(containerOf(find(custom, 'Deployment', workloadName('webhook')), 'webhook'));
+    expect(env.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('true');
+    expect(env.get('OUTBOUND_ALLOWED_CIDRS')?.value).toBe('10.20.0.0/16,fd12::/64');
+    const rss = envOf(containerOf(find(custom, 'Deployment', workloadName('rss')), 'rss'));
+    expect(rss.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('false');
+    expect(renderFails(['--set', 'services.webhook.outbound.allowedCidrs={localhost}'])).toContain('allowedCidrs');
   });
 
   test('the generated Secret holds a 32-byte master key and an admin token', () => {

@@ -41,6 +41,9 @@ const KNOWN_PATHS = [
   // the segment domain
   '/segments', '/segments/preview', `/segments/${ID}`, `/segments/${ID}/count`, `/segments/${ID}/subscribers`, `/segments/${ID}/preview`,
   '/purchase-sources', `/purchase-sources/${ID}/orders`, `/purchase-sources/${ID}/baseline`,
+  // webhooks
+  '/webhook-events', '/webhook-subscriptions', `/webhook-subscriptions/${ID}`, `/webhook-subscriptions/${ID}/rotate-secret`, `/webhook-subscriptions/${ID}/deliveries`,
+  `/webhook-subscriptions/${ID}/deliveries/${ID}/redeliver`, `/webhook-subscriptions/${ID}/test`,
 ];
 
 function randomString(): string {
@@ -161,6 +164,7 @@ function rawRequest(base: string, method: string, path: string, headers: Record<
 let stack: Stack;
 let subscriber: RunningService | undefined;
 let segment: RunningService | undefined;
+let webhook: RunningService | undefined;
 let gw: Stack['gateways'][number];
 let apiKey: string;
 let accountId: string;
@@ -175,9 +179,14 @@ beforeAll(async () => {
   if (subscriber && fs.existsSync(path.resolve(__dirname, '..', '..', 'services', 'segment', 'dist', 'main.js'))) {
     segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
   }
+  // ... and webhook requests the webhook service.
+  if (fs.existsSync(path.resolve(__dirname, '..', '..', 'services', 'webhook', 'dist', 'main.js'))) {
+    webhook = await startService('webhook', { NATS_URL: stack.nats.url });
+  }
   gw = await startGateway({
     NATS_URL: stack.nats.url,
     GATEWAY_UNAUTHENTICATED_PER_MINUTE: '1000000',
+    WEBHOOK_GRPC_ADDR: webhook?.address ?? '127.0.0.1:1',
     SUBSCRIBER_GRPC_ADDR: subscriber?.address ?? '127.0.0.1:1',
     SEGMENT_GRPC_ADDR: segment?.address ?? '127.0.0.1:1',
   });
@@ -188,6 +197,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.stop();
+  await webhook?.stop();
   await segment?.stop();
   await subscriber?.stop();
   await stack?.stop();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { adminRequest, freePort, spawnReady, type RunningProcess } from '@mailer/testing';
+import { adminRequest, startService, type RunningService } from '@mailer/testing';
 import { createAccount, startGateway, startStack, type GatewayHandle, type Stack } from './harness';
 import { api, type Api } from './subscriber-stack';
 
@@ -11,7 +11,7 @@ import { api, type Api } from './subscriber-stack';
  */
 export interface WebhookStack {
   stack: Stack;
-  webhook: RunningProcess;
+  webhook: RunningService;
   gw: GatewayHandle;
   account(name: string): Promise<Api>;
   stop(): Promise<void>;
@@ -20,18 +20,11 @@ export interface WebhookStack {
 export async function startWebhookStack(opts: { webhookEnv?: NodeJS.ProcessEnv } = {}): Promise<WebhookStack> {
   const stack = await startStack(0);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-webhook-'));
-  let webhook: RunningProcess | undefined;
+  let webhook: RunningService | undefined;
   try {
-    const webhookAddr = `127.0.0.1:${await freePort()}`;
-    webhook = await spawnReady('services/webhook/dist/main.js', {
-      LOG_LEVEL: 'info',
-      METRICS_PORT: '0',
-      NATS_URL: stack.nats.url,
-      DATA_DIR: dataDir,
-      WEBHOOK_GRPC_ADDR: webhookAddr,
-      ...opts.webhookEnv,
-    });
-    const gw = await startGateway({ NATS_URL: stack.nats.url, WEBHOOK_GRPC_ADDR: webhookAddr, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+    // startService picks free ports (and tries again if one is taken before the service binds it).
+    webhook = await startService('webhook', { NATS_URL: stack.nats.url, DATA_DIR: dataDir, ...opts.webhookEnv });
+    const gw = await startGateway({ NATS_URL: stack.nats.url, WEBHOOK_GRPC_ADDR: webhook.address, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
     const running = webhook;
     return {
       stack,

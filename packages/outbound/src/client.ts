@@ -1,21 +1,14 @@
 import { isIP, type LookupFunction } from 'node:net';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request as undiciRequest } from 'undici';
 import { OutboundError, type OutboundErrorCode } from './errors';
 import { addressPolicy, type OutboundSettings } from './policy';
-import { checkUrl } from './url';
-
-/** A resolver with the shape of dns.lookup (called with `all: true`); tests inject a rebinding one. */
-export type Lookup = (
-  hostname: string,
-  options: { all: true; family?: number },
-  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
-) => void;
+import { checkUrl, systemLookup, type Lookup } from './url';
 
 export interface OutboundOptions {
   lookup?: Lookup;
-  /** Extra trusted CA certificates (PEM), e.g. a test server's self-signed one. */
+  /** Trusted CA certificates (PEM) in place of Node's bundled ones: for tests (a self-signed receiver), not production. */
   ca?: string | Buffer | Array<string | Buffer>;
   /** Keep-alive connections per origin (default 10). */
   connectionsPerOrigin?: number;
@@ -76,7 +69,7 @@ const toOutboundError = (err: unknown, timedOut: boolean): OutboundError => {
  */
 export const createOutbound = (settings: OutboundSettings, opts: OutboundOptions = {}): Outbound => {
   const policy = addressPolicy(settings);
-  const resolve: Lookup = opts.lookup ?? ((host, o, cb) => dnsLookup(host, o, cb));
+  const resolve: Lookup = opts.lookup ?? systemLookup;
 
   const guardedLookup: LookupFunction = (hostname, options, callback) => {
     resolve(hostname, { all: true, family: options.family as number | undefined }, (err, addresses) => {

@@ -3,5 +3,6 @@
 // DESIGN.md "Outbound calls to customer-given URLs".
 export { OutboundError, isOutboundError, type OutboundErrorCode } from './errors';
 export { outboundSettings, addressPolicy, parseCidr, type OutboundSettings, type AddressPolicy } from './policy';
-export { checkUrl, type CheckUrlResult } from './url';
-export { createOutbound, type Outbound, type OutboundOptions, type OutboundRequest, type OutboundResponse, type Lookup } from './client';
+export { checkUrl, checkTarget, type CheckUrlResult, type CheckTargetResult, type Lookup } from './url';
+export { createOutbound, type Outbound, type OutboundOptions, type OutboundRequest, type OutboundResponse } from './client';
+export { outboundConfig, outboundSettingsOf } from './config';

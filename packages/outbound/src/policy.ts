@@ -112,3 +112,11 @@ export const addressPolicy = (settings: OutboundSettings): AddressPolicy => {
     },
   };
 };
+
+// checkUrl runs before every request: the parsed ranges are kept per settings object.
+const cache = new WeakMap<OutboundSettings, AddressPolicy>();
+export const cachedPolicy = (settings: OutboundSettings): AddressPolicy => {
+  let policy = cache.get(settings);
+  if (!policy) cache.set(settings, (policy = addressPolicy(settings)));
+  return policy;
+};

@@ -1,9 +1,12 @@
 import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   ...serviceAddressDefaults('webhook'),
+  // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
+  ...outboundConfig,
   // Deliveries (i14-deliver): see README "Webhooks".
   /** Attempts of one subscription in flight at once: a slow or dead target holds at most this many. */
   WEBHOOK_SUBSCRIPTION_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8),

@@ -1,9 +1,10 @@
 import { Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
-import { checkUrl, createOutbound, outboundSettings } from '@mailer/outbound';
+import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
 import type { Config } from './config';
+import { guardTargetCheck } from './app/target-check';
 import { webhookHandlers } from './handlers/describe';
 import { deliveryHandlers } from './handlers/deliveries';
 import { subscriptionHandlers } from './handlers/subscriptions';
@@ -26,10 +27,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
   const now = () => ctx.now();
   // Save-time check of target URLs: the guard's settings (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS).
-  const outboundPolicy = outboundSettings(process.env);
+  const outboundPolicy = outboundSettingsOf(config);
   ctx.grpc.add(
     webhookSubscriptionsV1.WebhookSubscriptionServiceService,
-    subscriptionHandlers({ subscriptions, checkTarget: (url) => checkUrl(url, outboundPolicy), now, newId: ctx.newId }),
+    subscriptionHandlers({ subscriptions, checkTarget: guardTargetCheck(outboundPolicy), now, newId: ctx.newId }),
   );
   ctx.grpc.add(
     webhookDeliveriesV1.WebhookDeliveryServiceService,

@@ -1,9 +1,10 @@
 // Webhook subscription use cases (API.md "Webhooks"): CRUD, secret rotation and the event list.
 //
 // Decisions (published in the OpenAPI document):
-// - The target URL is checked when saved by the outbound guard's save-time check (syntax, scheme,
-//   literal address; `400 webhook_target_not_allowed`); a host that resolves somewhere refused later
-//   makes the attempts fail (checked on the address actually connected to).
+// - The target URL is checked when saved by the outbound guard (syntax, scheme, credentials, literal
+//   address, what the name resolves to now: app/target-check.ts; `400 webhook_target_not_allowed`);
+//   a host that resolves somewhere refused later makes the attempts fail (checked on the address
+//   actually connected to).
 // - `deliveryContentType` absent: application/json (the gateway refuses an explicit null).
 // - `secret` is answered on create, GET of one and rotate only; lists and PUT leave it out.
 // - PUT `active: true` on an inactive subscription re-enables it fresh; `active: false` disables it
@@ -16,8 +17,8 @@ import type { SubscriptionRepository } from '../store/subscriptions';
 /** Longest target URL accepted (published in the OpenAPI document). */
 export const TARGET_URL_MAX = 2048;
 
-/** The save-time URL check (`@mailer/outbound` checkUrl with the service's outbound settings). */
-export type TargetCheck = (url: string) => { ok: true; url: URL } | { ok: false; reason: string };
+/** The save-time URL check (app/target-check.ts: the outbound guard with the service's settings). */
+export type TargetCheck = (url: string) => Promise<{ ok: true; url: URL } | { ok: false; reason: string }>;
 
 export interface SubscriptionDeps {
   subscriptions: SubscriptionRepository;
@@ -44,7 +45,7 @@ interface Values {
 }
 
 /** The values to store, or the DomainError naming the first rule broken. */
-export function subscriptionValues(req: SubscriptionRequest, checkTarget: TargetCheck): Values {
+export async function subscriptionValues(req: SubscriptionRequest, checkTarget: TargetCheck): Promise<Values> {
   const rawUrl = typeof req.targetUrl === 'string' ? req.targetUrl.trim() : '';
   if (!rawUrl || rawUrl.length > TARGET_URL_MAX) {
     throw invalid('validation_failed', `targetUrl is required (at most ${TARGET_URL_MAX} characters)`, [{ path: 'body.targetUrl', problem: 'required, at most 2048 characters' }]);
@@ -57,7 +58,7 @@ export function subscriptionValues(req: SubscriptionRequest, checkTarget: Target
   if (!(DELIVERY_CONTENT_TYPES as readonly string[]).includes(type)) {
     throw invalid('validation_failed', 'deliveryContentType must be application/json or text/plain', [{ path: 'body.deliveryContentType', problem: 'must be application/json or text/plain' }]);
   }
-  const checked = checkTarget(rawUrl);
+  const checked = await checkTarget(rawUrl);
   if (!checked.ok) {
     throw invalid('webhook_target_not_allowed', `the target URL is not allowed: ${checked.reason}`, [{ path: 'body.targetUrl', problem: checked.reason }]);
   }
@@ -75,7 +76,7 @@ export async function getSubscription(deps: SubscriptionDeps, accountId: string,
 }
 
 export async function createSubscription(deps: SubscriptionDeps, accountId: string, req: SubscriptionRequest): Promise<Subscription> {
-  const values = subscriptionValues(req, deps.checkTarget);
+  const values = await subscriptionValues(req, deps.checkTarget);
   const now = deps.now();
   return deps.subscriptions.create({
     id: deps.newId(),
@@ -93,7 +94,7 @@ export async function createSubscription(deps: SubscriptionDeps, accountId: stri
 }
 
 export async function updateSubscription(deps: SubscriptionDeps, accountId: string, id: string, req: SubscriptionRequest): Promise<Subscription> {
-  const values = subscriptionValues(req, deps.checkTarget);
+  const values = await subscriptionValues(req, deps.checkTarget);
   const updated = await deps.subscriptions.update(accountId, id, { ...values, active: req.active, updatedAt: deps.now() });
   if (!updated) throw subscriptionNotFound(id);
   return updated;
