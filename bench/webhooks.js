@@ -120,7 +120,7 @@ async function serviceRun(nats, receivers, hangIndex) {
   }
   const cpu = cpuSeconds(svc.pid) - cpuBefore;
   const mem = rssMb(svc.pid);
-  await svc.stop('SIGKILL').catch(() => undefined);
+  await svc.stop(process.env.NODE_EXEC_ARGS ? 'SIGTERM' : 'SIGKILL').catch(() => undefined); // SIGTERM lets a --cpu-prof run write its profile
   fs.rmSync(dataDir, { recursive: true, force: true });
   return { rate: rateOfAll(healthy), perReceiver: healthy.map((r) => rateOf(r.times)), cpuUsPerDelivery: Math.round((cpu * 1e6) / (expectPer * healthy.length)), mem, wall: (Date.now() - started) / 1000 };
 }

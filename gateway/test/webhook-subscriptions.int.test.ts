@@ -73,6 +73,11 @@ it('shows the secret on create and GET of one only; rotation answers a new one t
   expect(isSecret(rotated.secret)).toBe(true);
   expect(rotated.secret).not.toBe(sub.secret);
   expect(expectStatus(await a.get(`/webhook-subscriptions/${sub.id}`), 200).secret).toBe(rotated.secret);
+  // Secrets never reach a log line of either process.
+  for (const secret of [sub.secret, rotated.secret]) {
+    expect(env.webhook.output()).not.toContain(secret.slice(6));
+    expect(env.gw.output()).not.toContain(secret.slice(6));
+  }
 });
 
 it('refuses an unknown event with 400 unknown_webhook_event, on create and PUT', async () => {

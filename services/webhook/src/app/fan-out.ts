@@ -50,6 +50,43 @@ export async function recordDeliveries(deps: Pick<FanOutDeps, 'deliveries' | 'ou
   await deps.outbox.insertMany(made.map((m) => m.job), { tx });
 }
 
+class AlreadyProcessed extends Error {}
+
+/**
+ * Fans a batch of facts out in one transaction (one journal commit for the batch instead of one per
+ * fact). When any fact of the batch was processed already (a redelivery), the transaction is dropped
+ * and each fact goes through fanOut alone, which skips the processed ones.
+ */
+export async function fanOutBatch(deps: FanOutDeps, items: Array<{ fact: DomainFact & { type: WebhookEvent }; eventId: string }>): Promise<number> {
+  const matching = new Map<string, Promise<Subscription[]>>();
+  const made: Array<{ delivery: DeliveryDoc; job: OutboxDoc }> = [];
+  const ids: string[] = [];
+  const now = deps.now();
+  for (const { fact, eventId } of items) {
+    const key = `${fact.accountId} ${fact.type}`;
+    if (!matching.has(key)) matching.set(key, deps.subscriptions.activeMatching(fact.accountId, fact.type));
+    const subs = await matching.get(key)!;
+    if (!subs.length) continue;
+    const body = webhookBody(eventId, fact.type, fact.occurredAt, eventData(fact));
+    ids.push(eventId);
+    for (const sub of subs) made.push(newDelivery(sub, eventId, fact.type, body, now));
+  }
+  if (!ids.length) return 0;
+  try {
+    await deps.store.transaction(async (tx) => {
+      for (const id of ids) if (!(await deps.processed.record(id, { tx }))) throw new AlreadyProcessed();
+      await recordDeliveries(deps, made, tx);
+    });
+  } catch (err) {
+    if (!(err instanceof AlreadyProcessed)) throw err;
+    let n = 0;
+    for (const { fact, eventId } of items) n += await fanOut(deps, fact, eventId);
+    return n;
+  }
+  deps.notifyOutbox();
+  return made.length;
+}
+
 /**
  * Fans one fact out; `eventId` is the fact's message id (the same on every re-publication), which
  * becomes the body's `id` and the webhook-id header. Answers how many deliveries were created.

@@ -3,19 +3,21 @@
 // attempts of one subscription in flight and `concurrency` in all. A job is acknowledged as soon as its
 // attempt has started or been left to the scan: the stored delivery is the truth (due, claimed,
 // settled), so the job is only a wake-up and no handler ever waits for a slow target. What a slow or
-// dead subscription cannot take now stays due in the store and is picked up by the scan when that
-// subscription has room, so it never holds a slot that another subscription's delivery needs.
+// dead subscription cannot take now waits behind its own attempts (in memory, up to MAX_WAITING; beyond
+// that it stays due in the store for the scan), so it never holds a slot another subscription needs.
 // Retries are the same: a failed attempt stores its next due time; the scan finds it then (durable,
 // nothing held in memory). A worker killed mid-attempt leaves a claim that expires, then the scan
 // takes the delivery again.
 import type { NatsConnection } from 'nats';
 import type { Logger } from '@mailer/kit';
-import { runConsumer, type ConsumedMessage, type HandlerResult } from '@mailer/nats';
+import { runConsumer, type BatchHandlerResult, type ConsumedMessage } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { attemptDelivery, type AttemptDeps } from '../app/attempt-delivery';
 
 export const WEBHOOK_JOBS_DURABLE = 'webhook-delivery';
 export const WEBHOOK_JOBS_FILTER = 'jobs.webhook.>';
+/** Deliveries one subscription may have waiting in memory for its in-flight bound. */
+const MAX_WAITING = 1000;
 
 export interface DeliveryWorkerOptions {
   nc: NatsConnection;
@@ -58,11 +60,25 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     return new Promise((resolve) => slotWaiters.push(() => (total++, resolve())));
   };
 
-  /** Starts an attempt when the subscription has room; the caller holds a global slot, which the attempt releases. */
+  // Deliveries waiting for their subscription's room, in this replica's memory only (the store holds them
+  // due, so a crash loses nothing); beyond MAX_WAITING per subscription they are left to the scan.
+  const waiting = new Map<string, Array<{ accountId: string; deliveryId: string }>>();
+
+  /**
+   * Starts an attempt when the subscription has room, else queues it behind the subscription's own
+   * attempts. The caller holds a global slot: the attempt keeps it (and hands it to the subscription's
+   * next waiting delivery when it ends), a queued delivery gives it back at once.
+   */
   const start = (accountId: string, subscriptionId: string, deliveryId: string): boolean => {
     const n = inFlightBySubscription.get(subscriptionId) ?? 0;
     if (n >= opts.perSubscription) {
-      overflow = true;
+      const queue = waiting.get(subscriptionId) ?? [];
+      if (queue.length < MAX_WAITING) {
+        queue.push({ accountId, deliveryId });
+        waiting.set(subscriptionId, queue);
+      } else {
+        overflow = true;
+      }
       release();
       return false;
     }
@@ -74,8 +90,12 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
         const left = (inFlightBySubscription.get(subscriptionId) ?? 1) - 1;
         if (left > 0) inFlightBySubscription.set(subscriptionId, left);
         else inFlightBySubscription.delete(subscriptionId);
-        release();
         running.delete(p);
+        const queue = waiting.get(subscriptionId);
+        const next = queue?.shift();
+        if (queue && queue.length === 0) waiting.delete(subscriptionId);
+        if (next && !stopped) start(next.accountId, subscriptionId, next.deliveryId);
+        else release();
         if (overflow) kickScan();
       });
     running.add(p);
@@ -130,28 +150,36 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
   };
   const timer = setInterval(() => void scan(), opts.scanIntervalMs);
 
-  const handle = async (msg: ConsumedMessage): Promise<HandlerResult> => {
-    let job;
-    try {
-      job = parseJob('webhook', msg.data);
-    } catch (err) {
-      if (!(err instanceof MalformedFactError)) throw err;
-      logger.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating malformed webhook job');
-      return 'term';
+  // Jobs are pulled and acknowledged in batches (one pull and one ack round per batch); each job only
+  // waits for a free slot in all, never for its subscription's.
+  const batchHandler = async (msgs: ConsumedMessage[]): Promise<BatchHandlerResult[]> => {
+    const results: BatchHandlerResult[] = [];
+    for (const msg of msgs) {
+      let job;
+      try {
+        job = parseJob('webhook', msg.data);
+      } catch (err) {
+        if (!(err instanceof MalformedFactError)) throw err;
+        logger.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating malformed webhook job');
+        results.push('term');
+        continue;
+      }
+      await globalSlot();
+      start(job.accountId, job.subscriptionId, job.deliveryId);
+      results.push('ack');
     }
-    await globalSlot();
-    start(job.accountId, job.subscriptionId, job.deliveryId);
-    return 'ack';
+    return results;
   };
   const consumer = runConsumer(opts.nc, {
     stream: 'JOBS',
     durable: WEBHOOK_JOBS_DURABLE,
     filterSubject: WEBHOOK_JOBS_FILTER,
-    concurrency: 16,
+    concurrency: 2,
+    batchSize: 64,
     maxDeliver: 20,
     ackWaitMs: 60_000,
     log: (m, extra) => logger.warn(extra ?? {}, m),
-    handler: handle,
+    batchHandler,
   });
 
   return {

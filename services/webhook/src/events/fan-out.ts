@@ -4,43 +4,51 @@
 // retried with runConsumer's backoff, the processed-id record making the retry safe.
 import type { NatsConnection } from 'nats';
 import type { Logger } from '@mailer/kit';
-import { messageIdOf, runConsumer, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
-import { MalformedFactError, parseFact } from '@mailer/nats/facts';
+import { messageIdOf, runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle } from '@mailer/nats';
+import { MalformedFactError, parseFact, type DomainFact } from '@mailer/nats/facts';
 import { DuplicateKeyError } from '@mailer/store';
-import { fanOut, type FanOutDeps } from '../app/fan-out';
+import { fanOutBatch, type FanOutDeps } from '../app/fan-out';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../domain/webhook-events';
 
 export const FAN_OUT_DURABLE = 'webhook-fan-out';
 export const FAN_OUT_CONSUMER = FAN_OUT_DURABLE;
 const EVENTS = new Set<string>(WEBHOOK_EVENTS);
 
+/**
+ * Batch mode: the webhook events of a batch are fanned out in one transaction. A fact that does not
+ * parse is terminated alone; a store error fails the whole batch (retried with the backoff).
+ */
 export function startFanOut(nc: NatsConnection, deps: FanOutDeps, logger: Pick<Logger, 'warn' | 'error'>): ConsumerHandle {
-  const handler = async (msg: ConsumedMessage): Promise<HandlerResult> => {
-    const type = (msg.data as { type?: unknown } | null)?.type;
-    if (typeof type !== 'string' || !EVENTS.has(type)) return 'ack';
-    let fact;
+  const batchHandler = async (msgs: ConsumedMessage[]): Promise<BatchHandlerResult[]> => {
+    const results: BatchHandlerResult[] = msgs.map(() => 'ack');
+    const items: Array<{ fact: DomainFact & { type: WebhookEvent }; eventId: string }> = [];
+    msgs.forEach((msg, i) => {
+      const type = (msg.data as { type?: unknown } | null)?.type;
+      if (typeof type !== 'string' || !EVENTS.has(type)) return;
+      try {
+        items.push({ fact: parseFact(type as WebhookEvent, msg.data), eventId: messageIdOf(msg) });
+      } catch (err) {
+        if (!(err instanceof MalformedFactError)) throw err;
+        logger.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating a malformed fact');
+        results[i] = 'term';
+      }
+    });
     try {
-      fact = parseFact(type as WebhookEvent, msg.data);
+      await fanOutBatch(deps, items);
     } catch (err) {
-      if (!(err instanceof MalformedFactError)) throw err;
-      logger.error({ seq: msg.seq, subject: msg.subject, err: err.message }, 'terminating a malformed fact');
-      return 'term';
-    }
-    try {
-      await fanOut(deps, fact, messageIdOf(msg));
-    } catch (err) {
-      // The processed record was pruned and the fact published again: its deliveries exist already.
+      // The processed records were pruned and a fact published again: its deliveries exist already.
       if (!(err instanceof DuplicateKeyError)) throw err;
     }
-    return 'ack';
+    return results;
   };
   return runConsumer(nc, {
     stream: 'DOMAIN',
     durable: FAN_OUT_DURABLE,
     filterSubject: 'domain.>',
-    concurrency: 8,
+    concurrency: 2,
+    batchSize: 200,
     maxDeliver: 50,
     log: (m, extra) => logger.warn(extra ?? {}, m),
-    handler,
+    batchHandler,
   });
 }
