@@ -21,6 +21,8 @@ export const configSchema = z.object({
   // The services a form is checked against when saved: the subscriber service (field catalog,
   // topics) and the messaging service (sender profiles, templates).
   ...serviceAddressDefaults('subscriber', 'messaging'),
+  /** Days a double opt-in confirm link works (API.md: 7). */
+  FORM_CONFIRM_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(7),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -9,9 +9,14 @@ import { formRepository } from './store/forms';
 import { subscriberCatalog } from './clients/catalog';
 import { messagingCatalog } from './clients/messaging';
 import { formHandlers } from './handlers/forms';
+import { emailSender } from './clients/email-messages';
+import { confirmTokens } from './app/confirm-token';
+import { confirmationMailer } from './app/confirmation-mail';
 
 /** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
+/** Deadline of a confirmation send from the submission job: messaging renders and waits (bounded) for its job's PubAck. */
+const SEND_DEADLINE_MS = 15_000;
 
 /**
  * Registers the form service's handlers and starts its consumers. Layout (DESIGN.md): handlers/ and
@@ -22,6 +27,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const forms = formRepository(ctx.store);
   const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
   const messaging = messagingCatalog(ctx.config.MESSAGING_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
+  // The double opt-in confirmation mail: the submission job's consumer is given sendConfirmationMail.
+  const tokens = confirmTokens(ctx.config);
+  const emails = emailSender(ctx.config.MESSAGING_GRPC_ADDR, SEND_DEADLINE_MS, ctx.logger);
+  const sendConfirmationMail = confirmationMailer({ tokens, sender: emails, tokenDays: ctx.config.FORM_CONFIRM_TOKEN_DAYS, now: ctx.now });
   ctx.grpc.add(
     formV1.FormServiceService,
     formHandlers({ forms, catalog, messaging, publicBaseUrl: ctx.config.PUBLIC_BASE_URL, now: ctx.now, newId: ctx.newId }),
@@ -41,6 +50,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     async () => {
       catalog.close();
       messaging.close();
+      emails.close();
     },
   ];
 }

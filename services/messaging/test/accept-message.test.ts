@@ -196,3 +196,29 @@ describe('sender profile', () => {
     expect((await refusal(acceptMessage(deps, input({ senderProfileId: randomUUID() })))).errorId).toBe('sender_profile_not_found');
   });
 });
+
+describe('built-in confirmation template', () => {
+  const values = { confirmUrl: 'https://mail.example.test/public/confirm/tok-1?a=1&b=2', form: { id: 'f-1', name: '<b>Evil & Co</b>' }, expiresOn: '1 December 2026, 10:36 UTC', expiresAt: '2026-12-01T10:36:00.000Z', expiryDays: 7 };
+
+  it('renders the confirm link, the form name escaped and the expiry; transactional: no List-Unsubscribe, untracked, no templateName', async () => {
+    const accepted = await acceptMessage(deps, input({ templateName: '', builtinTemplate: 'FORM_CONFIRMATION', substitutionData: values }));
+    const repo = messagesOf(deps.messages, A);
+    const message = (await repo.get(accepted.messageId))!;
+    expect(message).toMatchObject({ kind: 'TRANSACTIONAL', templateName: null, status: 'QUEUED', links: [], tracking: { opens: false, clicks: false }, fromEmail: 'shop@example.com' });
+    expect(message.subject).toBe('Please confirm your subscription to <b>Evil & Co</b>'); // a header: not HTML
+    const body = (await repo.body(accepted.messageId))!;
+    expect(body.headers).toEqual({});
+    expect(body.html).toContain('href="https://mail.example.test/public/confirm/tok-1?a=1&amp;b=2"');
+    expect(body.html).toContain('&lt;b&gt;Evil &amp; Co&lt;/b&gt;');
+    expect(body.html).not.toContain('<b>Evil');
+    expect(body.html).toContain('valid until 1 December 2026, 10:36 UTC');
+    expect(body.html).not.toContain('<img');
+    expect(body.text).toContain('https://mail.example.test/public/confirm/tok-1?a=1&b=2');
+    expect(body.text).toContain('signed up with this address to <b>Evil & Co</b>.');
+  });
+
+  it('a named template wins over the built-in one', async () => {
+    const accepted = await acceptMessage(deps, input({ builtinTemplate: 'FORM_CONFIRMATION', substitutionData: { note: 'mine' } }));
+    expect(await messagesOf(deps.messages, A).get(accepted.messageId)).toMatchObject({ templateName: 'welcome', subject: 'Hi there' });
+  });
+});

@@ -45,7 +45,7 @@ async function account() {
 }
 
 const request = (accountId: string, email: string, extra: Partial<emailMessagesV1.SendEmailMessageRequest> = {}): emailMessagesV1.SendEmailMessageRequest => ({
-  accountId, templateName: 'hello', email, substitutionDataJson: '', eventPropertiesJson: '', senderProfileId: '', dedupeKey: '', ...extra,
+  accountId, templateName: 'hello', email, substitutionDataJson: '', eventPropertiesJson: '', senderProfileId: '', dedupeKey: '', builtinTemplate: 0, ...extra,
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

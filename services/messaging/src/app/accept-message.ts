@@ -12,6 +12,7 @@ import { RESERVED_SUBSTITUTION_KEYS, renderTemplate, type RenderValues } from '.
 import { instrumentHtml } from '../domain/tracking-html';
 import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
+import { builtinTemplate, type BuiltinTemplateName } from '../domain/builtin-templates';
 import { senderForSend } from './sender-profiles';
 import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, noEngagementYet, DEDUPE_INDEX } from '../store/messages';
 import type { OutboxRepository } from '../store/outbox';
@@ -53,7 +54,10 @@ export interface AcceptDeps {
 export interface AcceptInput {
   accountId: string;
   kind: EmailKind;
+  /** The account's template; empty: `builtinTemplate`. */
   templateName: string;
+  /** The system's own template, used when templateName is empty (form confirmations). */
+  builtinTemplate?: BuiltinTemplateName | null;
   email: string;
   substitutionData?: Record<string, unknown> | null;
   /** Stored with the message and carried into its facts; never rendered. */
@@ -116,7 +120,8 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   const suppressionLookup = suppressionsOf(deps.suppressions, accountId).find(email);
   recipientLookup.catch(() => undefined);
   suppressionLookup.catch(() => undefined);
-  const { template, compiled } = await templateForSend(deps, accountId, input.templateName);
+  const builtin = !input.templateName && input.builtinTemplate ? builtinTemplate(input.builtinTemplate) : null;
+  const { template, compiled } = builtin ? { template: builtin, compiled: builtin.compiled } : await templateForSend(deps, accountId, input.templateName);
   const sender = await senderForSend(deps, accountId, input.senderProfileId || template.senderProfileId || null);
   const recipient = await recipientLookup;
 

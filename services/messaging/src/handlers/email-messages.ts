@@ -65,6 +65,7 @@ export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessa
         topicId: null,
         senderProfileId: req.senderProfileId || null,
         dedupeKey: req.dedupeKey || null,
+        builtinTemplate: req.builtinTemplate === emailMessagesV1.BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION ? 'FORM_CONFIRMATION' : null,
       });
       return { messageId: accepted.messageId, status: Statuses.toProto(accepted.status) };
     },

@@ -137,6 +137,44 @@ export function emailMessageStatusToJSON(object: EmailMessageStatus): string {
   }
 }
 
+/** The system's own templates, for mail the services send themselves. */
+export enum BuiltinTemplate {
+  BUILTIN_TEMPLATE_UNSPECIFIED = 0,
+  /**
+   * BUILTIN_TEMPLATE_FORM_CONFIRMATION - The double opt-in confirmation mail of a signup form (transactional, untracked). Substitutions:
+   * confirmUrl, form {id, name}, expiresAt (ISO 8601), expiresOn (readable, UTC), expiryDays.
+   */
+  BUILTIN_TEMPLATE_FORM_CONFIRMATION = 1,
+  UNRECOGNIZED = -1,
+}
+
+export function builtinTemplateFromJSON(object: any): BuiltinTemplate {
+  switch (object) {
+    case 0:
+    case "BUILTIN_TEMPLATE_UNSPECIFIED":
+      return BuiltinTemplate.BUILTIN_TEMPLATE_UNSPECIFIED;
+    case 1:
+    case "BUILTIN_TEMPLATE_FORM_CONFIRMATION":
+      return BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return BuiltinTemplate.UNRECOGNIZED;
+  }
+}
+
+export function builtinTemplateToJSON(object: BuiltinTemplate): string {
+  switch (object) {
+    case BuiltinTemplate.BUILTIN_TEMPLATE_UNSPECIFIED:
+      return "BUILTIN_TEMPLATE_UNSPECIFIED";
+    case BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION:
+      return "BUILTIN_TEMPLATE_FORM_CONFIRMATION";
+    case BuiltinTemplate.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface SendEmailMessageRequest {
   accountId: string;
   templateName: string;
@@ -153,6 +191,8 @@ export interface SendEmailMessageRequest {
    * job never mails twice). At most 200 characters.
    */
   dedupeKey: string;
+  /** Used when template_name is empty: a template of the system's own (template_name wins when set). */
+  builtinTemplate: BuiltinTemplate;
 }
 
 export interface SendEmailMessageResponse {
@@ -244,6 +284,7 @@ function createBaseSendEmailMessageRequest(): SendEmailMessageRequest {
     eventPropertiesJson: "",
     senderProfileId: "",
     dedupeKey: "",
+    builtinTemplate: 0,
   };
 }
 
@@ -269,6 +310,9 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     }
     if (message.dedupeKey !== "") {
       writer.uint32(58).string(message.dedupeKey);
+    }
+    if (message.builtinTemplate !== 0) {
+      writer.uint32(64).int32(message.builtinTemplate);
     }
     return writer;
   },
@@ -342,6 +386,14 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
             message.dedupeKey = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.builtinTemplate = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -387,6 +439,11 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
         : isSet(object.dedupe_key)
         ? globalThis.String(object.dedupe_key)
         : "",
+      builtinTemplate: isSet(object.builtinTemplate)
+        ? builtinTemplateFromJSON(object.builtinTemplate)
+        : isSet(object.builtin_template)
+        ? builtinTemplateFromJSON(object.builtin_template)
+        : 0,
     };
   },
 
@@ -413,6 +470,9 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     if (message.dedupeKey !== "") {
       obj.dedupeKey = message.dedupeKey;
     }
+    if (message.builtinTemplate !== 0) {
+      obj.builtinTemplate = builtinTemplateToJSON(message.builtinTemplate);
+    }
     return obj;
   },
 
@@ -428,6 +488,7 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     message.eventPropertiesJson = object.eventPropertiesJson ?? "";
     message.senderProfileId = object.senderProfileId ?? "";
     message.dedupeKey = object.dedupeKey ?? "";
+    message.builtinTemplate = object.builtinTemplate ?? 0;
     return message;
   },
 };
