@@ -9,6 +9,11 @@ import { formRepository } from './store/forms';
 import { subscriberCatalog } from './clients/catalog';
 import { messagingCatalog } from './clients/messaging';
 import { formHandlers } from './handlers/forms';
+import type { SendConfirmationMail } from './app/confirmation-mail';
+import { signupPeers } from './clients/signup';
+import { startSubmissionJobs } from './events/submission-jobs';
+import { outboxRepository } from './store/outbox';
+import { submissionRepository } from './store/submissions';
 
 /** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
@@ -36,11 +41,41 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc, notifyOutbox: ctx.notifyOutbox }),
   });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
+  // The submission job: suppression list and Signup, the decision, the confirmation mail, the record.
+  const peers = signupPeers({ subscriber: ctx.config.SUBSCRIBER_GRPC_ADDR, messaging: ctx.config.MESSAGING_GRPC_ADDR }, PEER_DEADLINE_MS, ctx.logger);
+  const submissionJobs = startSubmissionJobs(
+    ctx.nc,
+    {
+      store: ctx.store,
+      forms,
+      submissions: submissionRepository(ctx.store),
+      outbox: outboxRepository(ctx.store),
+      notifyOutbox: ctx.notifyOutbox,
+      peers,
+      sendConfirmationMail: confirmationMailNotWired(ctx.logger),
+      now: ctx.now,
+      limits: { subscriberLimit: ctx.config.FORM_ACCOUNT_SUBSCRIBER_LIMIT, dailyConfirmations: ctx.config.FORM_ACCOUNT_DAILY_CONFIRMATIONS },
+    },
+    { concurrency: ctx.config.FORM_SUBMISSION_CONCURRENCY, logger: ctx.logger },
+  );
   return [
     () => fieldDeleted.stop(),
+    () => submissionJobs.stop(),
+    async () => peers.close(),
     async () => {
       catalog.close();
       messaging.close();
     },
   ];
+}
+
+/**
+ * PLACEHOLDER until branch i12-confirm's mailer (the real SendConfirmationMail) is merged and wired
+ * here: it sends nothing and says so in the log, so the decisions can be exercised meanwhile.
+ */
+function confirmationMailNotWired(logger: ServiceRuntime<Config>['logger']): SendConfirmationMail {
+  return async (form, request) => {
+    logger.warn({ formId: form.id, submissionId: request.submissionId }, 'confirmation mail NOT sent: the mailer is not wired yet');
+    return { messageId: '' };
+  };
 }
