@@ -27,7 +27,7 @@ export interface FormStack {
   stop(): Promise<void>;
 }
 
-export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
+export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv; gatewayEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
   const stack = await startStack(0);
   const usage = await startUsageSources();
   const dirs: string[] = [];
@@ -64,6 +64,7 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       FORM_HTTP_ADDR: formHttpAddr,
       MESSAGING_HTTP_ADDR: messagingHttpAddr,
       GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
+      ...opts.gatewayEnv,
     });
     return {
       stack,

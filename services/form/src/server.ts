@@ -9,9 +9,13 @@ import { formRepository } from './store/forms';
 import { subscriberCatalog } from './clients/catalog';
 import { messagingCatalog } from './clients/messaging';
 import { formHandlers } from './handlers/forms';
-import { emailSender } from './clients/email-messages';
-import { confirmTokens } from './app/confirm-token';
 import { confirmationMailer } from './app/confirmation-mail';
+import { confirmTokens } from './app/confirm-token';
+import { emailSender } from './clients/email-messages';
+import { signupPeers } from './clients/signup';
+import { startSubmissionJobs } from './events/submission-jobs';
+import { outboxRepository } from './store/outbox';
+import { submissionRepository } from './store/submissions';
 
 /** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
@@ -27,10 +31,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const forms = formRepository(ctx.store);
   const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
   const messaging = messagingCatalog(ctx.config.MESSAGING_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
-  // The double opt-in confirmation mail: the submission job's consumer is given sendConfirmationMail.
+  // The double opt-in confirmation mail (signed confirm link, sent through messaging, once per submission).
   const tokens = confirmTokens(ctx.config);
   const emails = emailSender(ctx.config.MESSAGING_GRPC_ADDR, SEND_DEADLINE_MS, ctx.logger);
-  const sendConfirmationMail = confirmationMailer({ tokens, sender: emails, tokenDays: ctx.config.FORM_CONFIRM_TOKEN_DAYS, now: ctx.now });
   ctx.grpc.add(
     formV1.FormServiceService,
     formHandlers({ forms, catalog, messaging, publicBaseUrl: ctx.config.PUBLIC_BASE_URL, now: ctx.now, newId: ctx.newId }),
@@ -42,11 +45,30 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.serveHttp({
     address: ctx.config.FORM_HTTP_ADDR,
     contentSecurityPolicy: PAGES_CSP,
-    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc }),
+    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc, notifyOutbox: ctx.notifyOutbox }),
   });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
+  // The submission job: suppression list and Signup, the decision, the confirmation mail, the record.
+  const peers = signupPeers({ subscriber: ctx.config.SUBSCRIBER_GRPC_ADDR, messaging: ctx.config.MESSAGING_GRPC_ADDR }, PEER_DEADLINE_MS, ctx.logger);
+  const submissionJobs = startSubmissionJobs(
+    ctx.nc,
+    {
+      store: ctx.store,
+      forms,
+      submissions: submissionRepository(ctx.store),
+      outbox: outboxRepository(ctx.store),
+      notifyOutbox: ctx.notifyOutbox,
+      peers,
+      sendConfirmationMail: confirmationMailer({ tokens, sender: emails, tokenDays: ctx.config.FORM_CONFIRM_TOKEN_DAYS, now: ctx.now }),
+      now: ctx.now,
+      limits: { subscriberLimit: ctx.config.FORM_ACCOUNT_SUBSCRIBER_LIMIT, dailyConfirmations: ctx.config.FORM_ACCOUNT_DAILY_CONFIRMATIONS },
+    },
+    { concurrency: ctx.config.FORM_SUBMISSION_CONCURRENCY, logger: ctx.logger },
+  );
   return [
     () => fieldDeleted.stop(),
+    () => submissionJobs.stop(),
+    async () => peers.close(),
     async () => {
       catalog.close();
       messaging.close();

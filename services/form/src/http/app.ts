@@ -6,7 +6,7 @@ import { landingRoutes } from './landing';
 import { submissionRoutes } from './submissions';
 
 /** What the public routes of the form service share; each slice adds the members it needs. */
-export type FormHttpDeps = Pick<ServiceRuntime<Config>, 'store' | 'now' | 'newId' | 'logger' | 'nc'> & { config: Config };
+export type FormHttpDeps = Pick<ServiceRuntime<Config>, 'store' | 'now' | 'newId' | 'logger' | 'nc' | 'notifyOutbox'> & { config: Config };
 
 /** The form service's public app: submissions, confirm pages, landing pages (forwarded by the gateway). */
 export function publicApp(deps: FormHttpDeps): express.Express {
