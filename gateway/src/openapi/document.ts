@@ -5,6 +5,7 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
+import { confirmPaths } from './form/confirm';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { eventLogOperation, eventReportPaths, eventReportSchemas } from './messaging/events';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags, subscriberReportSchemas } from './messaging/reports';
@@ -177,6 +178,7 @@ export const openApiDocument = {
       },
     },
     ...publicWebPaths,
+    ...confirmPaths,
   }),
   components: {
     securitySchemes: {

@@ -12,6 +12,7 @@ import { formHandlers } from './handlers/forms';
 import { confirmationMailer } from './app/confirmation-mail';
 import { confirmTokens } from './app/confirm-token';
 import { emailSender } from './clients/email-messages';
+import { subscriberConfirmation } from './clients/confirm-subscriber';
 import { signupPeers } from './clients/signup';
 import { startSubmissionJobs } from './events/submission-jobs';
 import { outboxRepository } from './store/outbox';
@@ -34,6 +35,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The double opt-in confirmation mail (signed confirm link, sent through messaging, once per submission).
   const tokens = confirmTokens(ctx.config);
   const emails = emailSender(ctx.config.MESSAGING_GRPC_ADDR, SEND_DEADLINE_MS, ctx.logger);
+  const confirmations = subscriberConfirmation(ctx.config.SUBSCRIBER_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
   ctx.grpc.add(
     formV1.FormServiceService,
     formHandlers({ forms, catalog, messaging, publicBaseUrl: ctx.config.PUBLIC_BASE_URL, now: ctx.now, newId: ctx.newId }),
@@ -45,7 +47,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.serveHttp({
     address: ctx.config.FORM_HTTP_ADDR,
     contentSecurityPolicy: PAGES_CSP,
-    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc, notifyOutbox: ctx.notifyOutbox }),
+    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc, notifyOutbox: ctx.notifyOutbox, confirmations }),
   });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
   // The submission job: suppression list and Signup, the decision, the confirmation mail, the record.
@@ -73,6 +75,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       catalog.close();
       messaging.close();
       emails.close();
+      confirmations.close();
     },
   ];
 }

@@ -26,6 +26,8 @@ export interface SubmissionDoc {
   confirmationSentAt: Date | null;
   /** Null until the job decided it: a decided submission is never decided again. */
   processedAt: Date | null;
+  /** When the reader confirmed through this submission's confirm link (POST /public/confirm/{token}); the first time only. */
+  confirmedAt?: Date | null;
 }
 
 export const SUBMISSIONS = 'submissions';
@@ -44,6 +46,7 @@ const submissionSchema = new Schema(
     subscriberId: { type: String, default: null },
     confirmationSentAt: { type: Date, default: null },
     processedAt: { type: Date, default: null },
+    confirmedAt: { type: Date, default: null },
   },
   { versionKey: false, minimize: false },
 );
@@ -72,6 +75,10 @@ export function submissionRepository(store: Store) {
     async recordDecision(accountId: string, submissionId: string, record: DecisionRecord, tx: Transaction): Promise<boolean> {
       const r = await submissions.updateOne({ _id: submissionId, accountId, processedAt: null }, { $set: record }, { tx });
       return r.modifiedCount > 0;
+    },
+    /** Records the reader's confirmation through this submission's link, the first time only. */
+    async recordConfirmation(accountId: string, submissionId: string, at: Date): Promise<void> {
+      await submissions.updateOne({ _id: submissionId, accountId, confirmedAt: null }, { $set: { confirmedAt: at } });
     },
     /** Confirmation mails queued since `since` to the address, for one form or (formId null) any form of the account. */
     confirmationsTo: (accountId: string, email: string, since: Date, formId: string | null) =>
