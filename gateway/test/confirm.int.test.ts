@@ -3,9 +3,11 @@
 // a link that confirms (GET shows a button and changes nothing, POST makes the subscriber ACTIVE,
 // twice shows the same page), one mail for concurrent submissions of one address, the customer's
 // form name escaped in mail and page, expired (410) and forged or truncated (404) tokens, a page
-// that changes nothing for an unsubscribed subscriber, and no token in any log line.
+// that changes nothing for an unsubscribed subscriber, and no token in any log line; and the page in
+// headless Chromium with JavaScript off: the button posts and the reader sees the success page.
 import crypto from 'node:crypto';
 import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
+import { openBrowser, type BrowserHandle } from '@mailer/testing/browser';
 import { confirmTokens } from '../../services/form/src/app/confirm-token';
 import { startFormStack, type FormStack } from './support/form-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -139,6 +141,39 @@ it('an unsubscribed subscriber: the POST shows a page and changes nothing', asyn
   expect(r.status).toBe(409);
   expect(r.text).toContain('Nothing was changed');
   expect((await subscriberOf(email)).subscriberStatus).toBe('UNSUBSCRIBED');
+});
+
+describe('in a browser (headless Chromium, JavaScript off)', () => {
+  let chromium: BrowserHandle;
+  beforeAll(async () => {
+    chromium = await openBrowser({ javaScriptEnabled: false });
+  }, 180_000);
+  afterAll(async () => {
+    await chromium?.close();
+  });
+
+  it('the link shows the form name and a Confirm button; clicking it posts and shows success; the subscriber is ACTIVE', async () => {
+    const form = await createForm(HOSTILE_NAME);
+    const email = `eve-${crypto.randomUUID()}@example.org`;
+    await submit(form.id, email);
+    const { url } = await confirmLink(email);
+    const page = await chromium.context.newPage();
+    const res = await page.goto(url, { waitUntil: 'load' });
+    expect(res?.status()).toBe(200);
+    await expect(page.locator('h1').innerText()).resolves.toBe('Confirm your subscription');
+    // the customer's text is shown as the text it is
+    await expect(page.locator('strong').innerText()).resolves.toBe(HOSTILE_NAME);
+    const sub = await subscriberOf(email);
+    expect(sub.subscriberStatus).toBe('UNCONFIRMED');
+
+    const [answer] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Confirm' }).click()]);
+    expect(answer?.status()).toBe(200);
+    expect(answer?.request().method()).toBe('POST');
+    expect(page.url()).toBe(url);
+    await expect(page.locator('h1').innerText()).resolves.toBe('Subscription confirmed');
+    expect(expectStatus(await a.get(`/subscribers/${sub.id}`), 200).subscriberStatus).toBe('ACTIVE');
+    await page.close();
+  });
 });
 
 it('no confirm token in any log line of the form service or the gateway', async () => {
