@@ -143,6 +143,18 @@ it('an unsubscribed subscriber: the POST shows a page and changes nothing', asyn
   expect((await subscriberOf(email)).subscriberStatus).toBe('UNSUBSCRIBED');
 });
 
+it('a subscriber deleted since: 410 page', async () => {
+  const form = await createForm('Gone');
+  const email = `fay-${crypto.randomUUID()}@example.org`;
+  await submit(form.id, email);
+  const { url } = await confirmLink(email);
+  const sub = await subscriberOf(email);
+  expect((await a.delete(`/subscribers/${sub.id}`)).status).toBe(204);
+  const r = await page(url, 'POST');
+  expect(r.status).toBe(410);
+  expect(r.text).toContain('This subscription no longer exists');
+});
+
 describe('in a browser (headless Chromium, JavaScript off)', () => {
   let chromium: BrowserHandle;
   beforeAll(async () => {
