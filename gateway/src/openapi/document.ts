@@ -4,6 +4,7 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
+import { submissionPaths, submissionSchemas } from './form/submissions';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { eventLogOperation, eventReportPaths, eventReportSchemas } from './messaging/events';
@@ -98,6 +99,7 @@ export const openApiDocument = {
     ...segmentDomainPaths,
     ...messagingDomainPaths,
     ...formPaths,
+    ...submissionPaths,
     ...reportPaths,
     ...eventReportPaths,
     '/events': {
@@ -265,6 +267,7 @@ export const openApiDocument = {
       ...segmentDomainSchemas,
       ...messagingDomainSchemas,
       ...formSchemas,
+      ...submissionSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
       ...subscriberReportSchemas,
