@@ -29,6 +29,8 @@ export const configSchema = z.object({
   FORM_ACCOUNT_DAILY_CONFIRMATIONS: z.coerce.number().int().min(0).default(1000),
   /** Submission jobs decided at once by this process. */
   FORM_SUBMISSION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** Days a double opt-in confirm link works (API.md: 7). */
+  FORM_CONFIRM_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(7),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -9,7 +9,9 @@ import { formRepository } from './store/forms';
 import { subscriberCatalog } from './clients/catalog';
 import { messagingCatalog } from './clients/messaging';
 import { formHandlers } from './handlers/forms';
-import type { SendConfirmationMail } from './app/confirmation-mail';
+import { confirmationMailer } from './app/confirmation-mail';
+import { confirmTokens } from './app/confirm-token';
+import { emailSender } from './clients/email-messages';
 import { signupPeers } from './clients/signup';
 import { startSubmissionJobs } from './events/submission-jobs';
 import { outboxRepository } from './store/outbox';
@@ -18,6 +20,8 @@ import { submissionHandlers } from './handlers/submissions';
 
 /** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
+/** Deadline of a confirmation send from the submission job: messaging renders and waits (bounded) for its job's PubAck. */
+const SEND_DEADLINE_MS = 15_000;
 
 /**
  * Registers the form service's handlers and starts its consumers. Layout (DESIGN.md): handlers/ and
@@ -28,6 +32,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const forms = formRepository(ctx.store);
   const catalog = subscriberCatalog(ctx.config.SUBSCRIBER_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
   const messaging = messagingCatalog(ctx.config.MESSAGING_GRPC_ADDR, PEER_DEADLINE_MS, ctx.logger);
+  // The double opt-in confirmation mail (signed confirm link, sent through messaging, once per submission).
+  const tokens = confirmTokens(ctx.config);
+  const emails = emailSender(ctx.config.MESSAGING_GRPC_ADDR, SEND_DEADLINE_MS, ctx.logger);
   ctx.grpc.add(
     formV1.FormServiceService,
     formHandlers({ forms, catalog, messaging, publicBaseUrl: ctx.config.PUBLIC_BASE_URL, now: ctx.now, newId: ctx.newId }),
@@ -55,7 +62,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       outbox: outboxRepository(ctx.store),
       notifyOutbox: ctx.notifyOutbox,
       peers,
-      sendConfirmationMail: confirmationMailNotWired(ctx.logger),
+      sendConfirmationMail: confirmationMailer({ tokens, sender: emails, tokenDays: ctx.config.FORM_CONFIRM_TOKEN_DAYS, now: ctx.now }),
       now: ctx.now,
       limits: { subscriberLimit: ctx.config.FORM_ACCOUNT_SUBSCRIBER_LIMIT, dailyConfirmations: ctx.config.FORM_ACCOUNT_DAILY_CONFIRMATIONS },
     },
@@ -68,17 +75,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     async () => {
       catalog.close();
       messaging.close();
+      emails.close();
     },
   ];
-}
-
-/**
- * PLACEHOLDER until branch i12-confirm's mailer (the real SendConfirmationMail) is merged and wired
- * here: it sends nothing and says so in the log, so the decisions can be exercised meanwhile.
- */
-function confirmationMailNotWired(logger: ServiceRuntime<Config>['logger']): SendConfirmationMail {
-  return async (form, request) => {
-    logger.warn({ formId: form.id, submissionId: request.submissionId }, 'confirmation mail NOT sent: the mailer is not wired yet');
-    return { messageId: '' };
-  };
 }
