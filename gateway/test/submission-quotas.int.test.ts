@@ -2,6 +2,7 @@
 // FORM_ACCOUNT_DAILY_CONFIRMATIONS, set low here) through the real gateway and services, and a
 // kill -9 of the form service between a submission's 202 and its decision: the submission is
 // still decided, exactly once (one decision, one form.submitted fact, one subscriber).
+import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
 import { startFormStack, type FormStack } from './support/form-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -9,17 +10,28 @@ import { expectStatus, type Api } from './support/subscriber-stack';
 jest.setTimeout(180_000);
 
 let env: FormStack;
+let relay: CaptureRelay;
 
 beforeAll(async () => {
+  relay = await startCaptureRelay();
   env = await startFormStack({
     gatewayEnv: { GATEWAY_PUBLIC_PER_MINUTE: '100000' },
     formEnv: { FORM_ACCOUNT_SUBSCRIBER_LIMIT: '3', FORM_ACCOUNT_DAILY_CONFIRMATIONS: '2' },
+    messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' },
   });
 }, 180_000);
 
 afterAll(async () => {
   await env?.stop();
+  await relay?.close();
 });
+
+/** An account with a default sender profile (the confirmation mail's From). */
+async function account(name: string): Promise<Api> {
+  const api = await env.account(name);
+  expectStatus(await api.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' }), 201);
+  return api;
+}
 
 const EMAIL = { fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true };
 const createForm = async (api: Api, extra: Record<string, unknown> = {}) =>
@@ -54,8 +66,8 @@ async function decisionOf(api: Api, formId: string, email: string): Promise<stri
 }
 
 test("the account's daily confirmation quota: SUPPRESSED_CUSTOMER_LIMIT once 2 mails went out today; another account is not affected", async () => {
-  const a = await env.account('quota-mails-a');
-  const b = await env.account('quota-mails-b');
+  const a = await account('quota-mails-a');
+  const b = await account('quota-mails-b');
   const form = await createForm(a);
   expect(await decisionOf(a, form.id, 'one@example.org')).toBe('QUEUED');
   expect(await decisionOf(a, form.id, 'two@example.org')).toBe('QUEUED');
@@ -63,10 +75,13 @@ test("the account's daily confirmation quota: SUPPRESSED_CUSTOMER_LIMIT once 2 m
   // The subscriber exists, UNCONFIRMED, without a mail: a later submission (tomorrow) can confirm it.
   expect(expectStatus(await a.get('/subscribers/by-email/three@example.org'), 200).subscriberStatus).toBe('UNCONFIRMED');
   expect(await decisionOf(b, (await createForm(b)).id, 'one@example.org')).toBe('QUEUED');
+  // Mails: one@ twice (accounts a and b), two@ once, three@ never.
+  await relay.waitFor(() => relay.receivedFor('one@example.org').length >= 2 && relay.receivedFor('two@example.org').length >= 1, 60_000);
+  expect(relay.receivedFor('three@example.org')).toHaveLength(0);
 });
 
 test("the account's subscriber quota: SUPPRESSED_SUBSCRIBER_LIMIT for a new address once 3 subscribers exist; known addresses still decide", async () => {
-  const a = await env.account('quota-subscribers');
+  const a = await account('quota-subscribers');
   for (const email of ['s1@example.org', 's2@example.org', 's3@example.org']) expectStatus(await a.post('/subscribers', { email }), 201);
   const form = await createForm(a, { doubleOptIn: false });
   const items = await (async () => {
@@ -79,7 +94,7 @@ test("the account's subscriber quota: SUPPRESSED_SUBSCRIBER_LIMIT for a new addr
 });
 
 test('kill -9 of the form service between the 202 and the decision: the submission is decided once after the restart', async () => {
-  const a = await env.account('kill9');
+  const a = await account('kill9');
   const form = await createForm(a);
   // The subscriber service is frozen, so the job cannot decide before the kill.
   process.kill(env.subscriber.pid, 'SIGSTOP');
@@ -100,4 +115,8 @@ test('kill -9 of the form service between the 202 and the decision: the submissi
   expect(facts.filter((f) => f.type === 'form.submitted').map((f) => [f.submissionId, f.decision])).toEqual([[item.submissionId, 'QUEUED']]);
   expect(facts.filter((f) => f.type === 'subscriber.created')).toHaveLength(1);
   expect(expectStatus(await a.get(`/forms/${form.id}/submissions`), 200).totalItems).toBe(1);
+  // One confirmation mail, even if the job ran twice around the kill.
+  await relay.waitFor(() => relay.receivedFor('survivor@example.org').length >= 1, 60_000);
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(relay.receivedFor('survivor@example.org')).toHaveLength(1);
 });

@@ -4,6 +4,7 @@
 // limit, inactive and unknown forms, fuzzed bodies that never end in a 5xx; then the submission job:
 // decisions visible in GET /forms/{id}/submissions, quotas, tenant isolation, a kill -9 between 202
 // and the decision.
+import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
 import { startFormStack, type FormStack } from './support/form-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -14,20 +15,26 @@ const PUBLIC_BASE_URL = 'https://mail.forms.test';
 let env: FormStack;
 let a: Api;
 let b: Api;
+let relay: CaptureRelay;
 
 beforeAll(async () => {
+  relay = await startCaptureRelay();
   env = await startFormStack({
     publicBaseUrl: PUBLIC_BASE_URL,
     gatewayEnv: { GATEWAY_PUBLIC_PER_MINUTE: '100000' },
     formEnv: { FORM_ACCOUNT_SUBSCRIBER_LIMIT: '0' },
+    messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' },
   });
   a = await env.account('submit-a');
   b = await env.account('submit-b');
+  // The confirmation mail goes out from the account's default sender profile.
+  for (const api of [a, b]) expectStatus(await api.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' }), 201);
 }, 180_000);
 
 afterAll(async () => {
   if (process.env.DUMP_FORM_LOG) require('fs').writeFileSync(process.env.DUMP_FORM_LOG, env.form.output() + '\n----SUBSCRIBER\n' + env.subscriber.output()); // eslint-disable-line
   await env?.stop();
+  await relay?.close();
 });
 
 const EMAIL = { fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true };
@@ -235,6 +242,12 @@ describe('the submission job: every decision, in the log and the form.submitted 
     const mine = facts.filter((f) => f.type === 'form.submitted' && f.email === 'new.reader@example.org');
     expect(mine.map((f) => f.decision)).toEqual(['QUEUED', 'CONFIRMATION_MAIL_ALREADY_SENT', 'QUEUED', 'QUEUED', 'SUPPRESSED_COOLDOWN']);
     expect(mine[0]).toMatchObject({ formId: forms[0].id, submissionId: first.submissionId, subscriberId: first.subscriberId });
+    // Three QUEUED decisions, three confirmation mails, each with a confirm link; the others sent none.
+    await relay.waitFor(() => relay.receivedFor('new.reader@example.org').length >= 3, 60_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const mails = relay.receivedFor('new.reader@example.org');
+    expect(mails).toHaveLength(3);
+    for (const mail of mails) expect(mail.text ?? mail.html ?? '').toContain(`${PUBLIC_BASE_URL}/public/confirm/`);
   });
 
   it('SUPPRESSED_ALREADY_SUBSCRIBED for an ACTIVE subscriber (topics added, values not overwritten)', async () => {
@@ -247,6 +260,7 @@ describe('the submission job: every decision, in the log and the form.submitted 
     expect([after.subscriberStatus, after.firstName]).toEqual(['ACTIVE', 'Original']);
     const topics = expectStatus(await a.get(`/subscribers/${s.id}/topics`), 200).topics;
     expect(topics.find((t: { topicId: string }) => t.topicId === topic)?.subscribed).toBe(true);
+    expect(relay.receivedFor('active@example.org')).toHaveLength(0);
   });
 
   it('SUPPRESSED_SUBSCRIBER_POLICY for a BLOCKED subscriber and for an address on the suppression list (no subscriber created)', async () => {
@@ -267,6 +281,7 @@ describe('the submission job: every decision, in the log and the form.submitted 
     expect(d.decision).toBeNull();
     expect(d.processedAt).not.toBeNull();
     expect(expectStatus(await a.get(`/subscribers/${d.subscriberId}`), 200).subscriberStatus).toBe('ACTIVE');
+    expect(relay.receivedFor('single@example.org')).toHaveLength(0);
   });
 
   it('a flood for one address mails once: one QUEUED, the rest CONFIRMATION_MAIL_ALREADY_SENT', async () => {
@@ -277,6 +292,9 @@ describe('the submission job: every decision, in the log and the form.submitted 
     const decisions = items.map((i) => i.decision).sort();
     expect(decisions).toEqual(['QUEUED', ...Array(7).fill('CONFIRMATION_MAIL_ALREADY_SENT')].sort());
     expect(new Set(items.map((i) => i.subscriberId)).size).toBe(1);
+    await relay.waitFor(() => relay.receivedFor('flooded@example.org').length >= 1, 60_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(relay.receivedFor('flooded@example.org')).toHaveLength(1);
   });
 
   it('the honeypot stores nothing; the log is the account\'s own (tenant isolation)', async () => {

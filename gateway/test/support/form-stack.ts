@@ -29,7 +29,7 @@ export interface FormStack {
   stop(): Promise<void>;
 }
 
-export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv; gatewayEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
+export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv; gatewayEnv?: NodeJS.ProcessEnv; messagingEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
   const stack = await startStack(0);
   const usage = await startUsageSources();
   const dirs: string[] = [];
@@ -62,6 +62,7 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
       PUBLIC_BASE_URL: publicBaseUrl,
       MAIL_SEND_PAUSED: 'true',
+      ...opts.messagingEnv,
     });
     const gw = await startGateway({
       NATS_URL: stack.nats.url,
