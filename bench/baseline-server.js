@@ -3,6 +3,10 @@
 // baseline never shares an event loop with the load tool (that would halve it and flatter ratios).
 //   node <json>             bare node:http answering every request with <json>
 //   express <json>          Express 5, one route, res.json(<json>): what the framework alone costs
+//   grpc <json>             a trivial grpc-js server: one unary method answering <json>'s bytes (a
+//                           stored record of the same size), as a service answers from memory
+//   express-grpc <host:port> Express 5, one route, one unary grpc-js call to that server per request,
+//                           res.json of the answer: the floor of "Express in front of gRPC"
 //   express-events <nats>   Express 5, POST /events: express.json, one JetStream publish, 202 once
 //                           acknowledged: the least any /events on this stack can do
 //   express-email <nats>    Express 5, POST /email-messages: express.json, one liquidjs render of a
@@ -20,6 +24,13 @@ async function app(kind, arg) {
   if (kind === 'express') {
     const body = JSON.parse(arg);
     server.get('/{*path}', (_req, res) => res.json(body));
+    return server;
+  }
+  if (kind === 'express-grpc') {
+    const client = new (grpcRecords())(arg, require('@grpc/grpc-js').credentials.createInsecure());
+    server.get('/{*path}', (req, res) => {
+      client.get(Buffer.from(req.path), (err, bytes) => (err ? res.status(503).end() : res.json(JSON.parse(bytes))));
+    });
     return server;
   }
   if (kind === 'express-events') {
@@ -55,7 +66,25 @@ async function app(kind, arg) {
   throw new Error(`unknown baseline ${kind}`);
 }
 
-app(process.argv[2], process.argv[3]).then((handler) => {
+/** A client class of the one-method service `bench.Records/Get` (raw bytes both ways: no schema work). */
+function grpcRecords() {
+  const bytes = { requestSerialize: (b) => b, requestDeserialize: (b) => b, responseSerialize: (b) => b, responseDeserialize: (b) => b };
+  return require('@grpc/grpc-js').makeGenericClientConstructor({ get: { path: '/bench.Records/Get', requestStream: false, responseStream: false, ...bytes } }, 'Records');
+}
+
+function serveGrpc(json) {
+  const grpc = require('@grpc/grpc-js');
+  const server = new grpc.Server();
+  const record = Buffer.from(json);
+  server.addService(grpcRecords().service, { get: (_call, callback) => callback(null, record) });
+  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {
+    if (err) throw err;
+    process.send({ port });
+  });
+}
+
+if (process.argv[2] === 'grpc') serveGrpc(process.argv[3]);
+else app(process.argv[2], process.argv[3]).then((handler) => {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 65_000;
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));

@@ -90,7 +90,7 @@ it('refuses to start with bad configuration, naming the variable', () => {
 
 it('fails loudly when NATS cannot be reached', () => {
   const res = spawnSync(process.execPath, [path.join(repoRoot, 'services/form/dist/main.js')], {
-    env: { ...process.env, NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: path.join(require('node:os').tmpdir(), `mailer-form-${process.pid}`), NATS_CONNECT_TIMEOUT_MS: '1000' },
+    env: { ...process.env, NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: path.join(require('node:os').tmpdir(), `mailer-form-${process.pid}`), NATS_CONNECT_TIMEOUT_MS: '1000', TRACKING_SECRET: 'x'.repeat(32) },
     encoding: 'utf8',
     timeout: 60_000,
   });

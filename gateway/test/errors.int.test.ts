@@ -23,7 +23,7 @@ describe('error catalogue: every error is an ErrorMessageDto', () => {
   });
 
   it('wrong method -> 405 method_not_allowed with Allow', async () => {
-    const del = await call(gw, 'DELETE', '/events', { apiKey });
+    const del = await call(gw, 'DELETE', '/reports/emails', { apiKey });
     expectError(del, 405, 'method_not_allowed');
     expect(del.headers.get('allow')).toBe('POST');
     const put = await call(gw, 'PUT', '/subscribers', { apiKey, body: {} });

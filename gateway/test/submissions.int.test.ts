@@ -4,6 +4,8 @@
 // limit, inactive and unknown forms, fuzzed bodies that never end in a 5xx; then the submission job:
 // decisions visible in GET /forms/{id}/submissions, quotas, tenant isolation, a kill -9 between 202
 // and the decision.
+import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
+import { eventsOf } from '@mailer/testing/subscriber';
 import { startFormStack, type FormStack } from './support/form-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
 
@@ -13,19 +15,26 @@ const PUBLIC_BASE_URL = 'https://mail.forms.test';
 let env: FormStack;
 let a: Api;
 let b: Api;
+let relay: CaptureRelay;
 
 beforeAll(async () => {
+  relay = await startCaptureRelay();
   env = await startFormStack({
     publicBaseUrl: PUBLIC_BASE_URL,
     gatewayEnv: { GATEWAY_PUBLIC_PER_MINUTE: '100000' },
     formEnv: { FORM_ACCOUNT_SUBSCRIBER_LIMIT: '0' },
+    messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' },
   });
   a = await env.account('submit-a');
   b = await env.account('submit-b');
+  // The confirmation mail goes out from the account's default sender profile.
+  for (const api of [a, b]) expectStatus(await api.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' }), 201);
 }, 180_000);
 
 afterAll(async () => {
+  if (process.env.DUMP_FORM_LOG) require('fs').writeFileSync(process.env.DUMP_FORM_LOG, env.form.output() + '\n----SUBSCRIBER\n' + env.subscriber.output()); // eslint-disable-line
   await env?.stop();
+  await relay?.close();
 });
 
 const EMAIL = { fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true };
@@ -78,6 +87,14 @@ describe('POST /public/forms/{formId}/submissions', () => {
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toContain('text/html');
     expect(bad.text).toContain('must be a valid email address');
+    // A script in a value comes back escaped in the page, never as markup.
+    const xss = await send(form.id, new URLSearchParams({ 'values[email]': 'bad', 'values[first_name]': '<script>alert(1)</script>' }).toString(), {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'text/html',
+    });
+    expect(xss.status).toBe(400);
+    expect(xss.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(xss.text).not.toContain('<script>alert(1)');
   });
 
   it('refuses values that do not fit the inputs with 400 validation_failed naming each input', async () => {
@@ -111,7 +128,7 @@ describe('POST /public/forms/{formId}/submissions', () => {
     const body = new URLSearchParams({ 'values[email]': 'bot2@example.org', website: 'spam' }).toString();
     const plain = await send(form.id, body, { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
     expect([plain.status, plain.json]).toEqual([202, { received: true }]);
-    expect(env.form.output()).toContain('submission dropped: honeypot filled');
+    // Nothing stored: see 'the honeypot stores nothing' below (GET /forms/{id}/submissions).
   });
 
   it('answers 404 form_not_found for an unknown form and 404 form_inactive for an inactive one', async () => {
@@ -184,5 +201,111 @@ describe('POST /public/forms/{formId}/submissions', () => {
       }
       expect([type, body.slice(0, 60), r.status < 500, typeof r.json?.errorId === 'string' || r.status === 202]).toEqual([type, body.slice(0, 60), true, true]);
     }
+  });
+});
+
+/** The form's submissions once every one is decided (the job runs after the 202). */
+async function decided(api: Api, formId: string, count: number, timeoutMs = 30_000): Promise<any[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const deadline = Date.now() + timeoutMs;
+  let last: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  while (Date.now() < deadline) {
+    last = expectStatus(await api.get(`/forms/${formId}/submissions?pageSize=1000`), 200);
+    if (last.items.length >= count && last.items.every((i: { processedAt: string | null }) => i.processedAt !== null)) return last.items;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`submissions of ${formId} not decided in time: ${JSON.stringify(last)}`);
+}
+/** Submits and waits for the decision of that one submission (the newest of the form). */
+async function decisionOf(api: Api, formId: string, email: string, extra: Record<string, unknown> = {}): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const before = expectStatus(await api.get(`/forms/${formId}/submissions`), 200).totalItems;
+  expect((await submit(formId, { values: { email, ...extra } })).status).toBe(202);
+  return (await decided(api, formId, before + 1))[0];
+}
+
+describe('the submission job: every decision, in the log and the form.submitted fact', () => {
+  it('QUEUED for a new address (subscriber UNCONFIRMED), then CONFIRMATION_MAIL_ALREADY_SENT for the same form, then SUPPRESSED_COOLDOWN after 3 mails', async () => {
+    const topic = expectStatus(await a.post('/topics', { label: 'Weekly' }), 201).id;
+    const forms = [await createForm(a, { topicIds: [topic] }), await createForm(a), await createForm(a), await createForm(a)];
+    const first = await decisionOf(a, forms[0].id, 'New.Reader@example.org', { first_name: '<script>alert(1)</script>' });
+    expect(first).toMatchObject({ email: 'new.reader@example.org', decision: 'QUEUED', values: { email: 'new.reader@example.org', first_name: '<script>alert(1)</script>' } });
+    const subscriber = expectStatus(await a.get(`/subscribers/${first.subscriberId}`), 200);
+    expect(subscriber.subscriberStatus).toBe('UNCONFIRMED');
+    expect((await decisionOf(a, forms[0].id, 'new.reader@example.org')).decision).toBe('CONFIRMATION_MAIL_ALREADY_SENT');
+    expect((await decisionOf(a, forms[1].id, 'new.reader@example.org')).decision).toBe('QUEUED');
+    expect((await decisionOf(a, forms[2].id, 'new.reader@example.org')).decision).toBe('QUEUED');
+    expect((await decisionOf(a, forms[3].id, 'new.reader@example.org')).decision).toBe('SUPPRESSED_COOLDOWN');
+    // The filter by decision.
+    const queued = expectStatus(await a.get(`/forms/${forms[0].id}/submissions?decision=QUEUED`), 200);
+    expect(queued.items.map((i: { submissionId: string }) => i.submissionId)).toEqual([first.submissionId]);
+    // Every decision is a form.submitted fact.
+    const facts = await eventsOf(env.stack.nc, a.accountId, (e) => e.filter((f) => f.type === 'form.submitted' && f.email === 'new.reader@example.org').length >= 5);
+    const mine = facts.filter((f) => f.type === 'form.submitted' && f.email === 'new.reader@example.org');
+    expect(mine.map((f) => f.decision)).toEqual(['QUEUED', 'CONFIRMATION_MAIL_ALREADY_SENT', 'QUEUED', 'QUEUED', 'SUPPRESSED_COOLDOWN']);
+    expect(mine[0]).toMatchObject({ formId: forms[0].id, submissionId: first.submissionId, subscriberId: first.subscriberId });
+    // Three QUEUED decisions, three confirmation mails, each with a confirm link; the others sent none.
+    await relay.waitFor(() => relay.receivedFor('new.reader@example.org').length >= 3, 60_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const mails = relay.receivedFor('new.reader@example.org');
+    expect(mails).toHaveLength(3);
+    for (const mail of mails) expect(mail.text ?? mail.html ?? '').toContain(`${PUBLIC_BASE_URL}/public/confirm/`);
+  });
+
+  it('SUPPRESSED_ALREADY_SUBSCRIBED for an ACTIVE subscriber (topics added, values not overwritten)', async () => {
+    const topic = expectStatus(await a.post('/topics', { label: 'Offers' }), 201).id;
+    const form = await createForm(a, { topicIds: [topic] });
+    const s = expectStatus(await a.post('/subscribers', { email: 'active@example.org', firstName: 'Original' }), 201);
+    const d = await decisionOf(a, form.id, 'active@example.org', { first_name: 'Stranger' });
+    expect([d.decision, d.subscriberId]).toEqual(['SUPPRESSED_ALREADY_SUBSCRIBED', s.id]);
+    const after = expectStatus(await a.get(`/subscribers/${s.id}`), 200);
+    expect([after.subscriberStatus, after.firstName]).toEqual(['ACTIVE', 'Original']);
+    const topics = expectStatus(await a.get(`/subscribers/${s.id}/topics`), 200).topics;
+    expect(topics.find((t: { topicId: string }) => t.topicId === topic)?.subscribed).toBe(true);
+    expect(relay.receivedFor('active@example.org')).toHaveLength(0);
+  });
+
+  it('SUPPRESSED_SUBSCRIBER_POLICY for a BLOCKED subscriber and for an address on the suppression list (no subscriber created)', async () => {
+    const form = await createForm(a);
+    const s = expectStatus(await a.post('/subscribers', { email: 'blocked@example.org' }), 201);
+    expectStatus(await a.put(`/subscribers/${s.id}/status`, { subscriberStatus: 'BLOCKED' }), 200);
+    expect((await decisionOf(a, form.id, 'blocked@example.org')).decision).toBe('SUPPRESSED_SUBSCRIBER_POLICY');
+    expect(expectStatus(await a.get(`/subscribers/${s.id}`), 200).subscriberStatus).toBe('BLOCKED');
+    expectStatus(await a.post('/suppressions', { email: 'suppressed@example.org' }), 201);
+    const d = await decisionOf(a, form.id, 'suppressed@example.org');
+    expect([d.decision, d.subscriberId]).toEqual(['SUPPRESSED_SUBSCRIBER_POLICY', null]);
+    expect((await a.get('/subscribers/by-email/suppressed@example.org')).status).toBe(404);
+  });
+
+  it('a single opt-in form decides null and makes the subscriber ACTIVE', async () => {
+    const form = await createForm(a, { doubleOptIn: false });
+    const d = await decisionOf(a, form.id, 'single@example.org');
+    expect(d.decision).toBeNull();
+    expect(d.processedAt).not.toBeNull();
+    expect(expectStatus(await a.get(`/subscribers/${d.subscriberId}`), 200).subscriberStatus).toBe('ACTIVE');
+    expect(relay.receivedFor('single@example.org')).toHaveLength(0);
+  });
+
+  it('a flood for one address mails once: one QUEUED, the rest CONFIRMATION_MAIL_ALREADY_SENT', async () => {
+    const form = await createForm(a);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => submit(form.id, { values: { email: 'flooded@example.org' } })));
+    expect(answers.map((r) => r.status)).toEqual(Array(8).fill(202));
+    const items = await decided(a, form.id, 8);
+    const decisions = items.map((i) => i.decision).sort();
+    expect(decisions).toEqual(['QUEUED', ...Array(7).fill('CONFIRMATION_MAIL_ALREADY_SENT')].sort());
+    expect(new Set(items.map((i) => i.subscriberId)).size).toBe(1);
+    await relay.waitFor(() => relay.receivedFor('flooded@example.org').length >= 1, 60_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(relay.receivedFor('flooded@example.org')).toHaveLength(1);
+  });
+
+  it('the honeypot stores nothing; the log is the account\'s own (tenant isolation)', async () => {
+    const form = await createForm(a);
+    await submit(form.id, { values: { email: 'bot@example.org' }, website: 'x' });
+    await decisionOf(a, form.id, 'human@example.org');
+    const items = expectStatus(await a.get(`/forms/${form.id}/submissions`), 200).items;
+    expect(items.map((i: { email: string }) => i.email)).toEqual(['human@example.org']);
+    const foreign = await b.get(`/forms/${form.id}/submissions`);
+    expect([foreign.status, foreign.json?.errorId]).toEqual([404, 'form_not_found']);
+    expect((await a.get(`/forms/${form.id}/submissions?pageSize=0`)).status).toBe(400);
+    expect((await a.get(`/forms/${form.id}/submissions?decision=MAYBE`)).status).toBe(400);
   });
 });

@@ -15,3 +15,4 @@ export * as signupV1 from './gen/mailer/subscriber/v1/signup';
 export * as subscriberReportsV1 from './gen/mailer/subscriber/v1/subscriber_reports';
 export * as eventsV1 from './gen/mailer/messaging/v1/events';
 export * as automationsV1 from './gen/mailer/messaging/v1/automations';
+export * as submissionsV1 from './gen/mailer/form/v1/submissions';

@@ -4,6 +4,7 @@ import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
 import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
+import { submissionPaths, submissionSchemas } from './form/submissions';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { confirmPaths } from './form/confirm';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
@@ -99,6 +100,7 @@ export const openApiDocument = {
     ...segmentDomainPaths,
     ...messagingDomainPaths,
     ...formPaths,
+    ...submissionPaths,
     ...reportPaths,
     ...eventReportPaths,
     '/events': {
@@ -267,6 +269,7 @@ export const openApiDocument = {
       ...segmentDomainSchemas,
       ...messagingDomainSchemas,
       ...formSchemas,
+      ...submissionSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
       ...subscriberReportSchemas,

@@ -12,3 +12,4 @@ export * from './peer';
 export * from './proto-enum';
 export * from './lifecycle';
 export * from './http-listener';
+export * from './semaphore';

@@ -1,5 +1,5 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, formV1 } from '@mailer/proto';
+import { commonV1, formV1, submissionsV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startFieldDeletedConsumer } from './events/field-deleted';
 import { fieldUsageHandlers } from './handlers/field-usage';
@@ -17,6 +17,7 @@ import { signupPeers } from './clients/signup';
 import { startSubmissionJobs } from './events/submission-jobs';
 import { outboxRepository } from './store/outbox';
 import { submissionRepository } from './store/submissions';
+import { submissionHandlers } from './handlers/submissions';
 
 /** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
@@ -43,6 +44,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the forms that collect it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ forms }));
+  const submissions = submissionRepository(ctx.store);
+  ctx.grpc.add(submissionsV1.SubmissionServiceService, submissionHandlers({ forms, submissions }));
   // Public submissions, confirm and landing pages, forwarded by the gateway (/public/forms|pages|confirm).
   ctx.serveHttp({
     address: ctx.config.FORM_HTTP_ADDR,
@@ -57,7 +60,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     {
       store: ctx.store,
       forms,
-      submissions: submissionRepository(ctx.store),
+      submissions,
       outbox: outboxRepository(ctx.store),
       notifyOutbox: ctx.notifyOutbox,
       peers,

@@ -122,6 +122,14 @@ describe('renderTemplate', () => {
     expect(err.message).toMatch(/^html: .*memory/i);
     expect(err.details).toEqual([{ path: 'html', problem: expect.stringMatching(/^line 2, col 1: .*memory/i) }]);
   });
+  it('renders a burst of harmless templates without any passing the render limit (renders take turns)', async () => {
+    // 1,000 renders of a few milliseconds each, started together (a backlog of sends): before renders
+    // took turns, each one's wall-clock limit counted the others' work and every one was refused.
+    const compiled = compileTemplate({ subject: 'Hi {{ subscriber.firstName }}', html: '{% for i in (1..200) %}<p>{{ i }}</p>{% endfor %}' });
+    const results = await Promise.allSettled(Array.from({ length: 1000 }, () => renderTemplate(compiled, { subscriber })));
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect((results[999] as PromiseFulfilledResult<{ subject: string }>).value.subject).toBe('Hi Ann');
+  });
 });
 
 describe('hostile templates', () => {

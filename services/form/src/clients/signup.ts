@@ -1,7 +1,6 @@
 // The peers the submission job asks: the subscriber service's Signup (creates or updates the
 // subscriber, answers its status before and after) and the messaging service's suppression list (is
-// the address suppressed in the account: ListSuppressions filtered by the one address is that
-// question, so no second RPC is needed). A peer that does not answer throws PeerUnavailable: the job
+// the address suppressed in the account: GetSuppression). A peer that does not answer throws PeerUnavailable: the job
 // is retried later.
 import { createClient, peerClient, type Logger } from '@mailer/kit';
 import { signupV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
@@ -70,8 +69,7 @@ export function signupPeers(addresses: { subscriber: string; messaging: string }
       return { outcome, subscriberId: res.subscriberId || null, previousStatus: STATES[res.previousStatus] ?? null };
     },
     async isSuppressed(accountId, email) {
-      const page = await suppressions.listSuppressions({ accountId, email, reason: suppressionsV1.SuppressionReason.SUPPRESSION_REASON_UNSPECIFIED, pageNumber: 1, pageSize: 1 });
-      return page.items.length > 0;
+      return (await suppressions.getSuppression({ accountId, email })).found;
     },
     close() {
       signups.close();

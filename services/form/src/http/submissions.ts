@@ -79,7 +79,7 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
     path,
     route(async (req, res) => {
       const address = clientAddress(req);
-      const limited = limiter.take(`${address} ${String(req.params.formId).toLowerCase()}`);
+      const limited = limiter.take(`${address} ${String(req.params.formId).slice(0, 64).toLowerCase()}`);
       if (limited > 0) {
         res.set('Retry-After', String(Math.ceil(limited / 1000)));
         return problem(res, 429, 'rate_limited', 'Too many submissions from this address; try again in a minute.');

@@ -1,10 +1,9 @@
 // Use case CountEvents (POST /reports/events, API.md "Reports"): the account's events per bucket by
 // receipt time, in all and per event key. The gateway made the buckets from the report period
 // (@mailer/reports); here they are only instants.
-import { invalid } from '@mailer/kit';
+import { invalid, semaphore } from '@mailer/kit';
 import { checkBoundaries, MAX_REPORT_POINTS } from '@mailer/reports';
 import type { Collection } from '@mailer/store';
-import { semaphore } from '../events/semaphore';
 import { eventsOf, type EventDoc } from '../store/events';
 
 export interface EventCounts {

@@ -14,6 +14,7 @@
 //   applies to every string a tag renders on its own ({% capture %}).
 // - No file access: the include/render/layout tags do not exist (a save using them is a syntax error)
 //   and the engine's fs refuses every lookup. No prototype access: ownPropertyOnly.
+import { semaphore } from '@mailer/kit';
 import { Context, Liquid, toPromise, type Template } from 'liquidjs';
 import juice from 'juice';
 import { compile as compileHtmlToText } from 'html-to-text';
@@ -180,8 +181,21 @@ async function renderPart(engine: Liquid, templates: Template[], scope: Record<s
   }
 }
 
+/**
+ * How many renders run at once in the process. RENDER_LIMIT_MS is wall time from a render's start,
+ * and interleaved renders share the CPU: a burst of 1,000 one-millisecond renders started together
+ * all passed the limit (422 template_render_failed for a harmless template under load). Waiting for a
+ * slot does not count, so the limit measures a render's own cost, at most RENDERS_AT_ONCE-fold.
+ */
+export const RENDERS_AT_ONCE = 4;
+const renderSlot = semaphore(RENDERS_AT_ONCE);
+
 /** Renders a compiled template for one recipient (API.md "Email templates", render-time variables). */
-export async function renderTemplate(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
+export function renderTemplate(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
+  return renderSlot(() => render(compiled, values));
+}
+
+async function render(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
   const data = values.substitutionData ?? {};
   const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(data, k));
   if (reserved.length) {

@@ -3,11 +3,10 @@
 // an event that does not parse is terminated (it never will), a recorded or already recorded one
 // acknowledged. A thrown error (the store, or the subscriber service not answering) is retried with
 // the backoff below; app/record-event.ts makes every retry safe.
-import type { Logger } from '@mailer/kit';
+import { semaphore, type Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult, type NatsConnection } from '@mailer/nats';
 import { MalformedFactError, parseCustomEvent } from '@mailer/nats/facts';
 import { recordEvent, type RecordEventDeps } from '../app/record-event';
-import { semaphore } from './semaphore';
 
 export const EVENTS_DURABLE = 'messaging-events';
 export const EVENTS_FILTER = 'events.>';

@@ -5,11 +5,10 @@
 // its delay. A thrown error (the store failing) is retried with runConsumer's backoff; the message
 // record makes every retry safe (app/deliver-message.ts).
 import type { NatsConnection } from 'nats';
-import type { Logger } from '@mailer/kit';
+import { semaphore, type Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { deliverMessage, type DeliveryDeps } from '../app/deliver-message';
-import { semaphore } from './semaphore';
 
 export const EMAIL_JOBS_DURABLE = 'messaging-email-delivery';
 export const EMAIL_JOBS_FILTER = 'jobs.email.>';

@@ -1,4 +1,4 @@
-/** Runs at most `n` of the given tasks at once (the consumers' bound on work in flight across batches). */
+/** Runs at most `n` of the given tasks at once; the others wait their turn in arrival order. */
 export function semaphore(n: number): <T>(task: () => Promise<T>) => Promise<T> {
   let active = 0;
   const waiting: Array<() => void> = [];
