@@ -99,6 +99,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'api_key_missing', status: 401, meaning: 'No X-API-Key header. `Authorization: Bearer` is not accepted.' },
   { errorId: 'api_key_invalid', status: 401, meaning: 'The X-API-Key value is blank, unknown, deleted, replaced by rotation, or the masked form. One text for all: the response does not tell which.' },
   { errorId: 'operation_not_allowed_for_api_key', status: 403, meaning: 'The operation is for the application only (key management) and cannot be called with an API key.' },
+  { errorId: 'origin_not_allowed', status: 403, meaning: "Public form submissions: the browser's Origin is not among the form's allowedOrigins (nor its landing page's host); the preflight is refused too." },
   { errorId: 'route_not_found', status: 404, meaning: 'No operation exists at this path.' },
   { errorId: 'subscriber_not_found', status: 404, meaning: 'No subscriber with this id (or email address) exists in the account.' },
   { errorId: 'field_not_found', status: 404, meaning: 'No custom field with this id exists in the account.' },

@@ -17,3 +17,4 @@ export * as eventsV1 from './gen/mailer/messaging/v1/events';
 export * as automationsV1 from './gen/mailer/messaging/v1/automations';
 export * as webhookDeliveriesV1 from './gen/mailer/webhook/v1/deliveries';
 export * as webhookSubscriptionsV1 from './gen/mailer/webhook/v1/webhooks';
+export * as submissionsV1 from './gen/mailer/form/v1/submissions';

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { automationsV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
+import { automationsV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -39,6 +39,7 @@ export interface ServiceClients {
   emailTemplates: PromiseClient<emailTemplatesV1.EmailTemplateServiceClient>;
   emailMessages: PromiseClient<emailMessagesV1.EmailMessageServiceClient>;
   forms: PromiseClient<formV1.FormServiceClient>;
+  submissions: PromiseClient<submissionsV1.SubmissionServiceClient>;
   events: PromiseClient<eventsV1.EventServiceClient>;
   automations: PromiseClient<automationsV1.AutomationServiceClient>;
   webhookSubscriptions: PromiseClient<webhookSubscriptionsV1.WebhookSubscriptionServiceClient>;
@@ -73,6 +74,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const emailTemplates = peerClient(createClient(emailTemplatesV1.EmailTemplateServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailMessages = peerClient(createClient(emailMessagesV1.EmailMessageServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const forms = peerClient(createClient(formV1.FormServiceClient, config.FORM_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('form'));
+  const submissions = peerClient(createClient(submissionsV1.SubmissionServiceClient, config.FORM_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('form'));
   const events = peerClient(createClient(eventsV1.EventServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const automations = peerClient(createClient(automationsV1.AutomationServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const webhookSubscriptions = peerClient(createClient(webhookSubscriptionsV1.WebhookSubscriptionServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
@@ -88,6 +90,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     emailTemplates,
     emailMessages,
     forms,
+    submissions,
     events,
     automations,
     webhookSubscriptions,
@@ -103,6 +106,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       emailTemplates.close();
       emailMessages.close();
       forms.close();
+      submissions.close();
       events.close();
       automations.close();
       webhookSubscriptions.close();

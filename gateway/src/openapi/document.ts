@@ -5,7 +5,9 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { webhookParameters, webhookPaths, webhookSchemas, webhookTags } from './webhook/webhooks';
+import { submissionPaths, submissionSchemas } from './form/submissions';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
+import { confirmPaths } from './form/confirm';
 import { messagingDomainParameters, messagingDomainPaths, messagingDomainSchemas, messagingDomainTags } from './messaging';
 import { eventLogOperation, eventReportPaths, eventReportSchemas } from './messaging/events';
 import { emailReportSchemas, reportPaths, reportPeriodSchemas, reportTags, subscriberReportSchemas } from './messaging/reports';
@@ -101,6 +103,7 @@ export const openApiDocument = {
     ...messagingDomainPaths,
     ...formPaths,
     ...webhookPaths,
+    ...submissionPaths,
     ...reportPaths,
     ...eventReportPaths,
     '/events': {
@@ -180,6 +183,7 @@ export const openApiDocument = {
       },
     },
     ...publicWebPaths,
+    ...confirmPaths,
   }),
   components: {
     securitySchemes: {
@@ -270,6 +274,7 @@ export const openApiDocument = {
       ...messagingDomainSchemas,
       ...formSchemas,
       ...webhookSchemas,
+      ...submissionSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,
       ...subscriberReportSchemas,

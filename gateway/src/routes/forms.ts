@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
 import { formEmbeddingJson, formJson, formOverviewJson, formToProto, type FormBody } from '../mapping/forms';
+import { listSubmissionsToProto, submissionPageJson, type ListSubmissionsQuery } from '../mapping/submissions';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
 // Signup forms (form service): one operation per row of API.md's "Forms" table.
@@ -36,6 +37,9 @@ export const formOperations: Operation[] = [
   transition('unpublish', 'unpublishForm', 'unpublishForm'),
   operation<never, never, ByForm>('get', '/forms/:formId/embedding', 'getFormEmbedding', async ({ clients, accountId, params, call }) =>
     ok(formEmbeddingJson((await clients.forms.getFormEmbedding({ accountId, formId: params.formId }, call)).form)),
+  ),
+  operation<never, ListSubmissionsQuery, ByForm>('get', '/forms/:formId/submissions', 'listFormSubmissions', async ({ clients, accountId, params, query, call }) =>
+    ok(submissionPageJson(await clients.submissions.listSubmissions(listSubmissionsToProto(accountId, params.formId, query), call))),
   ),
 ];
 

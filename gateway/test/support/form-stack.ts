@@ -24,10 +24,12 @@ export interface FormStack {
   formHttpAddr: string;
   publicBaseUrl: string;
   account(name: string): Promise<Api>;
+  /** kill -9 of the form service, then a new process on the same data, ports and settings (`form` is the new one). */
+  restartFormAfterKill9(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
+export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv; gatewayEnv?: NodeJS.ProcessEnv; messagingEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
   const stack = await startStack(0);
   const usage = await startUsageSources();
   const dirs: string[] = [];
@@ -35,11 +37,14 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
   const addr = async () => `127.0.0.1:${await freePort()}`;
   const [subscriberAddr, formAddr, messagingAddr, formHttpAddr, messagingHttpAddr] = [await addr(), await addr(), await addr(), await addr(), await addr()];
   const peers = { SUBSCRIBER_GRPC_ADDR: subscriberAddr, FORM_GRPC_ADDR: formAddr, MESSAGING_GRPC_ADDR: messagingAddr };
-  const spawn = async (name: string, env: NodeJS.ProcessEnv) => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
-    dirs.push(dataDir);
-    const proc = await spawnReady(`services/${name}/dist/main.js`, { LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: stack.nats.url, DATA_DIR: dataDir, ...peers, ...env });
+  const envOf = new Map<RunningProcess, NodeJS.ProcessEnv>();
+  const spawn = async (name: string, env: NodeJS.ProcessEnv, reuseDataDir?: string) => {
+    const dataDir = reuseDataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
+    if (!reuseDataDir) dirs.push(dataDir);
+    const full = { LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: stack.nats.url, DATA_DIR: dataDir, ...peers, ...env };
+    const proc = await spawnReady(`services/${name}/dist/main.js`, full);
     started.push(proc);
+    envOf.set(proc, full);
     return proc;
   };
   const publicBaseUrl = opts.publicBaseUrl ?? 'https://mail.forms.test';
@@ -57,6 +62,8 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
       PUBLIC_BASE_URL: publicBaseUrl,
       MAIL_SEND_PAUSED: 'true',
+      // e.g. a capture relay as SMTP_URL with MAIL_SEND_PAUSED 'false', to read the mail sent
+      ...opts.messagingEnv,
     });
     const gw = await startGateway({
       NATS_URL: stack.nats.url,
@@ -64,6 +71,7 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       FORM_HTTP_ADDR: formHttpAddr,
       MESSAGING_HTTP_ADDR: messagingHttpAddr,
       GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
+      ...opts.gatewayEnv,
     });
     return {
       stack,
@@ -78,6 +86,13 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
         const { accountId, apiKey } = await createAccount(gw, name);
         await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
         return api(gw, apiKey, accountId);
+      },
+      async restartFormAfterKill9() {
+        const old = this.form;
+        const env = envOf.get(old)!;
+        await old.kill9();
+        started.splice(started.indexOf(old), 1);
+        this.form = await spawn('form', env, env.DATA_DIR);
       },
       async stop() {
         await gw.stop();

@@ -21,6 +21,16 @@ export const configSchema = z.object({
   // The services a form is checked against when saved: the subscriber service (field catalog,
   // topics) and the messaging service (sender profiles, templates).
   ...serviceAddressDefaults('subscriber', 'messaging'),
+  /** Public submissions accepted per client address and form in any 60 s (429 beyond). */
+  FORM_SUBMISSIONS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
+  /** Subscribers an account may have before forms stop adding any (SUPPRESSED_SUBSCRIBER_LIMIT); 0 = no limit. */
+  FORM_ACCOUNT_SUBSCRIBER_LIMIT: z.coerce.number().int().min(0).default(0),
+  /** Confirmation mails an account's forms may send per UTC day (SUPPRESSED_CUSTOMER_LIMIT); 0 = no limit. */
+  FORM_ACCOUNT_DAILY_CONFIRMATIONS: z.coerce.number().int().min(0).default(1000),
+  /** Submission jobs decided at once by this process. */
+  FORM_SUBMISSION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** Days a double opt-in confirm link works (API.md: 7). */
+  FORM_CONFIRM_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(7),
 });
 export type Config = z.infer<typeof configSchema>;
 

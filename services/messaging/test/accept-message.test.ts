@@ -139,3 +139,86 @@ it('409 sender_profile_required for an account without sender profile', async ()
   await createEmailTemplate({ store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] }, B, { name: 'welcome', subject: 's', html: 'x' });
   expect((await refusal(acceptMessage(deps, input({ accountId: B })))).errorId).toBe('sender_profile_required');
 });
+
+describe('dedupe key', () => {
+  it('a second send with the same key answers the first message and stores nothing new, even when the template is gone', async () => {
+    const first = await acceptMessage(deps, input({ dedupeKey: 'form-confirmation:s-1' }));
+    const again = await acceptMessage(deps, input({ dedupeKey: 'form-confirmation:s-1', templateName: 'missing', email: 'other@example.org' }));
+    expect(again).toEqual(first);
+    expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(1);
+    expect(await outbox()).toHaveLength(1);
+    expect(published).toBe(1);
+  });
+
+  it('concurrent sends with one key: one message, one job, every caller gets its id (the unique index decides)', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => acceptMessage(deps, input({ dedupeKey: 'k-race' }))));
+    expect(new Set(answers.map((a) => a.messageId)).size).toBe(1);
+    expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(1);
+    expect(await outbox()).toHaveLength(1);
+  });
+
+  it('other keys, no key, and the same key in another account are other messages', async () => {
+    const B = randomUUID();
+    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+    await createSenderProfile(catalog, B, { name: 'B', fromEmail: 'b@example.com', fromName: 'B' });
+    await createEmailTemplate(catalog, B, { name: 'welcome', subject: 's', html: 'x' });
+    const ids = [
+      (await acceptMessage(deps, input({ dedupeKey: 'k1' }))).messageId,
+      (await acceptMessage(deps, input({ dedupeKey: 'k2' }))).messageId,
+      (await acceptMessage(deps, input())).messageId,
+      (await acceptMessage(deps, input({ dedupeKey: '' }))).messageId,
+      (await acceptMessage(deps, input({ accountId: B, dedupeKey: 'k1' }))).messageId,
+    ];
+    expect(new Set(ids).size).toBe(5);
+  });
+
+  it('a suppressed send with a key answers SUPPRESSED again', async () => {
+    await suppressionsOf(deps.suppressions, A).add({ _id: randomUUID(), email: 'ann@example.org', reason: 'HARD_BOUNCE', createdAt: new Date(), messageId: null });
+    const first = await acceptMessage(deps, input({ dedupeKey: 'k-s' }));
+    expect(first.status).toBe('SUPPRESSED');
+    expect(await acceptMessage(deps, input({ dedupeKey: 'k-s' }))).toEqual(first);
+  });
+
+  it('a key longer than 200 characters is refused with validation_failed', async () => {
+    const refused = await refusal(acceptMessage(deps, input({ dedupeKey: 'k'.repeat(201) })));
+    expect(refused.errorId).toBe('validation_failed');
+  });
+});
+
+describe('sender profile', () => {
+  it('the named profile is used over the template\'s and the default; unknown is sender_profile_not_found', async () => {
+    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+    const news = await createSenderProfile(catalog, A, { name: 'News', fromEmail: 'news@example.com', fromName: 'News' });
+    const named = await acceptMessage(deps, input({ senderProfileId: news._id }));
+    expect(await messagesOf(deps.messages, A).get(named.messageId)).toMatchObject({ senderProfileId: news._id, fromEmail: 'news@example.com', fromName: 'News' });
+    const byDefault = await acceptMessage(deps, input({ senderProfileId: '' }));
+    expect(await messagesOf(deps.messages, A).get(byDefault.messageId)).toMatchObject({ fromEmail: 'shop@example.com' });
+    expect((await refusal(acceptMessage(deps, input({ senderProfileId: randomUUID() })))).errorId).toBe('sender_profile_not_found');
+  });
+});
+
+describe('built-in confirmation template', () => {
+  const values = { confirmUrl: 'https://mail.example.test/public/confirm/tok-1?a=1&b=2', form: { id: 'f-1', name: '<b>Evil & Co</b>' }, expiresOn: '1 December 2026, 10:36 UTC', expiresAt: '2026-12-01T10:36:00.000Z', expiryDays: 7 };
+
+  it('renders the confirm link, the form name escaped and the expiry; transactional: no List-Unsubscribe, untracked, no templateName', async () => {
+    const accepted = await acceptMessage(deps, input({ templateName: '', builtinTemplate: 'FORM_CONFIRMATION', substitutionData: values }));
+    const repo = messagesOf(deps.messages, A);
+    const message = (await repo.get(accepted.messageId))!;
+    expect(message).toMatchObject({ kind: 'TRANSACTIONAL', templateName: null, status: 'QUEUED', links: [], tracking: { opens: false, clicks: false }, fromEmail: 'shop@example.com' });
+    expect(message.subject).toBe('Please confirm your subscription to <b>Evil & Co</b>'); // a header: not HTML
+    const body = (await repo.body(accepted.messageId))!;
+    expect(body.headers).toEqual({});
+    expect(body.html).toContain('href="https://mail.example.test/public/confirm/tok-1?a=1&amp;b=2"');
+    expect(body.html).toContain('&lt;b&gt;Evil &amp; Co&lt;/b&gt;');
+    expect(body.html).not.toContain('<b>Evil');
+    expect(body.html).toContain('valid until 1 December 2026, 10:36 UTC');
+    expect(body.html).not.toContain('<img');
+    expect(body.text).toContain('https://mail.example.test/public/confirm/tok-1?a=1&b=2');
+    expect(body.text).toContain('signed up with this address to <b>Evil & Co</b>.');
+  });
+
+  it('a named template wins over the built-in one', async () => {
+    const accepted = await acceptMessage(deps, input({ builtinTemplate: 'FORM_CONFIRMATION', substitutionData: { note: 'mine' } }));
+    expect(await messagesOf(deps.messages, A).get(accepted.messageId)).toMatchObject({ templateName: 'welcome', subject: 'Hi there' });
+  });
+});

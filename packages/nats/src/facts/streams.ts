@@ -33,6 +33,8 @@ export const jobs = {
    * message's recipient (hard bounce: BOUNCED; complaint: COMPLAINED and opted out of the mail's topic).
    */
   'subscriber-status': z.object({ accountId: id, messageId: id, status: z.enum(['BOUNCED', 'COMPLAINED']) }),
+  /** jobs.form-submission.<accountId>: decide the stored public submission (double opt-in decision, signup, confirmation mail). */
+  'form-submission': z.object({ accountId: id, submissionId: id }),
 };
 export type JobKind = keyof typeof jobs;
 export type Job<K extends JobKind> = z.infer<(typeof jobs)[K]>;

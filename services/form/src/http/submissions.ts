@@ -1,7 +1,174 @@
-import { Router } from 'express';
+// POST /public/forms/{formId}/submissions (API.md "Forms": public submissions), forwarded by the
+// gateway. JSON or urlencoded (a plain HTML form); CORS for the form's allowedOrigins; a honeypot
+// input; a per client address and form limit. An accepted submission is stored with its job in one
+// transaction and answered 202 {received: true} whatever the address's state: the job decides later.
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { DomainError, type Problem } from '@mailer/kit';
+import { FormBodyError, readFormBody } from '@mailer/kit/form-body';
+import { job } from '@mailer/nats/facts';
+import type { Form } from '../domain/form';
+import { validateSubmission } from '../domain/submission';
+import { outboxRepository } from '../store/outbox';
+import { formRepository } from '../store/forms';
+import { submissionRepository } from '../store/submissions';
 import type { FormHttpDeps } from './app';
+import { HONEYPOT_NAME, postedSubmission } from './form-html';
+import { prefersHtml, sendSubmissionHtml } from './landing';
+import { slidingWindowLimiter } from './rate-limit';
 
-/** POST /public/forms/{formId}/submissions (slice i12-submit; not implemented yet). */
-export function submissionRoutes(_deps: FormHttpDeps): Router {
-  return Router();
+export const SUBMISSION_BODY_LIMIT_BYTES = 16 * 1024;
+const FORM_ID = /^[0-9a-f-]{36}$/i;
+
+const problem = (res: Response, status: number, errorId: string, message: string, details?: Problem[]) =>
+  void res.status(status).json(details?.length ? { errorId, message, details } : { errorId, message });
+
+/** The address the gateway forwarded (it overwrites X-Forwarded-For with the reader's address), else the peer's. */
+export function clientAddress(req: Request): string {
+  return req.get('x-forwarded-for')?.split(',')[0]?.trim() || req.socket.remoteAddress || '';
+}
+
+/**
+ * Origins that may post: the form's allowedOrigins, and the hosts that serve its landing page (a
+ * browser posting the page's own form sends that page's origin).
+ */
+function originAllowed(form: Form, origin: string, publicBaseUrl: string): boolean {
+  if (form.allowedOrigins.some((o) => o.toLowerCase() === origin.toLowerCase())) return true;
+  if (origin.toLowerCase() === new URL(publicBaseUrl).origin.toLowerCase()) return true;
+  return form.domain !== null && origin.toLowerCase() === `https://${form.domain}`;
+}
+
+const corsHeaders = (res: Response, origin: string) =>
+  res.set({ 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Content-Type, Accept', 'Access-Control-Max-Age': '600' });
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+const route = (handler: Handler) => (req: Request, res: Response, next: NextFunction) => void handler(req, res).catch(next);
+
+export function submissionRoutes(deps: FormHttpDeps): Router {
+  const forms = formRepository(deps.store);
+  const submissions = submissionRepository(deps.store);
+  const outbox = outboxRepository(deps.store);
+  const limiter = slidingWindowLimiter(deps.config.FORM_SUBMISSIONS_PER_MINUTE, 60_000, () => deps.now().getTime());
+  const router = Router();
+  const path = '/public/forms/:formId/submissions';
+
+  /** The ACTIVE form, or the 404 answered. */
+  async function activeForm(req: Request, res: Response): Promise<Form | null> {
+    const formId = String(req.params.formId);
+    const form = FORM_ID.test(formId) ? await forms.getAcrossAccounts(formId.toLowerCase()) : null;
+    if (!form) problem(res, 404, 'form_not_found', 'There is no such form.');
+    else if (form.status !== 'ACTIVE') problem(res, 404, 'form_inactive', 'The form is inactive and accepts no submissions.');
+    else return form;
+    return null;
+  }
+
+  // Preflight: answered with CORS headers for the form's allowed origins only.
+  router.options(
+    path,
+    route(async (req, res) => {
+      const origin = req.get('origin');
+      const form = await activeForm(req, res);
+      if (!form) return;
+      if (!origin || !originAllowed(form, origin, deps.config.PUBLIC_BASE_URL)) return problem(res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
+      corsHeaders(res, origin).status(204).end();
+    }),
+  );
+
+  const json = express.json({ limit: SUBMISSION_BODY_LIMIT_BYTES, strict: false, type: () => true });
+
+  router.post(
+    path,
+    route(async (req, res) => {
+      const address = clientAddress(req);
+      const limited = limiter.take(`${address} ${String(req.params.formId).slice(0, 64).toLowerCase()}`);
+      if (limited > 0) {
+        res.set('Retry-After', String(Math.ceil(limited / 1000)));
+        return problem(res, 429, 'rate_limited', 'Too many submissions from this address; try again in a minute.');
+      }
+      const form = await activeForm(req, res);
+      if (!form) return;
+      const origin = req.get('origin');
+      if (origin) {
+        if (!originAllowed(form, origin, deps.config.PUBLIC_BASE_URL)) return problem(res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
+        corsHeaders(res, origin);
+      }
+      const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+      let body: unknown;
+      let honeypot = '';
+      let posted: ReturnType<typeof postedSubmission> | null = null;
+      if (type === 'application/json') {
+        try {
+          body = await new Promise<unknown>((resolve, reject) => json(req, res, (err?: unknown) => (err ? reject(err) : resolve(req.body))));
+        } catch (err) {
+          const e = err as { type?: string };
+          if (e.type === 'entity.too.large') return problem(res, 413, 'payload_too_large', `The body exceeds ${SUBMISSION_BODY_LIMIT_BYTES} bytes.`);
+          if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return problem(res, 415, 'unsupported_media_type', 'Send UTF-8 JSON.');
+          return problem(res, 400, 'malformed_json', 'The body is not valid JSON.');
+        }
+        // The honeypot may come as a top-level member of a JSON body too (an embedded form serialised as is).
+        if (body && typeof body === 'object' && !Array.isArray(body) && HONEYPOT_NAME in body) {
+          const { [HONEYPOT_NAME]: trap, ...rest } = body as Record<string, unknown>;
+          honeypot = typeof trap === 'string' ? trap : trap ? 'filled' : '';
+          body = rest;
+        }
+      } else if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
+        try {
+          posted = postedSubmission(form, await readFormBody(req, SUBMISSION_BODY_LIMIT_BYTES));
+        } catch (err) {
+          if (!(err instanceof FormBodyError)) throw err;
+          return problem(res, err.status, err.status === 413 ? 'payload_too_large' : err.status === 415 ? 'unsupported_media_type' : 'validation_failed', err.message);
+        }
+        honeypot = posted.honeypot;
+        body = { values: posted.values, ...(posted.consent ? { consent: posted.consent } : {}) };
+      } else {
+        return problem(res, 415, 'unsupported_media_type', 'Send application/json or application/x-www-form-urlencoded.');
+      }
+      const html = prefersHtml(req);
+      if (honeypot.trim() !== '') {
+        // A bot: the same answer as an accepted submission, nothing stored, no job.
+        deps.logger.info({ formId: form.id, honeypot: true }, 'submission dropped: honeypot filled');
+        return html ? sendSubmissionHtml(res, form, { accepted: true }) : void res.status(202).json({ received: true });
+      }
+      let input;
+      try {
+        input = validateSubmission(form, body);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        if (html) return sendSubmissionHtml(res, form, { accepted: false, details: err.details ?? [], posted: posted ?? { values: {}, consent: null } });
+        return problem(res, 400, err.errorId, err.message, err.details);
+      }
+      const now = deps.now();
+      const submissionId = deps.newId();
+      await deps.store.transaction(async (tx) => {
+        await submissions.insert(
+          {
+            _id: submissionId,
+            accountId: form.accountId,
+            formId: form.id,
+            email: input.email,
+            values: input.values,
+            consent: input.consent ? { text: input.consent.text, givenAt: now } : null,
+            clientAddress: address,
+            submittedAt: now,
+            decision: null,
+            subscriberId: null,
+            confirmationSentAt: null,
+            processedAt: null,
+          },
+          tx,
+        );
+        // The submission's id is the job's msgID: a job is stored once.
+        await outbox.record(tx, [{ ...job('form-submission', { accountId: form.accountId, submissionId }), id: submissionId }]);
+      });
+      deps.notifyOutbox();
+      if (html) return sendSubmissionHtml(res, form, { accepted: true });
+      res.status(202).json({ received: true });
+    }),
+  );
+
+  // Errors of this router answer as JSON problems, never a stack trace.
+  router.use(path, (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    deps.logger.error({ err }, 'submission failed');
+    if (!res.headersSent) problem(res, 500, 'internal_error', 'The submission could not be stored; try again.');
+  });
+  return router;
 }

@@ -46,6 +46,11 @@ export async function addManualSuppression(deps: SuppressionDeps, input: { accou
   throw new Error(`suppression of ${input.accountId} kept changing`);
 }
 
+/** The address's entry, or null when it is not suppressed (the form service's question before a signup). */
+export async function getSuppression(deps: SuppressionDeps, input: { accountId: string; email: string }): Promise<SuppressionDoc | null> {
+  return suppressionsOf(deps.suppressions, input.accountId).find(suppressionAddress(input.email));
+}
+
 /** Removes the address from the list, or `404 suppression_not_found`. */
 export async function removeSuppression(deps: SuppressionDeps, input: { accountId: string; email: string }): Promise<void> {
   const email = suppressionAddress(input.email);

@@ -63,6 +63,9 @@ export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessa
         substitutionData: jsonObject(req.substitutionDataJson, 'body.substitutionData'),
         eventProperties: jsonObject(req.eventPropertiesJson, 'body.eventProperties'),
         topicId: null,
+        senderProfileId: req.senderProfileId || null,
+        dedupeKey: req.dedupeKey || null,
+        builtinTemplate: req.builtinTemplate === emailMessagesV1.BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION ? 'FORM_CONFIRMATION' : null,
       });
       return { messageId: accepted.messageId, status: Statuses.toProto(accepted.status) };
     },

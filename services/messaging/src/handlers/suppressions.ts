@@ -1,7 +1,7 @@
 // SuppressionService RPCs: each parses its request and calls its use case in app/suppressions.ts.
 import { accountOf, invalid, type AsyncHandlers } from '@mailer/kit';
 import { suppressionsV1 } from '@mailer/proto';
-import { addManualSuppression, listSuppressions, removeSuppression, type SuppressionDeps } from '../app/suppressions';
+import { addManualSuppression, getSuppression, listSuppressions, removeSuppression, type SuppressionDeps } from '../app/suppressions';
 import { SUPPRESSION_REASONS, type SuppressionDoc, type SuppressionListReason } from '../store/suppressions';
 
 const R = suppressionsV1.SuppressionReason;
@@ -33,6 +33,10 @@ export function suppressionHandlers(deps: SuppressionDeps): AsyncHandlers<suppre
     async addSuppression(req) {
       const { suppression, created } = await addManualSuppression(deps, { accountId: accountOf(req), email: req.email });
       return { suppression: suppressionToProto(suppression), created };
+    },
+    async getSuppression(req) {
+      const found = await getSuppression(deps, { accountId: accountOf(req), email: req.email });
+      return found ? { found: true, reason: reasonToProto(found.reason) } : { found: false, reason: R.SUPPRESSION_REASON_UNSPECIFIED };
     },
     async deleteSuppression(req) {
       await removeSuppression(deps, { accountId: accountOf(req), email: req.email });

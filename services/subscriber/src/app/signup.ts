@@ -65,7 +65,8 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     }
     const state: SubscriberState = {
       ...newSubscriber({ email, firstName, status: input.doubleOptIn ? 'UNCONFIRMED' : 'ACTIVE', tags: [], topicIds: topicIds.length ? topicIds : undefined, fields }, defs, newIdOf(deps), now),
-      consent: { text: input.consentText, formId: input.formId, at: now },
+      // A submission without a consent text (the form shows none) records no consent: an empty text is no consent.
+      ...(input.consentText ? { consent: { text: input.consentText, formId: input.formId, at: now } } : {}),
     };
     try {
       await deps.subscribers.write(tx, accountId, { inserts: [state], events: [createdEvent(accountId, state, defs, now)] }, now);

@@ -137,6 +137,44 @@ export function emailMessageStatusToJSON(object: EmailMessageStatus): string {
   }
 }
 
+/** The system's own templates, for mail the services send themselves. */
+export enum BuiltinTemplate {
+  BUILTIN_TEMPLATE_UNSPECIFIED = 0,
+  /**
+   * BUILTIN_TEMPLATE_FORM_CONFIRMATION - The double opt-in confirmation mail of a signup form (transactional, untracked). Substitutions:
+   * confirmUrl, form {id, name}, expiresAt (ISO 8601), expiresOn (readable, UTC), expiryDays.
+   */
+  BUILTIN_TEMPLATE_FORM_CONFIRMATION = 1,
+  UNRECOGNIZED = -1,
+}
+
+export function builtinTemplateFromJSON(object: any): BuiltinTemplate {
+  switch (object) {
+    case 0:
+    case "BUILTIN_TEMPLATE_UNSPECIFIED":
+      return BuiltinTemplate.BUILTIN_TEMPLATE_UNSPECIFIED;
+    case 1:
+    case "BUILTIN_TEMPLATE_FORM_CONFIRMATION":
+      return BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return BuiltinTemplate.UNRECOGNIZED;
+  }
+}
+
+export function builtinTemplateToJSON(object: BuiltinTemplate): string {
+  switch (object) {
+    case BuiltinTemplate.BUILTIN_TEMPLATE_UNSPECIFIED:
+      return "BUILTIN_TEMPLATE_UNSPECIFIED";
+    case BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION:
+      return "BUILTIN_TEMPLATE_FORM_CONFIRMATION";
+    case BuiltinTemplate.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface SendEmailMessageRequest {
   accountId: string;
   templateName: string;
@@ -145,6 +183,16 @@ export interface SendEmailMessageRequest {
   substitutionDataJson: string;
   /** JSON object text; empty: none. */
   eventPropertiesJson: string;
+  /** The sender profile to send from; empty: the template's profile, else the account's default. */
+  senderProfileId: string;
+  /**
+   * Empty: none. A non-empty key names one message in the account: a second send with the same key
+   * answers the message the first one created (same id and status) and queues nothing (a redelivered
+   * job never mails twice). At most 200 characters.
+   */
+  dedupeKey: string;
+  /** Used when template_name is empty: a template of the system's own (template_name wins when set). */
+  builtinTemplate: BuiltinTemplate;
 }
 
 export interface SendEmailMessageResponse {
@@ -228,7 +276,16 @@ export interface EmailMessage {
 }
 
 function createBaseSendEmailMessageRequest(): SendEmailMessageRequest {
-  return { accountId: "", templateName: "", email: "", substitutionDataJson: "", eventPropertiesJson: "" };
+  return {
+    accountId: "",
+    templateName: "",
+    email: "",
+    substitutionDataJson: "",
+    eventPropertiesJson: "",
+    senderProfileId: "",
+    dedupeKey: "",
+    builtinTemplate: 0,
+  };
 }
 
 export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
@@ -247,6 +304,15 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     }
     if (message.eventPropertiesJson !== "") {
       writer.uint32(42).string(message.eventPropertiesJson);
+    }
+    if (message.senderProfileId !== "") {
+      writer.uint32(50).string(message.senderProfileId);
+    }
+    if (message.dedupeKey !== "") {
+      writer.uint32(58).string(message.dedupeKey);
+    }
+    if (message.builtinTemplate !== 0) {
+      writer.uint32(64).int32(message.builtinTemplate);
     }
     return writer;
   },
@@ -304,6 +370,30 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
             message.eventPropertiesJson = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.senderProfileId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.dedupeKey = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.builtinTemplate = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -339,6 +429,21 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
         : isSet(object.event_properties_json)
         ? globalThis.String(object.event_properties_json)
         : "",
+      senderProfileId: isSet(object.senderProfileId)
+        ? globalThis.String(object.senderProfileId)
+        : isSet(object.sender_profile_id)
+        ? globalThis.String(object.sender_profile_id)
+        : "",
+      dedupeKey: isSet(object.dedupeKey)
+        ? globalThis.String(object.dedupeKey)
+        : isSet(object.dedupe_key)
+        ? globalThis.String(object.dedupe_key)
+        : "",
+      builtinTemplate: isSet(object.builtinTemplate)
+        ? builtinTemplateFromJSON(object.builtinTemplate)
+        : isSet(object.builtin_template)
+        ? builtinTemplateFromJSON(object.builtin_template)
+        : 0,
     };
   },
 
@@ -359,6 +464,15 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     if (message.eventPropertiesJson !== "") {
       obj.eventPropertiesJson = message.eventPropertiesJson;
     }
+    if (message.senderProfileId !== "") {
+      obj.senderProfileId = message.senderProfileId;
+    }
+    if (message.dedupeKey !== "") {
+      obj.dedupeKey = message.dedupeKey;
+    }
+    if (message.builtinTemplate !== 0) {
+      obj.builtinTemplate = builtinTemplateToJSON(message.builtinTemplate);
+    }
     return obj;
   },
 
@@ -372,6 +486,9 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     message.email = object.email ?? "";
     message.substitutionDataJson = object.substitutionDataJson ?? "";
     message.eventPropertiesJson = object.eventPropertiesJson ?? "";
+    message.senderProfileId = object.senderProfileId ?? "";
+    message.dedupeKey = object.dedupeKey ?? "";
+    message.builtinTemplate = object.builtinTemplate ?? 0;
     return message;
   },
 };

@@ -124,6 +124,17 @@ export interface DeleteSuppressionRequest {
 export interface DeleteSuppressionResponse {
 }
 
+export interface GetSuppressionRequest {
+  accountId: string;
+  email: string;
+}
+
+export interface GetSuppressionResponse {
+  found: boolean;
+  /** UNSPECIFIED when not found */
+  reason: SuppressionReason;
+}
+
 function createBaseSuppression(): Suppression {
   return { email: "", reason: 0, createdAt: "", messageId: undefined };
 }
@@ -860,6 +871,180 @@ export const DeleteSuppressionResponse: MessageFns<DeleteSuppressionResponse> = 
   },
 };
 
+function createBaseGetSuppressionRequest(): GetSuppressionRequest {
+  return { accountId: "", email: "" };
+}
+
+export const GetSuppressionRequest: MessageFns<GetSuppressionRequest> = {
+  encode(message: GetSuppressionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSuppressionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSuppressionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSuppressionRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+    };
+  },
+
+  toJSON(message: GetSuppressionRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSuppressionRequest>): GetSuppressionRequest {
+    return GetSuppressionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSuppressionRequest>): GetSuppressionRequest {
+    const message = createBaseGetSuppressionRequest();
+    message.accountId = object.accountId ?? "";
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSuppressionResponse(): GetSuppressionResponse {
+  return { found: false, reason: 0 };
+}
+
+export const GetSuppressionResponse: MessageFns<GetSuppressionResponse> = {
+  encode(message: GetSuppressionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.found !== false) {
+      writer.uint32(8).bool(message.found);
+    }
+    if (message.reason !== 0) {
+      writer.uint32(16).int32(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSuppressionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSuppressionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.found = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSuppressionResponse {
+    return {
+      found: isSet(object.found) ? globalThis.Boolean(object.found) : false,
+      reason: isSet(object.reason) ? suppressionReasonFromJSON(object.reason) : 0,
+    };
+  },
+
+  toJSON(message: GetSuppressionResponse): unknown {
+    const obj: any = {};
+    if (message.found !== false) {
+      obj.found = message.found;
+    }
+    if (message.reason !== 0) {
+      obj.reason = suppressionReasonToJSON(message.reason);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSuppressionResponse>): GetSuppressionResponse {
+    return GetSuppressionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSuppressionResponse>): GetSuppressionResponse {
+    const message = createBaseGetSuppressionResponse();
+    message.found = object.found ?? false;
+    message.reason = object.reason ?? 0;
+    return message;
+  },
+};
+
 /**
  * The suppression list of an account (API.md "Delivery facts ... suppressions"): addresses no mail
  * goes to. Bounces and complaints add entries (the inbound bounce listener); customers add MANUAL
@@ -900,12 +1085,32 @@ export const SuppressionServiceService = {
       Buffer.from(DeleteSuppressionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteSuppressionResponse => DeleteSuppressionResponse.decode(value),
   },
+  /**
+   * Is this one address suppressed? (The form service asks before a signup.) Never NOT_FOUND:
+   * found = false. INVALID_ARGUMENT invalid_email for an address that is not one.
+   */
+  getSuppression: {
+    path: "/mailer.messaging.v1.SuppressionService/GetSuppression" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSuppressionRequest): Buffer =>
+      Buffer.from(GetSuppressionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSuppressionRequest => GetSuppressionRequest.decode(value),
+    responseSerialize: (value: GetSuppressionResponse): Buffer =>
+      Buffer.from(GetSuppressionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSuppressionResponse => GetSuppressionResponse.decode(value),
+  },
 } as const;
 
 export interface SuppressionServiceServer extends UntypedServiceImplementation {
   listSuppressions: handleUnaryCall<ListSuppressionsRequest, ListSuppressionsResponse>;
   addSuppression: handleUnaryCall<AddSuppressionRequest, AddSuppressionResponse>;
   deleteSuppression: handleUnaryCall<DeleteSuppressionRequest, DeleteSuppressionResponse>;
+  /**
+   * Is this one address suppressed? (The form service asks before a signup.) Never NOT_FOUND:
+   * found = false. INVALID_ARGUMENT invalid_email for an address that is not one.
+   */
+  getSuppression: handleUnaryCall<GetSuppressionRequest, GetSuppressionResponse>;
 }
 
 export interface SuppressionServiceClient extends Client {
@@ -953,6 +1158,25 @@ export interface SuppressionServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteSuppressionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Is this one address suppressed? (The form service asks before a signup.) Never NOT_FOUND:
+   * found = false. INVALID_ARGUMENT invalid_email for an address that is not one.
+   */
+  getSuppression(
+    request: GetSuppressionRequest,
+    callback: (error: ServiceError | null, response: GetSuppressionResponse) => void,
+  ): ClientUnaryCall;
+  getSuppression(
+    request: GetSuppressionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSuppressionResponse) => void,
+  ): ClientUnaryCall;
+  getSuppression(
+    request: GetSuppressionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSuppressionResponse) => void,
   ): ClientUnaryCall;
 }
 
