@@ -33,6 +33,8 @@ export const jobs = {
    * message's recipient (hard bounce: BOUNCED; complaint: COMPLAINED and opted out of the mail's topic).
    */
   'subscriber-status': z.object({ accountId: id, messageId: id, status: z.enum(['BOUNCED', 'COMPLAINED']) }),
+  /** jobs.automation-run.<accountId>: execute the run's steps from its first unfinished one (the run record is the truth). */
+  'automation-run': z.object({ accountId: id, runId: id }),
 };
 export type JobKind = keyof typeof jobs;
 export type Job<K extends JobKind> = z.infer<(typeof jobs)[K]>;
