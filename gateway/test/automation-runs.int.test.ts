@@ -276,7 +276,8 @@ describe('WAIT survives restarts', () => {
     const a = await account('restart');
     expectStatus(await a.post('/subscribers', { email: 'eve@restart.test', firstName: 'Eve' }), 201);
     const id = await automation(a, 'trial.started', [
-      { type: 'WAIT', duration: 'PT5S' },
+      // long enough for a restart on a loaded machine to happen during it
+      { type: 'WAIT', duration: 'PT10S' },
       { type: 'SEND_EMAIL', templateName: 'welcome' },
     ]);
     await postEvent(a, { eventKey: 'trial.started', email: 'eve@restart.test', properties: { plan: 'trial' } });

@@ -11,6 +11,7 @@ import { dueRuns, type RunDoc } from '../store/runs';
 import type { semaphore } from './semaphore';
 
 const LEASE_MS = 60_000;
+/** Runs claimed per pass; the pass resumes them before claiming more, so no lease lapses in a queue. */
 const CLAIM_BATCH = 200;
 const MAX_SLEEP_MS = 5_000;
 /** A due run that stays due (its lease held by a run in work) is looked at again after this. */
@@ -57,14 +58,16 @@ export function startRunScheduler(opts: RunSchedulerOptions): RunScheduler {
   const pass = async () => {
     for (;;) {
       const claimed = await due.claim(opts.now(), LEASE_MS, CLAIM_BATCH);
-      for (const run of claimed) {
+      const batch = claimed.map((run) => {
         const p = opts
           .limit(() => runAutomation(opts.deps, { accountId: run.accountId, runId: run._id }))
           .catch((err: unknown) => opts.logger.warn({ runId: run._id, err: (err as Error).message }, 'resuming a waiting run failed; retried when its lease lapses'))
           .finally(() => inWork.delete(p));
         inWork.add(p);
-      }
+        return p;
+      });
       if (claimed.length < CLAIM_BATCH || stopped) break;
+      await Promise.all(batch);
     }
     const next = await due.nextDueAt();
     arm(next ? next.getTime() : Infinity);
