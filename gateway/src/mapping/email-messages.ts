@@ -27,7 +27,9 @@ const jsonText = (v: Record<string, unknown> | null | undefined) => (v === undef
 const parsed = (text: string) => (text ? (JSON.parse(text) as Record<string, unknown>) : null);
 
 export function sendEmailMessageToProto(accountId: string, b: SendEmailMessageBody): emailMessagesV1.SendEmailMessageRequest {
-  return { accountId, templateName: b.name, email: b.email, substitutionDataJson: jsonText(b.substitutionData), eventPropertiesJson: jsonText(b.eventProperties) };
+  // The sender profile and dedupe key are for the services' own sends (form confirmations); the
+  // customer API has neither (its retries use Idempotency-Key).
+  return { accountId, templateName: b.name, email: b.email, substitutionDataJson: jsonText(b.substitutionData), eventPropertiesJson: jsonText(b.eventProperties), senderProfileId: '', dedupeKey: '' };
 }
 
 export function listEmailMessagesToProto(accountId: string, q: ListEmailMessagesQuery): emailMessagesV1.ListEmailMessagesRequest {

@@ -139,3 +139,60 @@ it('409 sender_profile_required for an account without sender profile', async ()
   await createEmailTemplate({ store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] }, B, { name: 'welcome', subject: 's', html: 'x' });
   expect((await refusal(acceptMessage(deps, input({ accountId: B })))).errorId).toBe('sender_profile_required');
 });
+
+describe('dedupe key', () => {
+  it('a second send with the same key answers the first message and stores nothing new, even when the template is gone', async () => {
+    const first = await acceptMessage(deps, input({ dedupeKey: 'form-confirmation:s-1' }));
+    const again = await acceptMessage(deps, input({ dedupeKey: 'form-confirmation:s-1', templateName: 'missing', email: 'other@example.org' }));
+    expect(again).toEqual(first);
+    expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(1);
+    expect(await outbox()).toHaveLength(1);
+    expect(published).toBe(1);
+  });
+
+  it('concurrent sends with one key: one message, one job, every caller gets its id (the unique index decides)', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => acceptMessage(deps, input({ dedupeKey: 'k-race' }))));
+    expect(new Set(answers.map((a) => a.messageId)).size).toBe(1);
+    expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(1);
+    expect(await outbox()).toHaveLength(1);
+  });
+
+  it('other keys, no key, and the same key in another account are other messages', async () => {
+    const B = randomUUID();
+    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+    await createSenderProfile(catalog, B, { name: 'B', fromEmail: 'b@example.com', fromName: 'B' });
+    await createEmailTemplate(catalog, B, { name: 'welcome', subject: 's', html: 'x' });
+    const ids = [
+      (await acceptMessage(deps, input({ dedupeKey: 'k1' }))).messageId,
+      (await acceptMessage(deps, input({ dedupeKey: 'k2' }))).messageId,
+      (await acceptMessage(deps, input())).messageId,
+      (await acceptMessage(deps, input({ dedupeKey: '' }))).messageId,
+      (await acceptMessage(deps, input({ accountId: B, dedupeKey: 'k1' }))).messageId,
+    ];
+    expect(new Set(ids).size).toBe(5);
+  });
+
+  it('a suppressed send with a key answers SUPPRESSED again', async () => {
+    await suppressionsOf(deps.suppressions, A).add({ _id: randomUUID(), email: 'ann@example.org', reason: 'HARD_BOUNCE', createdAt: new Date(), messageId: null });
+    const first = await acceptMessage(deps, input({ dedupeKey: 'k-s' }));
+    expect(first.status).toBe('SUPPRESSED');
+    expect(await acceptMessage(deps, input({ dedupeKey: 'k-s' }))).toEqual(first);
+  });
+
+  it('a key longer than 200 characters is refused with validation_failed', async () => {
+    const refused = await refusal(acceptMessage(deps, input({ dedupeKey: 'k'.repeat(201) })));
+    expect(refused.errorId).toBe('validation_failed');
+  });
+});
+
+describe('sender profile', () => {
+  it('the named profile is used over the template\'s and the default; unknown is sender_profile_not_found', async () => {
+    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+    const news = await createSenderProfile(catalog, A, { name: 'News', fromEmail: 'news@example.com', fromName: 'News' });
+    const named = await acceptMessage(deps, input({ senderProfileId: news._id }));
+    expect(await messagesOf(deps.messages, A).get(named.messageId)).toMatchObject({ senderProfileId: news._id, fromEmail: 'news@example.com', fromName: 'News' });
+    const byDefault = await acceptMessage(deps, input({ senderProfileId: '' }));
+    expect(await messagesOf(deps.messages, A).get(byDefault.messageId)).toMatchObject({ fromEmail: 'shop@example.com' });
+    expect((await refusal(acceptMessage(deps, input({ senderProfileId: randomUUID() })))).errorId).toBe('sender_profile_not_found');
+  });
+});

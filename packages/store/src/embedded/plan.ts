@@ -2,7 +2,7 @@
  * Choosing which committed documents a filter can possibly match (the embedded "query planner").
  * The result is only a superset: every candidate is still tested against the full filter.
  * Preference: `_id` lookups, then a unique index fully pinned by equalities (the sync path upserts
- * by `{ accountId, email }`), then the account partition(s), else a full scan.
+ * by `{ accountId, email }`; a partial one only when the pinned values pass its filter), then the account partition(s), else a full scan.
  */
 import { equalityScalar, stringChoices } from '../filter';
 import type { Filter } from '../types';
@@ -33,9 +33,9 @@ export function planCandidates(data: CollectionData, filter: Filter): Plan {
 
   for (const index of data.uniques) {
     const spec = index.spec;
-    if (spec.partialFilterExpression) continue; // the filter could match documents the index does not hold
     const key = spec.fields.map((f) => equalityScalar(filter[f]));
     if (key.some((v) => v === undefined)) continue;
+    if (!index.holdsEveryDocWith(key)) continue; // a partial index may not hold the documents the filter matches
     const owner = index.ownerOf(key);
     const doc = owner === undefined ? undefined : data.byId.get(owner);
     return { sources: [doc ? [doc] : []] };

@@ -23,9 +23,25 @@ export type IndexKey = unknown[]; // raw values, one per field
 export class UniqueIndex {
   private readonly root = new Map<unknown, any>();
   private readonly partial?: Predicate;
+  /** The partial filter names only indexed top-level fields: the key values alone decide it. */
+  private readonly partialOnKeyFields: boolean;
 
   constructor(readonly spec: UniqueIndexSpec) {
     if (spec.partialFilterExpression) this.partial = compileFilter(spec.partialFilterExpression);
+    const filterFields = Object.keys(spec.partialFilterExpression ?? {});
+    this.partialOnKeyFields = filterFields.every((f) => spec.fields.includes(f) && !f.includes('.') && !f.startsWith('$'));
+  }
+
+  /**
+   * True when the index holds every document whose indexed fields equal `key`, so a lookup by the
+   * key is complete: always without a partial filter; with one, when it names only indexed fields
+   * and those values pass it (a dedupe key `{ $gt: '' }` lookup by a non-empty key).
+   */
+  holdsEveryDocWith(key: IndexKey): boolean {
+    if (!this.partial) return true;
+    // null would also match documents without the field, which a partial index may leave out
+    if (!this.partialOnKeyFields || key.some((v) => v === null) || this.spec.fields.some((f) => f.includes('.'))) return false;
+    return this.partial(this.keyObject(key) as Doc);
   }
 
   /** The index entries of a document; none when a sparse or partial index skips it. */

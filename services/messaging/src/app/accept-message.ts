@@ -13,10 +13,10 @@ import { instrumentHtml } from '../domain/tracking-html';
 import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
 import { senderForSend } from './sender-profiles';
-import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, noEngagementYet } from '../store/messages';
+import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, noEngagementYet, DEDUPE_INDEX } from '../store/messages';
 import type { OutboxRepository } from '../store/outbox';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
-import type { Collection } from '@mailer/store';
+import { DuplicateKeyError, type Collection } from '@mailer/store';
 
 /** A subscriber of the account as a send needs it: render values and the status rules. */
 export interface Recipient {
@@ -64,7 +64,17 @@ export interface AcceptInput {
   subscriber?: Recipient | null;
   /** Automation mails: the `event` render value. */
   event?: Record<string, unknown> | null;
+  /** The sender profile to send from; null/empty: the template's profile, else the account's default. */
+  senderProfileId?: string | null;
+  /**
+   * Null/empty: none. A non-empty key names one message in the account: a send with a key already
+   * used answers that message (same id and status) and stores nothing, so a redelivered job never
+   * mails twice. Two concurrent sends with one key are decided by the store's unique index.
+   */
+  dedupeKey?: string | null;
 }
+
+export const MAX_DEDUPE_KEY_LENGTH = 200;
 
 export interface Accepted {
   messageId: string;
@@ -72,6 +82,9 @@ export interface Accepted {
 }
 
 const isMarketing = (kind: EmailKind) => kind !== 'TRANSACTIONAL';
+
+/** The answer for a message already stored (a repeated dedupe key): its id and the status it was accepted with. */
+const answerOf = (m: EmailMessageDoc): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
 
 function checkReservedKeys(data: Record<string, unknown> | null | undefined): void {
   const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => data && Object.prototype.hasOwnProperty.call(data, k));
@@ -87,6 +100,16 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   const email = canonicalAddress(input.email);
   if (!email) throw invalid('invalid_email', `email "${input.email.slice(0, 80)}" is not a valid email address`, [{ path: 'body.email', problem: 'not a valid email address' }]);
   checkReservedKeys(input.substitutionData);
+  const dedupeKey = input.dedupeKey || null;
+  if (dedupeKey && dedupeKey.length > MAX_DEDUPE_KEY_LENGTH) {
+    throw invalid('validation_failed', `dedupeKey may have at most ${MAX_DEDUPE_KEY_LENGTH} characters`, [{ path: 'body.dedupeKey', problem: `longer than ${MAX_DEDUPE_KEY_LENGTH} characters` }]);
+  }
+  // Before anything else may refuse: a redelivered send answers its message even if, say, the
+  // template was deleted since.
+  if (dedupeKey) {
+    const existing = await messagesOf(deps.messages, accountId).byDedupeKey(dedupeKey);
+    if (existing) return answerOf(existing);
+  }
   // The recipient (a gRPC call) and the suppression are read while the template and sender are: the
   // refusals keep API.md's order all the same (a failed lookup is only seen once those passed).
   const recipientLookup = input.subscriber !== undefined ? Promise.resolve(input.subscriber) : deps.recipients.recipientByEmail(accountId, email);
@@ -94,7 +117,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   recipientLookup.catch(() => undefined);
   suppressionLookup.catch(() => undefined);
   const { template, compiled } = await templateForSend(deps, accountId, input.templateName);
-  const sender = await senderForSend(deps, accountId, template.senderProfileId ?? null);
+  const sender = await senderForSend(deps, accountId, input.senderProfileId || template.senderProfileId || null);
   const recipient = await recipientLookup;
 
   const messageId = deps.newId();
@@ -149,17 +172,27 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     complainedAt: null,
     ...noEngagementYet(),
     eventProperties: input.eventProperties ?? null,
+    dedupeKey,
   };
   const headers: Record<string, string> = unsubscribeUrl
     ? { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }
     : {};
 
-  await deps.store.transaction(async (tx) => {
-    // A SUPPRESSED message is recorded (it shows in GET /email-messages) but has no body and no job.
-    await messagesOf(deps.messages, accountId).insert(message, status === 'QUEUED' ? { html: tracked.html, text: rendered.text, headers } : null, tx);
-    // The record's id is the JetStream msgID of every (re-)publish of it: a job is stored once.
-    if (status === 'QUEUED') await deps.outbox.record(tx, [job('email', { accountId, messageId })]);
-  });
+  try {
+    await deps.store.transaction(async (tx) => {
+      // A SUPPRESSED message is recorded (it shows in GET /email-messages) but has no body and no job.
+      await messagesOf(deps.messages, accountId).insert(message, status === 'QUEUED' ? { html: tracked.html, text: rendered.text, headers } : null, tx);
+      // The record's id is the JetStream msgID of every (re-)publish of it: a job is stored once.
+      if (status === 'QUEUED') await deps.outbox.record(tx, [job('email', { accountId, messageId })]);
+    });
+  } catch (err) {
+    // A concurrent send with the same dedupe key committed first: its message is the answer.
+    if (dedupeKey && err instanceof DuplicateKeyError && err.index === DEDUPE_INDEX) {
+      const winner = await messagesOf(deps.messages, accountId).byDedupeKey(dedupeKey);
+      if (winner) return answerOf(winner);
+    }
+    throw err;
+  }
   if (status === 'QUEUED') {
     deps.notify();
     // Committed is durable (the relay publishes it whatever happens next); the wait makes 202 mean

@@ -63,6 +63,8 @@ export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessa
         substitutionData: jsonObject(req.substitutionDataJson, 'body.substitutionData'),
         eventProperties: jsonObject(req.eventPropertiesJson, 'body.eventProperties'),
         topicId: null,
+        senderProfileId: req.senderProfileId || null,
+        dedupeKey: req.dedupeKey || null,
       });
       return { messageId: accepted.messageId, status: Statuses.toProto(accepted.status) };
     },

@@ -66,6 +66,8 @@ export interface EmailMessageDoc {
   firstClickedAt: Date | null;
   machineClickCount: number;
   eventProperties: Record<string, unknown> | null;
+  /** The sender's dedupe key (SendEmailMessageRequest.dedupe_key): unique in the account when set. */
+  dedupeKey?: string | null;
 }
 
 /** A new message's bounce and engagement members: nothing has happened to it yet. */
@@ -120,9 +122,13 @@ const messageSchema = new Schema(
     firstClickedAt: nullableDate,
     machineClickCount: { type: Number, default: 0 },
     eventProperties: { type: Schema.Types.Mixed, default: null },
+    dedupeKey: { type: String, default: null },
   },
   { versionKey: false, minimize: false },
 );
+/** The unique index that decides which of two concurrent sends with one dedupe key creates the message. */
+export const DEDUPE_INDEX = 'accountId_dedupeKey';
+messageSchema.index({ accountId: 1, dedupeKey: 1 }, { unique: true, partialFilterExpression: { dedupeKey: { $gt: '' } }, name: DEDUPE_INDEX });
 // GET /email-messages: newest first, optionally by address, template or status.
 messageSchema.index({ accountId: 1, createdAt: -1 });
 messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
@@ -172,6 +178,8 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     accountId,
     get: (messageId: string): Promise<EmailMessageDoc | null> => messages.findOne({ _id: messageId, accountId }),
     body: (messageId: string): Promise<EmailBodyDoc | null> => bodies.findOne({ _id: messageId, accountId }),
+    /** The message a send with this (non-empty) dedupe key created, or null. */
+    byDedupeKey: (dedupeKey: string): Promise<EmailMessageDoc | null> => messages.findOne({ accountId, dedupeKey }),
     /** Stores a new message and (unless it is SUPPRESSED) its body, in one transaction when given. */
     async insert(doc: Omit<EmailMessageDoc, 'accountId'>, body: Omit<EmailBodyDoc, '_id' | 'accountId'> | null, tx?: Transaction): Promise<EmailMessageDoc> {
       const stored: EmailMessageDoc = { ...doc, accountId };

@@ -145,6 +145,14 @@ export interface SendEmailMessageRequest {
   substitutionDataJson: string;
   /** JSON object text; empty: none. */
   eventPropertiesJson: string;
+  /** The sender profile to send from; empty: the template's profile, else the account's default. */
+  senderProfileId: string;
+  /**
+   * Empty: none. A non-empty key names one message in the account: a second send with the same key
+   * answers the message the first one created (same id and status) and queues nothing (a redelivered
+   * job never mails twice). At most 200 characters.
+   */
+  dedupeKey: string;
 }
 
 export interface SendEmailMessageResponse {
@@ -228,7 +236,15 @@ export interface EmailMessage {
 }
 
 function createBaseSendEmailMessageRequest(): SendEmailMessageRequest {
-  return { accountId: "", templateName: "", email: "", substitutionDataJson: "", eventPropertiesJson: "" };
+  return {
+    accountId: "",
+    templateName: "",
+    email: "",
+    substitutionDataJson: "",
+    eventPropertiesJson: "",
+    senderProfileId: "",
+    dedupeKey: "",
+  };
 }
 
 export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
@@ -247,6 +263,12 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     }
     if (message.eventPropertiesJson !== "") {
       writer.uint32(42).string(message.eventPropertiesJson);
+    }
+    if (message.senderProfileId !== "") {
+      writer.uint32(50).string(message.senderProfileId);
+    }
+    if (message.dedupeKey !== "") {
+      writer.uint32(58).string(message.dedupeKey);
     }
     return writer;
   },
@@ -304,6 +326,22 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
             message.eventPropertiesJson = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.senderProfileId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.dedupeKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -339,6 +377,16 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
         : isSet(object.event_properties_json)
         ? globalThis.String(object.event_properties_json)
         : "",
+      senderProfileId: isSet(object.senderProfileId)
+        ? globalThis.String(object.senderProfileId)
+        : isSet(object.sender_profile_id)
+        ? globalThis.String(object.sender_profile_id)
+        : "",
+      dedupeKey: isSet(object.dedupeKey)
+        ? globalThis.String(object.dedupeKey)
+        : isSet(object.dedupe_key)
+        ? globalThis.String(object.dedupe_key)
+        : "",
     };
   },
 
@@ -359,6 +407,12 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     if (message.eventPropertiesJson !== "") {
       obj.eventPropertiesJson = message.eventPropertiesJson;
     }
+    if (message.senderProfileId !== "") {
+      obj.senderProfileId = message.senderProfileId;
+    }
+    if (message.dedupeKey !== "") {
+      obj.dedupeKey = message.dedupeKey;
+    }
     return obj;
   },
 
@@ -372,6 +426,8 @@ export const SendEmailMessageRequest: MessageFns<SendEmailMessageRequest> = {
     message.email = object.email ?? "";
     message.substitutionDataJson = object.substitutionDataJson ?? "";
     message.eventPropertiesJson = object.eventPropertiesJson ?? "";
+    message.senderProfileId = object.senderProfileId ?? "";
+    message.dedupeKey = object.dedupeKey ?? "";
     return message;
   },
 };
