@@ -2,22 +2,22 @@
 // the automation-run job consumer and by the wait scheduler). Each step's outcome is persisted before
 // the next step starts (a compare-and-set on stepIndex, store/runs.ts), so a redelivered job or a
 // restart resumes at the first unfinished step and never repeats a finished one. The one step whose
-// effect and record cannot commit together is SEND_EMAIL: its message id is derived from the run and
-// the step (automation-run:<runId>:<stepIndex>), so a send repeated after a crash finds the message
-// stored and queues nothing twice.
+// effect and record cannot commit together is SEND_EMAIL: it sends with the dedupe key
+// automation-run:<runId>:<stepIndex>, so a send repeated after a crash (or by a second executor)
+// answers the message stored the first time and queues nothing twice.
 //
 // A peer not answering (PeerUnavailable) or the store failing throws: the job is retried and the run
 // resumes at the same step. Every other refusal is that step's FAILED outcome with the peer's message
 // and the run goes on (API.md: "a missing or unconvertible property fails that step").
-import crypto from 'node:crypto';
 import { DomainError, GrpcStatus, PeerUnavailable, type Logger } from '@mailer/kit';
-import { DuplicateKeyError, type Collection } from '@mailer/store';
+import type { Collection } from '@mailer/store';
 import type { SegmentMembership } from '../clients/segments';
 import type { SubscriberCatalog, SubscriberChanges, SubscriberTopics } from '../clients/subscribers';
 import { parseWaitDuration, type Step } from '../domain/automation';
 import { valueFromProperty } from '../domain/run-steps';
 import type { AutomationRepository } from '../store/automations';
 import { eventsOf, type EventDoc } from '../store/events';
+import { messagesOf } from '../store/messages';
 import { FINAL_STATUSES, runsOf, type RunDoc, type RunStatus, type RunStepDoc, type StepOutcome } from '../store/runs';
 import { suppressionsOf } from '../store/suppressions';
 import { acceptMessage, type AcceptDeps } from './accept-message';
@@ -26,7 +26,7 @@ export interface RunAutomationDeps {
   runs: Collection<RunDoc>;
   events: Collection<EventDoc>;
   automations: Pick<AutomationRepository, 'get' | 'countRuns'>;
-  /** acceptMessage's dependencies; `newId` is replaced per send by the step's derived id. */
+  /** acceptMessage's dependencies. */
   accept: AcceptDeps;
   subscribers: SubscriberTopics & SubscriberChanges & Pick<SubscriberCatalog, 'customFields'>;
   segments: SegmentMembership;
@@ -38,14 +38,8 @@ export interface RunAutomationDeps {
 
 export type RunResult = 'UNKNOWN_RUN' | 'ALREADY_ENDED' | 'NOT_DUE' | 'WAITING' | RunStatus | 'TAKEN_OVER';
 
-/** The id of the message a SEND_EMAIL step sends: a UUID derived from `automation-run:<runId>:<stepIndex>`. */
-export function sendMessageId(runId: string, stepIndex: number): string {
-  const h = crypto.createHash('sha256').update(`automation-run:${runId}:${stepIndex}`).digest();
-  h[6] = (h[6] & 0x0f) | 0x50; // version 5-like (name-based)
-  h[8] = (h[8] & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
+/** The dedupe key of the message a SEND_EMAIL step sends: one message per run and step. */
+export const sendDedupeKey = (runId: string, stepIndex: number) => `automation-run:${runId}:${stepIndex}`;
 
 interface StepResult {
   outcome: StepOutcome;
@@ -162,9 +156,11 @@ async function sendEmail(
   event: EventDoc | null,
 ): Promise<StepResult> {
   const { accountId } = run;
-  const messageId = sendMessageId(run._id, index);
-  // A send repeated after a crash (or by a second executor): the message is stored already.
-  if ((await deps.accept.messages.messages.countDocuments({ _id: messageId, accountId })) > 0) return { outcome: 'DONE', detail: `messageId ${messageId}` };
+  const dedupeKey = sendDedupeKey(run._id, index);
+  // A send repeated after a crash (or by a second executor): the message is stored already, and was
+  // sent whatever the subscriber's status is now.
+  const sent = await messagesOf(deps.accept.messages, accountId).byDedupeKey(dedupeKey);
+  if (sent) return { outcome: 'DONE', detail: `messageId ${sent._id}` };
   const recipient = await deps.accept.recipients.recipientByEmail(accountId, run.email);
   if (!recipient || recipient.id !== run.subscriberId) return { outcome: 'SKIPPED', detail: 'SUBSCRIBER_NOT_FOUND: the subscriber no longer exists' };
   if (recipient.status !== 'ACTIVE') return { outcome: 'SKIPPED', detail: `SUBSCRIBER_NOT_ACTIVE: the subscriber is ${recipient.status}` };
@@ -177,7 +173,7 @@ async function sendEmail(
   try {
     const accepted = await acceptMessage(
       // the automation job does not wait for the delivery job's PubAck: the outbox relay publishes it
-      { ...deps.accept, newId: () => messageId, awaitPublished: async () => true },
+      { ...deps.accept, awaitPublished: async () => true },
       {
         accountId,
         kind: 'AUTOMATION',
@@ -185,13 +181,13 @@ async function sendEmail(
         email: recipient.email,
         topicId: step.topicId,
         subscriber: recipient,
+        dedupeKey,
         event: { eventKey: event?.eventKey ?? null, occurredAt: event?.occurredAt.toISOString() ?? null, properties },
       },
     );
-    if (accepted.status === 'SUPPRESSED') return { outcome: 'SKIPPED', detail: `SUPPRESSED: the address is suppressed (messageId ${messageId})` };
-    return { outcome: 'DONE', detail: `messageId ${messageId}` };
+    if (accepted.status === 'SUPPRESSED') return { outcome: 'SKIPPED', detail: `SUPPRESSED: the address is suppressed (messageId ${accepted.messageId})` };
+    return { outcome: 'DONE', detail: `messageId ${accepted.messageId}` };
   } catch (err) {
-    if (err instanceof DuplicateKeyError && err.collection === deps.accept.messages.messages.name) return { outcome: 'DONE', detail: `messageId ${messageId}` };
     return { outcome: 'FAILED', detail: refusal(err) };
   }
 }
