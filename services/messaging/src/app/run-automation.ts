@@ -10,7 +10,7 @@
 // resumes at the same step. Every other refusal is that step's FAILED outcome with the peer's message
 // and the run goes on (API.md: "a missing or unconvertible property fails that step").
 import { DomainError, GrpcStatus, PeerUnavailable, type Logger } from '@mailer/kit';
-import type { Collection } from '@mailer/store';
+import { DocumentValidationError, type Collection } from '@mailer/store';
 import type { SegmentMembership } from '../clients/segments';
 import type { SubscriberCatalog, SubscriberChanges, SubscriberTopics } from '../clients/subscribers';
 import { parseWaitDuration, type Step } from '../domain/automation';
@@ -188,6 +188,9 @@ async function sendEmail(
     if (accepted.status === 'SUPPRESSED') return { outcome: 'SKIPPED', detail: `SUPPRESSED: the address is suppressed (messageId ${accepted.messageId})` };
     return { outcome: 'DONE', detail: `messageId ${accepted.messageId}` };
   } catch (err) {
+    // A rendered message the store refuses (e.g. a template whose text renders empty) never will be
+    // stored: that step fails instead of the job retrying for a day.
+    if (err instanceof DocumentValidationError) return { outcome: 'FAILED', detail: `the rendered message cannot be stored: ${err.message}` };
     return { outcome: 'FAILED', detail: refusal(err) };
   }
 }
