@@ -20,7 +20,7 @@ const { connect, JSONCodec, AckPolicy, DeliverPolicy } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
 const { SMTPServer } = require('smtp-server');
 const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { verdict, benchAccount, rssMb } = require('./lib');
+const { verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -125,6 +125,8 @@ async function main() {
       LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: nats.url, DATA_DIR: dataDir, MESSAGING_GRPC_ADDR: messagingAddress,
       MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`, BOUNCE_SMTP_PORT: String(await freePort()), SUBSCRIBER_GRPC_ADDR: subscriber.address,
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'), SMTP_URL: sink.url, MAIL_ACCOUNT_RATE_PER_SECOND: '100000',
+      // profile the service alone: BENCH_PROFILE=/tmp/prof npm run bench:automations
+      ...(process.env.BENCH_PROFILE ? { NODE_EXEC_ARGS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {}),
     };
     let messaging = null;
     stops.push(() => (messaging ? messaging.stop() : Promise.resolve()));
@@ -136,12 +138,15 @@ async function main() {
     const raw = await rawConsume(nats.url, backlogSize);
     messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv, 120_000);
     const metricsPort = messaging.ready.metricsPort;
+    const cpuBefore = { messaging: cpuSeconds(messaging.pid), subscriber: cpuSeconds(subscriber.pid), nats: cpuSeconds(nats.pid) };
     const started = Date.now();
     for (;;) {
       if ((await metric(metricsPort, 'messaging_custom_events_total')) >= backlogSize) break;
       await sleep(100);
     }
     const consumed = Math.round(backlogSize / ((Date.now() - started) / 1000));
+    const perEvent = (name, pid) => Math.round(((cpuSeconds(pid) - cpuBefore[name]) * 1e6) / backlogSize);
+    const backlogCpu = { messaging: perEvent('messaging', messaging.pid), subscriber: perEvent('subscriber', subscriber.pid), nats: perEvent('nats', nats.pid) };
     const backlogRss = rssMb(messaging.pid);
 
     // 2. latency: an automation mailing every event, events posted on a fixed schedule
@@ -211,6 +216,7 @@ async function main() {
     console.table({
       [`backlog of ${backlogSize} events: recorded + matched /s`]: { figure: consumed, baseline: raw, ratio: +(consumed / raw).toFixed(3), target: '>= 3000/s and ratio >= 0.25', verdict: verdict(consumed >= 3000 && consumed / raw >= 0.25) },
     });
+    console.log(`  CPU per event (µs): ${JSON.stringify(backlogCpu)}; one idle core would allow ~${Math.round(1e6 / backlogCpu.messaging)}/s in messaging`);
     console.log(`  baseline: a bare nats.js pull consumer acking the same ${backlogSize} events; messaging RSS after the backlog ${backlogRss.rss} MB (peak ${backlogRss.peak} MB)`);
     console.log(`\nPOST /events 202 -> automation mail at the sink, ${latencyTotal} events at ${rate}/s (statuses ${JSON.stringify(statuses)})`);
     console.table({ 'latency (ms)': latency });
