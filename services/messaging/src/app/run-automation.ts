@@ -82,8 +82,13 @@ export async function runAutomation(deps: RunAutomationDeps, job: { accountId: s
     const last = result.end !== undefined || index + 1 >= steps.length;
     const status: RunStatus = result.end ?? (last ? 'COMPLETED' : 'RUNNING');
     const record: RunStepDoc = { index, type: step.type, outcome: result.outcome, at: deps.now(), detail: result.detail };
-    if (!(await runs.finishStep(run._id, record, { status, stepIndex: index + 1 }, deps.now()))) return 'TAKEN_OVER';
-    if (status === 'COMPLETED') await deps.automations.countRuns(job.accountId, run.automationId, { runsCompleted: 1 });
+    // the step's record and the automation's runsCompleted commit together
+    const recorded = await deps.accept.store.transaction(async (tx) => {
+      if (!(await runs.finishStep(run!._id, record, { status, stepIndex: index + 1 }, deps.now(), tx))) return false;
+      if (status === 'COMPLETED') await deps.automations.countRuns(job.accountId, run!.automationId, { runsCompleted: 1 }, tx);
+      return true;
+    });
+    if (!recorded) return 'TAKEN_OVER';
     if (last) return status;
     run = { ...run, status: 'RUNNING', stepIndex: index + 1 };
   }

@@ -106,7 +106,7 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
      * Records the outcome of step `index` and moves on, only if the run is still at that step and
      * unfinished (compare-and-set): false when someone else recorded it first or the run ended.
      */
-    async finishStep(runId: string, step: RunStepDoc, next: { status: RunStatus; stepIndex: number; dueAt?: Date | null }, now: Date): Promise<boolean> {
+    async finishStep(runId: string, step: RunStepDoc, next: { status: RunStatus; stepIndex: number; dueAt?: Date | null }, now: Date, tx?: Transaction): Promise<boolean> {
       const final = FINAL_STATUSES.includes(next.status);
       const r = await runs.updateOne(
         { _id: runId, accountId, stepIndex: step.index, status: { $in: UNFINISHED } },
@@ -115,6 +115,7 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
           $set: { status: next.status, stepIndex: next.stepIndex, dueAt: next.dueAt ?? null, leaseUntil: null, updatedAt: now },
           ...(final ? { $unset: { activeKey: '' } } : {}),
         },
+        { tx },
       );
       return r.matchedCount > 0;
     },
