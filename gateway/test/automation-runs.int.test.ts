@@ -300,14 +300,14 @@ describe('WAIT survives restarts', () => {
     expect(relay.receivedFor('eve@restart.test')).toHaveLength(1);
   }, 120_000);
 
-  it('deleting an automation cancels its waiting run: no mail at the due time', async () => {
+  it('deleting an automation cancels its waiting run (no mail at the due time); deactivating one lets its waiting run finish', async () => {
     const a = await account('cancel');
     expectStatus(await a.post('/subscribers', { email: 'fay@cancel.test' }), 201);
     const id = await automation(a, 'cart.left', [
       { type: 'WAIT', duration: 'PT2S' },
       { type: 'SEND_EMAIL', templateName: 'welcome' },
     ]);
-    // a second automation on the same key that is kept: its mail shows the due time has passed
+    // a second automation on the same key, deactivated (not deleted) during the wait
     const kept = await automation(a, 'cart.left', [
       { type: 'WAIT', duration: 'PT3S' },
       { type: 'SEND_EMAIL', templateName: 'welcome' },
@@ -315,9 +315,11 @@ describe('WAIT survives restarts', () => {
     await postEvent(a, { eventKey: 'cart.left', email: 'fay@cancel.test' });
     await runsUntil(a, id, (rs) => rs.length === 1 && rs[0].status === 'WAITING');
     expect((await a.delete(`/automations/${id}`)).status).toBe(204);
+    // deactivating the other one only stops new runs: its waiting run goes on
+    expectStatus(await a.put(`/automations/${kept}`, { name: 'kept', trigger: { type: 'API_REQUEST', eventKey: 'cart.left' }, steps: [{ type: 'WAIT', duration: 'PT3S' }, { type: 'SEND_EMAIL', templateName: 'welcome' }], active: false }), 200);
     await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('fay@cancel.test')), 30_000);
     await sleep(1_000);
-    expect(relay.receivedFor('fay@cancel.test')).toHaveLength(1); // the kept automation's only
+    expect(relay.receivedFor('fay@cancel.test')).toHaveLength(1); // the deactivated automation's only
     expect((await runsUntil(a, kept, (rs) => rs.length === 1 && ended(rs[0])))[0].status).toBe('COMPLETED');
   }, 60_000);
 });
