@@ -52,9 +52,7 @@ export interface AutomationRepository {
   namingField(accountId: string, fieldId: string): Promise<AutomationSteps[]>;
   /** The account's automations with a step sending the email template, by name. */
   namingTemplate(accountId: string, templateName: string): Promise<Array<{ id: string; name: string }>>;
-  /** Ids of the account's active automations triggered by the event key (API_REQUEST), oldest first. */
-  activeForEventKey(accountId: string, eventKey: string): Promise<string[]>;
-  /** The same automations with their entry rule (what starting their runs needs). */
+  /** The account's active automations triggered by the event key (API_REQUEST), oldest first, with their entry rule. */
   activeTriggeredBy(accountId: string, eventKey: string): Promise<Array<{ id: string; entry: EntryRule }>>;
   /** Counts runs in `stats` (runsStarted in the transaction that starts them). */
   countRuns(accountId: string, id: string, inc: { runsStarted?: number; runsCompleted?: number }, tx?: Transaction): Promise<void>;
@@ -80,13 +78,6 @@ export function automationRepository(store: Store): AutomationRepository {
     async namingTemplate(accountId, templateName) {
       const docs = await automations.find({ accountId, 'steps.templateName': templateName }, { sort: { name: 1, _id: 1 } });
       return docs.map((d) => ({ id: d._id, name: d.name }));
-    },
-    async activeForEventKey(accountId, eventKey) {
-      const docs = await automations.find(
-        { accountId, 'trigger.eventKey': eventKey, active: true },
-        { sort: { createdAt: 1, _id: 1 }, projection: { _id: 1 } },
-      );
-      return docs.map((d) => d._id);
     },
     async activeTriggeredBy(accountId, eventKey) {
       const docs = await automations.find(
