@@ -311,7 +311,7 @@ describe('automations CRUD', () => {
 });
 
 describe('events and automations', () => {
-  it("an active automation on the event's key makes the outcome RUNS_STARTED (no runs yet); inactive or another key, NO_MATCHING_AUTOMATION", async () => {
+  it("an active automation on the event's key makes the outcome RUNS_STARTED with its run; inactive or another key, NO_MATCHING_AUTOMATION", async () => {
     const a = await account('matching');
     expectStatus(await a.post('/subscribers', { email: 'ann@example.org' }), 201);
     const wait = [{ type: 'WAIT', duration: 'P1D' }];
@@ -327,7 +327,7 @@ describe('events and automations', () => {
       await sleep(150);
     }
     const outcome = (id: string) => items.find((e) => e.eventId === id);
-    expect(outcome(ids.paid)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [] });
+    expect(outcome(ids.paid)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [expect.stringMatching(UUID_PATTERN)] });
     expect(outcome(ids.left)).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
     expect(outcome(ids.other)).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
   });

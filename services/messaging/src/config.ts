@@ -90,6 +90,8 @@ export const configSchema = z.object({
   MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
   /** Custom events (EVENTS stream) one replica records at once. */
   EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  /** Automation runs one replica executes at once (automation-run jobs and resumed waits together). */
+  AUTOMATION_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /** Outbox relay of the email.* facts. */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /** POST /email-messages answers once its delivery job has a PubAck, waiting at most this long (0: no wait). */

@@ -10,7 +10,10 @@ import { formsClient } from './clients/forms';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { AccountSendRate } from './domain/send-rate';
+import { startAutomationRuns } from './events/automation-runs';
 import { startCustomEventsConsumer } from './events/custom-events';
+import { startRunScheduler } from './events/run-scheduler';
+import { semaphore } from './events/semaphore';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { automationHandlers } from './handlers/automations';
@@ -28,6 +31,7 @@ import { automationRepository } from './store/automations';
 import { eventCollection } from './store/events';
 import { messageCollections, messagesOf } from './store/messages';
 import { outboxRepository } from './store/outbox';
+import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
 
 /** Deadline of a subscriber lookup (render previews, recipients of sends), below the gateway's 5 s. */
@@ -135,11 +139,52 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
 
   // Automations (API.md): CRUD, every step's ids checked against the account when saved.
-  ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
+  const runs = runCollection(ctx.store);
+  ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, runs, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
 
   // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
   // eventId (app/record-event.ts); automations matched by their API-request trigger.
   const events = eventCollection(ctx.store);
+  // Runs: automation-run jobs (started with their event) and the wait scheduler share one bound.
+  const runLimit = semaphore(config.AUTOMATION_RUN_CONCURRENCY);
+  let scheduler: ReturnType<typeof startRunScheduler> | null = null;
+  const runDeps = {
+    runs,
+    events,
+    automations,
+    accept: {
+      store: ctx.store,
+      messages,
+      suppressions,
+      outbox,
+      recipients: subscribers,
+      links,
+      now: ctx.now,
+      newId: ctx.newId,
+      notify: ctx.notifyOutbox,
+      awaitPublished: async () => true,
+      logger: ctx.logger,
+    },
+    subscribers,
+    segments,
+    now: ctx.now,
+    onWaiting: (dueAt: Date) => scheduler?.wake(dueAt),
+    logger: ctx.logger,
+  };
+  const runsConsumer = startAutomationRuns({
+    nc: ctx.nc,
+    deps: runDeps,
+    limit: runLimit,
+    batchSize: Math.ceil(config.AUTOMATION_RUN_CONCURRENCY / 2),
+    logger: ctx.logger,
+    outcomes: new Counter({
+      name: 'messaging_automation_runs_total',
+      help: 'automation-run jobs handled, by result (completed, waiting, exited, cancelled, not_due, already_ended, taken_over, unknown_run, malformed)',
+      labelNames: ['outcome'],
+      registers: [ctx.metrics.registry],
+    }),
+  });
+  scheduler = startRunScheduler({ runs, deps: runDeps, limit: runLimit, now: ctx.now, logger: ctx.logger });
   ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
   const eventsConsumer = startCustomEventsConsumer({
     nc: ctx.nc,
@@ -155,6 +200,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       store: ctx.store,
       events,
       automations,
+      runs,
+      newId: ctx.newId,
       outbox,
       subscribers,
       consentSignup: consentSignupNotAvailable,
@@ -165,6 +212,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   return [
     // Events in work finish (recorded and acknowledged) before the subscriber client closes.
     () => eventsConsumer.stop(),
+    // Runs in work finish their step before the peers' clients close.
+    () => runsConsumer.stop(),
+    async () => scheduler?.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),
     async () => transport.close(),

@@ -11,6 +11,7 @@ import { consentSignupNotAvailable, recordEvent, type ConsentSignup, type Record
 import { AUTOMATIONS, automationRepository, automationSchema } from '../src/store/automations';
 import { eventCollection } from '../src/store/events';
 import { outboxRepository } from '../src/store/outbox';
+import { runCollection, runsOf } from '../src/store/runs';
 
 const ACCOUNT = 'acc-1';
 const ANN: Recipient = { id: 'sub-ann', email: 'ann@example.org', firstName: 'Ann', fields: {}, status: 'ACTIVE' };
@@ -24,6 +25,8 @@ function deps(consentSignup: ConsentSignup = consentSignupNotAvailable): RecordE
     store: temp.store,
     events: eventCollection(temp.store),
     automations: automationRepository(temp.store),
+    runs: runCollection(temp.store),
+    newId: () => `run-${++ids}`,
     outbox: outboxRepository(temp.store),
     subscribers: {
       recipientByEmail: async (accountId, email) => {
@@ -38,6 +41,7 @@ function deps(consentSignup: ConsentSignup = consentSignupNotAvailable): RecordE
 }
 
 let n = 0;
+let ids = 0;
 const event = (over: Partial<CustomEvent> = {}): CustomEvent => ({
   eventId: `ev-${++n}`,
   accountId: ACCOUNT,
@@ -96,7 +100,7 @@ describe('recordEvent', () => {
     expect(await factsOf(e.eventId)).toHaveLength(1);
   });
 
-  it('RUNS_STARTED when an active automation of the account has the key; its id kept with the event', async () => {
+  it('RUNS_STARTED when an active automation of the account has the key: its run, runsStarted and the run job commit with the event', async () => {
     const automations = temp.store.collection(AUTOMATIONS, automationSchema);
     const base = { name: 'A', steps: [{ type: 'WAIT', duration: 'P1D' }], createdAt: new Date(), entry: 'EVERY_EVENT' };
     await automations.insertMany([
@@ -106,9 +110,48 @@ describe('recordEvent', () => {
     ]);
     const e = event();
     expect(await recordEvent(deps(), e)).toEqual({ recorded: true, outcome: 'RUNS_STARTED' });
-    expect(await eventCollection(temp.store).findOne({ _id: e.eventId })).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [], matchedAutomationIds: ['on'] });
+    const recorded = (await eventCollection(temp.store).findOne({ _id: e.eventId }))!;
+    expect(recorded).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [expect.any(String)], matchedAutomationIds: ['on'] });
+    const [runId] = recorded.runIds;
+    expect(await runsOf(runCollection(temp.store), ACCOUNT).get(runId)).toMatchObject({ automationId: 'on', eventId: e.eventId, subscriberId: ANN.id, status: 'RUNNING', stepIndex: 0, steps: [] });
+    expect((await automations.findOne({ _id: 'on' }))!.stats).toEqual({ runsStarted: 1 });
+    const jobs = (await temp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({})).filter((o) => o.subject.startsWith('jobs.'));
+    expect(jobs).toEqual([expect.objectContaining({ subject: `jobs.automation-run.${ACCOUNT}`, payload: { accountId: ACCOUNT, runId } })]);
     expect(await recordEvent(deps(), event({ eventKey: 'cart.left' }))).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
     expect(await recordEvent(deps(), event({ triggerAutomations: false }))).toEqual({ recorded: true, outcome: 'NOT_TRIGGERED' });
+  });
+
+  it('entry rules: ONCE never starts a second run for the subscriber; ONE_AT_A_TIME not while one is unfinished', async () => {
+    const automations = temp.store.collection(AUTOMATIONS, automationSchema);
+    const base = { accountId: ACCOUNT, name: 'A', active: true, steps: [{ type: 'WAIT', duration: 'P1D' }], createdAt: new Date() };
+    await automations.insertMany([
+      { _id: 'once', trigger: { type: 'API_REQUEST', eventKey: 'visit' }, entry: 'ONCE', ...base },
+      { _id: 'one', trigger: { type: 'API_REQUEST', eventKey: 'cart' }, entry: 'ONE_AT_A_TIME', ...base },
+    ]);
+    const runs = runsOf(runCollection(temp.store), ACCOUNT);
+    const runIdsOf = async (eventId: string) => (await eventCollection(temp.store).findOne({ _id: eventId }))!.runIds;
+    const first = event({ eventKey: 'visit' });
+    expect(await recordEvent(deps(), first)).toEqual({ recorded: true, outcome: 'RUNS_STARTED' });
+    await runs.end((await runIdsOf(first.eventId))[0], 'COMPLETED', new Date());
+    expect(await recordEvent(deps(), event({ eventKey: 'visit' }))).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    const cart = event({ eventKey: 'cart' });
+    expect(await recordEvent(deps(), cart)).toEqual({ recorded: true, outcome: 'RUNS_STARTED' });
+    expect(await recordEvent(deps(), event({ eventKey: 'cart' }))).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    await runs.end((await runIdsOf(cart.eventId))[0], 'COMPLETED', new Date());
+    expect(await recordEvent(deps(), event({ eventKey: 'cart' }))).toEqual({ recorded: true, outcome: 'RUNS_STARTED' });
+  });
+
+  it('two events of one subscriber racing past an entry rule start one run: the other is thrown (retried) and then finds the run', async () => {
+    await temp.store.collection(AUTOMATIONS, automationSchema).insertOne({
+      _id: 'once', accountId: ACCOUNT, name: 'A', active: true, steps: [{ type: 'WAIT', duration: 'P1D' }], createdAt: new Date(), trigger: { type: 'API_REQUEST', eventKey: 'visit' }, entry: 'ONCE',
+    });
+    const [a, b] = [event({ eventKey: 'visit' }), event({ eventKey: 'visit' })];
+    const results = await Promise.allSettled([recordEvent(deps(), a), recordEvent(deps(), b)]);
+    const started = results.filter((r) => r.status === 'fulfilled' && (r.value as { outcome?: string }).outcome === 'RUNS_STARTED');
+    expect(started).toHaveLength(1);
+    // the loser (if it lost inside the transaction) is retried as NATS would redeliver it
+    for (const [i, r] of results.entries()) if (r.status === 'rejected') expect(await recordEvent(deps(), [a, b][i])).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    expect(await runCollection(temp.store).countDocuments({ automationId: 'once' })).toBe(1);
   });
 
   it('an unknown address is NO_SUBSCRIBER; with consent the signup port decides (SUBSCRIBER_CREATED), asked with the eventId', async () => {

@@ -24,7 +24,8 @@ const SAVE = `Saving checks the whole automation and answers \`400\` with every 
 - A template an automation's \`SEND_EMAIL\` names cannot be deleted (\`409 template_in_use\`).
 When a service that owns some of these ids (subscribers for tags, topics and fields; segments) does not answer, \`503 service_unavailable\` and nothing is saved.`;
 
-const RUNS_NOTE = 'Runs: an active automation starts a run for each matching event (`entry` permitting). In this version events are recorded (GET /events) but no run is started yet, so `stats` stay 0 and `/runs` answers an empty page.';
+const RUNS_NOTE =
+  'Runs: an active automation starts at most one run per matching event (`entry` permitting: `ONCE` never a second run for the subscriber, `ONE_AT_A_TIME` not while one is unfinished). Steps run in order, each outcome recorded before the next; `SEND_EMAIL` is `SKIPPED` when the subscriber may not receive marketing mail (`detail` starts with `SUBSCRIBER_NOT_ACTIVE`, `SUPPRESSED`, `OPTED_OUT` or `SUBSCRIBER_NOT_FOUND`); a step a peer refuses (a missing `fromProperty`, a tag deleted since) is `FAILED` and the run goes on; `IF_IN_SEGMENT` not TRUE ends the run `EXITED`; `WAIT` makes the run `WAITING` until `dueAt`. Deleting the automation cancels its unfinished runs; deactivating it only stops new ones.';
 
 export const automationPaths = {
   '/automations': {
@@ -72,7 +73,7 @@ export const automationPaths = {
       tags: ['Automations'],
       operationId: 'deleteAutomation',
       summary: 'Delete an automation',
-      description: `Deleting an automation cancels its waiting runs; its templates and fields are no longer in use by it. ${NOT_FOUND}`,
+      description: `Deleting an automation cancels its waiting runs (status \`CANCELLED\`; they are no longer listed); its templates and fields are no longer in use by it. ${NOT_FOUND}`,
       parameters: automationPath,
       responses: responses('delete', { '204': noContent('Deleted.') }, { 400: ['invalid_uuid'], 404: ['automation_not_found'] }),
     },

@@ -17,8 +17,8 @@ const OUTCOMES = `\`outcome\` says what the event led to, the first rule that ap
 - \`NOT_TRIGGERED\`: sent with \`triggerAutomations: false\` (recorded, no automation started; \`subscriberId\` still tells whether the address is a subscriber).
 - \`NO_SUBSCRIBER\`: the address is no subscriber of the account (and none was created: \`consent\` signups arrive in a later version, until then an unknown address with \`consent\` is recorded \`NO_SUBSCRIBER\` too).
 - \`SUBSCRIBER_CREATED\`: an unknown address with \`consent\` became an \`UNCONFIRMED\` subscriber (a later version).
-- \`NO_MATCHING_AUTOMATION\`: no active automation is triggered by the \`eventKey\`.
-- \`RUNS_STARTED\`: active automations are triggered by the \`eventKey\`; \`runIds\` names the runs (empty in this version, which records the event but does not run automations yet).`;
+- \`NO_MATCHING_AUTOMATION\`: no active automation is triggered by the \`eventKey\` (or every one's \`entry\` rule refused a run: \`ONCE\` ran for the subscriber already, \`ONE_AT_A_TIME\` has an unfinished run).
+- \`RUNS_STARTED\`: runs started, one per active automation triggered by the \`eventKey\` (its \`entry\` permitting); \`runIds\` names them.`;
 
 export const eventLogOperation = {
   tags: ['Events'],

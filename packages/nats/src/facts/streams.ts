@@ -35,6 +35,8 @@ export const jobs = {
   'subscriber-status': z.object({ accountId: id, messageId: id, status: z.enum(['BOUNCED', 'COMPLAINED']) }),
   /** jobs.form-submission.<accountId>: decide the stored public submission (double opt-in decision, signup, confirmation mail). */
   'form-submission': z.object({ accountId: id, submissionId: id }),
+  /** jobs.automation-run.<accountId>: execute the run's steps from its first unfinished one (the run record is the truth). */
+  'automation-run': z.object({ accountId: id, runId: id }),
 };
 export type JobKind = keyof typeof jobs;
 export type Job<K extends JobKind> = z.infer<(typeof jobs)[K]>;

@@ -4,7 +4,7 @@
 // service, segments at the segment service, each asked once per save and only when a step needs it.
 // Refusals are 400 with every problem in `details` (the step's path) and the errorId of the first.
 import { DomainError, GrpcStatus, notFound, type Problem } from '@mailer/kit';
-import type { Store } from '@mailer/store';
+import type { Collection, Store } from '@mailer/store';
 import type { SubscriberCatalog } from '../clients/subscribers';
 import type { SegmentLookup } from '../clients/segments';
 import {
@@ -18,10 +18,12 @@ import {
 } from '../domain/automation';
 import type { AutomationDoc, AutomationRepository } from '../store/automations';
 import { emailTemplatesOf } from '../store/email-templates';
+import { runsOf, type RunDoc, type RunStatus } from '../store/runs';
 
 export interface AutomationDeps {
   store: Store;
   automations: AutomationRepository;
+  runs: Collection<RunDoc>;
   catalog: SubscriberCatalog;
   segments: SegmentLookup;
   now: () => Date;
@@ -56,15 +58,25 @@ export async function updateAutomation(deps: AutomationDeps, accountId: string, 
   return updated;
 }
 
-/** Deleting it ends it: there are no runs to cancel yet (the run engine cancels the waiting ones here). */
+/**
+ * Deleting it cancels its unfinished runs (API.md): a waiting run never resumes, a run in work
+ * stops before its next step (the executor finds the automation gone). Its runs stay listed
+ * nowhere (the automation is gone) but keep their records, so ONCE entries are not forgotten.
+ */
 export async function deleteAutomation(deps: AutomationDeps, accountId: string, id: string): Promise<void> {
   if (!(await deps.automations.delete(accountId, id.toLowerCase()))) throw automationNotFound(id);
+  await runsOf(deps.runs, accountId).cancelUnfinished(id.toLowerCase(), deps.now());
 }
 
-/** The automation's runs: none until the run engine exists (an empty page; 404 for an unknown automation). */
-export async function listAutomationRuns(deps: AutomationDeps, accountId: string, id: string): Promise<{ items: never[]; totalItems: number }> {
-  await getAutomation(deps, accountId, id);
-  return { items: [], totalItems: 0 };
+/** One page of the automation's runs, newest first (404 for an unknown automation). */
+export async function listAutomationRuns(
+  deps: AutomationDeps,
+  accountId: string,
+  id: string,
+  q: { status?: RunStatus; pageNumber: number; pageSize: number },
+): Promise<{ items: RunDoc[]; totalItems: number }> {
+  const automation = await getAutomation(deps, accountId, id);
+  return runsOf(deps.runs, accountId).list(automation._id, q);
 }
 
 type Saved = Pick<AutomationDoc, 'name' | 'trigger' | 'entry' | 'active' | 'steps'>;

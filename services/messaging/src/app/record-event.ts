@@ -4,16 +4,18 @@
 // same transaction, so a second delivery (lost ack, re-published message, a consumer reset) finds
 // the record, commits nothing and is acknowledged.
 //
-// Interim (until the run engine exists): an event that an active automation matches is recorded
-// RUNS_STARTED with no runIds and the matched automations in `matchedAutomationIds`; the run engine
-// starts the runs in this same transaction and fills runIds.
-import { domainFact, factSubject, type CustomEvent } from '@mailer/nats/facts';
+// An event that active automations match starts their runs (at most one per automation and event,
+// the entry rules permitting) in this same transaction: the run records, the automations' runsStarted
+// and one `automation-run` job per run through the outbox. A redelivered event therefore finds its
+// record and starts nothing; a crash before the commit leaves nothing behind to run twice.
+import { domainFact, factSubject, job, type CustomEvent } from '@mailer/nats/facts';
 import { DomainError, GrpcStatus, PeerUnavailable } from '@mailer/kit';
 import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { eventOutcome, type EventOutcome } from '../domain/event-outcome';
 import type { AutomationRepository } from '../store/automations';
 import { EVENTS, eventsOf, type EventDoc } from '../store/events';
 import type { OutboxRepository } from '../store/outbox';
+import { entryKey, RUNS, runsOf, type RunDoc } from '../store/runs';
 import type { RecipientLookup } from './accept-message';
 
 /**
@@ -50,7 +52,9 @@ export const consentSignupNotAvailable: ConsentSignup = async () => null;
 export interface RecordEventDeps {
   store: Store;
   events: Collection<EventDoc>;
-  automations: Pick<AutomationRepository, 'activeForEventKey'>;
+  automations: Pick<AutomationRepository, 'activeTriggeredBy' | 'countRuns'>;
+  runs: Collection<RunDoc>;
+  newId: () => string;
   outbox: OutboxRepository;
   subscribers: RecipientLookup;
   consentSignup: ConsentSignup;
@@ -62,6 +66,8 @@ export type RecordEventResult = { recorded: true; outcome: EventOutcome } | { re
 
 /** The outbox id (and so the msgID) of an event's `event.received` fact: one per event. */
 export const eventReceivedFactId = (eventId: string) => `event.received:${eventId}`;
+/** The outbox id (msgID) of a run's first job. */
+export const automationRunJobId = (runId: string) => `automation-run:${runId}`;
 
 export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Promise<RecordEventResult> {
   const events = eventsOf(deps.events, event.accountId);
@@ -74,8 +80,36 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     const signup = await deps.consentSignup({ accountId: event.accountId, email: event.email, consent: event.consent, requestId: event.eventId });
     if (signup) ({ subscriberId, created: subscriberCreated } = signup);
   }
-  const matchedAutomationIds = event.triggerAutomations && subscriberId !== null ? await deps.automations.activeForEventKey(event.accountId, event.eventKey) : [];
+  const runs = runsOf(deps.runs, event.accountId);
+  const matched = event.triggerAutomations && subscriberId !== null && !subscriberCreated ? await deps.automations.activeTriggeredBy(event.accountId, event.eventKey) : [];
+  // The entry rules (API.md): ONCE never a second run for the subscriber, ONE_AT_A_TIME not while one
+  // is unfinished. Two events racing past this check meet the runs' unique keys: the loser's
+  // transaction fails and its event is retried, which then finds the winner's run here.
+  const entering = [];
+  for (const a of matched) if (subscriberId !== null && (await runs.mayEnter(a.id, a.entry, subscriberId))) entering.push(a);
+  const matchedAutomationIds = entering.map((a) => a.id);
   const outcome = eventOutcome({ triggerAutomations: event.triggerAutomations, subscriberId, subscriberCreated, matchedAutomationIds });
+  const now = deps.now();
+  const newRuns: RunDoc[] =
+    outcome === 'RUNS_STARTED'
+      ? entering.map((a) => ({
+          _id: deps.newId(),
+          accountId: event.accountId,
+          automationId: a.id,
+          eventId: event.eventId,
+          subscriberId: subscriberId!,
+          email: event.email,
+          status: 'RUNNING',
+          stepIndex: 0,
+          startedAt: now,
+          updatedAt: now,
+          dueAt: null,
+          leaseUntil: null,
+          steps: [],
+          ...(a.entry === 'ONCE' ? { onceKey: entryKey(a.id, subscriberId!) } : {}),
+          ...(a.entry === 'ONE_AT_A_TIME' ? { activeKey: entryKey(a.id, subscriberId!) } : {}),
+        }))
+      : [];
 
   const doc: EventDoc = {
     _id: event.eventId,
@@ -89,9 +123,9 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     consent: event.consent ? { source: event.consent.source, givenAt: new Date(event.consent.givenAt) } : null,
     subscriberId,
     outcome,
-    runIds: [],
+    runIds: newRuns.map((r) => r._id),
     matchedAutomationIds: outcome === 'RUNS_STARTED' ? matchedAutomationIds : [],
-    recordedAt: deps.now(),
+    recordedAt: now,
   };
   const fact = domainFact({
     type: 'event.received',
@@ -111,11 +145,19 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
   try {
     await deps.store.transaction(async (tx) => {
       await events.insert(doc, tx);
-      await deps.outbox.record(tx, [{ subject: factSubject('event.received'), payload: fact.payload, id: eventReceivedFactId(doc._id) }]);
+      await runs.insert(newRuns, tx);
+      for (const r of newRuns) await deps.automations.countRuns(r.accountId, r.automationId, { runsStarted: 1 }, tx);
+      await deps.outbox.record(tx, [
+        { subject: factSubject('event.received'), payload: fact.payload, id: eventReceivedFactId(doc._id) },
+        // the run's id is the job's msgID: one job per run
+        ...newRuns.map((r) => ({ ...job('automation-run', { accountId: r.accountId, runId: r._id }), id: automationRunJobId(r._id) })),
+      ]);
     });
   } catch (err) {
     // Two deliveries of one event at once: the other one recorded it.
     if (err instanceof DuplicateKeyError && err.collection === EVENTS) return { recorded: false };
+    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other run).
+    if (err instanceof DuplicateKeyError && err.collection === RUNS) throw new Error(`event ${doc._id}: an entry rule's run key was taken concurrently; retrying`);
     throw err;
   }
   deps.notifyOutbox();

@@ -9,7 +9,17 @@ export interface SegmentLookup {
   segmentExists(accountId: string, segmentId: string): Promise<boolean>;
 }
 
-export interface SegmentClient extends SegmentLookup {
+/**
+ * Whether the segment is TRUE for one subscriber (IF_IN_SEGMENT). The segment service lists a
+ * segment's members (contacts for which it is TRUE, never UNKNOWN); the subscriber is looked for among
+ * the members whose address starts with its address. FALSE and UNKNOWN both answer false: the segment
+ * service has no call telling them apart for one contact.
+ */
+export interface SegmentMembership {
+  isMember(accountId: string, segmentId: string, subscriberId: string, email: string): Promise<boolean>;
+}
+
+export interface SegmentClient extends SegmentLookup, SegmentMembership {
   close(): void;
 }
 
@@ -31,6 +41,13 @@ export function segmentClient(address: string, logger?: Logger): SegmentClient {
       } catch (err) {
         if (err instanceof DomainError && err.code === GrpcStatus.NOT_FOUND) return false;
         throw err;
+      }
+    },
+    async isMember(accountId, segmentId, subscriberId, email) {
+      for (let pageNumber = 1; ; pageNumber++) {
+        const page = await client.listSegmentMembers({ accountId, segmentId, pageNumber, pageSize: 1000, search: email });
+        if (page.subscriberIds.some((id) => id.toLowerCase() === subscriberId.toLowerCase())) return true;
+        if (page.subscriberIds.length < 1000) return false;
       }
     },
     close: () => client.close(),

@@ -5,7 +5,7 @@ import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, type Logg
 import { subscriberV1 } from '@mailer/proto';
 import type { Recipient, RecipientLookup } from '../app/accept-message';
 import type { SubscriberLookup, SubscriberView } from '../app/render-values';
-import type { FieldInfo, FieldType } from '../domain/automation';
+import type { FieldInfo, FieldType, FieldValue } from '../domain/automation';
 
 const SubscriberStatusNames = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
 const FieldTypeNames = protoEnum(subscriberV1.FieldType, 'FIELD_TYPE_');
@@ -45,7 +45,14 @@ export interface SubscriberCatalog {
   customFields(accountId: string): Promise<FieldInfo[]>;
 }
 
-export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberTopics, SubscriberStatuses, SubscriberCatalog {
+/** What automation steps change on a subscriber (ADD_TAGS, REMOVE_TAGS, SET_FIELD). */
+export interface SubscriberChanges {
+  addTags(accountId: string, subscriberId: string, tagIds: string[]): Promise<void>;
+  removeTags(accountId: string, subscriberId: string, tagIds: string[]): Promise<void>;
+  setFieldValue(accountId: string, subscriberId: string, fieldId: string, value: FieldValue): Promise<void>;
+}
+
+export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberTopics, SubscriberStatuses, SubscriberCatalog, SubscriberChanges {
   close(): void;
 }
 
@@ -127,6 +134,34 @@ export function subscriberClient(address: string, logger?: Logger): SubscriberCl
       }
       return custom;
     },
+    async addTags(accountId, subscriberId, tagIds) {
+      await client.addTagsToSubscribers({ accountId, subscriberIds: [subscriberId], tagIds });
+    },
+    async removeTags(accountId, subscriberId, tagIds) {
+      await client.removeTagsFromSubscribers({ accountId, subscriberIds: [subscriberId], tagIds });
+    },
+    async setFieldValue(accountId, subscriberId, fieldId, value) {
+      await client.setFieldValue({ accountId, subscriberId, fieldId, value: { value: fieldValueProto(value), labels: [] } });
+    },
     close: () => client.close(),
   };
+}
+
+function fieldValueProto(v: FieldValue): NonNullable<subscriberV1.FieldValue['value']> {
+  switch (v.kind) {
+    case 'TEXT':
+      return { $case: 'text', value: v.text };
+    case 'EMAIL':
+      return { $case: 'email', value: v.text };
+    case 'NUMBER':
+      return { $case: 'number', value: v.number };
+    case 'DATE':
+      return { $case: 'date', value: v.date };
+    case 'BOOLEAN':
+      return { $case: 'booleanValue', value: v.booleanValue };
+    case 'SINGLE_OPTION':
+      return { $case: 'optionId', value: v.optionId };
+    case 'MULTI_OPTION':
+      return { $case: 'optionIds', value: { ids: v.optionIds } };
+  }
 }

@@ -13,9 +13,11 @@ import {
 } from '../app/automations';
 import type { AutomationInput, EntryRule, FieldValue, Step, StepInput } from '../domain/automation';
 import type { AutomationDoc } from '../store/automations';
+import type { RunDoc, RunStatus } from '../store/runs';
 
 const Entries = protoEnum(automationsV1.AutomationEntry, 'AUTOMATION_ENTRY_');
 const TriggerTypes = protoEnum(automationsV1.AutomationTriggerType, 'AUTOMATION_TRIGGER_TYPE_');
+const RunStatuses = protoEnum(automationsV1.AutomationRunStatus, 'AUTOMATION_RUN_STATUS_');
 const MAX_PAGE_SIZE = 1000;
 
 // ---- proto -> domain ---------------------------------------------------------------------------
@@ -142,6 +144,22 @@ export function automationToProto(a: AutomationDoc): automationsV1.Automation {
   };
 }
 
+export function runToProto(r: RunDoc): automationsV1.AutomationRun {
+  return {
+    runId: r._id,
+    automationId: r.automationId,
+    eventId: r.eventId,
+    subscriberId: r.subscriberId,
+    email: r.email,
+    status: RunStatuses.toProto(r.status),
+    stepIndex: r.stepIndex,
+    startedAt: new Date(r.startedAt).toISOString(),
+    updatedAt: new Date(r.updatedAt).toISOString(),
+    dueAt: r.dueAt ? new Date(r.dueAt).toISOString() : undefined,
+    steps: r.steps.map((s) => ({ index: s.index, type: s.type, outcome: s.outcome, at: new Date(s.at).toISOString(), detail: s.detail ?? undefined })),
+  };
+}
+
 export function automationHandlers(deps: AutomationDeps): AsyncHandlers<automationsV1.AutomationServiceServer> {
   return {
     async listAutomations(req) {
@@ -166,8 +184,9 @@ export function automationHandlers(deps: AutomationDeps): AsyncHandlers<automati
       if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
         throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
       }
-      const { items, totalItems } = await listAutomationRuns(deps, accountOf(req), req.automationId);
-      return { items, pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+      const status = req.status ? RunStatuses.tryFromProto(req.status) : undefined;
+      const { items, totalItems } = await listAutomationRuns(deps, accountOf(req), req.automationId, { status: status as RunStatus | undefined, pageNumber, pageSize });
+      return { items: items.map(runToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
     },
   };
 }

@@ -2,7 +2,7 @@
 // activation and run counters. Steps are stored as the API defines them (`type` and that type's
 // members; ids lowercase), which the field-usage and template-usage queries read. Every query is
 // scoped to one account.
-import { mongoose, type Store } from '@mailer/store';
+import { mongoose, type Store, type Transaction } from '@mailer/store';
 import type { EntryRule } from '../domain/automation';
 import type { AutomationSteps } from '../domain/automation-field-usage';
 
@@ -52,8 +52,10 @@ export interface AutomationRepository {
   namingField(accountId: string, fieldId: string): Promise<AutomationSteps[]>;
   /** The account's automations with a step sending the email template, by name. */
   namingTemplate(accountId: string, templateName: string): Promise<Array<{ id: string; name: string }>>;
-  /** Ids of the account's active automations triggered by the event key (API_REQUEST), oldest first. */
-  activeForEventKey(accountId: string, eventKey: string): Promise<string[]>;
+  /** The account's active automations triggered by the event key (API_REQUEST), oldest first, with their entry rule. */
+  activeTriggeredBy(accountId: string, eventKey: string): Promise<Array<{ id: string; entry: EntryRule }>>;
+  /** Counts runs in `stats` (runsStarted in the transaction that starts them). */
+  countRuns(accountId: string, id: string, inc: { runsStarted?: number; runsCompleted?: number }, tx?: Transaction): Promise<void>;
   /** Every automation of the account, oldest first. */
   list(accountId: string): Promise<AutomationDoc[]>;
   get(accountId: string, id: string): Promise<AutomationDoc | null>;
@@ -77,12 +79,18 @@ export function automationRepository(store: Store): AutomationRepository {
       const docs = await automations.find({ accountId, 'steps.templateName': templateName }, { sort: { name: 1, _id: 1 } });
       return docs.map((d) => ({ id: d._id, name: d.name }));
     },
-    async activeForEventKey(accountId, eventKey) {
+    async activeTriggeredBy(accountId, eventKey) {
       const docs = await automations.find(
         { accountId, 'trigger.eventKey': eventKey, active: true },
-        { sort: { createdAt: 1, _id: 1 }, projection: { _id: 1 } },
+        { sort: { createdAt: 1, _id: 1 }, projection: { _id: 1, entry: 1 } },
       );
-      return docs.map((d) => d._id);
+      return docs.map((d) => ({ id: d._id, entry: d.entry ?? 'EVERY_EVENT' }));
+    },
+    async countRuns(accountId, id, inc, tx) {
+      const $inc: Record<string, number> = {};
+      if (inc.runsStarted) $inc['stats.runsStarted'] = inc.runsStarted;
+      if (inc.runsCompleted) $inc['stats.runsCompleted'] = inc.runsCompleted;
+      if (Object.keys($inc).length) await automations.updateOne({ _id: id, accountId }, { $inc }, { tx });
     },
     list: (accountId) => automations.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }),
     get: (accountId, id) => automations.findOne({ _id: id, accountId }),

@@ -1,0 +1,325 @@
+// Automation runs end to end: a real nats-server, the real subscriber, segment and messaging services,
+// a real gateway and a real SMTP relay capturing what is sent. What an integrator notices: an event
+// in -> the automation's mail captured, the run's steps (tags, a field from the event, the segment
+// check) visible through GET /automations/{id}/runs and the run in GET /events; every reason a send is
+// skipped; IF_IN_SEGMENT FALSE ends the run; a duplicate event, a re-published event and a
+// redelivered job never mail twice; the service killed with -9 during a WAIT resumes the run within
+// about a second of its due time after a restart and mails once; deleting an automation cancels a
+// waiting run (no mail).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, spawnReady, startCaptureRelay, startService, type CaptureRelay, type RunningProcess, type RunningService } from '@mailer/testing';
+import { schemaErrors } from '../src/openapi/validator';
+import { adminRequest, createAccount, sleep, startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
+import { api, expectStatus, UUID_PATTERN, startUsageSources, type Api, type UsageSources } from './support/subscriber-stack';
+
+let stack: Stack;
+let usage: UsageSources;
+let relay: CaptureRelay;
+let subscriber: RunningService;
+let segment: RunningService;
+let messaging: RunningProcess;
+let gw: GatewayHandle;
+let dataDir: string;
+let messagingEnv: NodeJS.ProcessEnv;
+
+const startMessaging = () => spawnReady('services/messaging/dist/main.js', messagingEnv, 60_000);
+
+async function account(name: string): Promise<Api> {
+  const { accountId, apiKey } = await createAccount(gw, name);
+  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
+  const a = api(gw, apiKey, accountId);
+  expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' }), 201);
+  expectStatus(await a.post('/email-templates', { name: 'welcome', subject: 'Welcome {{ subscriber.firstName }}', html: '<p>Your plan: {{ event.properties.plan }} ({{ event.eventKey }})</p>' }), 201);
+  return a;
+}
+
+beforeAll(async () => {
+  stack = await startStack(0);
+  usage = await startUsageSources();
+  relay = await startCaptureRelay();
+  const [subscriberAddress, messagingAddress, messagingHttp] = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
+  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
+  const subscriberDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-'));
+  const proc = await spawnReady('services/subscriber/dist/main.js', {
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    NATS_URL: stack.nats.url,
+    DATA_DIR: subscriberDir,
+    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
+    SEGMENT_GRPC_ADDR: segment.address,
+    FORM_GRPC_ADDR: usage.addresses.form,
+    RSS_GRPC_ADDR: usage.addresses.rss,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+  });
+  subscriber = { ...proc, name: 'subscriber', address: subscriberAddress, dataDir: subscriberDir };
+  gw = await startGateway({
+    NATS_URL: stack.nats.url,
+    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
+    SEGMENT_GRPC_ADDR: segment.address,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+    MESSAGING_HTTP_ADDR: messagingHttp,
+    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
+  });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
+  messagingEnv = {
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    NATS_URL: stack.nats.url,
+    DATA_DIR: dataDir,
+    MESSAGING_GRPC_ADDR: messagingAddress,
+    MESSAGING_HTTP_ADDR: messagingHttp,
+    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
+    SEGMENT_GRPC_ADDR: segment.address,
+    FORM_GRPC_ADDR: usage.addresses.form,
+    BOUNCE_SMTP_PORT: String(await freePort()),
+    BOUNCE_DOMAIN: 'bounces.runs.test',
+    SMTP_URL: relay.url,
+    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
+    PUBLIC_BASE_URL: gw.url,
+  };
+  messaging = await startMessaging();
+}, 180_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await messaging?.stop();
+  await subscriber?.stop();
+  await segment?.stop();
+  await relay?.close();
+  await usage?.close();
+  await stack?.stop();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+type Run = { runId: string; eventId: string; status: string; stepIndex: number; dueAt: string | null; steps: Array<{ index: number; type: string; outcome: string; at: string; detail: string | null }> };
+
+async function automation(a: Api, eventKey: string, steps: unknown[], entry = 'EVERY_EVENT'): Promise<string> {
+  return expectStatus(await a.post('/automations', { name: eventKey, trigger: { type: 'API_REQUEST', eventKey }, entry, steps, active: true }), 201).id;
+}
+
+async function postEvent(a: Api, body: Record<string, unknown>): Promise<string> {
+  return expectStatus(await a.post('/events', body), 202).eventId;
+}
+
+/** Polls the automation's runs until `until` holds. */
+async function runsUntil(a: Api, automationId: string, until: (runs: Run[]) => boolean, timeoutMs = 30_000): Promise<Run[]> {
+  const deadline = Date.now() + timeoutMs;
+  let runs: Run[] = [];
+  while (Date.now() < deadline) {
+    const page = expectStatus(await a.get(`/automations/${automationId}/runs?pageSize=100`), 200);
+    runs = page.items;
+    if (until(runs)) return runs;
+    await sleep(100);
+  }
+  throw new Error(`runs did not satisfy the condition in ${timeoutMs} ms; saw ${JSON.stringify(runs)}`);
+}
+
+const ended = (r: Run) => !['RUNNING', 'WAITING'].includes(r.status);
+
+describe('an event runs its automation', () => {
+  it('event in -> tags, a field from the event, the segment check and a mail captured; the run and its steps through the API; IF_IN_SEGMENT FALSE ends the run', async () => {
+    const a = await account('journey');
+    const tag = expectStatus(await a.post('/tags', { name: 'customer' }), 201);
+    const plan = expectStatus(await a.post('/fields', { label: 'Plan', fieldType: 'TEXT' }), 201);
+    const seg = expectStatus(
+      await a.post('/segments', {
+        name: 'An*',
+        expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'FIRST_NAME' }, operator: 'TEXT_STARTS_WITH', operand: { kind: 'TEXT', text: 'An' } }] }] },
+      }),
+      201,
+    );
+    const ann = expectStatus(await a.post('/subscribers', { email: 'ann@journey.test', firstName: 'Ann' }), 201);
+    const bob = expectStatus(await a.post('/subscribers', { email: 'bob@journey.test', firstName: 'Bob' }), 201);
+    // the segment service projects subscribers from DOMAIN facts: wait until it sees Ann as a member
+    for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
+      const page = expectStatus(await a.get(`/subscribers?segmentId=${seg.id}`), 200);
+      if (page.items.some((s: { id: string }) => s.id === ann.id)) break;
+      if (Date.now() > deadline) throw new Error('the segment never listed Ann');
+    }
+    const id = await automation(a, 'plan.chosen', [
+      { type: 'ADD_TAGS', tagIds: [tag.id] },
+      { type: 'SET_FIELD', fieldId: plan.fieldId, fromProperty: 'plan' },
+      { type: 'IF_IN_SEGMENT', segmentId: seg.id },
+      { type: 'SEND_EMAIL', templateName: 'welcome' },
+    ]);
+    const annEvent = await postEvent(a, { eventKey: 'plan.chosen', email: 'ann@journey.test', properties: { plan: 'gold' } });
+    const bobEvent = await postEvent(a, { eventKey: 'plan.chosen', email: 'bob@journey.test', properties: { plan: 'silver' } });
+
+    const [mail] = await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('ann@journey.test')), 30_000).then((ms) => ms.filter((m) => m.rcptTo.includes('ann@journey.test')));
+    expect(mail.subject).toBe('Welcome Ann');
+    expect(mail.html).toContain('Your plan: gold (plan.chosen)');
+    // marketing mail carries the unsubscribe headers
+    expect(mail.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
+
+    const runs = await runsUntil(a, id, (rs) => rs.length === 2 && rs.every(ended));
+    for (const r of runs) expect(schemaErrors('AutomationRun', r)).toEqual([]);
+    const annRun = runs.find((r) => r.eventId === annEvent)!;
+    const bobRun = runs.find((r) => r.eventId === bobEvent)!;
+    expect(annRun).toMatchObject({ runId: expect.stringMatching(UUID_PATTERN), status: 'COMPLETED', stepIndex: 4, subscriberId: ann.id, email: 'ann@journey.test', dueAt: null });
+    expect(annRun.steps.map((s) => [s.index, s.type, s.outcome])).toEqual([
+      [0, 'ADD_TAGS', 'DONE'],
+      [1, 'SET_FIELD', 'DONE'],
+      [2, 'IF_IN_SEGMENT', 'DONE'],
+      [3, 'SEND_EMAIL', 'DONE'],
+    ]);
+    expect(annRun.steps[2].detail).toMatch(/^TRUE/);
+    expect(bobRun).toMatchObject({ status: 'EXITED', stepIndex: 3 });
+    expect(bobRun.steps[2]).toMatchObject({ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(/^FALSE/) });
+    // the message the run sent is listed as an AUTOMATION message
+    const messages = expectStatus(await a.get('/email-messages?email=ann@journey.test'), 200).items;
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ kind: 'AUTOMATION', templateName: 'welcome' });
+    expect(annRun.steps[3].detail).toContain(messages[0].messageId);
+    // the subscriber was tagged and the field set from the event (Bob too: both steps come first)
+    const tagged = expectStatus(await a.get(`/subscribers?tagId=${tag.id}`), 200).items.map((s: { id: string }) => s.id).sort();
+    expect(tagged).toEqual([ann.id, bob.id].sort());
+    expect(JSON.stringify(expectStatus(await a.get(`/subscribers/${ann.id}`), 200).values)).toContain('gold');
+    expect(relay.receivedFor('bob@journey.test')).toHaveLength(0);
+    // GET /events shows each event's run; stats count the runs
+    const events = expectStatus(await a.get('/events'), 200).items as Array<{ eventId: string; outcome: string; runIds: string[] }>;
+    expect(events.find((e) => e.eventId === annEvent)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [annRun.runId] });
+    expect(events.find((e) => e.eventId === bobEvent)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [bobRun.runId] });
+    expect(expectStatus(await a.get(`/automations/${id}`), 200).stats).toEqual({ runsStarted: 2, runsCompleted: 1 });
+    // status filter and paging
+    const exited = expectStatus(await a.get(`/automations/${id}/runs?status=EXITED`), 200);
+    expect(exited.items.map((r: Run) => r.runId)).toEqual([bobRun.runId]);
+    const page2 = expectStatus(await a.get(`/automations/${id}/runs?pageSize=1&pageNumber=2`), 200);
+    expect(page2).toMatchObject({ pageNumber: 2, pageSize: 1, totalItems: 2, totalPages: 2 });
+    expect(page2.items).toHaveLength(1);
+  });
+
+  it('a send is skipped with its reason: subscriber not ACTIVE, address suppressed, opted out of the topic; a missing property fails SET_FIELD and the run goes on', async () => {
+    const a = await account('skips');
+    const topic = expectStatus(await a.post('/topics', { label: 'News' }), 201);
+    const plan = expectStatus(await a.post('/fields', { label: 'Plan', fieldType: 'NUMBER' }), 201);
+    const subs: Record<string, { id: string }> = {};
+    subs.unconfirmed = expectStatus(await a.post('/subscribers', { email: 'unconfirmed@skips.test', subscriberStatus: 'UNCONFIRMED' }), 201);
+    subs.blocked = expectStatus(await a.post('/subscribers', { email: 'blocked@skips.test', subscriberStatus: 'BLOCKED' }), 201);
+    subs.suppressed = expectStatus(await a.post('/subscribers', { email: 'suppressed@skips.test' }), 201);
+    expectStatus(await a.post('/suppressions', { email: 'suppressed@skips.test' }), 201);
+    subs.optedOut = expectStatus(await a.post('/subscribers', { email: 'optedout@skips.test' }), 201);
+    expectStatus(await a.put(`/subscribers/${subs.optedOut.id}/topics`, { topicIds: [topic.id] }), 200);
+    expectStatus(await a.post(`/subscribers/${subs.optedOut.id}/topics/${topic.id}/opt-out`, {}), 200);
+    subs.subscribed = expectStatus(await a.post('/subscribers', { email: 'subscribed@skips.test' }), 201);
+    expectStatus(await a.put(`/subscribers/${subs.subscribed.id}/topics`, { topicIds: [topic.id] }), 200);
+    const id = await automation(a, 'news.signup', [
+      { type: 'SET_FIELD', fieldId: plan.fieldId, fromProperty: 'missing.value' },
+      { type: 'SEND_EMAIL', templateName: 'welcome', topicId: topic.id },
+    ]);
+    for (const who of Object.keys(subs)) await postEvent(a, { eventKey: 'news.signup', email: `${who.toLowerCase()}@skips.test` });
+    const runs = await runsUntil(a, id, (rs) => rs.length === 5 && rs.every(ended));
+    const send = (who: string) => runs.find((r) => r.steps.length && (r as unknown as { subscriberId: string }).subscriberId === subs[who].id)!.steps[1];
+    expect(runs.every((r) => r.status === 'COMPLETED')).toBe(true);
+    expect(runs.every((r) => r.steps[0].outcome === 'FAILED' && /missing\.value/.test(r.steps[0].detail ?? ''))).toBe(true);
+    expect(send('unconfirmed')).toMatchObject({ outcome: 'SKIPPED', detail: expect.stringMatching(/^SUBSCRIBER_NOT_ACTIVE: .*UNCONFIRMED/) });
+    expect(send('blocked')).toMatchObject({ outcome: 'SKIPPED', detail: expect.stringMatching(/^SUBSCRIBER_NOT_ACTIVE: .*BLOCKED/) });
+    expect(send('suppressed')).toMatchObject({ outcome: 'SKIPPED', detail: expect.stringMatching(/^SUPPRESSED: .*MANUAL/) });
+    expect(send('optedOut')).toMatchObject({ outcome: 'SKIPPED', detail: expect.stringMatching(/^OPTED_OUT: /) });
+    expect(send('subscribed')).toMatchObject({ outcome: 'DONE' });
+    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('subscribed@skips.test')), 30_000);
+    await sleep(500);
+    for (const who of ['unconfirmed', 'blocked', 'suppressed', 'optedout']) expect([who, relay.receivedFor(`${who}@skips.test`).length]).toEqual([who, 0]);
+  });
+});
+
+describe('never twice', () => {
+  it('a duplicate event (same idempotencyKey), the event re-published past de-duplication and a redelivered run job mail once', async () => {
+    const a = await account('twice');
+    expectStatus(await a.post('/subscribers', { email: 'cy@twice.test', firstName: 'Cy' }), 201);
+    const id = await automation(a, 'order.paid', [{ type: 'SEND_EMAIL', templateName: 'welcome' }]);
+    const first = expectStatus(await a.post('/events', { eventKey: 'order.paid', email: 'cy@twice.test', idempotencyKey: 'o-1', properties: { plan: 'p' } }), 202);
+    const again = expectStatus(await a.post('/events', { eventKey: 'order.paid', email: 'cy@twice.test', idempotencyKey: 'o-1', properties: { plan: 'p' } }), 202);
+    expect(again).toEqual({ eventId: first.eventId, duplicate: true });
+    // the same event on EVENTS again under another msgID (what a re-publish or a consumer reset does)
+    const now = new Date().toISOString();
+    const js = stack.nc.jetstream();
+    await js.publish(`events.${a.accountId}`, JSON.stringify({ eventId: first.eventId, accountId: a.accountId, eventKey: 'order.paid', email: 'cy@twice.test', occurredAt: now, receivedAt: now, triggerAutomations: true, properties: { plan: 'p' }, consent: null }), { msgID: `${first.eventId}-again` });
+    const [run] = await runsUntil(a, id, (rs) => rs.length >= 1 && rs.every(ended));
+    // the run's job delivered again (another msgID): the run is finished, nothing is sent
+    await js.publish(`jobs.automation-run.${a.accountId}`, JSON.stringify({ accountId: a.accountId, runId: run.runId }), { msgID: `${run.runId}-again` });
+    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('cy@twice.test')), 30_000);
+    // a marker event after everything: once its run is done, the earlier messages were all handled
+    expectStatus(await a.post('/subscribers', { email: 'marker@twice.test' }), 201);
+    await postEvent(a, { eventKey: 'order.paid', email: 'marker@twice.test' });
+    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('marker@twice.test')), 30_000);
+    await sleep(1_000);
+    expect(relay.receivedFor('cy@twice.test')).toHaveLength(1);
+    const runs = await runsUntil(a, id, (rs) => rs.length === 2 && rs.every(ended));
+    expect(runs.filter((r) => r.eventId === first.eventId)).toHaveLength(1);
+    expect(expectStatus(await a.get('/email-messages?email=cy@twice.test'), 200).items).toHaveLength(1);
+  });
+
+  it('entry ONCE: a second event of the subscriber starts no run', async () => {
+    const a = await account('once');
+    expectStatus(await a.post('/subscribers', { email: 'dee@once.test' }), 201);
+    const id = await automation(a, 'visit', [{ type: 'WAIT', duration: 'PT1S' }], 'ONCE');
+    await postEvent(a, { eventKey: 'visit', email: 'dee@once.test' });
+    await runsUntil(a, id, (rs) => rs.length === 1);
+    const second = await postEvent(a, { eventKey: 'visit', email: 'dee@once.test' });
+    for (const deadline = Date.now() + 30_000; ; await sleep(150)) {
+      const e = expectStatus(await a.get('/events'), 200).items.find((x: { eventId: string }) => x.eventId === second);
+      if (e) {
+        expect(e).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
+        break;
+      }
+      if (Date.now() > deadline) throw new Error('the second event was never recorded');
+    }
+    expect((await runsUntil(a, id, (rs) => rs.length === 1 && rs.every(ended))).map((r) => r.status)).toEqual(['COMPLETED']);
+  });
+});
+
+describe('WAIT survives restarts', () => {
+  it('messaging killed with -9 during a WAIT: after the restart the run resumes within about a second of its due time and mails once', async () => {
+    const a = await account('restart');
+    expectStatus(await a.post('/subscribers', { email: 'eve@restart.test', firstName: 'Eve' }), 201);
+    const id = await automation(a, 'trial.started', [
+      // long enough for a restart on a loaded machine to happen during it
+      { type: 'WAIT', duration: 'PT10S' },
+      { type: 'SEND_EMAIL', templateName: 'welcome' },
+    ]);
+    await postEvent(a, { eventKey: 'trial.started', email: 'eve@restart.test', properties: { plan: 'trial' } });
+    const [waiting] = await runsUntil(a, id, (rs) => rs.length === 1 && rs[0].status === 'WAITING');
+    expect(waiting).toMatchObject({ stepIndex: 0, dueAt: expect.any(String), steps: [] });
+    const dueAt = Date.parse(waiting.dueAt!);
+    await messaging.kill9();
+    messaging = await startMessaging();
+    expect(Date.now()).toBeLessThan(dueAt); // the restart happened during the wait
+    const [mail] = await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('eve@restart.test')), 30_000).then((ms) => ms.filter((m) => m.rcptTo.includes('eve@restart.test')));
+    const [run] = await runsUntil(a, id, (rs) => rs.length === 1 && ended(rs[0]));
+    expect(run).toMatchObject({ status: 'COMPLETED', dueAt: null });
+    expect(run.steps.map((s) => [s.type, s.outcome])).toEqual([['WAIT', 'DONE'], ['SEND_EMAIL', 'DONE']]);
+    const resumedAt = Date.parse(run.steps[0].at);
+    expect(resumedAt).toBeGreaterThanOrEqual(dueAt);
+    // within 1 s of the due time (a little slack for a loaded test machine)
+    expect(resumedAt - dueAt).toBeLessThan(1_500);
+    expect(mail.receivedAt.getTime()).toBeGreaterThanOrEqual(dueAt);
+    await sleep(1_000);
+    expect(relay.receivedFor('eve@restart.test')).toHaveLength(1);
+  }, 120_000);
+
+  it('deleting an automation cancels its waiting run (no mail at the due time); deactivating one lets its waiting run finish', async () => {
+    const a = await account('cancel');
+    expectStatus(await a.post('/subscribers', { email: 'fay@cancel.test' }), 201);
+    const id = await automation(a, 'cart.left', [
+      { type: 'WAIT', duration: 'PT2S' },
+      { type: 'SEND_EMAIL', templateName: 'welcome' },
+    ]);
+    // a second automation on the same key, deactivated (not deleted) during the wait
+    const kept = await automation(a, 'cart.left', [
+      { type: 'WAIT', duration: 'PT3S' },
+      { type: 'SEND_EMAIL', templateName: 'welcome' },
+    ]);
+    await postEvent(a, { eventKey: 'cart.left', email: 'fay@cancel.test' });
+    await runsUntil(a, id, (rs) => rs.length === 1 && rs[0].status === 'WAITING');
+    expect((await a.delete(`/automations/${id}`)).status).toBe(204);
+    // deactivating the other one only stops new runs: its waiting run goes on
+    expectStatus(await a.put(`/automations/${kept}`, { name: 'kept', trigger: { type: 'API_REQUEST', eventKey: 'cart.left' }, steps: [{ type: 'WAIT', duration: 'PT3S' }, { type: 'SEND_EMAIL', templateName: 'welcome' }], active: false }), 200);
+    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('fay@cancel.test')), 30_000);
+    await sleep(1_000);
+    expect(relay.receivedFor('fay@cancel.test')).toHaveLength(1); // the deactivated automation's only
+    expect((await runsUntil(a, kept, (rs) => rs.length === 1 && ended(rs[0])))[0].status).toBe('COMPLETED');
+  }, 60_000);
+});
