@@ -12,7 +12,7 @@ import { jsonBody } from './middleware/body';
 import { errorHandler, routeNotFound } from './middleware/errors';
 import { idempotency } from './middleware/idempotency';
 import { accountRateLimit } from './middleware/rate-limit';
-import { requestContext } from './middleware/request-context';
+import { bindRequestLog, requestContext } from './middleware/request-context';
 import type { RateLimiter } from './ratelimit/limiter';
 import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
@@ -63,6 +63,7 @@ export function createApp(deps: AppDeps): Express {
   let routes: RouteEntry[] | undefined;
   const routeTable = () => (routes ??= routesOf(app));
 
+  bindRequestLog(app.request, deps.logger);
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, routes: routeTable }));
   app.use(rejectApiKeyInUrl);
   // Before authentication and before any body parser: the owner reads the body itself.

@@ -77,8 +77,7 @@ export function authenticate(deps: AuthenticateDeps): RequestHandler {
     const account = await deps.accounts.authenticate(String(presented));
     if (!account) return refuse(res, budgetKey, new ApiError(401, 'api_key_invalid', INVALID_MESSAGE, undefined, WWW_AUTHENTICATE));
 
-    req.account = account;
-    req.log = req.log.child({ accountId: account.accountId });
+    req.account = account; // req.log names it from here on (request-context.ts)
     next();
   };
 }
