@@ -90,6 +90,8 @@ async function main() {
     });
     console.log(`accepted events/s: ${gateway.reqPerSec} (target >= 5,000: ${verdict(gateway.reqPerSec >= 5000)})`);
     console.log(`ratio gateway/raw: ${ratio.toFixed(3)} (target >= 0.3: ${verdict(ratio >= 0.3)})`);
+    const ofFloor = gateway.reqPerSec / floor.reqPerSec;
+    console.log(`ratio gateway / Express 5 + one publish: ${ofFloor.toFixed(3)} (issue 16 target >= 0.75: ${verdict(ofFloor >= 0.75)}); CPU per event gateway ${gateway.cpuUs.gateway} µs vs ${floor.cpuUs.server} µs`);
     console.log(`ratio minimal-Express/raw: ${(floor.reqPerSec / raw).toFixed(3)} (the most any Express /events could reach here)`);
     console.log(`CPU per accepted event (µs): ${Object.entries(gateway.cpuUs).map(([name, us]) => `${name} ${us}`).join(', ')}`);
     if (gateway.non2xx) console.log(`note: ${gateway.non2xx} requests were not 202 (429 means a per-account limit bound: add --accounts)`);

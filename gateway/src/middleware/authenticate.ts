@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { AccountStore } from '../accounts/accounts';
 import { ApiError } from '../errors';
 import type { GatewayMetrics } from '../metrics';
@@ -54,14 +54,16 @@ export function authenticate(deps: AuthenticateDeps): RequestHandler {
     throw error;
   };
 
+  // The client address (req.ip walks the trusted proxy hops) is only needed to refuse.
+  const budgetKeyOf = (req: Request) => addressBudgetKey(req.ip ?? 'unknown');
+
   return async (req, res, next) => {
-    const budgetKey = addressBudgetKey(req.ip ?? 'unknown');
     const presented = req.headers['x-api-key'];
     if (presented === undefined) {
       const bearer = /^\s*bearer\b/i.test(req.headers.authorization ?? '');
       return refuse(
         res,
-        budgetKey,
+        budgetKeyOf(req),
         new ApiError(
           401,
           'api_key_missing',
@@ -75,10 +77,9 @@ export function authenticate(deps: AuthenticateDeps): RequestHandler {
     }
     // Blank, masked, unknown, rotated-away and deleted keys all get the same answer.
     const account = await deps.accounts.authenticate(String(presented));
-    if (!account) return refuse(res, budgetKey, new ApiError(401, 'api_key_invalid', INVALID_MESSAGE, undefined, WWW_AUTHENTICATE));
+    if (!account) return refuse(res, budgetKeyOf(req), new ApiError(401, 'api_key_invalid', INVALID_MESSAGE, undefined, WWW_AUTHENTICATE));
 
-    req.account = account;
-    req.log = req.log.child({ accountId: account.accountId });
+    req.account = account; // req.log names it from here on (request-context.ts)
     next();
   };
 }

@@ -14,6 +14,11 @@ function hasBody(headers: { 'transfer-encoding'?: string; 'content-length'?: str
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
+/** express.json's own test (type-is hasBody): false means it would read nothing (`Content-Length: 0` is a body to it, `{}`). */
+function mayHaveBody(headers: { 'transfer-encoding'?: string; 'content-length'?: string }): boolean {
+  return headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(headers['content-length']));
+}
+
 /**
  * JSON bodies only. A request with a body of another type is refused (415) instead of being
  * silently ignored; malformed JSON and bodies over the limit become 400 / 413 in the error
@@ -43,6 +48,9 @@ export function jsonBody(): RequestHandler {
     return p;
   };
   return (req, res, next) => {
+    // Most requests (every GET) have no body: nothing to read, check or scan (`req.body` stays
+    // undefined, as express.json leaves it on such a request).
+    if (!mayHaveBody(req.headers)) return next();
     if (hasBody(req.headers) && !req.is(JSON_TYPES)) {
       next(new ApiError(415, 'unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).'));
       return;

@@ -62,8 +62,21 @@ export function stateMatters(state: LimitState, now: number): boolean {
   return Object.values(state).some((v) => typeof v !== 'number' || v > now);
 }
 
+// A budget's limits are built once per account record (middleware/rate-limit.ts), so their header
+// value is computed once per such array, not on every request.
+const policies = new WeakMap<Limit[], string>();
+
 /** `RateLimit-Policy` value, e.g. "300;w=60, 2000;w=3600" or "100;w=1;burst=500". */
 export function policyHeader(limits: Limit[]): string {
+  let policy = policies.get(limits);
+  if (policy === undefined) {
+    policy = policyOf(limits);
+    policies.set(limits, policy);
+  }
+  return policy;
+}
+
+function policyOf(limits: Limit[]): string {
   return limits
     .map((l) => `${l.count};w=${Math.round(l.windowMs / 1000)}${l.kind === 'bucket' && l.burst !== l.count ? `;burst=${l.burst}` : ''}`)
     .join(', ');

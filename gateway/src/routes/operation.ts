@@ -2,8 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Router } from 'express';
 import type { CallSettings } from '@mailer/kit';
 import type { ServiceClients } from '../clients';
-import type { ItemError } from '../openapi/validator';
-import { validated } from './validated';
+import { requestValidator, type ItemError, type RequestValidator } from '../openapi/validator';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -52,8 +51,14 @@ export function operation<B = never, Q = never, P = Record<string, never>>(
   return { method, path, operationId, handle };
 }
 
-const lowerIds = (params: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(params).map(([k, v]) => [k, k.endsWith('Id') && typeof v === 'string' ? v.toLowerCase() : v]));
+/** The params with ids lowercased, in place (the validator's own copy). */
+function lowerIds(params: Record<string, unknown>): Record<string, unknown> {
+  for (const k in params) {
+    const v = params[k];
+    if (typeof v === 'string' && k.endsWith('Id')) params[k] = v.toLowerCase();
+  }
+  return params;
+}
 
 /**
  * A router serving the given operations, each validated against its OpenAPI operation first.
@@ -77,8 +82,10 @@ export function mount(operations: Operation[], clients: ServiceClients): Router 
 }
 
 function register(router: Router, op: Operation, clients: ServiceClients): void {
+  let validator: RequestValidator | undefined; // compiled on the operation's first request
   router[op.method](op.path, async (req, res) => {
-    const { params, query, body, itemErrors } = validated(op.operationId, req);
+    validator ??= requestValidator(op.operationId);
+    const { params, query, body, itemErrors } = validator({ params: req.params, query: req.query, body: req.body });
     const reply = await op.handle({
       accountId: req.account!.accountId,
       params: lowerIds(params),

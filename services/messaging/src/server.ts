@@ -13,7 +13,7 @@ import { AccountSendRate } from './domain/send-rate';
 import { startAutomationRuns } from './events/automation-runs';
 import { startCustomEventsConsumer } from './events/custom-events';
 import { startRunScheduler } from './events/run-scheduler';
-import { semaphore } from './events/semaphore';
+import { semaphore } from '@mailer/kit';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
 import { automationHandlers } from './handlers/automations';

@@ -7,7 +7,7 @@ import type { Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { runAutomation, type RunAutomationDeps } from '../app/run-automation';
-import { semaphore } from './semaphore';
+import { semaphore } from '@mailer/kit';
 
 export const AUTOMATION_RUN_DURABLE = 'messaging-automation-runs';
 export const AUTOMATION_RUN_FILTER = 'jobs.automation-run.>';

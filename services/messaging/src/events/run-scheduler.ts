@@ -4,11 +4,10 @@
 // replicas never resume one twice; a replica that dies mid-run lets the lease lapse) and resumed by
 // the run executor. The timer holds no state: on start (after a restart too) it looks at the store
 // at once, and it looks again at least every MAX_SLEEP_MS for runs other replicas set waiting.
-import type { Logger } from '@mailer/kit';
+import type { Logger, semaphore } from '@mailer/kit';
 import type { Collection } from '@mailer/store';
 import { runAutomation, type RunAutomationDeps } from '../app/run-automation';
 import { dueRuns, type RunDoc } from '../store/runs';
-import type { semaphore } from './semaphore';
 
 const LEASE_MS = 60_000;
 /** Runs claimed per pass; the pass resumes them before claiming more, so no lease lapses in a queue. */
