@@ -146,6 +146,13 @@ describe('POST /email-messages', () => {
     expect(expectStatus(await acme.get('/email-messages?templateName=hostile'), 200).totalItems).toBe(0);
   });
 
+  it('a template whose subject, html and text all render empty is accepted and stored (an empty part is no server error)', async () => {
+    expectStatus(await acme.post('/email-templates', { name: 'all-missing', subject: '{{ s }}', html: '{{ h }}', text: '{{ t }}' }), 201);
+    const accepted = expectStatus(await send(acme, { name: 'all-missing', email: 'e@example.org' }), 202);
+    const message = expectStatus(await acme.get(`/email-messages/${accepted.messageId}`), 200);
+    expect(message).toMatchObject({ status: 'QUEUED', subject: '', templateName: 'all-missing' });
+  });
+
   it('409 sender_profile_required when the account has no sender profile', async () => {
     expectStatus(await empty.post('/email-templates', { name: 'welcome', subject: 's', html: '<p>x</p>' }), 201);
     expectError(await send(empty, { name: 'welcome', email: 'a@example.org' }), 409, 'sender_profile_required');

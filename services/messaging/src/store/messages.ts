@@ -87,6 +87,9 @@ export interface EmailBodyDoc {
 }
 
 const nullableDate = { type: Date, default: null };
+/** A rendered subject, html or text: may be empty (a template of only missing variables), which mongoose's `required` refuses for strings. */
+const renderedPart = { type: String, default: '' };
+
 const messageSchema = new Schema(
   {
     _id: { type: String, required: true },
@@ -100,7 +103,7 @@ const messageSchema = new Schema(
     fromEmail: { type: String, required: true },
     fromName: { type: String, required: true },
     replyTo: { type: String, default: null },
-    subject: { type: String, required: true },
+    subject: renderedPart,
     links: { type: [String], default: [] },
     tracking: { opens: { type: Boolean, required: true }, clicks: { type: Boolean, required: true } },
     status: { type: String, required: true, enum: MESSAGE_STATUSES },
@@ -141,8 +144,8 @@ const bodySchema = new Schema(
   {
     _id: { type: String, required: true },
     accountId: { type: String, required: true },
-    html: { type: String, required: true },
-    text: { type: String, required: true },
+    html: renderedPart,
+    text: renderedPart,
     headers: { type: Schema.Types.Mixed, default: {} },
   },
   { versionKey: false, minimize: false },
