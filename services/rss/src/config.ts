@@ -1,9 +1,18 @@
 import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   ...serviceAddressDefaults('rss'),
+  // The services a newsletter is checked against when saved: segments, topics, sender profiles.
+  ...serviceAddressDefaults('segment', 'subscriber', 'messaging'),
+  /** Feed polling period of every ACTIVE newsletter (API.md section 4). */
+  RSS_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  /** Feeds read at once by this process's poller. */
+  RSS_POLL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  // Exceptions to the outbound guard every feed read goes through (API.md section 4).
+  ...outboundConfig,
 });
 export type Config = z.infer<typeof configSchema>;
 

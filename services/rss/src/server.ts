@@ -1,15 +1,96 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, rssV1 } from '@mailer/proto';
+import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
+import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
+import { autoReleaseIssue } from './app/issues';
+import { POLL_LEASE_MS } from './app/newsletters';
+import { pollNewsletter } from './app/poll';
+import { holdReleasedIssues } from './app/ports';
+import { feedReader } from './clients/feeds';
+import { accountCatalog } from './clients/peers';
 import type { Config } from './config';
+import { startDuePoller } from './events/due-poller';
 import { fieldUsageHandlers } from './handlers/field-usage';
-import { newsletterRepository } from './store/newsletters';
+import { newsletterHandlers } from './handlers/newsletters';
+import { dueAutoReleases, issueCollection, issueRepository } from './store/issues';
+import { itemRepository } from './store/items';
+import { dueNewsletters, newsletterCollection, newsletterRepository } from './store/newsletters';
 
-/** Registers the rss service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
-export async function setup(ctx: ServiceRuntime<Config>): Promise<void> {
+/** Deadline of each call to the segment, subscriber and messaging services while a newsletter is saved: well inside the gateway's 5 s. */
+const PEER_DEADLINE_MS = 2_000;
+const AUTO_RELEASE_LEASE_MS = 60_000;
+
+/**
+ * Registers the rss service's handlers and starts its pollers (layout: handlers/ and events/ ->
+ * app/ -> domain/, store/; see DESIGN.md).
+ */
+export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   ctx.grpc.add(rssV1.RssServiceService, {
     describe: async () => ({ service: 'rss', protoPackage: rssV1.protobufPackage }),
   });
+  const newsletters = newsletterRepository(ctx.store);
+  const items = itemRepository(ctx.store);
+  const issues = issueRepository(ctx.store);
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the newsletters whose templates print it.
-  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ newsletters: newsletterRepository(ctx.store) }));
+  ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ newsletters }));
+
+  const outbound = createOutbound(outboundSettingsOf(ctx.config));
+  const catalog = accountCatalog(
+    { segment: ctx.config.SEGMENT_GRPC_ADDR, subscriber: ctx.config.SUBSCRIBER_GRPC_ADDR, messaging: ctx.config.MESSAGING_GRPC_ADDR },
+    PEER_DEADLINE_MS,
+    ctx.logger,
+  );
+  // Both pollers exist before the handlers that wake them; they start looking at the store at once.
+  let wakePoller = (_at: Date) => {};
+  let wakeAutoRelease = (_at: Date) => {};
+  const deps = {
+    store: ctx.store,
+    newsletters,
+    items,
+    issues,
+    feeds: feedReader(outbound),
+    sender: holdReleasedIssues,
+    catalog,
+    pollIntervalMs: ctx.config.RSS_POLL_INTERVAL_SECONDS * 1000,
+    now: ctx.now,
+    newId: ctx.newId,
+    wakePoller: (at: Date) => wakePoller(at),
+    wakeAutoRelease: (at: Date) => wakeAutoRelease(at),
+    logger: ctx.logger,
+  };
+  ctx.grpc.add(rssNewslettersV1.RssNewsletterServiceService, newsletterHandlers(deps));
+
+  const due = dueNewsletters(newsletterCollection(ctx.store));
+  const poller = startDuePoller({
+    name: 'newsletters',
+    claim: due.claim,
+    nextDueAt: due.nextDueAt,
+    leaseMs: POLL_LEASE_MS,
+    concurrency: ctx.config.RSS_POLL_CONCURRENCY,
+    now: ctx.now,
+    logger: ctx.logger,
+    async handle(row) {
+      const n = await newsletters.get(row.accountId, row._id);
+      if (!n) return;
+      const now = ctx.now();
+      if (n.status !== 'ACTIVE') return newsletters.recordPoll(n.accountId, n.id, {});
+      const tickDue = n.triggerMode === 'SCHEDULE' && n.nextTickAt !== null && n.nextTickAt <= now;
+      const outcome = await pollNewsletter(deps, n, { tickDue });
+      if (outcome.failure) ctx.logger.info({ newsletterId: n.id, accountId: n.accountId, code: outcome.failure.code }, 'feed read failed; retried at the next poll');
+    },
+  });
+  const reviews = dueAutoReleases(issueCollection(ctx.store));
+  const autoRelease = startDuePoller({
+    name: 'auto-release',
+    claim: reviews.claim,
+    nextDueAt: reviews.nextDueAt,
+    leaseMs: AUTO_RELEASE_LEASE_MS,
+    concurrency: 4,
+    now: ctx.now,
+    logger: ctx.logger,
+    handle: (row) => autoReleaseIssue(deps, row.accountId, row.newsletterId, row._id),
+  });
+  wakePoller = poller.wake;
+  wakeAutoRelease = autoRelease.wake;
+  return [() => poller.stop(), () => autoRelease.stop(), () => outbound.close(), async () => catalog.close()];
 }

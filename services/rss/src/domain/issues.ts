@@ -1,0 +1,136 @@
+// When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
+// THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
+import { Liquid } from 'liquidjs';
+import type { Newsletter, ReleasePolicy } from './newsletter';
+
+/** An item as this service keeps it (the feed reader's FeedItem, without its parsing details). */
+export interface ItemSnapshot {
+  /** Identity: guid, else link, else a hash of title and date (the feed reader's itemKey). */
+  key: string;
+  guid: string;
+  title: string;
+  link: string;
+  publishedAt: Date | null;
+  summary: string;
+  content: string;
+  author: string;
+  imageUrl: string;
+}
+
+/** An item found by a poll and not yet in an issue. */
+export interface PendingItem extends ItemSnapshot {
+  foundAt: Date;
+}
+
+export type IssueStatus = 'PENDING_REVIEW' | 'RELEASED' | 'SENDING' | 'SENT' | 'DISCARDED';
+
+export interface Issue {
+  id: string;
+  accountId: string;
+  newsletterId: string;
+  status: IssueStatus;
+  items: ItemSnapshot[];
+  subject: string;
+  createdAt: Date;
+  releasedAt: Date | null;
+  sentAt: Date | null;
+  recipientCount: number;
+  deliveredCount: number;
+  /** PENDING_REVIEW with reviewAutoReleaseMinutes: when the auto-release poller releases it. */
+  autoReleaseAt: Date | null;
+}
+
+/** What the newsletter has already seen: item keys, and links (the changed-guid rule). */
+export interface SeenItems {
+  keys: ReadonlySet<string>;
+  links: ReadonlySet<string>;
+}
+
+/**
+ * The items of a read that are new, in feed order, each once. An item whose guid changed but whose
+ * link did not is not new (API.md): feeds that regenerate guids must not mail their whole catalogue.
+ */
+export function newItems<T extends Pick<ItemSnapshot, 'key' | 'link'>>(items: readonly T[], seen: SeenItems): T[] {
+  const taken = new Set<string>();
+  return items.filter((item) => {
+    if (seen.keys.has(item.key) || taken.has(item.key)) return false;
+    if (item.link !== '' && seen.links.has(item.link)) return false;
+    taken.add(item.key);
+    return true;
+  });
+}
+
+const DAY_MS = 86_400_000;
+const timeOf = (item: PendingItem) => (item.publishedAt ?? item.foundAt).getTime();
+
+export interface IssueDecision {
+  /** The items of the issue to build now (newest first), or none. */
+  issueItems: PendingItem[];
+  /** THRESHOLD: items too old to wait any longer; they leave the queue unsent. */
+  expired: PendingItem[];
+}
+
+/**
+ * Whether the waiting items make an issue now. `tick`: a SCHEDULE tick is due (ignored by the other
+ * modes). The newest `maxItemsPerIssue` items go in; the rest stay waiting for the next issue.
+ */
+export function decideIssue(
+  newsletter: Pick<Newsletter, 'triggerMode' | 'minItems' | 'thresholdMaxAgeDays' | 'maxItemsPerIssue'>,
+  pending: readonly PendingItem[],
+  at: { now: Date; tick: boolean },
+): IssueDecision {
+  let waiting = [...pending];
+  let expired: PendingItem[] = [];
+  if (newsletter.triggerMode === 'THRESHOLD' && newsletter.thresholdMaxAgeDays !== null) {
+    const oldest = at.now.getTime() - newsletter.thresholdMaxAgeDays * DAY_MS;
+    expired = waiting.filter((i) => timeOf(i) < oldest);
+    waiting = waiting.filter((i) => timeOf(i) >= oldest);
+  }
+  const due =
+    waiting.length > 0 &&
+    (newsletter.triggerMode === 'INSTANT' ||
+      (newsletter.triggerMode === 'SCHEDULE' && at.tick) ||
+      (newsletter.triggerMode === 'THRESHOLD' && waiting.length >= (newsletter.minItems ?? 1)));
+  if (!due) return { issueItems: [], expired };
+  const newestFirst = waiting.sort((a, b) => timeOf(b) - timeOf(a) || b.foundAt.getTime() - a.foundAt.getTime());
+  return { issueItems: newestFirst.slice(0, newsletter.maxItemsPerIssue), expired };
+}
+
+/** A new issue's state: AUTO releases at once, REVIEW waits (until auto-release when set). */
+export function initialIssueState(policy: ReleasePolicy, reviewAutoReleaseMinutes: number | null, now: Date): Pick<Issue, 'status' | 'releasedAt' | 'autoReleaseAt'> {
+  if (policy === 'AUTO') return { status: 'RELEASED', releasedAt: now, autoReleaseAt: null };
+  return { status: 'PENDING_REVIEW', releasedAt: null, autoReleaseAt: reviewAutoReleaseMinutes ? new Date(now.getTime() + reviewAutoReleaseMinutes * 60_000) : null };
+}
+
+const liquid = new Liquid({ strictFilters: false, strictVariables: false, ownPropertyOnly: true });
+const SUBJECT_RENDER_LIMIT_MS = 200;
+
+/** The item as templates see it (API.md: `title, link, publishedAt, summary, content, author, imageUrl`). */
+export const templateItem = (i: ItemSnapshot) => ({
+  title: i.title,
+  link: i.link,
+  publishedAt: i.publishedAt?.toISOString() ?? null,
+  summary: i.summary,
+  content: i.content,
+  author: i.author,
+  imageUrl: i.imageUrl,
+});
+
+/**
+ * The issue's subject from `subjectPattern` with `items` and `newsletter` (no `subscriber`: the list
+ * shows one subject per issue; per-recipient subjects are rendered when mail is sent). A pattern that
+ * fails to render falls back to the newsletter's name rather than losing the issue.
+ */
+export function issueSubject(newsletter: Pick<Newsletter, 'name' | 'subjectPattern' | 'feedTitle' | 'siteUrl'>, items: readonly ItemSnapshot[]): string {
+  try {
+    const out = liquid.parseAndRenderSync(
+      newsletter.subjectPattern,
+      { items: items.map(templateItem), newsletter: { name: newsletter.name, feedTitle: newsletter.feedTitle, siteUrl: newsletter.siteUrl }, subscriber: {} },
+      { templateLimit: SUBJECT_RENDER_LIMIT_MS, renderLimit: SUBJECT_RENDER_LIMIT_MS } as never,
+    );
+    const line = String(out).replace(/\s+/g, ' ').trim();
+    return line === '' ? newsletter.name : line.slice(0, 998);
+  } catch {
+    return newsletter.name;
+  }
+}

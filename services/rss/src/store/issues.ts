@@ -1,0 +1,121 @@
+// Issues of the newsletters (collection 'rss_issues'). Every query is scoped to one account and
+// newsletter except the auto-release poller's (`dueAutoReleases`): due PENDING_REVIEW issues of
+// every account, claimed with a lease.
+import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import type { Issue, IssueStatus } from '../domain/issues';
+
+const { Schema } = mongoose;
+
+export interface IssueDoc extends Omit<Issue, 'id'> {
+  _id: string;
+  leaseUntil: Date | null;
+}
+
+export const ISSUES = 'rss_issues';
+
+const issueItemSchema = new Schema(
+  {
+    key: { type: String, required: true },
+    guid: { type: String, default: '' },
+    title: { type: String, default: '' },
+    link: { type: String, default: '' },
+    publishedAt: { type: Date, default: null },
+    summary: { type: String, default: '' },
+    content: { type: String, default: '' },
+    author: { type: String, default: '' },
+    imageUrl: { type: String, default: '' },
+  },
+  { _id: false },
+);
+
+export const issueSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    accountId: { type: String, required: true },
+    newsletterId: { type: String, required: true },
+    status: { type: String, required: true, enum: ['PENDING_REVIEW', 'RELEASED', 'SENDING', 'SENT', 'DISCARDED'] },
+    items: { type: [issueItemSchema], default: [] },
+    subject: { type: String, default: '' },
+    createdAt: { type: Date, required: true },
+    releasedAt: { type: Date, default: null },
+    sentAt: { type: Date, default: null },
+    recipientCount: { type: Number, default: 0 },
+    deliveredCount: { type: Number, default: 0 },
+    autoReleaseAt: { type: Date, default: null },
+    leaseUntil: { type: Date, default: null },
+  },
+  { versionKey: false, minimize: false },
+);
+issueSchema.index({ accountId: 1, newsletterId: 1, createdAt: -1 });
+// The auto-release poller: review issues by due time (others have none).
+issueSchema.index({ autoReleaseAt: 1 });
+
+const toIssue = (doc: IssueDoc): Issue => {
+  const { _id, leaseUntil: _leaseUntil, ...rest } = doc;
+  return { id: _id, ...rest, items: rest.items.map((i) => ({ ...i, publishedAt: i.publishedAt ?? null })) };
+};
+
+export interface IssueRepository {
+  create(issue: Issue, opts?: { tx?: Transaction }): Promise<Issue>;
+  get(accountId: string, newsletterId: string, issueId: string): Promise<Issue | null>;
+  /** Newest first. */
+  page(accountId: string, newsletterId: string, pageNumber: number, pageSize: number): Promise<{ items: Issue[]; total: number }>;
+  /** A status change guarded by the current status; null when the issue was not in `from`. */
+  transition(accountId: string, newsletterId: string, issueId: string, from: IssueStatus, changes: Partial<Pick<Issue, 'status' | 'releasedAt' | 'sentAt'>>): Promise<Issue | null>;
+  deleteAll(accountId: string, newsletterId: string): Promise<void>;
+}
+
+export const issueCollection = (store: Store): Collection<IssueDoc> => store.collection<IssueDoc>(ISSUES, issueSchema);
+
+export function issueRepository(store: Store): IssueRepository {
+  const issues = issueCollection(store);
+  return {
+    async create(issue, opts) {
+      const { id, ...rest } = issue;
+      await issues.insertOne({ _id: id, ...rest, leaseUntil: null }, opts);
+      return issue;
+    },
+    async get(accountId, newsletterId, issueId) {
+      const doc = await issues.findOne({ _id: issueId, accountId, newsletterId });
+      return doc && toIssue(doc);
+    },
+    async page(accountId, newsletterId, pageNumber, pageSize) {
+      const filter = { accountId, newsletterId };
+      const [total, docs] = await Promise.all([issues.countDocuments(filter), issues.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (pageNumber - 1) * pageSize, limit: pageSize })]);
+      return { total, items: docs.map(toIssue) };
+    },
+    async transition(accountId, newsletterId, issueId, from, changes) {
+      // Leaving PENDING_REVIEW ends the auto-release wait.
+      const set = from === 'PENDING_REVIEW' ? { ...changes, autoReleaseAt: null, leaseUntil: null } : changes;
+      const doc = await issues.findOneAndUpdate({ _id: issueId, accountId, newsletterId, status: from }, { $set: set }, { returnDocument: 'after' });
+      return doc && toIssue(doc);
+    },
+    async deleteAll(accountId, newsletterId) {
+      await issues.deleteMany({ accountId, newsletterId });
+    },
+  };
+}
+
+/** The auto-release poller's view: PENDING_REVIEW issues whose review time is over, of every account. */
+export function dueAutoReleases(issues: Collection<IssueDoc>) {
+  return {
+    async claim(now: Date, leaseMs: number, limit: number): Promise<Array<Pick<IssueDoc, '_id' | 'accountId' | 'newsletterId'>>> {
+      const candidates = await issues.find({ status: 'PENDING_REVIEW', autoReleaseAt: { $lte: now } }, { sort: { autoReleaseAt: 1 }, limit, projection: { _id: 1, leaseUntil: 1 } });
+      const claimed: Array<Pick<IssueDoc, '_id' | 'accountId' | 'newsletterId'>> = [];
+      for (const c of candidates) {
+        if (c.leaseUntil && c.leaseUntil > now) continue;
+        const got = await issues.findOneAndUpdate(
+          { _id: c._id, status: 'PENDING_REVIEW', $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
+          { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
+          { returnDocument: 'after' },
+        );
+        if (got) claimed.push({ _id: got._id, accountId: got.accountId, newsletterId: got.newsletterId });
+      }
+      return claimed;
+    },
+    async nextDueAt(): Promise<Date | null> {
+      const [next] = await issues.find({ status: 'PENDING_REVIEW', autoReleaseAt: { $ne: null } }, { sort: { autoReleaseAt: 1 }, limit: 1, projection: { autoReleaseAt: 1 } });
+      return next?.autoReleaseAt ?? null;
+    },
+  };
+}
