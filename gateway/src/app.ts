@@ -24,6 +24,7 @@ import { eventLogRoutes } from './routes/event-log';
 import { eventRoutes } from './routes/events';
 import { formRoutes } from './routes/forms';
 import { webhookRoutes } from './routes/webhooks';
+import { rssRoutes } from './routes/rss';
 import { publicRoutes, type Readiness } from './routes/public';
 import { publicWeb, type PublicUpstream } from './routes/public-web';
 import { reportRoutes } from './routes/reports';
@@ -92,6 +93,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(gated(eventLogRoutes(deps.clients)));
   app.use(gated(automationRoutes(deps.clients)));
   app.use(gated(webhookRoutes(deps.clients)));
+  app.use(gated(rssRoutes(deps.clients)));
   app.use(gated(accountRoutes()));
 
   app.use(routeNotFound(routeTable));

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { automationsV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
+import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -44,6 +44,7 @@ export interface ServiceClients {
   automations: PromiseClient<automationsV1.AutomationServiceClient>;
   webhookSubscriptions: PromiseClient<webhookSubscriptionsV1.WebhookSubscriptionServiceClient>;
   webhookDeliveries: PromiseClient<webhookDeliveriesV1.WebhookDeliveryServiceClient>;
+  rss: PromiseClient<rssNewslettersV1.RssNewsletterServiceClient>;
   /** True when the subscriber service reports SERVING within a short deadline. */
   subscriberServing(): Promise<boolean>;
   close(): void;
@@ -62,7 +63,7 @@ export const servicePeer = (service: string): PeerSpec => ({
 
 /**
  * One long-lived promise client per service, created once at start (a channel multiplexes every
- * call). The form, rss, messaging and webhook clients join as their routes do.
+ * call). 
  */
 export function createServiceClients(config: GatewayConfig): ServiceClients {
   const subscriber = peerClient(createClient(subscriberV1.SubscriberServiceClient, config.SUBSCRIBER_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('subscriber'));
@@ -79,6 +80,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const automations = peerClient(createClient(automationsV1.AutomationServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const webhookSubscriptions = peerClient(createClient(webhookSubscriptionsV1.WebhookSubscriptionServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
   const webhookDeliveries = peerClient(createClient(webhookDeliveriesV1.WebhookDeliveryServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
+  const rss = peerClient(createClient(rssNewslettersV1.RssNewsletterServiceClient, config.RSS_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('rss'));
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
@@ -95,6 +97,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     automations,
     webhookSubscriptions,
     webhookDeliveries,
+    rss,
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
@@ -111,6 +114,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       automations.close();
       webhookSubscriptions.close();
       webhookDeliveries.close();
+      rss.close();
       subscriberHealth.close();
     },
   };

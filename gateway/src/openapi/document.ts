@@ -5,6 +5,7 @@ import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rate
 import { withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { webhookParameters, webhookPaths, webhookSchemas, webhookTags } from './webhook/webhooks';
+import { rssParameters, rssPaths, rssSchemas, rssTags } from './rss/newsletters';
 import { submissionPaths, submissionSchemas } from './form/submissions';
 import { publicWebPaths, publicWebTags } from './messaging/public-web';
 import { confirmPaths } from './form/confirm';
@@ -90,6 +91,7 @@ export const openApiDocument = {
     ...messagingDomainTags,
     ...formTags,
     ...webhookTags,
+    ...rssTags,
     ...reportTags,
     { name: 'Events', description: 'Custom events that start automations (API-request triggers).' },
     { name: 'Account', description: 'The account\'s API key: managed in the application, never with the key itself.' },
@@ -103,6 +105,7 @@ export const openApiDocument = {
     ...messagingDomainPaths,
     ...formPaths,
     ...webhookPaths,
+    ...rssPaths,
     ...submissionPaths,
     ...reportPaths,
     ...eventReportPaths,
@@ -195,6 +198,7 @@ export const openApiDocument = {
       ...messagingDomainParameters,
       ...formParameters,
       ...webhookParameters,
+      ...rssParameters,
       PageNumber: { name: 'pageNumber', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 }, description: '1-based.' },
       PageSize: { name: 'pageSize', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 } },
       IdempotencyKey: {
@@ -274,6 +278,7 @@ export const openApiDocument = {
       ...messagingDomainSchemas,
       ...formSchemas,
       ...webhookSchemas,
+      ...rssSchemas,
       ...submissionSchemas,
       ...reportPeriodSchemas,
       ...emailReportSchemas,

@@ -56,7 +56,26 @@ const automation = {
   active: true,
 };
 
+const rssNewsletter = {
+  name: 'Blog digest',
+  sourceUrl: 'https://blog.example.com/feed.xml',
+  triggerMode: 'SCHEDULE',
+  schedule: 'CRON_TZ=Europe/Berlin 0 8 * * 1',
+  releasePolicy: 'REVIEW',
+  reviewAutoReleaseMinutes: 120,
+  senderProfileId: '8b7a6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+  topicId,
+  subjectPattern: '{{ newsletter.feedTitle }}: {{ items[0].title }}',
+  htmlContent: '<h1>{{ newsletter.feedTitle }}</h1>{% for item in items %}<h2><a href="{{ item.link }}">{{ item.title }}</a></h2><p>{{ item.summary }}</p>{% endfor %}',
+  cssContent: 'h2 { font-size: 18px; }',
+  maxItemsPerIssue: 5,
+};
+
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  createRssNewsletter: rssNewsletter,
+  updateRssNewsletter: { ...rssNewsletter, triggerMode: 'THRESHOLD', schedule: null, minItems: 3, thresholdMaxAgeDays: 14 },
+  previewRssFeed: { url: 'https://blog.example.com/feed.xml' },
+  resumeRssNewsletter: { rebaseline: true },
   addSubscriber: { ...subscriber, subscriberStatus: 'ACTIVE', topicIds: [topicId] },
   syncSubscribers: {
     mode: 'UPSERT',
