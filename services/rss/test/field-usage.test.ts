@@ -33,7 +33,41 @@ describe('ListFieldUsages on the embedded store', () => {
   beforeAll(async () => {
     temp = await openTempStore('rss-usage');
     const { store } = temp;
-    const doc = (id: string, accountId: string, name: string, htmlContent: string): NewsletterDoc => ({ _id: id, accountId, name, status: 'ACTIVE', subjectPattern: 'Digest', htmlContent, createdAt: new Date() });
+    const now = new Date();
+    const doc = (id: string, accountId: string, name: string, htmlContent: string): NewsletterDoc => ({
+      _id: id,
+      accountId,
+      name,
+      status: 'ACTIVE',
+      subjectPattern: 'Digest',
+      htmlContent,
+      cssContent: '',
+      sourceUrl: 'https://blog.example/feed.xml',
+      siteUrl: null,
+      feedUrl: null,
+      feedTitle: null,
+      triggerMode: 'INSTANT',
+      schedule: null,
+      minItems: null,
+      thresholdMaxAgeDays: null,
+      releasePolicy: 'AUTO',
+      reviewAutoReleaseMinutes: null,
+      segmentId: null,
+      senderProfileId: 'sp-1',
+      topicId: null,
+      maxItemsPerIssue: 10,
+      lastCheckedAt: null,
+      lastItemPublishedAt: null,
+      lastError: null,
+      etag: null,
+      lastModified: null,
+      nextPollAt: null,
+      nextTickAt: null,
+      dueAt: null,
+      leaseUntil: null,
+      createdAt: now,
+      updatedAt: now,
+    });
     await store.collection<NewsletterDoc>(NEWSLETTERS, newsletterSchema).insertMany([
       doc('n-b', 'acc-1', 'B weekly', '{{ subscriber.company }}'),
       doc('n-a', 'acc-1', 'A daily', 'Dear {{ subscriber.company }}'),
