@@ -18,6 +18,7 @@ import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { loadWebhookConfig } from '../../services/webhook/src/config';
+import { loadRssConfig } from '../../services/rss/src/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CHART_DIR = 'charts/mailer';
@@ -456,6 +457,15 @@ describe('default values', () => {
     });
     expect(() => loadWebhookConfig({ ...settings, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
     expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('WEBHOOK_DELIVERY_CONCURRENCY')).toBe(false);
+  });
+
+  test('the rss service gets its polling settings, valid for its config schema', () => {
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss'));
+    const settings = Object.fromEntries(['RSS_POLL_INTERVAL_SECONDS', 'RSS_POLL_CONCURRENCY', 'OUTBOUND_ALLOW_HTTP', 'OUTBOUND_ALLOWED_CIDRS'].map((k) => [k, env.get(k)?.value]));
+    expect(settings).toMatchObject({ RSS_POLL_INTERVAL_SECONDS: '600', RSS_POLL_CONCURRENCY: '4' });
+    expect(() => loadRssConfig({ ...settings, RSS_GRPC_ADDR: '0.0.0.0:7054' })).not.toThrow();
+    expect(envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook')).has('RSS_POLL_INTERVAL_SECONDS')).toBe(false);
+    expect(renderFails(['--set', 'services.rss.polling.intervalSeconds=0'])).toContain('intervalSeconds');
   });
 
   test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
