@@ -97,7 +97,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'unknown_webhook_event', status: 400, meaning: 'The webhook subscription names no webhook event: use `*` or a name of GET /webhook-events.' },
   { errorId: 'webhook_target_not_allowed', status: 400, meaning: 'The webhook target URL is not allowed: not https (unless the operator allows http), credentials in it, or a host (literal, or a name resolving only to such addresses) that is loopback, private, link-local, unique-local, multicast or metadata (unless the operator allows its range).' },
   { errorId: 'feed_not_allowed', status: 400, meaning: 'The feed URL is refused by the outbound guard (the rules of webhook targets: https, public addresses, unless the operator allows http or ranges), or a redirect led to such a URL.' },
-  { errorId: 'rss_schedule_invalid', status: 400, meaning: 'The SCHEDULE newsletter\'s cron expression has 5 fields but cron refuses one, its CRON_TZ names no IANA zone, or it never fires.' },
+  { errorId: 'rss_schedule_invalid', status: 400, meaning: 'The SCHEDULE newsletter\'s cron expression does not have exactly 5 fields, cron refuses one, its CRON_TZ names no IANA zone, or it never fires.' },
   { errorId: 'api_key_missing', status: 401, meaning: 'No X-API-Key header. `Authorization: Bearer` is not accepted.' },
   { errorId: 'api_key_invalid', status: 401, meaning: 'The X-API-Key value is blank, unknown, deleted, replaced by rotation, or the masked form. One text for all: the response does not tell which.' },
   { errorId: 'operation_not_allowed_for_api_key', status: 403, meaning: 'The operation is for the application only (key management) and cannot be called with an API key.' },

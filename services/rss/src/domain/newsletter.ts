@@ -145,7 +145,7 @@ export function resolveNewsletterRequest(req: NewsletterRequest): NewsletterSett
     if (v && v.length <= (member === 'subjectPattern' ? LIMITS.subjectMax : LIMITS.htmlMax) && !liquidParses(v)) bad(member, 'a Liquid template that parses');
   }
   if (problems.length > 0) throw invalid('validation_failed', `invalid newsletter: ${problems.map((p) => `${p.path} ${p.problem}`).join('; ')}`, problems);
-  // A schedule that passed every shape rule but cron or the zone refused gets its own errorId.
+  // A schedule that cron, the field count or the zone refused gets its own errorId.
   if (scheduleProblem) throw invalid('rss_schedule_invalid', scheduleProblem, [{ path: 'body.schedule', problem: scheduleProblem }]);
   const blankToNull = (v: string | null) => (v === null || v.trim() === '' ? null : v.trim());
   const lower = (v: string | null) => blankToNull(v)?.toLowerCase() ?? null;
