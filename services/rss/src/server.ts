@@ -3,7 +3,7 @@ import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
 import { autoReleaseIssue } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
-import { pollNewsletter } from './app/poll';
+import { pollDueNewsletter } from './app/poll';
 import { holdReleasedIssues } from './app/ports';
 import { feedReader } from './clients/feeds';
 import { accountCatalog } from './clients/peers';
@@ -70,13 +70,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     now: ctx.now,
     logger: ctx.logger,
     async handle(row) {
-      const n = await newsletters.get(row.accountId, row._id);
-      if (!n) return;
-      const now = ctx.now();
-      if (n.status !== 'ACTIVE') return newsletters.recordPoll(n.accountId, n.id, {});
-      const tickDue = n.triggerMode === 'SCHEDULE' && n.nextTickAt !== null && n.nextTickAt <= now;
-      const outcome = await pollNewsletter(deps, n, { tickDue });
-      if (outcome.failure) ctx.logger.info({ newsletterId: n.id, accountId: n.accountId, code: outcome.failure.code }, 'feed read failed; retried at the next poll');
+      const outcome = await pollDueNewsletter(deps, row.accountId, row._id);
+      if (outcome?.failure) ctx.logger.info({ newsletterId: row._id, accountId: row.accountId, code: outcome.failure.code }, 'feed read failed; retried at the next poll');
     },
   });
   const reviews = dueAutoReleases(issueCollection(ctx.store));

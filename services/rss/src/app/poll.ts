@@ -137,3 +137,18 @@ export async function sendReleased(deps: Pick<PollDeps, 'sender' | 'logger'>, is
     deps.logger?.warn({ issueId: issue.id, err: (err as Error).message }, 'sending a released issue failed; it stays RELEASED');
   }
 }
+
+/**
+ * The poller's work on one due newsletter it claimed: a poll, with the SCHEDULE tick when that is
+ * what came due. A newsletter paused meanwhile only gives its lease back.
+ */
+export async function pollDueNewsletter(deps: PollDeps, accountId: string, newsletterId: string): Promise<PollOutcome | null> {
+  const n = await deps.newsletters.get(accountId, newsletterId);
+  if (!n) return null;
+  if (n.status !== 'ACTIVE') {
+    await deps.newsletters.recordPoll(accountId, newsletterId, {});
+    return null;
+  }
+  const tickDue = n.triggerMode === 'SCHEDULE' && n.nextTickAt !== null && n.nextTickAt <= deps.now();
+  return pollNewsletter(deps, n, { tickDue });
+}

@@ -1,0 +1,156 @@
+// Durable time of the rss service on a real embedded store (DESIGN.md "Durable time"): SCHEDULE
+// ticks and review auto-releases are due rows claimed with a lease, worked by the use cases the
+// pollers call, and they survive a reopened store. The feed is a scripted FeedReader (the port the
+// feed fetcher plugs into); time is a fixed clock.
+import { fixedClock } from '@mailer/kit';
+import { openStore, type Store } from '@mailer/store';
+import { openTempStore, type TempStore } from '@mailer/testing/store';
+import { autoReleaseIssue, listIssues } from '../src/app/issues';
+import { checkNewsletter, createNewsletter, pauseNewsletter, POLL_LEASE_MS, type NewsletterDeps } from '../src/app/newsletters';
+import { pollDueNewsletter } from '../src/app/poll';
+import type { FeedReader, FeedSnapshot } from '../src/app/ports';
+import type { ItemSnapshot } from '../src/domain/issues';
+import type { NewsletterRequest } from '../src/domain/newsletter';
+import { dueAutoReleases, issueCollection, issueRepository } from '../src/store/issues';
+import { itemRepository } from '../src/store/items';
+import { dueNewsletters, newsletterCollection, newsletterRepository } from '../src/store/newsletters';
+
+const ACCOUNT = 'acc-1';
+const item = (n: number, publishedAt: Date): ItemSnapshot => ({ key: `k${n}`, guid: `g${n}`, title: `Post ${n}`, link: `https://blog.example/${n}`, publishedAt, summary: '', content: '', author: '', imageUrl: '' });
+
+let temp: TempStore;
+let store: Store;
+let feed: FeedSnapshot;
+let reads = 0;
+const clock = fixedClock('2026-11-24T07:59:00.000Z');
+let ids = 0;
+
+const feeds: FeedReader = {
+  async read() {
+    reads++;
+    return { kind: 'feed', feed, etag: null, lastModified: null, url: 'https://blog.example/feed.xml' };
+  },
+};
+
+function depsOf(s: Store): NewsletterDeps {
+  return {
+    store: s,
+    newsletters: newsletterRepository(s),
+    items: itemRepository(s),
+    issues: issueRepository(s),
+    feeds,
+    sender: { send: async () => undefined },
+    catalog: { requireSegment: async () => undefined, requireTopic: async () => undefined, requireSenderProfile: async () => undefined },
+    pollIntervalMs: 600_000,
+    now: clock.now,
+    newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`,
+    wakePoller: () => undefined,
+    wakeAutoRelease: () => undefined,
+  };
+}
+
+const request = (extra: Partial<NewsletterRequest>): NewsletterRequest => ({
+  name: 'Digest',
+  sourceUrl: 'https://blog.example/feed.xml',
+  siteUrl: null,
+  feedUrl: null,
+  feedTitle: null,
+  triggerMode: 'INSTANT',
+  schedule: null,
+  minItems: null,
+  thresholdMaxAgeDays: null,
+  releasePolicy: null,
+  reviewAutoReleaseMinutes: null,
+  segmentId: null,
+  senderProfileId: '8b7a6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+  topicId: null,
+  subjectPattern: '{{ items[0].title }}',
+  htmlContent: '{{ items.size }}',
+  cssContent: null,
+  maxItemsPerIssue: null,
+  ...extra,
+});
+
+beforeAll(async () => {
+  temp = await openTempStore('rss-durable');
+  store = temp.store;
+});
+afterAll(async () => {
+  await store.close();
+  await temp.close().catch(() => undefined);
+});
+
+it('SCHEDULE: the tick is a due row; claimed once under a lease, it makes the issue and arms the next tick; it survives a reopened store', async () => {
+  const deps = depsOf(store);
+  feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [item(1, new Date('2026-11-20T00:00:00Z'))] };
+  const n = await createNewsletter(deps, ACCOUNT, request({ triggerMode: 'SCHEDULE', schedule: '0 8 * * *' }));
+  expect(n.nextTickAt).toEqual(new Date('2026-11-24T08:00:00.000Z'));
+  feed = { ...feed, items: [item(3, clock.now()), item(2, new Date(clock.now().getTime() - 60_000)), ...feed.items] };
+  expect(await checkNewsletter(deps, ACCOUNT, n.id)).toMatchObject({ newItems: 2, issueId: null });
+
+  // Reopen the store: what is due lives in it, not in a timer.
+  await store.close();
+  store = await openStore({ dataDir: temp.dir });
+  const reopened = depsOf(store);
+  const due = dueNewsletters(newsletterCollection(store));
+  expect(await due.claim(clock.now(), POLL_LEASE_MS, 10)).toEqual([]);
+  expect(await due.nextDueAt()).toEqual(new Date('2026-11-24T08:00:00.000Z'));
+  clock.set('2026-11-24T08:00:01.000Z');
+  const claimed = await due.claim(clock.now(), POLL_LEASE_MS, 10);
+  expect(claimed.map((c) => c._id)).toEqual([n.id]);
+  // A second replica finds it leased.
+  expect(await due.claim(clock.now(), POLL_LEASE_MS, 10)).toEqual([]);
+  const outcome = await pollDueNewsletter(reopened, ACCOUNT, n.id);
+  expect(outcome).toMatchObject({ newItems: 0, issueId: expect.any(String) });
+  const { items } = await listIssues(reopened, ACCOUNT, n.id, 1, 10);
+  expect(items.map((i) => [i.status, i.items.map((x) => x.key)])).toEqual([['RELEASED', ['k3', 'k2']]]);
+  const after = await reopened.newsletters.get(ACCOUNT, n.id);
+  expect(after?.nextTickAt).toEqual(new Date('2026-11-25T08:00:00.000Z'));
+  // Nothing is due until the next poll: the lease was given back and the tick moved on.
+  expect(await due.claim(clock.now(), POLL_LEASE_MS, 10)).toEqual([]);
+  expect(await due.nextDueAt()).toEqual(new Date(clock.now().getTime() + 600_000));
+});
+
+it('a tick with nothing collected makes no issue; a paused newsletter is never due', async () => {
+  const deps = depsOf(store);
+  clock.set('2026-11-24T08:59:00.000Z');
+  feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [item(10, clock.now())] };
+  const n = await createNewsletter(deps, ACCOUNT, request({ triggerMode: 'SCHEDULE', schedule: '0 9 * * *' }));
+  clock.set('2026-11-24T09:00:00.000Z');
+  expect(await pollDueNewsletter(deps, ACCOUNT, n.id)).toMatchObject({ newItems: 0, issueId: null });
+  await pauseNewsletter(deps, ACCOUNT, n.id);
+  clock.set('2026-11-26T09:00:00.000Z');
+  const due = await dueNewsletters(newsletterCollection(store)).claim(clock.now(), POLL_LEASE_MS, 100);
+  expect(due.map((d) => d._id)).not.toContain(n.id);
+});
+
+it('REVIEW: an issue releases itself once reviewAutoReleaseMinutes pass, claimed once', async () => {
+  const deps = depsOf(store);
+  clock.set('2026-11-24T10:00:00.000Z');
+  feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [] };
+  const n = await createNewsletter(deps, ACCOUNT, request({ releasePolicy: 'REVIEW', reviewAutoReleaseMinutes: 5 }));
+  feed = { ...feed, items: [item(20, clock.now())] };
+  const { issueId } = await checkNewsletter(deps, ACCOUNT, n.id);
+  const reviews = dueAutoReleases(issueCollection(store));
+  expect(await reviews.nextDueAt()).toEqual(new Date('2026-11-24T10:05:00.000Z'));
+  clock.advance(4 * 60_000);
+  expect(await reviews.claim(clock.now(), 60_000, 10)).toEqual([]);
+  clock.advance(60_000);
+  const claimed = await reviews.claim(clock.now(), 60_000, 10);
+  expect(claimed.map((c) => c._id)).toEqual([issueId]);
+  expect(await reviews.claim(clock.now(), 60_000, 10)).toEqual([]);
+  await autoReleaseIssue(deps, ACCOUNT, n.id, issueId!);
+  const issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
+  expect(issue).toMatchObject({ status: 'RELEASED', releasedAt: clock.now(), autoReleaseAt: null });
+  expect(await reviews.nextDueAt()).toBeNull();
+});
+
+it('a manual check waits for the lease a poll holds, then answers rss_check_in_progress', async () => {
+  const deps = depsOf(store);
+  feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [] };
+  const n = await createNewsletter(deps, ACCOUNT, request({}));
+  expect(await deps.newsletters.lease(ACCOUNT, n.id, clock.now(), POLL_LEASE_MS)).toBe(true);
+  const before = reads;
+  await expect(checkNewsletter(deps, ACCOUNT, n.id)).rejects.toMatchObject({ errorId: 'rss_check_in_progress' });
+  expect(reads).toBe(before);
+});
