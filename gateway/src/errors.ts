@@ -139,7 +139,7 @@ export const ERROR_CATALOGUE: ReadonlyArray<{ errorId: string; status: number; m
   { errorId: 'purchase_source_name_taken', status: 409, meaning: 'Another purchase source of the account has this name.' },
   { errorId: 'sender_profile_required', status: 409, meaning: 'The account has no sender profile, so no mail can be sent; create one first.' },
   { errorId: 'sender_profile_is_default', status: 409, meaning: 'The default sender profile cannot be un-defaulted (`isDefault: false`); make another profile the default instead.' },
-  { errorId: 'sender_profile_in_use', status: 409, meaning: 'An email template or a form names this sender profile; `details` lists them.' },
+  { errorId: 'sender_profile_in_use', status: 409, meaning: 'An email template, a form or an RSS newsletter names this sender profile; `details` lists them.' },
   { errorId: 'template_name_exists', status: 409, meaning: 'Another email template of the account has this name.' },
   { errorId: 'template_in_use', status: 409, meaning: 'An automation step or a form (as its confirmation mail) sends this template; `details` lists them.' },
   { errorId: 'route_path_taken', status: 409, meaning: 'Another form (of any account) already serves this routePath on this domain.' },

@@ -11,6 +11,7 @@ let stack: Stack;
 let subscriber: RunningService;
 let messaging: RunningService;
 let form: RunningService;
+let rss: RunningService;
 let gw: GatewayHandle;
 let a: Api;
 let b: Api;
@@ -26,10 +27,13 @@ beforeAll(async () => {
   subscriber = await startService('subscriber', { NATS_URL: stack.nats.url });
   // Deleting a profile or template asks the form service which forms name it (none here).
   form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
+  // ... and the rss service which newsletters send from a profile (none here).
+  rss = await startService('rss', { NATS_URL: stack.nats.url });
   messaging = await startService('messaging', {
     NATS_URL: stack.nats.url,
     SUBSCRIBER_GRPC_ADDR: subscriber.address,
     FORM_GRPC_ADDR: form.address,
+    RSS_GRPC_ADDR: rss.address,
     MAIL_ALLOWED_FROM_DOMAINS: 'example.com, Example.org',
   });
   gw = await startGateway({
@@ -46,6 +50,7 @@ afterAll(async () => {
   await gw?.stop();
   await messaging?.stop();
   await form?.stop();
+  await rss?.stop();
   await subscriber?.stop();
   await stack?.stop();
 });

@@ -308,6 +308,17 @@ it('isolates accounts: another account sees, changes and checks nothing', async 
   expect(expectStatus(await a.get(`/rss-newsletters/${n.id}`), 200).status).toBe('ACTIVE');
 });
 
+it('a sender profile a newsletter sends from cannot be deleted (409 sender_profile_in_use) until the newsletter is gone', async () => {
+  const profile = expectStatus(await a.post('/sender-profiles', { name: 'Kept', fromEmail: 'kept@example.com', fromName: 'Kept' }), 201);
+  const f = feed(items('sp', 1));
+  const n = await create(a, f.url, { senderProfileId: profile.id });
+  const res = await a.delete(`/sender-profiles/${profile.id}`);
+  expectError(res, 409, 'sender_profile_in_use');
+  expect(res.json.details).toEqual([{ path: `rssNewsletters.${n.id}`, problem: expect.stringContaining('Digest') }]);
+  expect((await a.delete(`/rss-newsletters/${n.id}`)).status).toBe(204);
+  expect((await a.delete(`/sender-profiles/${profile.id}`)).status).toBe(204);
+});
+
 it('keeps newsletters, seen items and review issues across a restart of the rss service', async () => {
   const f = feed(items('rs', 2));
   const n = await create(a, f.url, { releasePolicy: 'REVIEW' });

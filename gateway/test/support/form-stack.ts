@@ -56,7 +56,11 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
       ...opts.formEnv,
     });
+    // Messaging asks the rss service which newsletters send from a profile before deleting it.
+    const rssAddr = await addr();
+    await spawn('rss', { RSS_GRPC_ADDR: rssAddr });
     const messaging = await spawn('messaging', {
+      RSS_GRPC_ADDR: rssAddr,
       MESSAGING_HTTP_ADDR: messagingHttpAddr,
       BOUNCE_SMTP_PORT: String(await freePort()),
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),

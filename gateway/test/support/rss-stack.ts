@@ -98,8 +98,10 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       MESSAGING_GRPC_ADDR: usage.addresses.messaging,
     });
     started.push(subscriber);
+    const rssAddress = `127.0.0.1:${await freePort()}`;
     const messaging = await startService('messaging', {
       NATS_URL: stack.nats.url,
+      RSS_GRPC_ADDR: rssAddress,
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
       FORM_GRPC_ADDR: usage.addresses.form,
@@ -114,7 +116,7 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       METRICS_PORT: '0',
       NATS_URL: stack.nats.url,
       DATA_DIR: rssDir,
-      RSS_GRPC_ADDR: `127.0.0.1:${await freePort()}`,
+      RSS_GRPC_ADDR: rssAddress,
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
       MESSAGING_GRPC_ADDR: messaging.address,

@@ -96,8 +96,9 @@ export const configSchema = z.object({
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /** POST /email-messages answers once its delivery job has a PubAck, waiting at most this long (0: no wait). */
   OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
-  // The form service: asked which forms name a sender profile or template before one is deleted.
-  ...serviceAddressDefaults('form'),
+  // The form and rss services: asked which forms / newsletters name a sender profile (or template)
+  // before one is deleted.
+  ...serviceAddressDefaults('form', 'rss'),
 });
 export type Config = z.infer<typeof configSchema>;
 

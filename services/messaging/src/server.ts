@@ -7,6 +7,7 @@ import { consentSignupNotAvailable } from './app/record-event';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
 import { formsClient } from './clients/forms';
+import { rssNewslettersClient } from './clients/rss-newsletters';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { AccountSendRate } from './domain/send-rate';
@@ -77,9 +78,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     }),
   });
   // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service,
-  // deletes ask the form service which forms name them.
+  // deletes ask the form service which forms name them (and the rss service which newsletters send
+  // from a profile).
   const forms = formsClient(config.FORM_GRPC_ADDR, ctx.logger);
-  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers, forms };
+  const newsletters = rssNewslettersClient(config.RSS_GRPC_ADDR, ctx.logger);
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers, forms, newsletters };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
@@ -222,6 +225,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => statusConsumer.stop(),
     async () => subscribers.close(),
     async () => forms.close(),
+    async () => newsletters.close(),
     async () => segments.close(),
   ];
 }

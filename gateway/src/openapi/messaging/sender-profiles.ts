@@ -56,7 +56,7 @@ export const senderProfilePaths = {
       tags: ['Sender profiles'],
       operationId: 'deleteSenderProfile',
       summary: 'Delete a sender profile',
-      description: `Refused with \`409 sender_profile_in_use\` while an email template or a signup form names the profile (\`details\` lists them as \`emailTemplates.<name>\` and \`forms.<formId>\`; when the form service does not answer, \`503 service_unavailable\`: the delete cannot be proven safe); RSS newsletters, which arrive in a later version, will block deletion the same way. Deleting the default profile makes the oldest remaining profile the default (in the same transaction); deleting the last profile leaves the account without one (sends then answer \`409 sender_profile_required\`). Messages already accepted keep their sender. ${NOT_FOUND}`,
+      description: `Refused with \`409 sender_profile_in_use\` while an email template, a signup form or an RSS newsletter names the profile (\`details\` lists them as \`emailTemplates.<name>\`, \`forms.<formId>\` and \`rssNewsletters.<newsletterId>\`; when the form or rss service does not answer, \`503 service_unavailable\`: the delete cannot be proven safe). Deleting the default profile makes the oldest remaining profile the default (in the same transaction); deleting the last profile leaves the account without one (sends then answer \`409 sender_profile_required\`). Messages already accepted keep their sender. ${NOT_FOUND}`,
       parameters: profilePath,
       responses: responses('delete', { '204': noContent('Deleted.') }, { 400: ['invalid_uuid'], 404: ['sender_profile_not_found'], 409: ['sender_profile_in_use'] }),
     },

@@ -3,6 +3,7 @@
 // with their own deps.
 import type { Store } from '@mailer/store';
 import type { FormsUsing } from '../clients/forms';
+import type { NewslettersUsing } from '../clients/rss-newsletters';
 import type { SubscriberLookup } from './render-values';
 
 export interface CatalogDeps {
@@ -15,4 +16,6 @@ export interface CatalogDeps {
   subscribers?: SubscriberLookup;
   /** The form service's view of the forms naming a profile or template (delete checks); absent: no form names any. */
   forms?: Pick<FormsUsing, 'formsUsing'>;
+  /** The rss service's view of the newsletters sending from a profile (delete checks); absent: none does. */
+  newsletters?: Pick<NewslettersUsing, 'newslettersUsing'>;
 }

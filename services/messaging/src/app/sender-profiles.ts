@@ -86,5 +86,10 @@ export async function deleteSenderProfile(deps: CatalogDeps, accountId: string, 
     throw failedPrecondition('sender_profile_in_use', `the sender profile sends the confirmation mail of ${forms.count} form(s); change them first`,
       forms.forms.map((f) => ({ path: `forms.${f.id}`, problem: `form "${f.name}" names this sender profile` })));
   }
+  const newsletters = await deps.newsletters?.newslettersUsing(accountId, id);
+  if (newsletters?.count) {
+    throw failedPrecondition('sender_profile_in_use', `the sender profile sends ${newsletters.count} RSS newsletter(s); change them first`,
+      newsletters.newsletters.map((n) => ({ path: `rssNewsletters.${n.id}`, problem: `RSS newsletter "${n.name}" sends from this sender profile` })));
+  }
   if (!(await profiles.remove(id))) throw senderProfileNotFound(id);
 }
