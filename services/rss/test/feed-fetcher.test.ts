@@ -2,7 +2,7 @@
 // outbound guard configured as the local runner configures it (http and loopback allowed): every
 // format, conditional GETs, the 10 s / 5 MB / 3-redirect limits of API.md "RSS newsletters", the guard
 // re-checking every redirect, and each failure as the FeedError the newsletter's lastError shows.
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { createOutbound, type Outbound, type OutboundSettings } from '@mailer/outbound';
 import { createFeedFetcher, FEED_USER_AGENT, type FeedFetch, type FetchedFeed } from '../src/clients/feed-fetcher';
 import { FeedError } from '../src/domain/feed';
@@ -76,10 +76,18 @@ describe('formats over HTTP', () => {
     }
   });
 
-  it('reads a gzip-compressed feed; one that inflates beyond the limit is feed_too_large', async () => {
+  it('reads gzip, deflate and br; a corrupt or unknown encoding is feed_unreadable, one that inflates beyond the limit feed_too_large', async () => {
     server.route('/gz', serve(gzipSync(RSS2), 'application/rss+xml', { 'content-encoding': 'gzip' }));
     server.route('/bomb', serve(gzipSync(Buffer.alloc(6 * MB, 0x20)), 'application/rss+xml', { 'content-encoding': 'gzip' }));
+    server.route('/br', serve(brotliCompressSync(RSS2), 'application/rss+xml', { 'content-encoding': 'br' }));
+    server.route('/deflate', serve(deflateSync(RSS2), 'application/rss+xml', { 'content-encoding': 'deflate' }));
+    server.route('/corrupt', serve(Buffer.from('not gzip at all'), 'application/rss+xml', { 'content-encoding': 'gzip' }));
+    server.route('/zstd', serve(Buffer.from('whatever'), 'application/rss+xml', { 'content-encoding': 'zstd' }));
     const fetcher = createFeedFetcher(guard());
+    for (const path of ['/br', '/deflate']) expect(feedOf(await fetcher.fetch(`${server.origin}${path}`)).feed.items).toHaveLength(4);
+    expect((await failure(fetcher.fetch(`${server.origin}/corrupt`))).message).toBe("the feed's gzip compression is corrupt");
+    expect((await failure(fetcher.fetch(`${server.origin}/zstd`))).message).toBe('the feed is sent with an unsupported Content-Encoding (zstd)');
+    server.hits.length = 0;
     expect(feedOf(await fetcher.fetch(`${server.origin}/gz`)).feed.items).toHaveLength(4);
     expect(server.hits[0].headers['accept-encoding']).toBe('gzip, deflate, br');
     const err = await failure(fetcher.fetch(`${server.origin}/bomb`));

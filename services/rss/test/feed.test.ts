@@ -100,7 +100,7 @@ describe('parseFeed: the four formats', () => {
     const feed = parseFeed(RDF, 'application/rdf+xml', 'https://news.example.com/index.rdf');
     expect({ ...feed, items: [] }).toEqual({ title: 'Example News', siteUrl: 'https://news.example.com/', feedUrl: 'https://news.example.com/index.rdf', items: [] });
     expect(feed.items.map((i) => [i.key, i.link, i.publishedAt?.toISOString(), i.author, i.summary, i.content])).toEqual([
-      ['https://news.example.com/story/26/11/24/2', 'https://news.example.com/story/26/11/24/2?utm_source=rss', '2026-11-24T06:00:00.000Z', 'editor7', 'More boards than ever.', '<p>More <a href="/boards">boards</a> than ever.</p>'],
+      ['https://news.example.com/story/26/11/24/2', 'https://news.example.com/story/26/11/24/2?utm_source=rss', '2026-11-24T06:00:00.000Z', 'editor7', 'More boards than ever.', '<p>More <a href="https://news.example.com/boards">boards</a> than ever.</p>'], // relative href made absolute
       ['https://news.example.com/story/26/11/23/1', 'https://news.example.com/story/26/11/23/1?utm_source=rss', '2026-11-23T14:05:00.000Z', 'editor42', 'The new kernel is out.', null],
     ]);
   });
@@ -145,6 +145,20 @@ describe('parseFeed: the four formats', () => {
     expect(parseFeed(RSS2, null).items[0].link).toBe('https://bakery.example.com/2026/11/new-oven/');
     const bare = `<rss version="2.0"><channel><title>t</title><item><title>a</title><link>/a</link></item></channel></rss>`;
     expect(parseFeed(bare, null).items[0]).toMatchObject({ link: null, guid: null, title: 'a' });
+  });
+
+  it('relative URLs in summary and content HTML are made absolute against the item\'s page; the rest is left as written', () => {
+    const doc = `<rss version="2.0"><channel><title>t</title><link>https://site.example.com/</link>
+<item><guid>1</guid><link>https://site.example.com/2026/11/post/</link>
+<description><![CDATA[<a href="/about">About</a> <img src='pics/a.png' alt=x> <a href="#top">top</a> <a href="mailto:a@b.c">mail</a> <a href="javascript:void(0)">js</a> <a class=x HREF = "//cdn.example.net/f?a=1&amp;b=2">cdn</a> <p>href="/not-an-attribute"</p>]]></description>
+<content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/"><![CDATA[<video poster="../poster.jpg" src="https://v.example.com/v.mp4"></video>]]></content:encoded></item>
+<item><guid>2</guid><description><![CDATA[<img src="/no-link.png">]]></description></item></channel></rss>`;
+    const [post, bare] = parseFeed(doc, null, 'https://site.example.com/feed.xml').items;
+    expect(post.summary).toBe(
+      '<a href="https://site.example.com/about">About</a> <img src=\'https://site.example.com/2026/11/post/pics/a.png\' alt=x> <a href="#top">top</a> <a href="mailto:a@b.c">mail</a> <a href="javascript:void(0)">js</a> <a class=x HREF = "https://cdn.example.net/f?a=1&amp;b=2">cdn</a> <p>href="/not-an-attribute"</p>',
+    );
+    expect(post.content).toBe('<video poster="https://site.example.com/2026/11/poster.jpg" src="https://v.example.com/v.mp4"></video>');
+    expect(bare.summary).toBe('<img src="https://site.example.com/no-link.png">'); // no item link: the feed's URL
   });
 
   it('RSS 0.91 with a DOCTYPE, and an empty channel', () => {

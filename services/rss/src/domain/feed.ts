@@ -141,7 +141,7 @@ type Draft = Omit<FeedItem, 'key'>;
 function fromRss(feed: RssFeed.Feed<string>, baseUrl: string | null): Feed {
   const feedUrl = absolute(selfLink(feed.atom?.links), baseUrl);
   const base = baseUrl ?? feedUrl;
-  return finish(feed.title, absolute(feed.link, base), feedUrl, (feed.items ?? []).map((item): Draft => {
+  return finish(feed.title, absolute(feed.link, base), feedUrl, base, (feed.items ?? []).map((item): Draft => {
     const guid = plain(item.guid?.value);
     // RSS: a guid is a permalink unless isPermaLink="false"; it stands in for a missing link.
     const guidLink = guid !== null && item.guid?.isPermaLink !== false ? guid : undefined;
@@ -161,7 +161,7 @@ function fromRss(feed: RssFeed.Feed<string>, baseUrl: string | null): Feed {
 function fromAtom(feed: AtomFeed.Feed<string>, baseUrl: string | null): Feed {
   const feedUrl = absolute(selfLink(feed.links), baseUrl);
   const base = baseUrl ?? feedUrl;
-  return finish(atomPlain(feed.title), absolute(alternateLink(feed.links), base), feedUrl, (feed.entries ?? []).map((entry): Draft => ({
+  return finish(atomPlain(feed.title), absolute(alternateLink(feed.links), base), feedUrl, base, (feed.entries ?? []).map((entry): Draft => ({
     guid: plain(entry.id),
     title: atomPlain(entry.title),
     link: absolute(alternateLink(entry.links), base),
@@ -177,7 +177,7 @@ function fromRdf(feed: RdfFeed.Feed<string>, baseUrl: string | null): Feed {
   // RSS 1.0: the channel's rdf:about is the feed's own URL, an item's rdf:about its identifier.
   const feedUrl = absolute(feed.rdf?.about ?? selfLink(feed.atom?.links), baseUrl);
   const base = baseUrl ?? feedUrl;
-  return finish(feed.title, absolute(feed.link, base), feedUrl, (feed.items ?? []).map((item): Draft => ({
+  return finish(feed.title, absolute(feed.link, base), feedUrl, base, (feed.items ?? []).map((item): Draft => ({
     guid: plain(item.rdf?.about),
     title: plain(item.title),
     link: absolute(item.link, base),
@@ -192,7 +192,7 @@ function fromRdf(feed: RdfFeed.Feed<string>, baseUrl: string | null): Feed {
 function fromJsonFeed(feed: JsonFeed.Feed<string>, baseUrl: string | null): Feed {
   const feedUrl = absolute(feed.feed_url, baseUrl);
   const base = baseUrl ?? feedUrl;
-  return finish(feed.title, absolute(feed.home_page_url, base), feedUrl, (feed.items ?? []).map((item): Draft => ({
+  return finish(feed.title, absolute(feed.home_page_url, base), feedUrl, base, (feed.items ?? []).map((item): Draft => ({
     guid: plain(item.id === undefined || item.id === null ? undefined : String(item.id)),
     title: plain(item.title),
     link: absolute(item.url ?? item.external_url, base),
@@ -204,11 +204,16 @@ function fromJsonFeed(feed: JsonFeed.Feed<string>, baseUrl: string | null): Feed
   })));
 }
 
-function finish(title: string | undefined | null, siteUrl: string | null, feedUrl: string | null, drafts: Draft[]): Feed {
+function finish(title: string | undefined | null, siteUrl: string | null, feedUrl: string | null, base: string | null, drafts: Draft[]): Feed {
   const items = drafts
     // An item with nothing to identify or show is no item (it would collide with every other such one).
     .filter((d) => d.guid !== null || d.link !== null || d.title !== null || d.summary !== null || d.content !== null)
-    .map((d): FeedItem => ({ key: itemKey(d), ...d }));
+    .map((d): FeedItem => {
+      // Relative URLs in the HTML would be dead in a mail: resolved against the item's page (where the
+      // HTML was written for), else the feed.
+      const htmlBase = d.link ?? base;
+      return { key: itemKey(d), ...d, summary: absoluteUrlsIn(d.summary, htmlBase), content: absoluteUrlsIn(d.content, htmlBase) };
+    });
   return { title: plain(title ?? undefined), siteUrl, feedUrl, items: newestFirst(items) };
 }
 
@@ -276,6 +281,27 @@ function absolute(value: string | undefined | null, base: string | null): string
   } catch {
     return null;
   }
+}
+
+const URL_ATTRIBUTE = /(<[a-z][^>]*?\s(?:href|src|poster)\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi;
+/**
+ * `href`, `src` and `poster` attributes with a relative URL made absolute; everything else is left as the
+ * feed wrote it (URLs with a scheme, fragments: what they point to is the sanitizer's business).
+ */
+function absoluteUrlsIn(markup: string | null, base: string | null): string | null {
+  if (markup === null || base === null) return markup;
+  return markup.replace(URL_ATTRIBUTE, (whole, head: string, dq: string | undefined, sq: string | undefined) => {
+    const value = (dq ?? sq ?? '').trim();
+    if (value === '' || value.startsWith('#') || /^[a-z][a-z0-9+.-]*:/i.test(value)) return whole;
+    let resolved: string;
+    try {
+      resolved = new URL(decodeEntities(value), base).href;
+    } catch {
+      return whole;
+    }
+    const quote = dq !== undefined ? '"' : "'";
+    return `${head}${quote}${resolved.replace(/&/g, '&amp;').replace(quote === '"' ? /"/g : /'/g, quote === '"' ? '&quot;' : '&#39;')}${quote}`;
+  });
 }
 
 const IMAGE_EXTENSION = /\.(jpe?g|png|gif|webp|avif|svg)(\?|#|$)/i;
