@@ -185,6 +185,15 @@ describe('parseFeed: feed_unreadable says what is wrong', () => {
     expect(unreadable('<rss version="2.0"><channel><title>Fish & Chips</title></channel></rss>').message).toMatch(/not well-formed XML: .*'&'.*\(line 1, column \d+\)/);
   });
 
+  it('an HTML page that advertises its feed names it (autodiscovery), resolved against the page', () => {
+    const page = `<!doctype html><html><head><title>Blog</title><link rel="stylesheet" href="/s.css">
+<link rel="alternate" type="application/rss+xml" title="Blog &raquo; Feed" href="/feed/?format=rss&amp;x=1" />
+<link rel="alternate" type="application/atom+xml" href="https://feeds.example.com/atom"></head><body></body></html>`;
+    expect(unreadable(page, 'text/html').message).toBe('the address serves an HTML page, not a feed; the page names its feed: https://feeds.example.com/feed/?format=rss&x=1');
+    expect(unreadable("<html><head><link href='/j.json' type='application/feed+json' rel='alternate'></head></html>").message).toMatch(/names its feed: https:\/\/feeds\.example\.com\/j\.json$/);
+    expect(unreadable('<html><head><link rel="alternate" type="text/html" href="/fr/"></head></html>').message).toBe('the address serves an HTML page, not a feed');
+  });
+
   it('an HTML page, other XML, JSON that is no feed, bad JSON, plain text, an empty body', () => {
     expect(unreadable('<!DOCTYPE html>\n<html lang="en"><head><title>Blog</title></head><body></body></html>', 'text/html').message).toMatch(/HTML page, not a feed/);
     expect(unreadable('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"></svg>').message).toBe('the document is XML but not an RSS, Atom or RDF feed');
@@ -307,9 +316,28 @@ describe('unseenItems', () => {
     expect(unseenItems([item({ title: 'Note', publishedAt: new Date('2026-11-24T10:00:00Z') })], seen)).toHaveLength(1);
   });
 
-  it('an item listed twice in one feed (same key, or same link) comes out once', () => {
+  it('an item listed twice in one feed comes out once', () => {
     const empty = { keys: new Set<string>(), links: new Set<string>() };
     const a = item({ guid: 'a', link: 'https://e.com/a', title: 'first' });
-    expect(unseenItems([a, item({ guid: 'a', link: 'https://e.com/a2', title: 'again' }), item({ guid: 'a-bis', link: 'https://e.com/a' })], empty)).toEqual([a]);
+    expect(unseenItems([a, item({ guid: 'a', link: 'https://e.com/a2', title: 'again' })], empty)).toEqual([a]);
+  });
+
+  it('items sharing one link (a deals feed pointing at its landing page): a new guid next to a seen item with that link is new', () => {
+    const L = 'https://shop.example.com/deals';
+    const a = item({ guid: 'deal-1', link: L, title: 'Deal 1' });
+    const b = item({ guid: 'deal-2', link: L, title: 'Deal 2' });
+    const seen = seenOf([a, b]);
+    const c = item({ guid: 'deal-3', link: L, title: 'Deal 3' });
+    const d = item({ guid: 'deal-4', link: L, title: 'Deal 4' });
+    expect(unseenItems([d, c, b, a], seen)).toEqual([d, c]);
+    // but with every guid renamed (no seen item left carrying the link) nothing is new
+    expect(unseenItems([item({ guid: 'x-1', link: L }), item({ guid: 'x-2', link: L })], seen)).toEqual([]);
+  });
+
+  it('some guids renamed, others kept: the renamed ones are not new, a genuinely new item is', () => {
+    const before = [item({ guid: 'p1', link: 'https://e.com/1' }), item({ guid: 'p2', link: 'https://e.com/2' })];
+    const renamed = item({ guid: 'uuid-1', link: 'https://e.com/1' });
+    const fresh = item({ guid: 'uuid-3', link: 'https://e.com/3' });
+    expect(unseenItems([fresh, renamed, before[1]], seenOf(before))).toEqual([fresh]);
   });
 });

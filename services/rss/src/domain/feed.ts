@@ -14,9 +14,11 @@
 import { createHash } from 'node:crypto';
 import { XMLValidator } from 'fast-xml-parser';
 import { parseFeed as parseAnyFeed, parseJsonFeed, type AtomFeed, type JsonFeed, type RdfFeed, type RssFeed } from 'feedsmith';
+import { absolute, absoluteUrlsIn, alternateLink, atomHtml, atomPlain, decodeEntities, enclosureImage, firstDate, html, image, isImage, mediaImage, plain, selfLink, textAsHtml } from './feed-fields';
 import { FeedError } from './feed-error';
 
 export { FeedError, type FeedErrorCode } from './feed-error';
+export { parseDate } from './feed-fields';
 
 export interface FeedItem {
   /** Identity (itemKey): what the newsletter stores as seen. */
@@ -56,7 +58,10 @@ export function parseFeed(body: string, contentType: string | null, baseUrl?: st
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (text.startsWith('{') || (/json/.test(type) && !text.startsWith('<'))) return fromJson(text, baseUrl ?? null);
   if (!text.startsWith('<')) throw unreadable(`the document is not a feed (${type || 'no content type'}, neither XML nor JSON)`);
-  if (HTML_PAGE.test(text)) throw unreadable('the address serves an HTML page, not a feed (a page usually links its feed as application/rss+xml or application/atom+xml)');
+  if (HTML_PAGE.test(text)) {
+    const advertised = advertisedFeed(text, baseUrl ?? null);
+    throw unreadable(advertised ? `the address serves an HTML page, not a feed; the page names its feed: ${clip(advertised)}` : 'the address serves an HTML page, not a feed');
+  }
   return fromXml(text, baseUrl ?? null);
 }
 
@@ -68,18 +73,20 @@ export function itemKey(item: Pick<FeedItem, 'guid' | 'link' | 'title' | 'publis
 }
 
 /**
- * Items not seen before, in the order given (newest first from parseFeed), each key once: an item is
- * seen when its key is, or when its link is (its guid changed but its link did not, API.md).
+ * Items not seen before, in the order given (newest first from parseFeed), each key once. An item is
+ * seen when its key is, or when its guid changed but its link was seen (API.md). "Its guid changed"
+ * means the seen link is no longer carried by an item whose key was seen: when the feed still lists a
+ * seen item with that link, the link is shared (feeds whose items all point to one landing page) and an
+ * item with a new guid next to it is a new item, not a renamed one.
  */
 export function unseenItems(items: FeedItem[], seen: { keys: ReadonlySet<string>; links: ReadonlySet<string> }): FeedItem[] {
+  const linksOfSeenItems = new Set(items.filter((i) => i.link !== null && seen.keys.has(i.key)).map((i) => i.link));
   const taken = new Set<string>();
-  const takenLinks = new Set<string>();
   const out: FeedItem[] = [];
   for (const item of items) {
     if (seen.keys.has(item.key) || taken.has(item.key)) continue;
-    if (item.link !== null && (seen.links.has(item.link) || takenLinks.has(item.link))) continue;
+    if (item.link !== null && seen.links.has(item.link) && !linksOfSeenItems.has(item.link)) continue; // guid changed
     taken.add(item.key);
-    if (item.link !== null) takenLinks.add(item.link);
     out.push(item);
   }
   return out;
@@ -88,6 +95,18 @@ export function unseenItems(items: FeedItem[], seen: { keys: ReadonlySet<string>
 // ---- documents ---------------------------------------------------------------------------------
 
 const HTML_PAGE = /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<(!doctype\s+html|html[\s>])/i;
+
+/** Feed autodiscovery: the first <link rel="alternate" type="application/rss+xml|atom+xml|feed+json" href>. */
+function advertisedFeed(page: string, base: string | null): string | null {
+  for (const [tag] of page.slice(0, 256 * 1024).matchAll(/<link\b[^>]*>/gi)) {
+    const attr = (name: string) => new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag)?.slice(1).find((v) => v !== undefined);
+    if (!/(^|\s)alternate(\s|$)/i.test(attr('rel') ?? '')) continue;
+    if (!/^application\/(rss\+xml|atom\+xml|feed\+json|rdf\+xml)$/i.test((attr('type') ?? '').trim())) continue;
+    const url = absolute(decodeEntities(attr('href') ?? ''), base);
+    if (url) return url;
+  }
+  return null;
+}
 
 function fromXml(text: string, baseUrl: string | null): Feed {
   // fast-xml-parser (under feedsmith) reads broken XML leniently, e.g. a truncated document as the
@@ -226,168 +245,8 @@ function newestFirst(items: FeedItem[]): FeedItem[] {
     .map((x) => x.item);
 }
 
-// ---- fields ------------------------------------------------------------------------------------
-
-type Link = { href?: string; rel?: string; type?: string };
-
-const selfLink = (links: Link[] | undefined): string | undefined => links?.find((l) => l.rel === 'self')?.href;
-/** Atom: rel="alternate" or no rel at all is the page the entry stands for; text/html preferred. */
-const alternateLink = (links: Link[] | undefined): string | undefined => {
-  const alternates = (links ?? []).filter((l) => (l.rel ?? 'alternate') === 'alternate' && l.href);
-  return (alternates.find((l) => !l.type || /html/i.test(l.type)) ?? alternates[0])?.href;
-};
-
-/** Plain text: whitespace runs (XML indentation, line breaks in titles) collapsed; empty is null. */
-function plain(value: string | undefined | null): string | null {
-  if (typeof value !== 'string') return null;
-  const s = value.replace(/\s+/g, ' ').trim();
-  return s === '' ? null : s;
-}
-
-/** HTML kept as given (customer / third-party HTML); only empty becomes null. */
-function html(value: string | undefined | null): string | null {
-  if (typeof value !== 'string') return null;
-  const s = value.trim();
-  return s === '' ? null : s;
-}
-
-const textAsHtml = (value: string | undefined | null): string | null => {
-  const s = html(value);
-  return s === null ? null : escapeHtml(s);
-};
-
-/** Atom text constructs: type="html" / "xhtml" are markup, "text" (the default) is escaped into HTML. */
-function atomHtml(value: { value?: string; type?: string } | undefined): string | null {
-  if (!value) return null;
-  const type = (value.type ?? 'text').toLowerCase();
-  return type === 'html' || type === 'xhtml' || type.includes('html') ? html(value.value) : textAsHtml(value.value);
-}
-
-/** An Atom title as plain text: markup of an html / xhtml title is dropped and its entities decoded. */
-function atomPlain(value: { value?: string; type?: string } | undefined): string | null {
-  if (!value) return null;
-  const type = (value.type ?? 'text').toLowerCase();
-  return plain(type.includes('html') ? decodeEntities(value.value?.replace(/<[^>]*>/g, '') ?? '') : value.value);
-}
-
-/** An absolute http(s) URL, or null: relative ones resolved against `base`, other schemes refused. */
-function absolute(value: string | undefined | null, base: string | null): string | null {
-  if (typeof value !== 'string') return null;
-  const raw = value.trim();
-  if (raw === '') return null;
-  try {
-    const url = base ? new URL(raw, base) : new URL(raw);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
-  } catch {
-    return null;
-  }
-}
-
-const URL_ATTRIBUTE = /(<[a-z][^>]*?\s(?:href|src|poster)\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi;
-/**
- * `href`, `src` and `poster` attributes with a relative URL made absolute; everything else is left as the
- * feed wrote it (URLs with a scheme, fragments: what they point to is the sanitizer's business).
- */
-function absoluteUrlsIn(markup: string | null, base: string | null): string | null {
-  if (markup === null || base === null) return markup;
-  return markup.replace(URL_ATTRIBUTE, (whole, head: string, dq: string | undefined, sq: string | undefined) => {
-    const value = (dq ?? sq ?? '').trim();
-    if (value === '' || value.startsWith('#') || /^[a-z][a-z0-9+.-]*:/i.test(value)) return whole;
-    let resolved: string;
-    try {
-      resolved = new URL(decodeEntities(value), base).href;
-    } catch {
-      return whole;
-    }
-    const quote = dq !== undefined ? '"' : "'";
-    return `${head}${quote}${resolved.replace(/&/g, '&amp;').replace(quote === '"' ? /"/g : /'/g, quote === '"' ? '&quot;' : '&#39;')}${quote}`;
-  });
-}
-
-const IMAGE_EXTENSION = /\.(jpe?g|png|gif|webp|avif|svg)(\?|#|$)/i;
-const isImage = (type: string | undefined, url: string | undefined): boolean =>
-  type ? /^image\//i.test(type) : typeof url === 'string' && IMAGE_EXTENSION.test(url);
-
-/** An RSS enclosure that is an image (podcast audio is not). */
-const enclosureImage = (enclosures: Array<{ url?: string; type?: string }> | undefined): string | undefined =>
-  enclosures?.find((e) => isImage(e.type, e.url))?.url;
-
-type Media = {
-  contents?: Array<{ url?: string; type?: string; medium?: string }>;
-  thumbnails?: Array<{ url?: string }>;
-  groups?: Array<{ contents?: Array<{ url?: string; type?: string; medium?: string }>; thumbnails?: Array<{ url?: string }> }>;
-};
-/** Media RSS: an image media:content (medium or type says so), else a thumbnail; groups after. */
-function mediaImage(media: Media | undefined): string | undefined {
-  if (!media) return undefined;
-  const scopes = [media, ...(media.groups ?? [])];
-  for (const scope of scopes) {
-    const content = scope.contents?.find((c) => c.url && (c.medium ? c.medium === 'image' : isImage(c.type, c.url)));
-    if (content?.url) return content.url;
-  }
-  for (const scope of scopes) {
-    const thumb = scope.thumbnails?.find((t) => t.url);
-    if (thumb?.url) return thumb.url;
-  }
-  return undefined;
-}
-
-const image = (base: string | null, ...candidates: Array<string | undefined | null>): string | null => {
-  for (const c of candidates) {
-    const url = absolute(c, base);
-    if (url) return url;
-  }
-  return null;
-};
-
-function firstDate(...values: Array<string | undefined | null>): Date | null {
-  for (const v of values) {
-    const d = typeof v === 'string' ? parseDate(v) : null;
-    if (d) return d;
-  }
-  return null;
-}
-
-// Zone names RFC 822 allows that V8's Date.parse also reads: UT, GMT, Z, EST/EDT, CST/CDT, MST/MDT,
-// PST/PDT. Feeds also write a few it does not; those are mapped to their offsets.
-const ZONES: Record<string, string> = {
-  UTC: '+0000', CET: '+0100', CEST: '+0200', MET: '+0100', MEST: '+0200', EET: '+0200', EEST: '+0300', WET: '+0000', WEST: '+0100',
-  BST: '+0100', IST: '+0530', JST: '+0900', KST: '+0900', AEST: '+1000', AEDT: '+1100', NZST: '+1200', NZDT: '+1300',
-  AKST: '-0900', AKDT: '-0800', HST: '-1000',
-};
-
-/** RFC 822 / 2822 (RSS pubDate), RFC 3339 / ISO 8601 (Atom, dc:date, JSON Feed); null when unreadable. */
-export function parseDate(raw: string): Date | null {
-  let s = raw.trim();
-  if (s === '') return null;
-  let t = Date.parse(s);
-  if (Number.isNaN(t)) {
-    // "Tue, 24 Nov 2026 10:00:00 CEST", "24 Nov 2026 10:00 +0100 (CET)", a missing or doubled day name.
-    s = s.replace(/\([^)]*\)\s*$/, '').replace(/\b([A-Z]{2,5})\s*$/, (m, zone: string) => ZONES[zone] ?? m);
-    s = s.replace(/^[A-Za-z]+,?\s+(?=\d)/, '');
-    t = Date.parse(s);
-  }
-  if (Number.isNaN(t)) return null;
-  const d = new Date(t);
-  // Two-digit RFC 822 years: V8 reads "24 Nov 26" as 2026, but "99" as 1999: both as a reader would.
-  return d.getUTCFullYear() < 1970 || d.getUTCFullYear() > 9999 ? null : d;
-}
-
 // ---- helpers -----------------------------------------------------------------------------------
 
 const unreadable = (message: string) => new FeedError('feed_unreadable', message);
 const clip = (s: string) => (s.length > MESSAGE_MAX ? `${s.slice(0, MESSAGE_MAX)}…` : s);
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-    if (e[0] === '#') {
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m;
-    }
-    return NAMED[e.toLowerCase()] ?? m;
-  });
-}
