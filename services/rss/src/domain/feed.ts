@@ -7,9 +7,10 @@
  * `summary` and `content` are HTML fragments as the feed gives them: customer / third-party HTML, never
  * trusted (the issue template escapes them or passes them through the sanitizer). Fields a feed declares
  * as plain text (Atom type="text", JSON Feed content_text) are escaped into HTML so both fields are
- * always HTML. `title` and `author` are plain text. Links and image URLs are absolute http(s) URLs,
- * resolved against the feed's URL; anything else (javascript:, data:, unresolvable) becomes null so no
- * such URL ever reaches a mail. Pure: no I/O, no clock.
+ * always HTML; relative href / src / poster URLs inside them are made absolute (a mail has no base URL),
+ * nothing else in them is touched. `title` and `author` are plain text. Links and image URLs are absolute
+ * http(s) URLs, resolved against the feed's URL; anything else (javascript:, data:, unresolvable) becomes
+ * null so no such URL reaches a mail through them. Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
 import { XMLValidator } from 'fast-xml-parser';
