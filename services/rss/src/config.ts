@@ -7,12 +7,12 @@ export const configSchema = z.object({
   ...serviceAddressDefaults('rss'),
   // The services a newsletter is checked against when saved: segments, topics, sender profiles.
   ...serviceAddressDefaults('segment', 'subscriber', 'messaging'),
-  /** Feed polling period of every ACTIVE newsletter (API.md section 4). */
+  // The outbound URL guard's exceptions (API.md section 4): every feed fetch goes through @mailer/outbound.
+  ...outboundConfig,
+  /** How often each ACTIVE newsletter's feed is polled (API.md "RSS newsletters"; tests shorten it). */
   RSS_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** Feeds read at once by this process's poller. */
   RSS_POLL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-  // Exceptions to the outbound guard every feed read goes through (API.md section 4).
-  ...outboundConfig,
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,13 +1,39 @@
-// The feed reader the use cases see (app/ports.ts FeedReader), over the feed fetcher of the i15-feed
-// branch (clients/feed-fetcher.ts + domain/feed.ts: outbound guard, conditional GET, limits, RSS 2.0,
-// Atom, RDF and JSON Feed). Until that branch is merged every read fails with feed_unreadable.
+// The feed reader the use cases see (app/ports.ts FeedReader), over the feed fetcher
+// (clients/feed-fetcher.ts: outbound guard, conditional GET, limits) and parser (domain/feed.ts:
+// RSS 2.0, Atom, RDF, JSON Feed). Items become snapshots with empty strings for absent members, the
+// shape templates and the store use; FeedErrors pass through (their `code` is the errorId).
 import type { Outbound } from '@mailer/outbound';
 import type { FeedReader } from '../app/ports';
+import type { FeedItem } from '../domain/feed';
+import type { ItemSnapshot } from '../domain/issues';
+import { createFeedFetcher, type FeedLimits } from './feed-fetcher';
 
-export function feedReader(_outbound: Outbound): FeedReader {
+export const itemSnapshot = (i: FeedItem): ItemSnapshot => ({
+  key: i.key,
+  guid: i.guid ?? '',
+  title: i.title ?? '',
+  link: i.link ?? '',
+  publishedAt: i.publishedAt,
+  summary: i.summary ?? '',
+  content: i.content ?? '',
+  author: i.author ?? '',
+  imageUrl: i.imageUrl ?? '',
+});
+
+export function feedReader(outbound: Pick<Outbound, 'request'>, limits?: FeedLimits): FeedReader {
+  const fetcher = createFeedFetcher(outbound, limits);
   return {
-    async read() {
-      throw Object.assign(new Error('feed reading is not built yet'), { code: 'feed_unreadable' });
+    async read(url, validators) {
+      const got = await fetcher.fetch(url, validators);
+      if (got.kind === 'not_modified') return got;
+      const { feed } = got;
+      return {
+        kind: 'feed',
+        feed: { title: feed.title ?? '', siteUrl: feed.siteUrl, feedUrl: feed.feedUrl, items: feed.items.map(itemSnapshot) },
+        etag: got.etag,
+        lastModified: got.lastModified,
+        url: got.url,
+      };
     },
   };
 }

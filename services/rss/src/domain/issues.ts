@@ -1,6 +1,7 @@
 // When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
 import { Liquid } from 'liquidjs';
+import { unseenItems, type FeedItem } from './feed';
 import type { Newsletter, ReleasePolicy } from './newsletter';
 
 /** An item as this service keeps it (the feed reader's FeedItem, without its parsing details). */
@@ -47,17 +48,14 @@ export interface SeenItems {
 }
 
 /**
- * The items of a read that are new, in feed order, each once. An item whose guid changed but whose
- * link did not is not new (API.md): feeds that regenerate guids must not mail their whole catalogue.
+ * The items of a read that are new, in feed order, each once: the feed reader's rule (domain/feed.ts
+ * unseenItems: a changed guid whose link was seen is not new, unless the link is shared by a seen
+ * item the feed still lists), applied to snapshots, whose absent link is ''.
  */
 export function newItems<T extends Pick<ItemSnapshot, 'key' | 'link'>>(items: readonly T[], seen: SeenItems): T[] {
-  const taken = new Set<string>();
-  return items.filter((item) => {
-    if (seen.keys.has(item.key) || taken.has(item.key)) return false;
-    if (item.link !== '' && seen.links.has(item.link)) return false;
-    taken.add(item.key);
-    return true;
-  });
+  const asFeedItems = items.map((item, index) => ({ key: item.key, link: item.link === '' ? null : item.link, index }));
+  const unseen = unseenItems(asFeedItems as unknown as FeedItem[], seen) as unknown as typeof asFeedItems;
+  return unseen.map((u) => items[u.index]);
 }
 
 const DAY_MS = 86_400_000;
