@@ -8,7 +8,7 @@ import { api, startUsageSources, type Api, type UsageSources } from './subscribe
 
 /**
  * RSS newsletters end to end: a real nats-server; the real subscriber (topics), segment (segments),
- * messaging (sender profiles; sending paused) and rss service processes wired to each other; a real
+ * messaging (sender profiles; sending paused), form (asked by messaging) and rss service processes wired to each other; a real
  * gateway. Feeds are served by `feeds`, a local HTTP server whose documents a test sets per path; the
  * rss service reads them through the outbound guard with the local runner's exceptions (http,
  * loopback). Field usage sources the subscriber service asks are in-process doubles.
@@ -98,13 +98,16 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       MESSAGING_GRPC_ADDR: usage.addresses.messaging,
     });
     started.push(subscriber);
+    // Messaging asks the form and rss services which forms / newsletters name a profile before deleting it.
+    const form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
+    started.push(form);
     const rssAddress = `127.0.0.1:${await freePort()}`;
     const messaging = await startService('messaging', {
       NATS_URL: stack.nats.url,
       RSS_GRPC_ADDR: rssAddress,
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
-      FORM_GRPC_ADDR: usage.addresses.form,
+      FORM_GRPC_ADDR: form.address,
       PUBLIC_BASE_URL: 'https://mail.rss.test',
       MAIL_SEND_PAUSED: 'true',
     });
