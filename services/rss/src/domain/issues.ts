@@ -90,7 +90,8 @@ export function decideIssue(
       (newsletter.triggerMode === 'SCHEDULE' && at.tick) ||
       (newsletter.triggerMode === 'THRESHOLD' && waiting.length >= (newsletter.minItems ?? 1)));
   if (!due) return { issueItems: [], expired };
-  const newestFirst = waiting.sort((a, b) => timeOf(b) - timeOf(a) || b.foundAt.getTime() - a.foundAt.getTime());
+  // Stable: equal times keep the queue's order (the feed's, newest first, within one read).
+  const newestFirst = waiting.sort((a, b) => timeOf(b) - timeOf(a));
   return { issueItems: newestFirst.slice(0, newsletter.maxItemsPerIssue), expired };
 }
 

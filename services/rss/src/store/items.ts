@@ -18,6 +18,8 @@ export interface ItemDoc {
   state: 'SEEN' | 'PENDING';
   item: ItemSnapshot | null;
   foundAt: Date;
+  /** Position in the read that found it: items of one read keep the feed's order (newest first). */
+  seq: number;
 }
 
 export const ITEMS = 'rss_items';
@@ -47,6 +49,7 @@ export const itemSchema = new Schema(
     state: { type: String, required: true, enum: ['SEEN', 'PENDING'] },
     item: { type: itemSnapshotSchema, default: null },
     foundAt: { type: Date, required: true },
+    seq: { type: Number, default: 0 },
   },
   { versionKey: false, minimize: false },
 );
@@ -80,7 +83,7 @@ export function itemRepository(store: Store): ItemRepository {
         seen.map((i) => ({
           updateOne: {
             filter: { _id: rowId(newsletterId, i.key) },
-            update: { $setOnInsert: { accountId, newsletterId, key: i.key, link: i.link, state: 'SEEN', item: null, foundAt: now } },
+            update: { $setOnInsert: { accountId, newsletterId, key: i.key, link: i.link, state: 'SEEN', item: null, foundAt: now, seq: 0 } },
             upsert: true,
           },
         })),
@@ -90,10 +93,10 @@ export function itemRepository(store: Store): ItemRepository {
     async addPending(accountId, newsletterId, found, now, opts) {
       if (found.length === 0) return;
       await items.bulkWrite(
-        found.map((i) => ({
+        found.map((i, seq) => ({
           updateOne: {
             filter: { _id: rowId(newsletterId, i.key) },
-            update: { $setOnInsert: { accountId, newsletterId, key: i.key, link: i.link, state: 'PENDING', item: i, foundAt: now } },
+            update: { $setOnInsert: { accountId, newsletterId, key: i.key, link: i.link, state: 'PENDING', item: i, foundAt: now, seq } },
             upsert: true,
           },
         })),
@@ -101,7 +104,7 @@ export function itemRepository(store: Store): ItemRepository {
       );
     },
     async pending(accountId, newsletterId) {
-      const docs = await items.find({ accountId, newsletterId, state: 'PENDING' }, { sort: { foundAt: 1, _id: 1 } });
+      const docs = await items.find({ accountId, newsletterId, state: 'PENDING' }, { sort: { foundAt: 1, seq: 1 } });
       return docs.flatMap((d) => (d.item ? [{ ...d.item, foundAt: d.foundAt }] : []));
     },
     countPending(accountId, newsletterId) {
