@@ -1,7 +1,7 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
-import { autoReleaseIssue } from './app/issues';
+import { autoReleaseIssue, handOverIssue } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
 import { pollDueNewsletter } from './app/poll';
 import { holdReleasedIssues } from './app/ports';
@@ -11,13 +11,15 @@ import type { Config } from './config';
 import { startDuePoller } from './events/due-poller';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { newsletterHandlers } from './handlers/newsletters';
-import { dueAutoReleases, issueCollection, issueRepository } from './store/issues';
+import { dueAutoReleases, dueSends, issueCollection, issueRepository } from './store/issues';
 import { itemRepository } from './store/items';
 import { dueNewsletters, newsletterCollection, newsletterRepository } from './store/newsletters';
 
 /** Deadline of each call to the segment, subscriber and messaging services while a newsletter is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
 const AUTO_RELEASE_LEASE_MS = 60_000;
+/** A hand-over to the sender queues the issue's audience; the lease covers a slow one. */
+const SEND_LEASE_MS = 5 * 60_000;
 
 /**
  * Registers the rss service's handlers and starts its pollers (layout: handlers/ and events/ ->
@@ -43,6 +45,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // Both pollers exist before the handlers that wake them; they start looking at the store at once.
   let wakePoller = (_at: Date) => {};
   let wakeAutoRelease = (_at: Date) => {};
+  let wakeSend = (_at: Date) => {};
   const deps = {
     store: ctx.store,
     newsletters,
@@ -56,6 +59,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     newId: ctx.newId,
     wakePoller: (at: Date) => wakePoller(at),
     wakeAutoRelease: (at: Date) => wakeAutoRelease(at),
+    wakeSend: (at: Date) => wakeSend(at),
     logger: ctx.logger,
   };
   ctx.grpc.add(rssNewslettersV1.RssNewsletterServiceService, newsletterHandlers(deps));
@@ -85,7 +89,21 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger: ctx.logger,
     handle: (row) => autoReleaseIssue(deps, row.accountId, row.newsletterId, row._id),
   });
+  // Released issues go to the sender through due rows too: a release is never lost between the
+  // release and the hand-over (a crash there leaves the issue due).
+  const sends = dueSends(issueCollection(ctx.store));
+  const sendPoller = startDuePoller({
+    name: 'issue-sends',
+    claim: sends.claim,
+    nextDueAt: sends.nextDueAt,
+    leaseMs: SEND_LEASE_MS,
+    concurrency: 2,
+    now: ctx.now,
+    logger: ctx.logger,
+    handle: (row) => handOverIssue(deps, row.accountId, row.newsletterId, row._id),
+  });
   wakePoller = poller.wake;
+  wakeSend = sendPoller.wake;
   wakeAutoRelease = autoRelease.wake;
-  return [() => poller.stop(), () => autoRelease.stop(), () => outbound.close(), async () => catalog.close()];
+  return [() => poller.stop(), () => autoRelease.stop(), () => sendPoller.stop(), () => outbound.close(), async () => catalog.close()];
 }

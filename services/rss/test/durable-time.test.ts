@@ -5,13 +5,13 @@
 import { fixedClock } from '@mailer/kit';
 import { openStore, type Store } from '@mailer/store';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { autoReleaseIssue, listIssues } from '../src/app/issues';
+import { autoReleaseIssue, handOverIssue, listIssues, SEND_RETRY_MS } from '../src/app/issues';
 import { checkNewsletter, createNewsletter, pauseNewsletter, POLL_LEASE_MS, type NewsletterDeps } from '../src/app/newsletters';
 import { pollDueNewsletter } from '../src/app/poll';
 import type { FeedReader, FeedSnapshot } from '../src/app/ports';
 import type { ItemSnapshot } from '../src/domain/issues';
 import type { NewsletterRequest } from '../src/domain/newsletter';
-import { dueAutoReleases, issueCollection, issueRepository } from '../src/store/issues';
+import { dueAutoReleases, dueSends, issueCollection, issueRepository } from '../src/store/issues';
 import { itemRepository } from '../src/store/items';
 import { dueNewsletters, newsletterCollection, newsletterRepository } from '../src/store/newsletters';
 
@@ -24,6 +24,9 @@ let feed: FeedSnapshot;
 let reads = 0;
 const clock = fixedClock('2026-11-24T07:59:00.000Z');
 let ids = 0;
+/** What the sender was handed (issue ids), and whether it fails. */
+const handed: string[] = [];
+let senderFails = false;
 
 const feeds: FeedReader = {
   async read() {
@@ -39,13 +42,19 @@ function depsOf(s: Store): NewsletterDeps {
     items: itemRepository(s),
     issues: issueRepository(s),
     feeds,
-    sender: { send: async () => undefined },
+    sender: {
+      send: async (issue) => {
+        if (senderFails) throw new Error('messaging is down');
+        handed.push(issue.id);
+      },
+    },
     catalog: { requireSegment: async () => undefined, requireTopic: async () => undefined, requireSenderProfile: async () => undefined },
     pollIntervalMs: 600_000,
     now: clock.now,
     newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`,
     wakePoller: () => undefined,
     wakeAutoRelease: () => undefined,
+    wakeSend: () => undefined,
   };
 }
 
@@ -153,4 +162,32 @@ it('a manual check waits for the lease a poll holds, then answers rss_check_in_p
   const before = reads;
   await expect(checkNewsletter(deps, ACCOUNT, n.id)).rejects.toMatchObject({ errorId: 'rss_check_in_progress' });
   expect(reads).toBe(before);
+});
+
+it('released issues are due rows for the sender: handed over once, retried after a failure, never lost to a restart', async () => {
+  const deps = depsOf(store);
+  clock.set('2026-11-24T11:00:00.000Z');
+  feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [] };
+  const n = await createNewsletter(deps, ACCOUNT, request({}));
+  feed = { ...feed, items: [item(30, clock.now())] };
+  const sends = dueSends(issueCollection(store));
+  // Earlier tests released issues too: hand those over first.
+  for (const row of await sends.claim(clock.now(), 60_000, 100)) await handOverIssue(deps, row.accountId, row.newsletterId, row._id);
+  handed.length = 0;
+  senderFails = true;
+  const { issueId } = await checkNewsletter(deps, ACCOUNT, n.id);
+  let claimed = await sends.claim(clock.now(), 60_000, 10);
+  expect(claimed.map((c) => c._id)).toEqual([issueId]);
+  await handOverIssue(deps, ACCOUNT, n.id, issueId!);
+  expect(handed).toEqual([]);
+  expect((await deps.issues.get(ACCOUNT, n.id, issueId!))?.sendDueAt).toEqual(new Date(clock.now().getTime() + SEND_RETRY_MS));
+  expect(await sends.claim(clock.now(), 60_000, 10)).toEqual([]);
+  senderFails = false;
+  clock.advance(SEND_RETRY_MS);
+  claimed = await sends.claim(clock.now(), 60_000, 10);
+  expect(claimed.map((c) => c._id)).toEqual([issueId]);
+  await handOverIssue(deps, ACCOUNT, n.id, issueId!);
+  expect(handed).toEqual([issueId]);
+  expect(await sends.nextDueAt()).toBeNull();
+  expect((await deps.issues.get(ACCOUNT, n.id, issueId!))?.status).toBe('RELEASED');
 });

@@ -59,8 +59,8 @@ describe('decideIssue', () => {
 
 describe('initialIssueState', () => {
   it('AUTO releases at once; REVIEW waits, until reviewAutoReleaseMinutes when set', () => {
-    expect(initialIssueState('AUTO', 30, T0)).toEqual({ status: 'RELEASED', releasedAt: T0, autoReleaseAt: null });
-    expect(initialIssueState('REVIEW', null, T0)).toEqual({ status: 'PENDING_REVIEW', releasedAt: null, autoReleaseAt: null });
+    expect(initialIssueState('AUTO', 30, T0)).toEqual({ status: 'RELEASED', releasedAt: T0, autoReleaseAt: null, sendDueAt: T0 });
+    expect(initialIssueState('REVIEW', null, T0)).toEqual({ status: 'PENDING_REVIEW', releasedAt: null, autoReleaseAt: null, sendDueAt: null });
     expect(initialIssueState('REVIEW', 30, T0).autoReleaseAt).toEqual(new Date(T0.getTime() + 30 * 60_000));
   });
 });

@@ -28,6 +28,8 @@ export interface PollDeps {
   newId(): string;
   /** An issue waits for review until `at`: the auto-release poller is told. */
   wakeAutoRelease(at: Date): void;
+  /** A released issue is due to be handed to the sender at `at`: the send poller is told. */
+  wakeSend(at: Date): void;
   logger?: Pick<Logger, 'warn'>;
 }
 
@@ -120,22 +122,10 @@ async function buildIssue(deps: PollDeps, newsletter: Newsletter, at: { now: Dat
   });
 }
 
-/** A new issue: REVIEW waits (auto-release armed), AUTO goes to the sender at once. */
-async function afterIssue(deps: PollDeps, issue: Issue, newsletter: Newsletter): Promise<void> {
-  if (issue.status === 'PENDING_REVIEW') {
-    if (issue.autoReleaseAt) deps.wakeAutoRelease(issue.autoReleaseAt);
-    return;
-  }
-  await sendReleased(deps, issue, newsletter);
-}
-
-/** Hands a RELEASED issue to the sender; a failure leaves it RELEASED (logged) for a later attempt. */
-export async function sendReleased(deps: Pick<PollDeps, 'sender' | 'logger'>, issue: Issue, newsletter: Newsletter): Promise<void> {
-  try {
-    await deps.sender.send(issue, newsletter);
-  } catch (err) {
-    deps.logger?.warn({ issueId: issue.id, err: (err as Error).message }, 'sending a released issue failed; it stays RELEASED');
-  }
+/** A new issue: REVIEW waits (auto-release armed), AUTO is due to the sender at once. */
+async function afterIssue(deps: PollDeps, issue: Issue, _newsletter: Newsletter): Promise<void> {
+  if (issue.autoReleaseAt) deps.wakeAutoRelease(issue.autoReleaseAt);
+  if (issue.sendDueAt) deps.wakeSend(issue.sendDueAt);
 }
 
 /**

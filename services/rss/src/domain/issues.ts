@@ -39,6 +39,8 @@ export interface Issue {
   deliveredCount: number;
   /** PENDING_REVIEW with reviewAutoReleaseMinutes: when the auto-release poller releases it. */
   autoReleaseAt: Date | null;
+  /** RELEASED and not yet handed to the sender: when the send poller hands it over (again). */
+  sendDueAt: Date | null;
 }
 
 /** What the newsletter has already seen: item keys, and links (the changed-guid rule). */
@@ -96,9 +98,14 @@ export function decideIssue(
 }
 
 /** A new issue's state: AUTO releases at once, REVIEW waits (until auto-release when set). */
-export function initialIssueState(policy: ReleasePolicy, reviewAutoReleaseMinutes: number | null, now: Date): Pick<Issue, 'status' | 'releasedAt' | 'autoReleaseAt'> {
-  if (policy === 'AUTO') return { status: 'RELEASED', releasedAt: now, autoReleaseAt: null };
-  return { status: 'PENDING_REVIEW', releasedAt: null, autoReleaseAt: reviewAutoReleaseMinutes ? new Date(now.getTime() + reviewAutoReleaseMinutes * 60_000) : null };
+export function initialIssueState(policy: ReleasePolicy, reviewAutoReleaseMinutes: number | null, now: Date): Pick<Issue, 'status' | 'releasedAt' | 'autoReleaseAt' | 'sendDueAt'> {
+  if (policy === 'AUTO') return { status: 'RELEASED', releasedAt: now, autoReleaseAt: null, sendDueAt: now };
+  return {
+    status: 'PENDING_REVIEW',
+    releasedAt: null,
+    autoReleaseAt: reviewAutoReleaseMinutes ? new Date(now.getTime() + reviewAutoReleaseMinutes * 60_000) : null,
+    sendDueAt: null,
+  };
 }
 
 const liquid = new Liquid({ strictFilters: false, strictVariables: false, ownPropertyOnly: true });

@@ -42,6 +42,7 @@ export const issueSchema = new Schema(
     recipientCount: { type: Number, default: 0 },
     deliveredCount: { type: Number, default: 0 },
     autoReleaseAt: { type: Date, default: null },
+    sendDueAt: { type: Date, default: null },
     leaseUntil: { type: Date, default: null },
   },
   { versionKey: false, minimize: false },
@@ -49,6 +50,8 @@ export const issueSchema = new Schema(
 issueSchema.index({ accountId: 1, newsletterId: 1, createdAt: -1 });
 // The auto-release poller: review issues by due time (others have none).
 issueSchema.index({ autoReleaseAt: 1 });
+// The send poller: released issues not yet handed to the sender, by due time.
+issueSchema.index({ sendDueAt: 1 });
 
 const toIssue = (doc: IssueDoc): Issue => {
   const { _id, leaseUntil: _leaseUntil, ...rest } = doc;
@@ -61,7 +64,9 @@ export interface IssueRepository {
   /** Newest first. */
   page(accountId: string, newsletterId: string, pageNumber: number, pageSize: number): Promise<{ items: Issue[]; total: number }>;
   /** A status change guarded by the current status; null when the issue was not in `from`. */
-  transition(accountId: string, newsletterId: string, issueId: string, from: IssueStatus, changes: Partial<Pick<Issue, 'status' | 'releasedAt' | 'sentAt'>>): Promise<Issue | null>;
+  transition(accountId: string, newsletterId: string, issueId: string, from: IssueStatus, changes: Partial<Pick<Issue, 'status' | 'releasedAt' | 'sentAt' | 'sendDueAt'>>): Promise<Issue | null>;
+  /** The sender took the issue (null) or failed (a later time); the send poller's lease is given back. */
+  setSendDue(accountId: string, newsletterId: string, issueId: string, sendDueAt: Date | null): Promise<void>;
   deleteAll(accountId: string, newsletterId: string): Promise<void>;
 }
 
@@ -90,22 +95,34 @@ export function issueRepository(store: Store): IssueRepository {
       const doc = await issues.findOneAndUpdate({ _id: issueId, accountId, newsletterId, status: from }, { $set: set }, { returnDocument: 'after' });
       return doc && toIssue(doc);
     },
+    async setSendDue(accountId, newsletterId, issueId, sendDueAt) {
+      await issues.updateOne({ _id: issueId, accountId, newsletterId }, { $set: { sendDueAt, leaseUntil: null } });
+    },
     async deleteAll(accountId, newsletterId) {
       await issues.deleteMany({ accountId, newsletterId });
     },
   };
 }
 
+/** The send poller's view: RELEASED issues due to be handed to the sender, of every account. */
+export function dueSends(issues: Collection<IssueDoc>) {
+  return claimsOn(issues, 'RELEASED', 'sendDueAt');
+}
+
 /** The auto-release poller's view: PENDING_REVIEW issues whose review time is over, of every account. */
 export function dueAutoReleases(issues: Collection<IssueDoc>) {
+  return claimsOn(issues, 'PENDING_REVIEW', 'autoReleaseAt');
+}
+
+function claimsOn(issues: Collection<IssueDoc>, status: IssueStatus, dueField: 'autoReleaseAt' | 'sendDueAt') {
   return {
     async claim(now: Date, leaseMs: number, limit: number): Promise<Array<Pick<IssueDoc, '_id' | 'accountId' | 'newsletterId'>>> {
-      const candidates = await issues.find({ status: 'PENDING_REVIEW', autoReleaseAt: { $lte: now } }, { sort: { autoReleaseAt: 1 }, limit, projection: { _id: 1, leaseUntil: 1 } });
+      const candidates = await issues.find({ status, [dueField]: { $lte: now } }, { sort: { [dueField]: 1 }, limit, projection: { _id: 1, leaseUntil: 1 } });
       const claimed: Array<Pick<IssueDoc, '_id' | 'accountId' | 'newsletterId'>> = [];
       for (const c of candidates) {
         if (c.leaseUntil && c.leaseUntil > now) continue;
         const got = await issues.findOneAndUpdate(
-          { _id: c._id, status: 'PENDING_REVIEW', $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
+          { _id: c._id, status, [dueField]: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }] },
           { $set: { leaseUntil: new Date(now.getTime() + leaseMs) } },
           { returnDocument: 'after' },
         );
@@ -114,8 +131,8 @@ export function dueAutoReleases(issues: Collection<IssueDoc>) {
       return claimed;
     },
     async nextDueAt(): Promise<Date | null> {
-      const [next] = await issues.find({ status: 'PENDING_REVIEW', autoReleaseAt: { $ne: null } }, { sort: { autoReleaseAt: 1 }, limit: 1, projection: { autoReleaseAt: 1 } });
-      return next?.autoReleaseAt ?? null;
+      const [next] = await issues.find({ status, [dueField]: { $ne: null } }, { sort: { [dueField]: 1 }, limit: 1, projection: { [dueField]: 1 } });
+      return next?.[dueField] ?? null;
     },
   };
 }
