@@ -17,6 +17,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { loadRssConfig } from '../../services/rss/src/config';
 import { loadWebhookConfig } from '../../services/webhook/src/config';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -456,6 +457,16 @@ describe('default values', () => {
     });
     expect(() => loadWebhookConfig({ ...settings, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
     expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('WEBHOOK_DELIVERY_CONCURRENCY')).toBe(false);
+  });
+
+  test('the rss service gets its polling period, valid for its config schema, and the guard settings it validates', () => {
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss'));
+    expect(env.get('RSS_POLL_INTERVAL_SECONDS')?.value).toBe('600');
+    const config = loadRssConfig(Object.fromEntries([...env].filter(([, v]) => typeof v.value === 'string').map(([k, v]) => [k, v.value])));
+    expect(config.RSS_POLL_INTERVAL_SECONDS).toBe(600);
+    expect(config.OUTBOUND_ALLOW_HTTP).toBe(false);
+    expect(envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook')).has('RSS_POLL_INTERVAL_SECONDS')).toBe(false);
+    expect(renderFails(['--set', 'services.rss.feeds.pollIntervalSeconds=0'])).toContain('pollIntervalSeconds');
   });
 
   test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
