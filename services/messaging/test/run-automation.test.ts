@@ -154,12 +154,12 @@ it('deleting the automation cancels its waiting run; a run whose automation is g
 });
 
 it('IF_IN_SEGMENT: TRUE goes on; FALSE, UNKNOWN and a deleted segment end the run EXITED with their reason; no answer retries', async () => {
-  const answers: Array<SegmentTruth | Error> = [];
+  const answers: Array<SegmentTruth | Error | { result: SegmentTruth; contactFound: boolean }> = [];
   deps.segments = {
     evaluateMember: async () => {
       const next = answers.shift()!;
       if (next instanceof Error) throw next;
-      return { result: next, contactFound: true };
+      return typeof next === 'string' ? { result: next, contactFound: true } : next;
     },
   };
   const steps = (): Step[] => [{ type: 'IF_IN_SEGMENT', segmentId: randomUUID() }, { type: 'ADD_TAGS', tagIds: [TAG] }];
@@ -177,6 +177,11 @@ it('IF_IN_SEGMENT: TRUE goes on; FALSE, UNKNOWN and a deleted segment end the ru
     expect(await runAutomation(deps, { accountId: A, runId: run._id })).toBe('EXITED');
     expect(await runOf(run._id)).toMatchObject({ status: 'EXITED', stepIndex: 1, steps: [{ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(new RegExp(`^${reason}: `)) }] });
   }
+  // the subscriber deleted since the run started: in no segment
+  answers.push({ result: 'FALSE', contactFound: false });
+  const deleted = await startRun(steps());
+  expect(await runAutomation(deps, { accountId: A, runId: deleted._id })).toBe('EXITED');
+  expect((await runOf(deleted._id)).steps[0].detail).toMatch(/^NOT_IN_SEGMENT: the subscriber no longer exists/);
   expect(calls).toEqual([]);
 
   // the segment service down, then answering: the job is retried and the step decided only then
