@@ -181,3 +181,27 @@ it('automations: no run for the UNCONFIRMED subscriber a consent signup created;
   expect(again.runIds).toHaveLength(1);
   expect(await mailsSettledFor(fay)).toHaveLength(1);
 });
+
+it('an account without any sender profile: the event waits (retried) until one exists, then the subscriber gets its one mail', async () => {
+  const b = await env.account('consent-no-sender');
+  const gus = unique('gus');
+  const { eventId } = expectStatus(await b.post('/events', { eventKey: 'order.paid', email: gus, consent }), 202);
+  // the signup is under way (the subscriber exists) but the mail cannot go out: no record yet
+  const deadline = Date.now() + 20_000;
+  while ((await b.get(`/subscribers/by-email/${encodeURIComponent(gus)}`)).status !== 200) {
+    if (Date.now() > deadline) throw new Error('no subscriber within 20 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(expectStatus(await b.get(`/events?email=${encodeURIComponent(gus)}`), 200).items).toEqual([]);
+  expectStatus(await b.post('/sender-profiles', { name: 'Late', fromEmail: 'late@example.com', fromName: 'Late' }), 201);
+  await relay.waitFor(() => relay.receivedFor(gus).length > 0, 60_000);
+  for (;;) {
+    const items = expectStatus(await b.get(`/events?email=${encodeURIComponent(gus)}`), 200).items as RecordedEvent[];
+    if (items.length) {
+      expect(items).toEqual([expect.objectContaining({ eventId, outcome: 'SUBSCRIBER_CREATED', consentDecision: 'QUEUED' })]);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(relay.receivedFor(gus)).toHaveLength(1);
+});
