@@ -7,7 +7,8 @@
 // mail's link confirms through POST /public/confirm/{token}. One event never mails twice: a retried
 // POST, a redelivered stream message, and a redelivery after the signup but before the event record.
 import crypto from 'node:crypto';
-import { createClient } from '@mailer/kit';
+import type { ServiceError } from '@grpc/grpc-js';
+import { createClient, fromServiceError } from '@mailer/kit';
 import { consentSignupV1, submissionsV1 } from '@mailer/proto';
 import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { startFormStack, type FormStack } from './support/form-stack';
@@ -139,6 +140,14 @@ it('a redelivered stream message of the event, and a redelivery after the signup
     expect(await forms.consentSignup({ ...call, subscriberKnown: true })).toEqual(signedUp);
     // a known address this event did not sign up: nothing
     expect(await forms.consentSignup({ ...call, eventId: crypto.randomUUID(), subscriberKnown: true })).toMatchObject({ signedUp: false });
+    // requests the consumer never sends are refused, nothing signed up
+    const refused = (over: Partial<typeof call>) => forms.consentSignup({ ...call, eventId: crypto.randomUUID(), email: unique('refused'), ...over }).then(
+        () => null,
+        (e: ServiceError) => ({ code: e.code, errorId: fromServiceError(e)?.errorId }),
+      );
+    expect(await refused({ consentGivenAt: 'yesterday' })).toEqual({ code: 3, errorId: 'validation_failed' });
+    expect(await refused({ consentSource: '' })).toEqual({ code: 3, errorId: 'validation_failed' });
+    expect(await refused({ eventId: '' })).toEqual({ code: 3, errorId: 'validation_failed' });
     await env.stack.nc.jetstream().publish(`events.${a.accountId}`, JSON.stringify({ ...message, eventId: crashedEventId, email: cy }), { msgID: crashedEventId });
     expect(await recorded(crashedEventId, cy)).toMatchObject({ outcome: 'SUBSCRIBER_CREATED', consentDecision: 'QUEUED', subscriberId: signedUp.subscriberId });
   } finally {
