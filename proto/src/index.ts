@@ -18,3 +18,4 @@ export * as automationsV1 from './gen/mailer/messaging/v1/automations';
 export * as webhookDeliveriesV1 from './gen/mailer/webhook/v1/deliveries';
 export * as webhookSubscriptionsV1 from './gen/mailer/webhook/v1/webhooks';
 export * as submissionsV1 from './gen/mailer/form/v1/submissions';
+export * as consentSignupV1 from './gen/mailer/form/v1/consent';

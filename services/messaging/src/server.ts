@@ -3,10 +3,9 @@ import type { ServiceRuntime } from '@mailer/kit/service';
 import { automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
-import { consentSignupNotAvailable } from './app/record-event';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
-import { formsClient } from './clients/forms';
+import { consentSignupClient, formsClient } from './clients/forms';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
 import { AccountSendRate } from './domain/send-rate';
@@ -186,6 +185,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
   scheduler = startRunScheduler({ runs, deps: runDeps, limit: runLimit, now: ctx.now, logger: ctx.logger });
   ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
+  // An unknown address with consent signs up through the form service's double opt-in.
+  const consentSignups = consentSignupClient(config.FORM_GRPC_ADDR, ctx.logger);
   const eventsConsumer = startCustomEventsConsumer({
     nc: ctx.nc,
     concurrency: config.EVENTS_CONSUMER_CONCURRENCY,
@@ -204,7 +205,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       newId: ctx.newId,
       outbox,
       subscribers,
-      consentSignup: consentSignupNotAvailable,
+      consentSignup: consentSignups.consentSignup,
       now: ctx.now,
       notifyOutbox: ctx.notifyOutbox,
     },
@@ -222,6 +223,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => statusConsumer.stop(),
     async () => subscribers.close(),
     async () => forms.close(),
+    async () => consentSignups.close(),
     async () => segments.close(),
   ];
 }
