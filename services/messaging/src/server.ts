@@ -82,7 +82,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
-  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({
+  // What accepting a message needs; an API send waits for the job's publish (the 202 means queued).
+  const accept = {
     store: ctx.store,
     messages,
     suppressions,
@@ -94,7 +95,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     notify: ctx.notifyOutbox,
     awaitPublished: async () => config.OUTBOX_PUBLISH_WAIT_MS === 0 || ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS),
     logger: ctx.logger,
-  }));
+  };
+  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers(accept));
 
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
@@ -151,19 +153,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     runs,
     events,
     automations,
-    accept: {
-      store: ctx.store,
-      messages,
-      suppressions,
-      outbox,
-      recipients: subscribers,
-      links,
-      now: ctx.now,
-      newId: ctx.newId,
-      notify: ctx.notifyOutbox,
-      awaitPublished: async () => true,
-      logger: ctx.logger,
-    },
+    // A run's send is recorded in the run's own job: no reason to wait for the publish.
+    accept: { ...accept, awaitPublished: async () => true },
     subscribers,
     segments,
     now: ctx.now,
