@@ -2,7 +2,8 @@
 // a real gateway and a real SMTP relay capturing what is sent. What an integrator notices: an event
 // in -> the automation's mail captured, the run's steps (tags, a field from the event, the segment
 // check) visible through GET /automations/{id}/runs and the run in GET /events; every reason a send is
-// skipped; IF_IN_SEGMENT FALSE ends the run; a duplicate event, a re-published event and a
+// skipped; IF_IN_SEGMENT continues on TRUE only and says whether FALSE or UNKNOWN ended the run, sees
+// the field the run set a step before, and waits out a segment service that is down; a duplicate event, a re-published event and a
 // redelivered job never mail twice; the service killed with -9 during a WAIT resumes the run within
 // about a second of its due time after a restart and mails once; deleting an automation cancels a
 // waiting run (no mail).
@@ -94,7 +95,7 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-type Run = { runId: string; eventId: string; status: string; stepIndex: number; dueAt: string | null; steps: Array<{ index: number; type: string; outcome: string; at: string; detail: string | null }> };
+type Run = { runId: string; eventId: string; email: string; status: string; stepIndex: number; dueAt: string | null; steps: Array<{ index: number; type: string; outcome: string; at: string; detail: string | null }> };
 
 async function automation(a: Api, eventKey: string, steps: unknown[], entry = 'EVERY_EVENT'): Promise<string> {
   return expectStatus(await a.post('/automations', { name: eventKey, trigger: { type: 'API_REQUEST', eventKey }, entry, steps, active: true }), 201).id;
@@ -165,9 +166,9 @@ describe('an event runs its automation', () => {
       [2, 'IF_IN_SEGMENT', 'DONE'],
       [3, 'SEND_EMAIL', 'DONE'],
     ]);
-    expect(annRun.steps[2].detail).toMatch(/^TRUE/);
+    expect(annRun.steps[2].detail).toMatch(/^IN_SEGMENT: /);
     expect(bobRun).toMatchObject({ status: 'EXITED', stepIndex: 3 });
-    expect(bobRun.steps[2]).toMatchObject({ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(/^FALSE/) });
+    expect(bobRun.steps[2]).toMatchObject({ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(/^NOT_IN_SEGMENT: /) });
     // the message the run sent is listed as an AUTOMATION message
     const messages = expectStatus(await a.get('/email-messages?email=ann@journey.test'), 200).items;
     expect(messages).toHaveLength(1);
@@ -223,6 +224,90 @@ describe('an event runs its automation', () => {
     await sleep(500);
     for (const who of ['unconfirmed', 'blocked', 'suppressed', 'optedout']) expect([who, relay.receivedFor(`${who}@skips.test`).length]).toEqual([who, 0]);
   });
+});
+
+describe('IF_IN_SEGMENT takes the three-valued result', () => {
+  let a: Api;
+  let id: string;
+  beforeAll(async () => {
+    a = await account('threevalued');
+    const city = expectStatus(await a.post('/fields', { label: 'City', fieldType: 'TEXT' }), 201);
+    const seg = expectStatus(
+      await a.post('/segments', {
+        name: 'Berlin',
+        expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: city.fieldId }, operator: 'TEXT_EQUALS', operand: { kind: 'TEXT', text: 'Berlin' } }] }] },
+      }),
+      201,
+    );
+    // the field the segment tests is set by the run itself, one step before the check: the segment
+    // service must see that write (read-after-write), no waiting for its projection here
+    id = await automation(a, 'city.chosen', [
+      { type: 'SET_FIELD', fieldId: city.fieldId, fromProperty: 'city' },
+      { type: 'IF_IN_SEGMENT', segmentId: seg.id },
+      { type: 'SEND_EMAIL', templateName: 'welcome' },
+    ]);
+  });
+
+  it('TRUE continues and mails; FALSE ends EXITED with NOT_IN_SEGMENT, UNKNOWN (no value) with SEGMENT_UNKNOWN; neither is mailed', async () => {
+    const who = { tia: 'Berlin', uwe: 'Paris', val: undefined } as const;
+    const subs: Record<string, string> = {};
+    for (const name of Object.keys(who)) subs[name] = expectStatus(await a.post('/subscribers', { email: `${name}@threevalued.test`, firstName: name }), 201).id;
+    const events: Record<string, string> = {};
+    for (const [name, city] of Object.entries(who)) events[name] = await postEvent(a, { eventKey: 'city.chosen', email: `${name}@threevalued.test`, properties: city ? { city } : {} });
+    const runs = await runsUntil(a, id, (rs) => rs.length === 3 && rs.every(ended));
+    for (const r of runs) expect(schemaErrors('AutomationRun', r)).toEqual([]);
+    const runOf = (name: string) => runs.find((r) => r.eventId === events[name])!;
+    const steps = (name: string) => runOf(name).steps.map((s) => [s.type, s.outcome, (s.detail ?? '').split(':')[0]]);
+
+    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('tia@threevalued.test')), 30_000);
+    expect(runOf('tia')).toMatchObject({ status: 'COMPLETED', stepIndex: 3, subscriberId: subs.tia });
+    expect(steps('tia')).toEqual([['SET_FIELD', 'DONE', ''], ['IF_IN_SEGMENT', 'DONE', 'IN_SEGMENT'], ['SEND_EMAIL', 'DONE', expect.stringMatching(/^messageId /)]]);
+
+    expect(runOf('uwe')).toMatchObject({ status: 'EXITED', stepIndex: 2, subscriberId: subs.uwe });
+    expect(steps('uwe')).toEqual([['SET_FIELD', 'DONE', ''], ['IF_IN_SEGMENT', 'DONE', 'NOT_IN_SEGMENT']]);
+
+    // no city in the event: SET_FIELD fails, the field stays empty, TEXT_EQUALS on it is UNKNOWN
+    expect(runOf('val')).toMatchObject({ status: 'EXITED', stepIndex: 2, subscriberId: subs.val });
+    expect(steps('val')).toEqual([['SET_FIELD', 'FAILED', expect.any(String)], ['IF_IN_SEGMENT', 'DONE', 'SEGMENT_UNKNOWN']]);
+
+    const exited = expectStatus(await a.get(`/automations/${id}/runs?status=EXITED`), 200).items.map((r: Run) => r.runId).sort();
+    expect(exited).toEqual([runOf('uwe').runId, runOf('val').runId].sort());
+    await sleep(500);
+    expect(relay.receivedFor('uwe@threevalued.test')).toHaveLength(0);
+    expect(relay.receivedFor('val@threevalued.test')).toHaveLength(0);
+    expect(expectStatus(await a.get('/email-messages?email=uwe@threevalued.test'), 200).items).toHaveLength(0);
+  });
+
+  it('the segment service down: the step is not decided (the run waits at it, no mail); back up, the job is retried and the run goes on', async () => {
+    expectStatus(await a.post('/subscribers', { email: 'wim@threevalued.test', firstName: 'Wim' }), 201);
+    await segment.stop();
+    try {
+      const eventId = await postEvent(a, { eventKey: 'city.chosen', email: 'wim@threevalued.test', properties: { city: 'Berlin' } });
+      const mine = (rs: Run[]) => rs.find((r) => r.eventId === eventId);
+      const [stuck] = (await runsUntil(a, id, (rs) => (mine(rs)?.steps.length ?? 0) >= 1)).filter((r) => r.eventId === eventId);
+      await sleep(2_000); // at least one retry of the job against the stopped service
+      const still = mine(expectStatus(await a.get(`/automations/${id}/runs?pageSize=100`), 200).items)!;
+      expect(still).toMatchObject({ runId: stuck.runId, status: 'RUNNING', stepIndex: 1 });
+      expect(still.steps.map((s) => s.type)).toEqual(['SET_FIELD']);
+      expect(relay.receivedFor('wim@threevalued.test')).toHaveLength(0);
+    } finally {
+      // back at the same address and data directory (messaging's channel points there)
+      const proc = await spawnReady('services/segment/dist/main.js', {
+        LOG_LEVEL: 'info',
+        METRICS_PORT: '0',
+        NATS_URL: stack.nats.url,
+        DATA_DIR: segment.dataDir,
+        SEGMENT_GRPC_ADDR: segment.address,
+        SUBSCRIBER_GRPC_ADDR: subscriber.address,
+      });
+      segment = { ...proc, name: 'segment', address: segment.address, dataDir: segment.dataDir };
+    }
+    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('wim@threevalued.test')), 90_000);
+    const done = (await runsUntil(a, id, (rs) => rs.some((r) => r.email === 'wim@threevalued.test' && ended(r)))).find((r) => r.email === 'wim@threevalued.test')!;
+    expect(done.status).toBe('COMPLETED');
+    expect(done.steps.map((s) => [s.type, s.outcome, (s.detail ?? '').split(':')[0]])).toEqual([['SET_FIELD', 'DONE', ''], ['IF_IN_SEGMENT', 'DONE', 'IN_SEGMENT'], ['SEND_EMAIL', 'DONE', expect.stringMatching(/^messageId /)]]);
+    expect(relay.receivedFor('wim@threevalued.test')).toHaveLength(1);
+  }, 150_000);
 });
 
 describe('never twice', () => {

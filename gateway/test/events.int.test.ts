@@ -146,6 +146,13 @@ describe('POST /events', () => {
     ['triggerAutomations not boolean', { triggerAutomations: 'false' }, 'validation_failed', 'body.triggerAutomations'],
     ['consent incomplete', { consent: { source: 'x' } }, 'validation_failed', 'body.consent.givenAt'],
     ['unknown member in consent', { consent: { source: 'x', givenAt: '2024-01-01T00:00:00Z', ip: '1.1.1.1' } }, 'unknown_property', 'body.consent.ip'],
+    ['consent without source', { consent: { givenAt: '2024-01-01T00:00:00Z' } }, 'validation_failed', 'body.consent.source'],
+    ['consent source empty', { consent: { source: '', givenAt: '2024-01-01T00:00:00Z' } }, 'validation_failed', 'body.consent.source'],
+    ['consent source too long', { consent: { source: 'x'.repeat(501), givenAt: '2024-01-01T00:00:00Z' } }, 'validation_failed', 'body.consent.source'],
+    ['consent givenAt not an instant', { consent: { source: 'x', givenAt: 'yesterday' } }, 'validation_failed', 'body.consent.givenAt'],
+    ['consent not an object', { consent: 'yes' }, 'validation_failed', 'body.consent'],
+    ['consent null', { consent: null }, 'validation_failed', 'body.consent'],
+    ['consent givenAt more than 5 minutes ahead', { consent: { source: 'x', givenAt: new Date(Date.now() + 3_600_000).toISOString() } }, 'validation_failed', 'body.consent.givenAt'],
     ['unknown member', { eventName: 'x' }, 'unknown_property', 'body.eventName'],
   ])('%s -> 400 %s, nothing stored', async (_name, extra, errorId, path) => {
     const { accountId, apiKey } = await createAccount(a, 'invalid');

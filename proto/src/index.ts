@@ -19,3 +19,4 @@ export * as webhookDeliveriesV1 from './gen/mailer/webhook/v1/deliveries';
 export * as webhookSubscriptionsV1 from './gen/mailer/webhook/v1/webhooks';
 export * as submissionsV1 from './gen/mailer/form/v1/submissions';
 export * as rssNewslettersV1 from './gen/mailer/rss/v1/newsletters';
+export * as consentSignupV1 from './gen/mailer/form/v1/consent';

@@ -1,7 +1,7 @@
 import { protoEnum } from '@mailer/kit';
 import { automationsV1 } from '@mailer/proto';
 import { ApiError } from '../errors';
-import type { FieldValueRequest } from './field-values';
+import { fieldValueRequestFromProto, protoCase, type FieldValueRequest } from './field-values';
 import { int64, present } from './numbers';
 
 // Automations: API bodies (as validated by the OpenAPI document) <-> messaging service messages.
@@ -34,47 +34,6 @@ export interface ListAutomationRunsQuery {
   status?: RunStatus;
 }
 
-function fieldValueToProto(v: FieldValueRequest): automationsV1.AutomationFieldValue {
-  switch (v.kind) {
-    case 'TEXT':
-      return { value: { $case: 'text', value: v.text } };
-    case 'EMAIL':
-      return { value: { $case: 'email', value: v.text } };
-    case 'NUMBER':
-      return { value: { $case: 'number', value: v.number } };
-    case 'DATE':
-      return { value: { $case: 'date', value: v.date } };
-    case 'BOOLEAN':
-      return { value: { $case: 'booleanValue', value: v.booleanValue } };
-    case 'SINGLE_OPTION':
-      return { value: { $case: 'optionId', value: v.optionId } };
-    case 'MULTI_OPTION':
-      return { value: { $case: 'optionIds', value: { ids: v.optionIds } } };
-  }
-}
-
-function fieldValueFromProto(v: automationsV1.AutomationFieldValue | undefined): FieldValueRequest {
-  const c = v?.value;
-  switch (c?.$case) {
-    case 'text':
-      return { kind: 'TEXT', text: c.value };
-    case 'email':
-      return { kind: 'EMAIL', text: c.value };
-    case 'number':
-      return { kind: 'NUMBER', number: c.value };
-    case 'date':
-      return { kind: 'DATE', date: c.value };
-    case 'booleanValue':
-      return { kind: 'BOOLEAN', booleanValue: c.value };
-    case 'optionId':
-      return { kind: 'SINGLE_OPTION', optionId: c.value };
-    case 'optionIds':
-      return { kind: 'MULTI_OPTION', optionIds: c.value.ids };
-    default:
-      throw new Error('the service answered a SET_FIELD value without a kind');
-  }
-}
-
 export function stepToProto(s: AutomationStepJson, i: number): automationsV1.AutomationStep {
   switch (s.type) {
     case 'SEND_EMAIL':
@@ -93,7 +52,7 @@ export function stepToProto(s: AutomationStepJson, i: number): automationsV1.Aut
         ]);
       }
       const source =
-        s.value !== undefined ? { $case: 'value' as const, value: fieldValueToProto(s.value) } : s.fromProperty !== undefined ? { $case: 'fromProperty' as const, value: s.fromProperty } : undefined;
+        s.value !== undefined ? { $case: 'value' as const, value: { value: protoCase(s.value) } } : s.fromProperty !== undefined ? { $case: 'fromProperty' as const, value: s.fromProperty } : undefined;
       return { step: { $case: 'setField', value: { fieldId: s.fieldId, source } } };
     }
     case 'IF_IN_SEGMENT':
@@ -125,7 +84,7 @@ function stepJson(s: automationsV1.AutomationStep): AutomationStepJson {
     case 'setField': {
       const src = c.value.source;
       if (src?.$case === 'fromProperty') return { type: 'SET_FIELD', fieldId: c.value.fieldId, fromProperty: src.value };
-      return { type: 'SET_FIELD', fieldId: c.value.fieldId, value: fieldValueFromProto(src?.value) };
+      return { type: 'SET_FIELD', fieldId: c.value.fieldId, value: fieldValueRequestFromProto(src?.value) };
     }
     case 'ifInSegment':
       return { type: 'IF_IN_SEGMENT', segmentId: c.value.segmentId };

@@ -31,6 +31,7 @@ export function recordedEventJson(e: eventsV1.RecordedEvent) {
     subscriberId: e.subscriberId ?? null,
     outcome: EventOutcomes.fromProto(e.outcome),
     runIds: e.runIds,
+    consentDecision: e.consentDecision ?? null,
   };
 }
 

@@ -33,7 +33,8 @@ export function fieldValueToProto(v: FieldValueRequest): subscriberV1.FieldValue
   return { value: protoCase(v), labels: [] };
 }
 
-function protoCase(v: FieldValueRequest): ProtoValue {
+/** The proto oneof of a value (also the automations' SET_FIELD value, which has the same cases). */
+export function protoCase(v: FieldValueRequest): ProtoValue {
   switch (v.kind) {
     case 'TEXT':
       return { $case: 'text', value: v.text };
@@ -53,7 +54,7 @@ function protoCase(v: FieldValueRequest): ProtoValue {
 }
 
 /** The request variant of a stored value (what SubscriberData carries, so it can be PUT back as is). */
-export function fieldValueRequestFromProto(v: subscriberV1.FieldValue | undefined): FieldValueRequest {
+export function fieldValueRequestFromProto(v: { value?: ProtoValue } | undefined): FieldValueRequest {
   const c = v?.value;
   switch (c?.$case) {
     case 'text':

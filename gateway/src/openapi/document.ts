@@ -119,7 +119,7 @@ export const openApiDocument = {
 - \`occurredAt\` defaults to the time of receipt and may not be more than 5 minutes in the future.
 - \`idempotencyKey\` makes a retry within 7 days a no-op answered \`202\` with \`duplicate: true\` and the first \`eventId\` (the first request's content wins; a retry with other content is not compared). Without it every request is a new event.
 - \`triggerAutomations: false\` records the event without starting automations.
-- An unknown \`email\` creates no subscriber unless \`consent\` is present (then an \`UNCONFIRMED\` subscriber is created).
+- An unknown \`email\` creates no subscriber unless \`consent\` is present: then it is signed up as through a double opt-in form (suppression list, subscriber quota, the 10-minute rule, the 24-hour cooldown and the account's daily confirmation quota): an \`UNCONFIRMED\` subscriber with the consent recorded (\`gdprAgreement\`: \`<source> (given <givenAt>)\`) and one confirmation mail (built-in template, the account's default sender profile) whose link confirms it. One event, one signup and at most one mail, however often it is delivered. \`GET /events\` shows the outcome (\`SUBSCRIBER_CREATED\`, or \`NO_SUBSCRIBER\`) and the \`consentDecision\`. \`consent\` for an address that is a subscriber already changes nothing. \`consent.givenAt\` may not be more than 5 minutes in the future.
 - \`properties\` is stored as sent (default \`{}\`); \`_serviceExampleRequest\` is a documentation aid that is accepted and ignored.
 - The stored event (the request without \`_serviceExampleRequest\`, plus about 300 bytes) must fit the event stream's message size limit (1 MiB less 2 KiB with NATS defaults), else \`413 payload_too_large\`.
 - Own rate limit: ${d.eventsPerSecond}/s, burst ${d.eventsBurst}, separate from the default budget.`,
@@ -288,8 +288,8 @@ export const openApiDocument = {
         type: 'object',
         required: ['source', 'givenAt'],
         properties: {
-          source: { type: 'string', minLength: 1, maxLength: 500, description: 'Where the consent was given (e.g. a checkout page URL).' },
-          givenAt: instant,
+          source: { type: 'string', minLength: 1, maxLength: 500, description: 'Where the consent was given (e.g. a checkout page URL); recorded as the subscriber\'s `gdprAgreement` with `givenAt`.' },
+          givenAt: { ...instant, description: 'When the consent was given; at most 5 minutes in the future.' },
         },
         additionalProperties: false,
       },

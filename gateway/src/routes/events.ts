@@ -38,6 +38,12 @@ export function eventRoutes(deps: { sink: EventSink; acceptedKeys: AcceptedEvent
       ]);
     }
 
+    if (body.consent && new Date(body.consent.givenAt).getTime() > receivedAt.getTime() + MAX_FUTURE_MS) {
+      throw new ApiError(400, 'validation_failed', 'body.consent.givenAt may not be more than 5 minutes in the future.', [
+        { path: 'body.consent.givenAt', problem: 'is more than 5 minutes in the future' },
+      ]);
+    }
+
     const eventId = eventIdFor(accountId, body.idempotencyKey);
     if (body.idempotencyKey !== undefined) {
       const accepted = await deps.acceptedKeys.find(accountId, body.idempotencyKey);

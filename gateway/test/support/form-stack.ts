@@ -22,6 +22,8 @@ export interface FormStack {
   gw: GatewayHandle;
   /** The form service's public HTTP listener (host:port). */
   formHttpAddr: string;
+  /** The form service's gRPC address (host:port), for calls the messaging service makes. */
+  formGrpcAddr: string;
   publicBaseUrl: string;
   account(name: string): Promise<Api>;
   /** kill -9 of the form service, then a new process on the same data, ports and settings (`form` is the new one). */
@@ -85,6 +87,7 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       messaging,
       gw,
       formHttpAddr,
+      formGrpcAddr: formAddr,
       publicBaseUrl,
       async account(name) {
         const { accountId, apiKey } = await createAccount(gw, name);

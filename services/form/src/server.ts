@@ -1,5 +1,5 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { commonV1, formV1, submissionsV1 } from '@mailer/proto';
+import { commonV1, consentSignupV1, formV1, submissionsV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startFieldDeletedConsumer } from './events/field-deleted';
 import { fieldUsageHandlers } from './handlers/field-usage';
@@ -18,6 +18,7 @@ import { startSubmissionJobs } from './events/submission-jobs';
 import { outboxRepository } from './store/outbox';
 import { submissionRepository } from './store/submissions';
 import { submissionHandlers } from './handlers/submissions';
+import { consentSignupHandlers } from './handlers/consent-signup';
 
 /** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
@@ -55,6 +56,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
   // The submission job: suppression list and Signup, the decision, the confirmation mail, the record.
   const peers = signupPeers({ subscriber: ctx.config.SUBSCRIBER_GRPC_ADDR, messaging: ctx.config.MESSAGING_GRPC_ADDR }, PEER_DEADLINE_MS, ctx.logger);
+  const sendConfirmationMail = confirmationMailer({ tokens, sender: emails, tokenDays: ctx.config.FORM_CONFIRM_TOKEN_DAYS, now: ctx.now });
+  const limits = { subscriberLimit: ctx.config.FORM_ACCOUNT_SUBSCRIBER_LIMIT, dailyConfirmations: ctx.config.FORM_ACCOUNT_DAILY_CONFIRMATIONS };
+  // Consent signups of custom events (the messaging service's event consumer asks): the same double opt-in.
+  ctx.grpc.add(consentSignupV1.ConsentSignupServiceService, consentSignupHandlers({ submissions, peers, sendConfirmationMail, now: ctx.now, limits }));
   const submissionJobs = startSubmissionJobs(
     ctx.nc,
     {
@@ -64,9 +69,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       outbox: outboxRepository(ctx.store),
       notifyOutbox: ctx.notifyOutbox,
       peers,
-      sendConfirmationMail: confirmationMailer({ tokens, sender: emails, tokenDays: ctx.config.FORM_CONFIRM_TOKEN_DAYS, now: ctx.now }),
+      sendConfirmationMail,
       now: ctx.now,
-      limits: { subscriberLimit: ctx.config.FORM_ACCOUNT_SUBSCRIBER_LIMIT, dailyConfirmations: ctx.config.FORM_ACCOUNT_DAILY_CONFIRMATIONS },
+      limits,
     },
     { concurrency: ctx.config.FORM_SUBMISSION_CONCURRENCY, logger: ctx.logger },
   );

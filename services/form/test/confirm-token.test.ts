@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { loadConfig } from '@mailer/kit';
 import { configSchema, loadFormConfig } from '../src/config';
 import { confirmTokens } from '../src/app/confirm-token';
-import { confirmationValues, readableUtc } from '../src/app/confirmation-mail';
+import { confirmationValues, NO_FORM, readableUtc } from '../src/app/confirmation-mail';
 
 const secret = () => crypto.randomBytes(32).toString('base64url');
 const BASE = 'https://mail.example.test';
@@ -46,4 +46,6 @@ it('the values a confirmation template gets', () => {
   const at = new Date('2026-03-05T07:04:00Z');
   expect(readableUtc(at)).toBe('5 March 2026, 07:04 UTC');
   expect(confirmationValues({ id: 'f', name: 'News' }, 'u', at, 7)).toEqual({ confirmUrl: 'u', form: { id: 'f', name: 'News' }, expiresAt: '2026-03-05T07:04:00.000Z', expiresOn: '5 March 2026, 07:04 UTC', expiryDays: 7 });
+  // a consent signup of a custom event has no form: `form` is null (the built-in template says "our mailing list")
+  expect(confirmationValues(NO_FORM, 'u', at, 7)).toMatchObject({ confirmUrl: 'u', form: null });
 });

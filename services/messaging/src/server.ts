@@ -3,10 +3,9 @@ import type { ServiceRuntime } from '@mailer/kit/service';
 import { automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
-import { consentSignupNotAvailable } from './app/record-event';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
-import { formsClient } from './clients/forms';
+import { consentSignupClient, formsClient } from './clients/forms';
 import { rssNewslettersClient } from './clients/rss-newsletters';
 import { subscriberClient } from './clients/subscribers';
 import type { Config } from './config';
@@ -86,7 +85,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
-  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({
+  // What accepting a message needs; an API send waits for the job's publish (the 202 means queued).
+  const accept = {
     store: ctx.store,
     messages,
     suppressions,
@@ -98,7 +98,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     notify: ctx.notifyOutbox,
     awaitPublished: async () => config.OUTBOX_PUBLISH_WAIT_MS === 0 || ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS),
     logger: ctx.logger,
-  }));
+  };
+  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers(accept));
 
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
@@ -155,19 +156,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     runs,
     events,
     automations,
-    accept: {
-      store: ctx.store,
-      messages,
-      suppressions,
-      outbox,
-      recipients: subscribers,
-      links,
-      now: ctx.now,
-      newId: ctx.newId,
-      notify: ctx.notifyOutbox,
-      awaitPublished: async () => true,
-      logger: ctx.logger,
-    },
+    // A run's send is recorded in the run's own job: no reason to wait for the publish.
+    accept: { ...accept, awaitPublished: async () => true },
     subscribers,
     segments,
     now: ctx.now,
@@ -189,6 +179,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
   scheduler = startRunScheduler({ runs, deps: runDeps, limit: runLimit, now: ctx.now, logger: ctx.logger });
   ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
+  // An unknown address with consent signs up through the form service's double opt-in.
+  const consentSignups = consentSignupClient(config.FORM_GRPC_ADDR, ctx.logger);
   const eventsConsumer = startCustomEventsConsumer({
     nc: ctx.nc,
     concurrency: config.EVENTS_CONSUMER_CONCURRENCY,
@@ -207,7 +199,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       newId: ctx.newId,
       outbox,
       subscribers,
-      consentSignup: consentSignupNotAvailable,
+      consentSignup: consentSignups.consentSignup,
       now: ctx.now,
       notifyOutbox: ctx.notifyOutbox,
     },
@@ -226,6 +218,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     async () => subscribers.close(),
     async () => forms.close(),
     async () => newsletters.close(),
+    async () => consentSignups.close(),
     async () => segments.close(),
   ];
 }

@@ -7,7 +7,7 @@ import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import type { CustomEvent } from '@mailer/nats/facts';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { Recipient, RecipientLookup } from '../src/app/accept-message';
-import { consentSignupNotAvailable, recordEvent, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
+import { recordEvent, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
 import { AUTOMATIONS, automationRepository, automationSchema } from '../src/store/automations';
 import { eventCollection } from '../src/store/events';
 import { outboxRepository } from '../src/store/outbox';
@@ -20,7 +20,10 @@ let temp: TempStore;
 let lookups = 0;
 let lookup: RecipientLookup['recipientByEmail'];
 
-function deps(consentSignup: ConsentSignup = consentSignupNotAvailable): RecordEventDeps {
+/** A port that signs nothing up (the form service's answer for a known address this event did not sign up). */
+const noSignup: ConsentSignup = async () => null;
+
+function deps(consentSignup: ConsentSignup = noSignup): RecordEventDeps {
   return {
     store: temp.store,
     events: eventCollection(temp.store),
@@ -155,18 +158,69 @@ describe('recordEvent', () => {
   });
 
   it('an unknown address is NO_SUBSCRIBER; with consent the signup port decides (SUBSCRIBER_CREATED), asked with the eventId', async () => {
-    expect(await recordEvent(deps(), event({ email: 'new@example.org' }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
-    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
-    expect(await recordEvent(deps(), event({ email: 'new@example.org', consent }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
     const asked: unknown[] = [];
+    let answer: Awaited<ReturnType<ConsentSignup>> = null;
     const signup: ConsentSignup = async (input) => {
       asked.push(input);
-      return { subscriberId: 'sub-new', created: true };
+      return answer;
     };
+    expect(await recordEvent(deps(signup), event({ email: 'new@example.org' }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+    expect(asked).toEqual([]); // no consent: nobody is asked
+    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
+    expect(await recordEvent(deps(signup), event({ email: 'new@example.org', consent }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+
+    answer = { decision: 'QUEUED', subscriberId: 'sub-new', subscriberStatus: 'UNCONFIRMED' };
+    asked.length = 0;
     const e = event({ email: 'new@example.org', consent });
     expect(await recordEvent(deps(signup), e)).toEqual({ recorded: true, outcome: 'SUBSCRIBER_CREATED' });
-    expect(asked).toEqual([{ accountId: ACCOUNT, email: 'new@example.org', consent, requestId: e.eventId }]);
-    expect(await eventCollection(temp.store).findOne({ _id: e.eventId })).toMatchObject({ subscriberId: 'sub-new', consent: { source: 'checkout', givenAt: new Date(consent.givenAt) } });
+    expect(asked).toEqual([{ accountId: ACCOUNT, email: 'new@example.org', consent, eventId: e.eventId, subscriberKnown: false }]);
+    expect(await eventCollection(temp.store).findOne({ _id: e.eventId })).toMatchObject({
+      subscriberId: 'sub-new',
+      consentDecision: 'QUEUED',
+      consent: { source: 'checkout', givenAt: new Date(consent.givenAt) },
+      runIds: [],
+    });
+
+    // a suppressed address: decided, no subscriber
+    answer = { decision: 'SUPPRESSED_SUBSCRIBER_POLICY', subscriberId: null, subscriberStatus: null };
+    const s = event({ email: 'gone@example.org', consent });
+    expect(await recordEvent(deps(signup), s)).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+    expect(await eventCollection(temp.store).findOne({ _id: s.eventId })).toMatchObject({ subscriberId: null, consentDecision: 'SUPPRESSED_SUBSCRIBER_POLICY' });
+  });
+
+  it('a consent signup starts no automation run (UNCONFIRMED); a known address with consent asks with subscriberKnown and runs as usual', async () => {
+    await temp.store.collection(AUTOMATIONS, automationSchema).insertMany([
+      { _id: 'on', accountId: ACCOUNT, active: true, trigger: { type: 'API_REQUEST', eventKey: 'order.paid' }, name: 'A', steps: [{ type: 'WAIT', duration: 'P1D' }], createdAt: new Date(), entry: 'EVERY_EVENT' },
+    ]);
+    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
+    const asked: Array<{ subscriberKnown: boolean }> = [];
+    const created: ConsentSignup = async (input) => {
+      asked.push(input);
+      return input.subscriberKnown ? null : { decision: 'QUEUED', subscriberId: 'sub-new', subscriberStatus: 'UNCONFIRMED' };
+    };
+    expect(await recordEvent(deps(created), event({ email: 'new@example.org', consent }))).toEqual({ recorded: true, outcome: 'SUBSCRIBER_CREATED' });
+    expect(await recordEvent(deps(created), event({ consent }))).toEqual({ recorded: true, outcome: 'RUNS_STARTED' });
+    expect(asked.map((a) => a.subscriberKnown)).toEqual([false, true]);
+    // a redelivery whose first try signed the address up: the lookup finds the new subscriber, the port answers that signup
+    lookup = async () => ({ ...ANN, id: 'sub-new', email: 'new@example.org', status: 'UNCONFIRMED' });
+    const again: ConsentSignup = async () => ({ decision: 'QUEUED', subscriberId: 'sub-new', subscriberStatus: 'UNCONFIRMED' });
+    expect(await recordEvent(deps(again), event({ email: 'new@example.org', consent }))).toEqual({ recorded: true, outcome: 'SUBSCRIBER_CREATED' });
+    // one run in all: ANN's
+    expect(await runCollection(temp.store).find({})).toEqual([expect.objectContaining({ subscriberId: ANN.id })]);
+  });
+
+  it('the form service refusing the consent signup is no subscriber; not answering is thrown', async () => {
+    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
+    const refusing: ConsentSignup = async () => {
+      throw new DomainError(GrpcStatus.INVALID_ARGUMENT, 'invalid_email', 'not an address');
+    };
+    expect(await recordEvent(deps(refusing), event({ email: 'new@example.org', consent }))).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+    const down: ConsentSignup = async () => {
+      throw new PeerUnavailable('form', 'service_unavailable', 'The form service is unavailable.', { code: 'UNAVAILABLE', details: '' });
+    };
+    const e = event({ email: 'new@example.org', consent });
+    await expect(recordEvent(deps(down), e)).rejects.toBeInstanceOf(PeerUnavailable);
+    expect(await eventCollection(temp.store).findOne({ _id: e.eventId })).toBeNull();
   });
 
   it('the subscriber service refusing the address is no subscriber; not answering is thrown (the event is retried) and records nothing', async () => {

@@ -2,16 +2,19 @@
 // answering resumes at the step that failed and never repeats a finished one (no second message); a
 // send whose step record was lost (a crash between the send and the record) is not sent again; a
 // WAIT stops the run with its due time and tells the scheduler; a deleted automation cancels the run;
-// SET_FIELD fromProperty converts to the field's kind or fails that step. The peers (subscriber and
+// SET_FIELD fromProperty converts to the field's kind or fails that step; IF_IN_SEGMENT tells TRUE,
+// FALSE, UNKNOWN and a deleted segment apart and retries when the segment service does not answer. The peers (subscriber and
 // segment services) are given as their answers; the real path is gateway/test/automation-runs.int.test.ts.
 import { randomUUID } from 'node:crypto';
-import { PeerUnavailable } from '@mailer/kit';
+import { notFound, PeerUnavailable } from '@mailer/kit';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { Recipient } from '../src/app/accept-message';
 import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
 import { runAutomation, type RunAutomationDeps } from '../src/app/run-automation';
 import { createSenderProfile } from '../src/app/sender-profiles';
+import type { SegmentTruth } from '../src/clients/segments';
+import type { Step } from '../src/domain/automation';
 import { valueFromProperty } from '../src/domain/run-steps';
 import { automationRepository, type AutomationRepository } from '../src/store/automations';
 import { eventCollection } from '../src/store/events';
@@ -72,7 +75,7 @@ beforeEach(async () => {
         calls.push(`field ${fieldId} ${JSON.stringify(value)}`);
       },
     },
-    segments: { isMember: async () => true },
+    segments: { evaluateMember: async () => ({ result: 'TRUE', contactFound: true }) },
     now,
     onWaiting: (dueAt) => waits.push(dueAt),
   };
@@ -150,11 +153,50 @@ it('deleting the automation cancels its waiting run; a run whose automation is g
   expect(await messageCount()).toBe(0);
 });
 
-it('IF_IN_SEGMENT not TRUE ends the run EXITED before the next step', async () => {
-  deps.segments = { isMember: async () => false };
-  const run = await startRun([{ type: 'IF_IN_SEGMENT', segmentId: randomUUID() }, { type: 'ADD_TAGS', tagIds: [TAG] }]);
-  expect(await runAutomation(deps, { accountId: A, runId: run._id })).toBe('EXITED');
-  expect(await runOf(run._id)).toMatchObject({ status: 'EXITED', stepIndex: 1, steps: [{ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(/^FALSE/) }] });
+it('IF_IN_SEGMENT: TRUE goes on; FALSE, UNKNOWN and a deleted segment end the run EXITED with their reason; no answer retries', async () => {
+  const answers: Array<SegmentTruth | Error | { result: SegmentTruth; contactFound: boolean }> = [];
+  deps.segments = {
+    evaluateMember: async () => {
+      const next = answers.shift()!;
+      if (next instanceof Error) throw next;
+      return typeof next === 'string' ? { result: next, contactFound: true } : next;
+    },
+  };
+  const steps = (): Step[] => [{ type: 'IF_IN_SEGMENT', segmentId: randomUUID() }, { type: 'ADD_TAGS', tagIds: [TAG] }];
+
+  answers.push('TRUE');
+  const yes = await startRun(steps());
+  expect(await runAutomation(deps, { accountId: A, runId: yes._id })).toBe('COMPLETED');
+  expect((await runOf(yes._id)).steps[0]).toMatchObject({ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(/^IN_SEGMENT: /) });
+  expect(calls).toEqual([`tag ${TAG}`]);
+  calls.length = 0;
+
+  for (const [answer, reason] of [['FALSE', 'NOT_IN_SEGMENT'], ['UNKNOWN', 'SEGMENT_UNKNOWN']] as const) {
+    answers.push(answer);
+    const run = await startRun(steps());
+    expect(await runAutomation(deps, { accountId: A, runId: run._id })).toBe('EXITED');
+    expect(await runOf(run._id)).toMatchObject({ status: 'EXITED', stepIndex: 1, steps: [{ type: 'IF_IN_SEGMENT', outcome: 'DONE', detail: expect.stringMatching(new RegExp(`^${reason}: `)) }] });
+  }
+  // the subscriber deleted since the run started: in no segment
+  answers.push({ result: 'FALSE', contactFound: false });
+  const deleted = await startRun(steps());
+  expect(await runAutomation(deps, { accountId: A, runId: deleted._id })).toBe('EXITED');
+  expect((await runOf(deleted._id)).steps[0].detail).toMatch(/^NOT_IN_SEGMENT: the subscriber no longer exists/);
+  expect(calls).toEqual([]);
+
+  // the segment service down, then answering: the job is retried and the step decided only then
+  answers.push(new PeerUnavailable('segment', 'service_unavailable', 'down', { code: 'UNAVAILABLE', details: 'test' }), 'UNKNOWN');
+  const later = await startRun(steps());
+  await expect(runAutomation(deps, { accountId: A, runId: later._id })).rejects.toBeInstanceOf(PeerUnavailable);
+  expect(await runOf(later._id)).toMatchObject({ status: 'RUNNING', stepIndex: 0, steps: [] });
+  expect(await runAutomation(deps, { accountId: A, runId: later._id })).toBe('EXITED');
+  expect((await runOf(later._id)).steps[0].detail).toMatch(/^SEGMENT_UNKNOWN: /);
+
+  // the segment deleted since the automation was saved: FAILED, the run ends
+  answers.push(notFound('segment_not_found', 'gone'));
+  const gone = await startRun(steps());
+  expect(await runAutomation(deps, { accountId: A, runId: gone._id })).toBe('EXITED');
+  expect((await runOf(gone._id)).steps[0]).toMatchObject({ outcome: 'FAILED', detail: expect.stringMatching(/^SEGMENT_NOT_FOUND: /) });
   expect(calls).toEqual([]);
 });
 

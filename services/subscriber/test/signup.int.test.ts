@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 function signup(accountId: string, email: string, extra: Partial<signupV1.SignupRequest> = {}) {
-  return signups.signup({ accountId, email, valuesJson: '{}', topicIds: [], doubleOptIn: true, consentText: 'Yes, send me news', formId: 'f-1', subscriberLimit: '0', ...extra });
+  return signups.signup({ accountId, email, valuesJson: '{}', topicIds: [], doubleOptIn: true, consentText: 'Yes, send me news', formId: 'f-1', subscriberLimit: '0', consentGivenAt: '', eventId: '', ...extra });
 }
 const get = (accountId: string, subscriberId: string) => env.client.getSubscriber({ accountId, subscriberId }).then((r) => r.subscriber!);
 const topicsOf = async (accountId: string, subscriberId: string) =>
@@ -52,6 +52,17 @@ it('a new address with double opt-in: CREATED, UNCONFIRMED, values, topics and c
   const events = (await settledEvents(a)).filter((e) => e.type.startsWith('subscriber.'));
   expect(events.map((e) => e.type)).toEqual(['subscriber.created']);
   expect(events[0].subscriber).toMatchObject({ id: s.id, subscriberStatus: 'UNCONFIRMED', topicIds: [news.id] });
+});
+
+it("a custom event's consent (no form): the consent's source and givenAt are the gdprAgreement; a bad givenAt or event id is refused", async () => {
+  const a = newAccount();
+  const eventId = '0190a4a0-0000-7000-8000-0000000000e1';
+  const r = await signup(a, 'cy@example.org', { consentText: 'https://shop.test/checkout', consentGivenAt: '2026-03-01T10:00:00Z', eventId, formId: '' });
+  expect(r).toMatchObject({ outcome: OUT.SIGNUP_OUTCOME_CREATED, status: S.SUBSCRIBER_STATUS_UNCONFIRMED });
+  expect(await get(a, r.subscriberId)).toMatchObject({ subscriberStatus: S.SUBSCRIBER_STATUS_UNCONFIRMED, gdprAgreement: 'https://shop.test/checkout (given 2026-03-01T10:00:00.000Z)' });
+  expect(await errorOf(signup(a, 'dy@example.org', { consentGivenAt: 'yesterday', eventId, formId: '' }))).toMatchObject({ code: 3, errorId: 'validation_failed' });
+  expect(await errorOf(signup(a, 'dy@example.org', { consentGivenAt: '2026-03-01T10:00:00Z', eventId: 'e-1', formId: '' }))).toMatchObject({ code: 3, errorId: 'invalid_uuid' });
+  expect((await env.client.getSubscriberByEmail({ accountId: a, email: 'dy@example.org' }).catch((e) => e)).code).toBe(5);
 });
 
 it('a new address with single opt-in: CREATED and ACTIVE; without topics it joins the default topic', async () => {

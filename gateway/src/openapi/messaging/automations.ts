@@ -25,7 +25,7 @@ const SAVE = `Saving checks the whole automation and answers \`400\` with every 
 When a service that owns some of these ids (subscribers for tags, topics and fields; segments) does not answer, \`503 service_unavailable\` and nothing is saved.`;
 
 const RUNS_NOTE =
-  'Runs: an active automation starts at most one run per matching event (`entry` permitting: `ONCE` never a second run for the subscriber, `ONE_AT_A_TIME` not while one is unfinished). Steps run in order, each outcome recorded before the next; `SEND_EMAIL` is `SKIPPED` when the subscriber may not receive marketing mail (`detail` starts with `SUBSCRIBER_NOT_ACTIVE`, `SUPPRESSED`, `OPTED_OUT` or `SUBSCRIBER_NOT_FOUND`); a step a peer refuses (a missing `fromProperty`, a tag deleted since) is `FAILED` and the run goes on; `IF_IN_SEGMENT` not TRUE ends the run `EXITED`; `WAIT` makes the run `WAITING` until `dueAt`. Deleting the automation cancels its unfinished runs; deactivating it only stops new ones.';
+  'Runs: an active automation starts at most one run per matching event (`entry` permitting: `ONCE` never a second run for the subscriber, `ONE_AT_A_TIME` not while one is unfinished). Steps run in order, each outcome recorded before the next; `SEND_EMAIL` is `SKIPPED` when the subscriber may not receive marketing mail (`detail` starts with `SUBSCRIBER_NOT_ACTIVE`, `SUPPRESSED`, `OPTED_OUT` or `SUBSCRIBER_NOT_FOUND`); a step a peer refuses (a missing `fromProperty`, a tag deleted since) is `FAILED` and the run goes on; `IF_IN_SEGMENT` is `DONE` with `detail` starting `IN_SEGMENT` when the subscriber\'s segment result is TRUE (the run goes on), else the run ends `EXITED` with `detail` starting `NOT_IN_SEGMENT` (FALSE, or the subscriber no longer exists) or `SEGMENT_UNKNOWN` (UNKNOWN: a value or fact the segment tests is missing), or `FAILED` with `SEGMENT_NOT_FOUND` (the segment was deleted since); the result reflects the run\'s earlier steps, and a segment service that does not answer delays the step, never decides it; `WAIT` makes the run `WAITING` until `dueAt`. Deleting the automation cancels its unfinished runs; deactivating it only stops new ones.';
 
 export const automationPaths = {
   '/automations': {
@@ -119,7 +119,7 @@ const stepVariants = Object.fromEntries([
     value: schemaRef('FieldValueRequest'),
     fromProperty: { type: 'string', minLength: 1, maxLength: 200, examples: ['order.total'], description: 'Path into the event\'s `properties` (members split at dots).' },
   }, 'Sets a custom field of the subscriber: to `value`, or (exactly one of the two) to the event property at `fromProperty`, converted to the field\'s kind; a missing or unconvertible property fails the step.'),
-  step('IfInSegmentStep', 'IF_IN_SEGMENT', ['segmentId'], { segmentId: uuid }, 'Continues only when the subscriber\'s segment result is TRUE; FALSE or UNKNOWN end the run `EXITED`.'),
+  step('IfInSegmentStep', 'IF_IN_SEGMENT', ['segmentId'], { segmentId: uuid }, 'Continues only when the subscriber\'s segment result is TRUE (`detail` `IN_SEGMENT: …`); FALSE (`NOT_IN_SEGMENT: …`) or UNKNOWN (`SEGMENT_UNKNOWN: …`) end the run `EXITED`.'),
 ]);
 
 const STEP_SCHEMAS: Record<string, string> = {
@@ -187,7 +187,7 @@ export const automationSchemas = {
         type: { type: 'string', enum: STEP_TYPES },
         outcome: { type: 'string', enum: ['DONE', 'SKIPPED', 'FAILED'] },
         at: instant,
-        detail: { type: ['string', 'null'], description: 'Why a step was skipped or failed.' },
+        detail: { type: ['string', 'null'], description: 'Why a step was skipped or failed, or what it decided: a reason code first (`SUBSCRIBER_NOT_ACTIVE`, `SUPPRESSED`, `OPTED_OUT`, `SUBSCRIBER_NOT_FOUND` for `SEND_EMAIL`; `IN_SEGMENT`, `NOT_IN_SEGMENT`, `SEGMENT_UNKNOWN`, `SEGMENT_NOT_FOUND` for `IF_IN_SEGMENT`), then `: ` and a sentence.' },
       }),
     },
   }),

@@ -12,11 +12,21 @@ import { acceptLanguage, PERIOD_ERROR_IDS, REPORT_DESCRIPTION } from './reports'
 
 export const EVENT_KEY_PATTERN = '^[a-z0-9][a-z0-9._-]{0,99}$';
 export const EVENT_OUTCOMES = ['RUNS_STARTED', 'NO_MATCHING_AUTOMATION', 'NOT_TRIGGERED', 'NO_SUBSCRIBER', 'SUBSCRIBER_CREATED'];
+/** The double opt-in decisions a consent signup can take (the form service's FormDecision names). */
+export const CONSENT_DECISIONS = [
+  'QUEUED',
+  'CONFIRMATION_MAIL_ALREADY_SENT',
+  'SUPPRESSED_ALREADY_SUBSCRIBED',
+  'SUPPRESSED_COOLDOWN',
+  'SUPPRESSED_SUBSCRIBER_LIMIT',
+  'SUPPRESSED_CUSTOMER_LIMIT',
+  'SUPPRESSED_SUBSCRIBER_POLICY',
+];
 
 const OUTCOMES = `\`outcome\` says what the event led to, the first rule that applies winning:
 - \`NOT_TRIGGERED\`: sent with \`triggerAutomations: false\` (recorded, no automation started; \`subscriberId\` still tells whether the address is a subscriber).
-- \`NO_SUBSCRIBER\`: the address is no subscriber of the account (and none was created: \`consent\` signups arrive in a later version, until then an unknown address with \`consent\` is recorded \`NO_SUBSCRIBER\` too).
-- \`SUBSCRIBER_CREATED\`: an unknown address with \`consent\` became an \`UNCONFIRMED\` subscriber (a later version).
+- \`NO_SUBSCRIBER\`: the address is no subscriber of the account, and none was created (no \`consent\`, or its double opt-in decision created none: \`consentDecision\` says why, e.g. \`SUPPRESSED_SUBSCRIBER_POLICY\` for a suppressed address).
+- \`SUBSCRIBER_CREATED\`: an unknown address with \`consent\` became an \`UNCONFIRMED\` subscriber (consent recorded as its \`gdprAgreement\`) and was decided as a form signup would be (\`consentDecision\`: \`QUEUED\` when the confirmation mail went out); no automation runs for it until it confirms (a later event then starts runs).
 - \`NO_MATCHING_AUTOMATION\`: no active automation is triggered by the \`eventKey\` (or every one's \`entry\` rule refused a run: \`ONCE\` ran for the subscriber already, \`ONE_AT_A_TIME\` has an unfinished run).
 - \`RUNS_STARTED\`: runs started, one per active automation triggered by the \`eventKey\` (its \`entry\` permitting); \`runIds\` names them.`;
 
@@ -38,7 +48,7 @@ ${OUTCOMES}`,
 
 export const eventLogSchemas = {
   EventOutcome: { type: 'string', enum: EVENT_OUTCOMES, description: 'What the event led to (see GET /events).' },
-  RecordedEvent: object(['eventId', 'eventKey', 'email', 'occurredAt', 'receivedAt', 'properties', 'triggerAutomations', 'subscriberId', 'outcome', 'runIds'], {
+  RecordedEvent: object(['eventId', 'eventKey', 'email', 'occurredAt', 'receivedAt', 'properties', 'triggerAutomations', 'subscriberId', 'outcome', 'runIds', 'consentDecision'], {
     eventId: { ...uuid, description: 'The id `POST /events` answered.' },
     eventKey: { type: 'string', examples: ['order.completed'] },
     email: { type: 'string', description: 'Canonical form (lowercased).' },
@@ -49,6 +59,12 @@ export const eventLogSchemas = {
     subscriberId: { ...uuid, type: ['string', 'null'], description: 'The account\'s subscriber with this address when the event was recorded, else null.' },
     outcome: schemaRef('EventOutcome'),
     runIds: { type: 'array', items: uuid, description: 'The automation runs the event started.' },
+    consentDecision: {
+      type: ['string', 'null'],
+      enum: [...CONSENT_DECISIONS, null],
+      description:
+        'The double opt-in decision of the signup an unknown address with `consent` led to, with the meanings of a form submission\'s decision (see `GET /forms/{formId}/submissions`; the 10-minute rule counts the confirmation mails of consent signups to the address): `QUEUED` (subscriber `UNCONFIRMED`, confirmation mail sent), `SUPPRESSED_SUBSCRIBER_POLICY` (the address is on the suppression list: no subscriber, no mail), `SUPPRESSED_SUBSCRIBER_LIMIT`, `SUPPRESSED_COOLDOWN`, `SUPPRESSED_CUSTOMER_LIMIT`, `CONFIRMATION_MAIL_ALREADY_SENT`, `SUPPRESSED_ALREADY_SUBSCRIBED`. Null: no consent signup (no `consent`, or the address was a subscriber already).',
+    },
   }),
   PaginatedEvents: object(['items', 'pageNumber', 'pageSize', 'totalItems', 'totalPages'], {
     items: { type: 'array', items: schemaRef('RecordedEvent') },

@@ -43,7 +43,8 @@ async function locate(deps: ConfirmDeps, token: string): Promise<Located> {
   const { accountId, submissionId, expiresAt } = verified.claims;
   const submission = await deps.submissions.get(accountId, submissionId);
   if (!submission) return { ok: false, outcome: { kind: 'invalid' } };
-  const form = await deps.forms.get(accountId, submission.formId);
+  // a consent signup from a custom event has no form: the pages then name none
+  const form = submission.formId ? await deps.forms.get(accountId, submission.formId) : null;
   const formName = form?.name ?? null;
   if (!verified.ok) return { ok: false, outcome: { kind: 'expired', formName } };
   return { ok: true, accountId, submissionId, subscriberId: submission.subscriberId, formName, expiresAt: new Date(expiresAt!) };

@@ -16,10 +16,17 @@ export interface ConfirmationRequest {
 }
 
 /**
+ * What a confirmation mail is sent for: a form (its name, sender profile and template), or a consent
+ * signup from a custom event (NO_FORM: no name, the built-in template, the account's default sender).
+ */
+export type ConfirmationOrigin = Pick<Form, 'id' | 'name' | 'confirmationTemplateName' | 'senderProfileId'>;
+export const NO_FORM: ConfirmationOrigin = { id: '', name: '', confirmationTemplateName: null, senderProfileId: null };
+
+/**
  * Sends the confirmation mail of one submission, or answers the one already sent for it: a
  * redelivered job calls it again and must never mail twice.
  */
-export type SendConfirmationMail = (form: Form, request: ConfirmationRequest) => Promise<{ messageId: string }>;
+export type SendConfirmationMail = (form: ConfirmationOrigin, request: ConfirmationRequest) => Promise<{ messageId: string }>;
 
 export interface ConfirmationMailerDeps {
   tokens: ConfirmTokens;
@@ -45,7 +52,8 @@ export function readableUtc(d: Date): string {
  * alike (README "Signup forms: the confirmation mail" lists them).
  */
 export function confirmationValues(form: Pick<Form, 'id' | 'name'>, confirmUrl: string, expiresAt: Date, tokenDays: number): Record<string, unknown> {
-  return { confirmUrl, form: { id: form.id, name: form.name }, expiresAt: expiresAt.toISOString(), expiresOn: readableUtc(expiresAt), expiryDays: tokenDays };
+  // NO_FORM: `form` is null (the built-in template then says "our mailing list")
+  return { confirmUrl, form: form.id ? { id: form.id, name: form.name } : null, expiresAt: expiresAt.toISOString(), expiresOn: readableUtc(expiresAt), expiryDays: tokenDays };
 }
 
 /**

@@ -41,7 +41,8 @@ export const formSubmittedFactId = (submissionId: string) => `form.submitted:${s
  * both mail. (One form service process decides an account's jobs at a time is assumed; see README.)
  */
 const addressTurns = new Map<string, Promise<unknown>>();
-async function inTurn<T>(key: string, task: () => Promise<T>): Promise<T> {
+/** Runs `task` after every earlier task of the same key (`<accountId> <email>`); consent signups take the same turns. */
+export async function inTurn<T>(key: string, task: () => Promise<T>): Promise<T> {
   const before = addressTurns.get(key) ?? Promise.resolve();
   const mine = before.catch(() => undefined).then(task);
   addressTurns.set(key, mine);
@@ -63,7 +64,7 @@ async function decideInTurn(deps: DecideSubmissionDeps, job: { accountId: string
   if (!submission) return { outcome: 'UNKNOWN_SUBMISSION' };
   if (submission.processedAt) return { outcome: 'ALREADY_DECIDED' };
   // The form as it is now (a deleted form's submission is dropped: its topics and mail are gone).
-  const form = await deps.forms.get(submission.accountId, submission.formId);
+  const form = submission.formId ? await deps.forms.get(submission.accountId, submission.formId) : null;
   if (!form) return { outcome: 'UNKNOWN_SUBMISSION' };
   const { accountId, email } = submission;
 
@@ -82,8 +83,8 @@ async function decideInTurn(deps: DecideSubmissionDeps, job: { accountId: string
     : null;
   const now = deps.now();
   const [recentMailsOfForm, mailsToAddress24h, accountMailsToday] = await Promise.all([
-    deps.submissions.confirmationsTo(accountId, email, new Date(now.getTime() - ALREADY_SENT_WINDOW_MS), form.id),
-    deps.submissions.confirmationsTo(accountId, email, new Date(now.getTime() - COOLDOWN_WINDOW_MS), null),
+    deps.submissions.confirmationsTo(accountId, email, new Date(now.getTime() - ALREADY_SENT_WINDOW_MS), { formId: form.id }),
+    deps.submissions.confirmationsTo(accountId, email, new Date(now.getTime() - COOLDOWN_WINDOW_MS), 'ANY'),
     deps.submissions.confirmationsOfAccount(accountId, utcDayStart(now)),
   ]);
   const { decision, sendConfirmation } = decide({

@@ -13,14 +13,20 @@ export interface SignupCall {
   topicIds: string[];
   doubleOptIn: boolean;
   consentText: string;
+  /** Empty for a consent signup from a custom event (eventId). */
   formId: string;
   subscriberLimit: number;
+  /** A custom event's consent: when it was given (ISO 8601) and the event. */
+  consentGivenAt?: string;
+  eventId?: string;
 }
 
 export interface SignupAnswer {
   outcome: 'CREATED' | 'EXISTING' | 'LIMIT_REACHED';
   subscriberId: string | null;
   previousStatus: SubscriberState | null;
+  /** After the call (null for LIMIT_REACHED). */
+  status: SubscriberState | null;
 }
 
 export interface SignupPeers {
@@ -64,9 +70,11 @@ export function signupPeers(addresses: { subscriber: string; messaging: string }
         consentText: call.consentText,
         formId: call.formId,
         subscriberLimit: String(call.subscriberLimit),
+        consentGivenAt: call.consentGivenAt ?? '',
+        eventId: call.eventId ?? '',
       });
       const outcome = res.outcome === OUTCOME.SIGNUP_OUTCOME_CREATED ? 'CREATED' : res.outcome === OUTCOME.SIGNUP_OUTCOME_LIMIT_REACHED ? 'LIMIT_REACHED' : 'EXISTING';
-      return { outcome, subscriberId: res.subscriberId || null, previousStatus: STATES[res.previousStatus] ?? null };
+      return { outcome, subscriberId: res.subscriberId || null, previousStatus: STATES[res.previousStatus] ?? null, status: STATES[res.status] ?? null };
     },
     async isSuppressed(accountId, email) {
       return (await suppressions.getSuppression({ accountId, email })).found;

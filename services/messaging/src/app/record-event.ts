@@ -21,33 +21,30 @@ import type { RecipientLookup } from './accept-message';
 /**
  * Signs an unknown address up with the consent sent with its event (API.md: "an UNCONFIRMED
  * subscriber is created with the consent recorded (gdprAgreement = source and givenAt) and a double
- * opt-in mail is sent as for a form signup"). Answers the subscriber's id, or null when no
- * subscriber was created.
+ * opt-in mail is sent as for a form signup"): the form service's ConsentSignup, the same double
+ * opt-in decision as a form submission (clients/forms.ts).
  *
- * It must be idempotent per `requestId` (the eventId): a redelivered event may call it again after
- * the subscriber was created and before the event was recorded, and must get the same answer
- * (`created: true` again), so the event is still recorded SUBSCRIBER_CREATED and no second
- * confirmation mail goes out.
+ * Idempotent per `eventId`: a redelivered event may call it again after the subscriber was created
+ * and before the event was recorded; its lookup then finds that subscriber (`subscriberKnown`), and
+ * the form service answers the signup this event made (one decision, one confirmation mail). For a
+ * known address that this event did not sign up, it answers null: nothing signed up.
  */
 export type ConsentSignup = (input: {
   accountId: string;
   email: string;
   consent: { source: string; givenAt: string };
-  requestId: string;
-}) => Promise<{ subscriberId: string; created: boolean } | null>;
+  eventId: string;
+  subscriberKnown: boolean;
+}) => Promise<ConsentSignupAnswer | null>;
 
-/**
- * TODO(issue 13, consent signup): the subscriber service's SignupService.Signup (branch i12-signup:
- * proto/mailer/subscriber/v1/signup.proto, outcome CREATED | EXISTING | LIMIT_REACHED) is not on this
- * branch yet. Once it is, clients/subscribers.ts calls it here (double_opt_in true, the consent's
- * source and givenAt as the gdprAgreement) and the confirmation mail goes out as for a form signup.
- * Mind the redelivery of an event whose signup succeeded but whose record did not commit: the lookup
- * above then finds the new UNCONFIRMED subscriber, so the confirmation mail must be keyed by the
- * eventId (sent once) and the outcome should stay SUBSCRIBER_CREATED (e.g. Signup answering EXISTING
- * for a subscriber created by this same request). Until then an unknown address with consent is
- * recorded NO_SUBSCRIBER, as one without consent.
- */
-export const consentSignupNotAvailable: ConsentSignup = async () => null;
+export interface ConsentSignupAnswer {
+  /** The double opt-in decision (the form service's names: QUEUED, SUPPRESSED_SUBSCRIBER_POLICY, ...). */
+  decision: string;
+  /** The subscriber the signup left; null: none (a suppressed address, the subscriber quota). */
+  subscriberId: string | null;
+  /** Its status right after the signup: UNCONFIRMED for one this event created. */
+  subscriberStatus: string | null;
+}
 
 export interface RecordEventDeps {
   store: Store;
@@ -76,9 +73,16 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
 
   let subscriberId = await subscriberOf(deps, event);
   let subscriberCreated = false;
-  if (subscriberId === null && event.consent) {
-    const signup = await deps.consentSignup({ accountId: event.accountId, email: event.email, consent: event.consent, requestId: event.eventId });
-    if (signup) ({ subscriberId, created: subscriberCreated } = signup);
+  let consentDecision: string | null = null;
+  if (event.consent) {
+    const signup = await signUpWithConsent(deps, event, event.consent, subscriberId !== null);
+    if (signup) {
+      consentDecision = signup.decision;
+      subscriberId = signup.subscriberId;
+      // UNCONFIRMED: the signup's own subscriber (double opt-in pending), whom no automation acts for yet.
+      // Anything else (an ACTIVE one that a form signed up meanwhile) is an existing subscriber.
+      subscriberCreated = signup.subscriberId !== null && signup.subscriberStatus === 'UNCONFIRMED';
+    }
   }
   const runs = runsOf(deps.runs, event.accountId);
   const matched = event.triggerAutomations && subscriberId !== null && !subscriberCreated ? await deps.automations.activeTriggeredBy(event.accountId, event.eventKey) : [];
@@ -121,6 +125,7 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     propertiesJson: JSON.stringify(event.properties ?? {}),
     triggerAutomations: event.triggerAutomations,
     consent: event.consent ? { source: event.consent.source, givenAt: new Date(event.consent.givenAt) } : null,
+    consentDecision,
     subscriberId,
     outcome,
     runIds: newRuns.map((r) => r._id),
@@ -172,6 +177,25 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
 async function subscriberOf(deps: RecordEventDeps, event: CustomEvent): Promise<string | null> {
   try {
     return (await deps.subscribers.recipientByEmail(event.accountId, event.email))?.id ?? null;
+  } catch (err) {
+    if (err instanceof DomainError && !(err instanceof PeerUnavailable) && err.code === GrpcStatus.INVALID_ARGUMENT) return null;
+    throw err;
+  }
+}
+
+/**
+ * The consent signup of the event's address (ConsentSignup). The form service refusing the request
+ * (INVALID_ARGUMENT: an address the subscriber service does not take) is an answer, nothing signed
+ * up; not answering throws, and the event is retried.
+ */
+async function signUpWithConsent(
+  deps: RecordEventDeps,
+  event: CustomEvent,
+  consent: { source: string; givenAt: string },
+  subscriberKnown: boolean,
+): Promise<ConsentSignupAnswer | null> {
+  try {
+    return await deps.consentSignup({ accountId: event.accountId, email: event.email, consent, eventId: event.eventId, subscriberKnown });
   } catch (err) {
     if (err instanceof DomainError && !(err instanceof PeerUnavailable) && err.code === GrpcStatus.INVALID_ARGUMENT) return null;
     throw err;

@@ -134,17 +134,40 @@ async function executeStep(deps: RunAutomationDeps, run: RunDoc, step: Step, ind
       }
     }
     case 'IF_IN_SEGMENT':
-      try {
-        if (await deps.segments.isMember(accountId, step.segmentId, subscriberId, run.email)) return { outcome: 'DONE', detail: 'TRUE: the subscriber is in the segment' };
-        return { outcome: 'DONE', detail: 'FALSE or UNKNOWN: the subscriber is not in the segment; the run ends', end: 'EXITED' };
-      } catch (err) {
-        if (err instanceof DomainError && !(err instanceof PeerUnavailable) && err.code === GrpcStatus.NOT_FOUND) {
-          return { outcome: 'FAILED', detail: 'the segment no longer exists; the run ends', end: 'EXITED' };
-        }
-        throw err;
-      }
+      return ifInSegment(deps, accountId, subscriberId, step.segmentId);
     default:
       return { outcome: 'FAILED', detail: `unknown step type ${(step as { type: string }).type}` };
+  }
+}
+
+/**
+ * IF_IN_SEGMENT (API.md): continues only when the subscriber's segment result is TRUE; FALSE and
+ * UNKNOWN end the run EXITED, the step's detail saying which (`IN_SEGMENT`, `NOT_IN_SEGMENT`,
+ * `SEGMENT_UNKNOWN`; `SEGMENT_NOT_FOUND` for a segment deleted since the automation was saved). The
+ * segment service not answering (or answering that its projection lags) throws: the job is retried
+ * and the step runs again, so a run never takes a branch on a result nobody computed.
+ */
+async function ifInSegment(deps: RunAutomationDeps, accountId: string, subscriberId: string, segmentId: string): Promise<StepResult> {
+  let answer;
+  try {
+    answer = await deps.segments.evaluateMember(accountId, segmentId, subscriberId);
+  } catch (err) {
+    if (err instanceof DomainError && !(err instanceof PeerUnavailable) && err.code === GrpcStatus.NOT_FOUND) {
+      return { outcome: 'FAILED', detail: 'SEGMENT_NOT_FOUND: the segment no longer exists; the run ends', end: 'EXITED' };
+    }
+    throw err;
+  }
+  switch (answer.result) {
+    case 'TRUE':
+      return { outcome: 'DONE', detail: 'IN_SEGMENT: the segment is TRUE for the subscriber' };
+    case 'FALSE':
+      return {
+        outcome: 'DONE',
+        detail: answer.contactFound ? 'NOT_IN_SEGMENT: the segment is FALSE for the subscriber; the run ends' : 'NOT_IN_SEGMENT: the subscriber no longer exists; the run ends',
+        end: 'EXITED',
+      };
+    case 'UNKNOWN':
+      return { outcome: 'DONE', detail: 'SEGMENT_UNKNOWN: the segment is UNKNOWN for the subscriber (a value or fact it tests is missing); the run ends', end: 'EXITED' };
   }
 }
 

@@ -1,8 +1,9 @@
 // The form service as the messaging service sees it: which forms name a sender profile or a
-// confirmation template (asked before deleting one). When it does not answer, 503
+// confirmation template (asked before deleting one), and the consent signup of a custom event. When it does not answer, 503
 // service_unavailable: a delete that cannot be proven safe is not done.
-import { createClient, peerClient, type Logger } from '@mailer/kit';
-import { formV1 } from '@mailer/proto';
+import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { consentSignupV1, formV1, submissionsV1, subscriberV1 } from '@mailer/proto';
+import type { ConsentSignup } from '../app/record-event';
 
 export type FormReference = { senderProfileId: string } | { templateName: string };
 
@@ -26,6 +27,44 @@ export function formsClient(address: string, logger?: Logger): FormsUsing {
         ref: 'senderProfileId' in ref ? { $case: 'senderProfileId', value: ref.senderProfileId } : { $case: 'templateName', value: ref.templateName },
       });
       return { count: res.count, forms: res.forms };
+    },
+    close: () => client.close(),
+  };
+}
+
+/**
+ * Deadline of one ConsentSignup: the form service asks the suppression list and Signup (2 s each)
+ * and sends the confirmation mail through this service (up to 15 s); well inside the events
+ * consumer's 30 s ack wait.
+ */
+const CONSENT_SIGNUP_DEADLINE_MS = 20_000;
+const Decisions = protoEnum(submissionsV1.FormDecision, 'FORM_DECISION_');
+const Statuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
+
+/** The form service's ConsentSignup (API.md "Events and automations": consent signups of unknown addresses). */
+export function consentSignupClient(address: string, logger?: Logger): { consentSignup: ConsentSignup; close(): void } {
+  const client = peerClient(createClient(consentSignupV1.ConsentSignupServiceClient, address, CONSENT_SIGNUP_DEADLINE_MS), {
+    service: 'form',
+    errorId: 'service_unavailable',
+    message: 'The form service, which signs up addresses with consent, is unavailable; the event is retried.',
+    logger,
+  });
+  return {
+    async consentSignup(input) {
+      const res = await client.consentSignup({
+        accountId: input.accountId,
+        eventId: input.eventId,
+        email: input.email,
+        consentSource: input.consent.source,
+        consentGivenAt: input.consent.givenAt,
+        subscriberKnown: input.subscriberKnown,
+      });
+      if (!res.signedUp) return null;
+      return {
+        decision: Decisions.tryFromProto(res.decision) ?? 'UNSPECIFIED',
+        subscriberId: res.subscriberId || null,
+        subscriberStatus: Statuses.tryFromProto(res.subscriberStatus) ?? null,
+      };
     },
     close: () => client.close(),
   };

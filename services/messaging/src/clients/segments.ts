@@ -1,7 +1,8 @@
 // The segment service as the messaging service sees it: one gRPC channel (created once in server.ts).
 // Saving an automation asks it whether the segment of an IF_IN_SEGMENT step exists; when it does not
-// answer, PeerUnavailable (the request is answered 503).
-import { createClient, DomainError, GrpcStatus, peerClient, type Logger } from '@mailer/kit';
+// answer, PeerUnavailable (the request is answered 503). A run's IF_IN_SEGMENT step asks it for the
+// subscriber's three-valued result; when it does not answer, the run's job is retried.
+import { createClient, DomainError, GrpcStatus, PeerUnavailable, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
 
 export interface SegmentLookup {
@@ -9,14 +10,17 @@ export interface SegmentLookup {
   segmentExists(accountId: string, segmentId: string): Promise<boolean>;
 }
 
+/** A segment's three-valued result for one contact (API.md "Segment semantics"). */
+export type SegmentTruth = 'TRUE' | 'FALSE' | 'UNKNOWN';
+
 /**
- * Whether the segment is TRUE for one subscriber (IF_IN_SEGMENT). The segment service lists a
- * segment's members (contacts for which it is TRUE, never UNKNOWN); the subscriber is looked for among
- * the members whose address starts with its address. FALSE and UNKNOWN both answer false: the segment
- * service has no call telling them apart for one contact.
+ * The segment's result for one subscriber (IF_IN_SEGMENT), from the segment service's
+ * EvaluateSegmentMember: the same compiled evaluation as its counts, after its read-after-write wait,
+ * so a field or tag an earlier step wrote is seen. `contactFound` false: the account has no such
+ * subscriber any more (the result is then FALSE).
  */
 export interface SegmentMembership {
-  isMember(accountId: string, segmentId: string, subscriberId: string, email: string): Promise<boolean>;
+  evaluateMember(accountId: string, segmentId: string, subscriberId: string): Promise<{ result: SegmentTruth; contactFound: boolean }>;
 }
 
 export interface SegmentClient extends SegmentLookup, SegmentMembership {
@@ -25,6 +29,14 @@ export interface SegmentClient extends SegmentLookup, SegmentMembership {
 
 /** A request waits at most this long for the answer, well inside the gateway's 5 s. */
 const LOOKUP_DEADLINE_MS = 2_000;
+/**
+ * An automation step (a job, no client waiting) gives the segment service room for its read-after-write
+ * wait (SEGMENT_READ_WAIT_MS, 3 s by default) without holding one of the run slots long; past it the
+ * job is retried with its backoff, never answered with a guess.
+ */
+const EVALUATE_DEADLINE_MS = 10_000;
+
+const Memberships = protoEnum(segmentV1.SegmentMembership, 'SEGMENT_MEMBERSHIP_');
 
 export function segmentClient(address: string, logger?: Logger): SegmentClient {
   const client = peerClient(createClient(segmentV1.SegmentServiceClient, address), {
@@ -43,12 +55,12 @@ export function segmentClient(address: string, logger?: Logger): SegmentClient {
         throw err;
       }
     },
-    async isMember(accountId, segmentId, subscriberId, email) {
-      for (let pageNumber = 1; ; pageNumber++) {
-        const page = await client.listSegmentMembers({ accountId, segmentId, pageNumber, pageSize: 1000, search: email });
-        if (page.subscriberIds.some((id) => id.toLowerCase() === subscriberId.toLowerCase())) return true;
-        if (page.subscriberIds.length < 1000) return false;
-      }
+    async evaluateMember(accountId, segmentId, subscriberId) {
+      const answer = await client.evaluateSegmentMember({ accountId, segmentId, subscriberId }, { deadlineMs: EVALUATE_DEADLINE_MS });
+      const result = Memberships.tryFromProto(answer.result);
+      // UNSPECIFIED or a value this build does not know: a peer newer or broken; retried, not guessed.
+      if (result === undefined) throw new PeerUnavailable('segment', 'service_unavailable', 'The segment service answered no segment result; retry later.', { code: 'UNSPECIFIED', details: `result ${answer.result}` });
+      return { result, contactFound: answer.contactFound };
     },
     close: () => client.close(),
   };

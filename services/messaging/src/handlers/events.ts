@@ -22,6 +22,7 @@ export function eventToProto(e: EventDoc): eventsV1.RecordedEvent {
     subscriberId: e.subscriberId ?? undefined,
     outcome: Outcomes.toProto(e.outcome),
     runIds: e.runIds ?? [],
+    consentDecision: e.consentDecision ?? undefined,
   };
 }
 

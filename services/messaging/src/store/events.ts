@@ -25,6 +25,8 @@ export interface EventDoc {
   triggerAutomations: boolean;
   /** The consent sent with the event (signup of an unknown address), null when none. */
   consent: { source: string; givenAt: Date } | null;
+  /** The double opt-in decision of the consent signup the event led to (an unknown address with consent); null: none. */
+  consentDecision?: string | null;
   subscriberId: string | null;
   outcome: EventOutcome;
   runIds: string[];
@@ -52,6 +54,7 @@ export const eventSchema = new Schema(
     propertiesJson: { type: String, required: true },
     triggerAutomations: { type: Boolean, required: true },
     consent: { type: Schema.Types.Mixed, default: null },
+    consentDecision: { type: String, default: null },
     subscriberId: { type: String, default: null },
     outcome: { type: String, required: true },
     runIds: { type: [String], default: [] },

@@ -23,6 +23,7 @@ export const BuiltInFields = protoEnum(subscriberV1.BuiltInField, 'BUILT_IN_FIEL
 export const ScopeKinds = protoEnum(segmentV1.PurchaseScopeKind, 'PURCHASE_SCOPE_KIND_');
 export const PeriodKinds = protoEnum(segmentV1.PurchasePeriodKind, 'PURCHASE_PERIOD_KIND_');
 export const SubscriberStatuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
+export const Memberships = protoEnum(segmentV1.SegmentMembership, 'SEGMENT_MEMBERSHIP_');
 
 /** The domain name of an enum value, null for UNSPECIFIED or unknown (the validator reports it). */
 const name = <N extends string>(e: { tryFromProto(v: number): N | undefined }, value: number): N | null => e.tryFromProto(value) ?? null;

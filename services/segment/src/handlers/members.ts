@@ -1,12 +1,14 @@
-// SegmentService.ListSegmentMembers: gRPC <-> domain; the use case is app/segment-members.ts.
+// SegmentService.ListSegmentMembers and EvaluateSegmentMember: gRPC <-> domain; the use cases are
+// app/segment-members.ts and app/evaluate-member.ts.
 import { accountOf, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
 import type { SegmentDeps } from '../app/deps';
+import { evaluateSegmentMember } from '../app/evaluate-member';
 import { listSegmentMembers } from '../app/segment-members';
-import { SubscriberStatuses } from './mapping';
+import { Memberships, SubscriberStatuses } from './mapping';
 
 
-export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers'> {
+export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers' | 'evaluateSegmentMember'> {
   return {
     async listSegmentMembers(req) {
       // Absent or UNSPECIFIED: any status; a value without a name goes on as its number, which the use case refuses (validation_failed).
@@ -24,6 +26,10 @@ export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.
           blocked: String(counts.BLOCKED),
         },
       };
+    },
+    async evaluateSegmentMember(req) {
+      const { result, contactFound } = await evaluateSegmentMember(deps, accountOf(req), { segmentId: req.segmentId, subscriberId: req.subscriberId });
+      return { result: Memberships.toProto(result), contactFound };
     },
   };
 }

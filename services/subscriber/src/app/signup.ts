@@ -6,7 +6,7 @@ import { diffSubscriber, newSubscriber, type AccountDefinitions } from '../domai
 import { canonicalEmail } from '../domain/email';
 import type { SubscriberStatus } from '../domain/subscriber';
 import { joinTopics, validateTopicRefs } from '../domain/topics';
-import type { FieldValueInput, StoredValue, SubscriberState } from '../domain/types';
+import type { Consent, FieldValueInput, StoredValue, SubscriberState } from '../domain/types';
 import { KIND_OF_TYPE } from '../domain/values';
 import { changeEvents, createdEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
@@ -23,7 +23,12 @@ export interface SignupInput {
   topicIds: string[];
   doubleOptIn: boolean;
   consentText: string;
+  /** The form signed up through; empty for a custom event's consent (eventId). */
   formId: string;
+  /** When the consent was given (ISO 8601); absent: now. */
+  consentGivenAt?: string;
+  /** The custom event whose consent signs the address up; absent for forms. */
+  eventId?: string;
   /** 0: no limit. */
   subscriberLimit: number;
 }
@@ -66,7 +71,7 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
     const state: SubscriberState = {
       ...newSubscriber({ email, firstName, status: input.doubleOptIn ? 'UNCONFIRMED' : 'ACTIVE', tags: [], topicIds: topicIds.length ? topicIds : undefined, fields }, defs, newIdOf(deps), now),
       // A submission without a consent text (the form shows none) records no consent: an empty text is no consent.
-      ...(input.consentText ? { consent: { text: input.consentText, formId: input.formId, at: now } } : {}),
+      ...(input.consentText ? { consent: consentOf(input, now) } : {}),
     };
     try {
       await deps.subscribers.write(tx, accountId, { inserts: [state], events: [createdEvent(accountId, state, defs, now)] }, now);
@@ -79,6 +84,15 @@ export async function signup(deps: Deps, input: SignupInput): Promise<SignupResu
   });
   if (out.wrote) await eventsCommitted(deps);
   return out.result;
+}
+
+function consentOf(input: SignupInput, now: string): Consent {
+  return {
+    text: input.consentText,
+    ...(input.formId ? { formId: input.formId } : {}),
+    ...(input.eventId ? { eventId: input.eventId } : {}),
+    at: input.consentGivenAt ? new Date(input.consentGivenAt).toISOString() : now,
+  };
 }
 
 function existing(before: SubscriberState, after: SubscriberState): SignupResult {

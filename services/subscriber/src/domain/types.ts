@@ -80,16 +80,20 @@ export interface SubscriberState {
   /** fieldId -> value. */
   fields: Record<string, StoredValue>;
   registeredAt: string;
-  /** The consent given when the subscriber signed up through a form (absent otherwise). */
+  /** The consent given when the subscriber signed up through a form or a custom event's `consent` (absent otherwise). */
   consent?: Consent;
   /** Incremented by every change; domain events carry it so projections can drop stale ones. */
   version: number;
 }
 
-/** Consent as a signup form recorded it: the text shown, the form, when. */
+/**
+ * Consent as a signup recorded it: the text shown and the form (a form signup), or the consent's
+ * `source` and the event (a custom event's consent, API.md "Events and automations"), and when it was given.
+ */
 export interface Consent {
   text: string;
-  formId: string;
+  formId?: string;
+  eventId?: string;
   at: string;
 }
 

@@ -141,7 +141,7 @@ export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscri
     if (stored === undefined) continue;
     values.push({ fieldRef: { ref: { $case: 'fieldId', value: field.id } }, personalizationTagName: field.personalizationTagName, label: field.label, displayValue: displayValue(field, stored, catalog) });
   }
-  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt, gdprAgreement: s.consent?.text };
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt, gdprAgreement: gdprAgreementOf(s.consent) };
 }
 
 export function subscriberDataToProto(s: SubscriberState, catalog: Catalog): subscriberV1.SubscriberData {
@@ -206,3 +206,12 @@ export const topicToProto = (t: TopicDef, count: number): subscriberV1.Topic => 
 });
 
 export const topicViewToProto = (v: SubscriberTopicView): subscriberV1.SubscriberTopic => ({ ...v });
+
+/**
+ * The subscriber's `gdprAgreement`: a form signup's consent text; for a custom event's consent its
+ * `source` and `givenAt` (API.md "Events and automations"), as `<source> (given <givenAt>)`.
+ */
+export function gdprAgreementOf(consent: SubscriberState['consent']): string | undefined {
+  if (!consent) return undefined;
+  return consent.eventId ? `${consent.text} (given ${consent.at})` : consent.text;
+}

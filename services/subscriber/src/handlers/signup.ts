@@ -26,6 +26,12 @@ function parseValues(raw: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+function parseInstant(raw: string, path: string): string {
+  const t = Date.parse(raw);
+  if (Number.isNaN(t)) throw invalid('validation_failed', `${path} is not an ISO 8601 instant`, [{ path, problem: 'not an instant' }]);
+  return new Date(t).toISOString();
+}
+
 export function signupHandlers(deps: Deps): AsyncHandlers<signupV1.SignupServiceServer> {
   return {
     async signup(req) {
@@ -38,6 +44,8 @@ export function signupHandlers(deps: Deps): AsyncHandlers<signupV1.SignupService
         doubleOptIn: req.doubleOptIn,
         consentText: req.consentText,
         formId: req.formId,
+        ...(req.consentGivenAt ? { consentGivenAt: parseInstant(req.consentGivenAt, 'consentGivenAt') } : {}),
+        ...(req.eventId ? { eventId: parseId(req.eventId, 'eventId') } : {}),
         subscriberLimit: Number(req.subscriberLimit) || 0,
       });
       return { outcome: OUTCOMES[r.outcome], subscriberId: r.subscriberId ?? '', status: status(r.status), previousStatus: status(r.previousStatus) };

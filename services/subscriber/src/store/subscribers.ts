@@ -34,7 +34,8 @@ const optOutSchema = new mongoose.Schema<OptOut>(
 );
 
 const consentSchema = new mongoose.Schema<Consent>(
-  { text: { type: String, required: true }, formId: { type: String, required: true }, at: { type: String, required: true } },
+  // one of formId (a form signup) and eventId (a custom event's consent)
+  { text: { type: String, required: true }, formId: { type: String }, eventId: { type: String }, at: { type: String, required: true } },
   { _id: false },
 );
 
@@ -84,9 +85,13 @@ export function toState(doc: SubscriberDoc): SubscriberState {
     optOuts: doc.optOuts ?? [],
     fields: doc.fields ?? {},
     registeredAt: doc.registeredAt,
-    ...(doc.consent ? { consent: { text: doc.consent.text, formId: doc.consent.formId, at: doc.consent.at } } : {}),
+    ...(doc.consent ? { consent: consentOf(doc.consent) } : {}),
     version: doc.version ?? 1,
   };
+}
+
+function consentOf(c: Consent): Consent {
+  return { text: c.text, ...(c.formId ? { formId: c.formId } : {}), ...(c.eventId ? { eventId: c.eventId } : {}), at: c.at };
 }
 
 const COLLECTIONS = ['tags', 'topicIds', 'optOuts', 'fields'] as const;

@@ -94,6 +94,11 @@ export interface RecordedEvent {
   subscriberId?: string | undefined;
   outcome: EventOutcome;
   runIds: string[];
+  /**
+   * The double opt-in decision of the consent signup an unknown address with `consent` led to
+   * (the form service's decision names, e.g. QUEUED, SUPPRESSED_SUBSCRIBER_POLICY); unset: none.
+   */
+  consentDecision?: string | undefined;
 }
 
 export interface ListEventsRequest {
@@ -154,6 +159,7 @@ function createBaseRecordedEvent(): RecordedEvent {
     subscriberId: undefined,
     outcome: 0,
     runIds: [],
+    consentDecision: undefined,
   };
 }
 
@@ -188,6 +194,9 @@ export const RecordedEvent: MessageFns<RecordedEvent> = {
     }
     for (const v of message.runIds) {
       writer.uint32(82).string(v!);
+    }
+    if (message.consentDecision !== undefined) {
+      writer.uint32(90).string(message.consentDecision);
     }
     return writer;
   },
@@ -285,6 +294,14 @@ export const RecordedEvent: MessageFns<RecordedEvent> = {
             message.runIds.push(reader.string());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.consentDecision = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -341,6 +358,11 @@ export const RecordedEvent: MessageFns<RecordedEvent> = {
         : globalThis.Array.isArray(object?.run_ids)
         ? object.run_ids.map((e: any) => globalThis.String(e))
         : [],
+      consentDecision: isSet(object.consentDecision)
+        ? globalThis.String(object.consentDecision)
+        : isSet(object.consent_decision)
+        ? globalThis.String(object.consent_decision)
+        : undefined,
     };
   },
 
@@ -376,6 +398,9 @@ export const RecordedEvent: MessageFns<RecordedEvent> = {
     if (message.runIds?.length) {
       obj.runIds = message.runIds;
     }
+    if (message.consentDecision !== undefined) {
+      obj.consentDecision = message.consentDecision;
+    }
     return obj;
   },
 
@@ -394,6 +419,7 @@ export const RecordedEvent: MessageFns<RecordedEvent> = {
     message.subscriberId = object.subscriberId ?? undefined;
     message.outcome = object.outcome ?? 0;
     message.runIds = object.runIds?.map((e) => e) || [];
+    message.consentDecision = object.consentDecision ?? undefined;
     return message;
   },
 };

@@ -572,6 +572,52 @@ export function purchasePeriodKindToJSON(object: PurchasePeriodKind): string {
   }
 }
 
+/** A contact's result for a segment (API.md "Segment semantics": a contact matches only when TRUE). */
+export enum SegmentMembership {
+  SEGMENT_MEMBERSHIP_UNSPECIFIED = 0,
+  SEGMENT_MEMBERSHIP_TRUE = 1,
+  SEGMENT_MEMBERSHIP_FALSE = 2,
+  SEGMENT_MEMBERSHIP_UNKNOWN = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function segmentMembershipFromJSON(object: any): SegmentMembership {
+  switch (object) {
+    case 0:
+    case "SEGMENT_MEMBERSHIP_UNSPECIFIED":
+      return SegmentMembership.SEGMENT_MEMBERSHIP_UNSPECIFIED;
+    case 1:
+    case "SEGMENT_MEMBERSHIP_TRUE":
+      return SegmentMembership.SEGMENT_MEMBERSHIP_TRUE;
+    case 2:
+    case "SEGMENT_MEMBERSHIP_FALSE":
+      return SegmentMembership.SEGMENT_MEMBERSHIP_FALSE;
+    case 3:
+    case "SEGMENT_MEMBERSHIP_UNKNOWN":
+      return SegmentMembership.SEGMENT_MEMBERSHIP_UNKNOWN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SegmentMembership.UNRECOGNIZED;
+  }
+}
+
+export function segmentMembershipToJSON(object: SegmentMembership): string {
+  switch (object) {
+    case SegmentMembership.SEGMENT_MEMBERSHIP_UNSPECIFIED:
+      return "SEGMENT_MEMBERSHIP_UNSPECIFIED";
+    case SegmentMembership.SEGMENT_MEMBERSHIP_TRUE:
+      return "SEGMENT_MEMBERSHIP_TRUE";
+    case SegmentMembership.SEGMENT_MEMBERSHIP_FALSE:
+      return "SEGMENT_MEMBERSHIP_FALSE";
+    case SegmentMembership.SEGMENT_MEMBERSHIP_UNKNOWN:
+      return "SEGMENT_MEMBERSHIP_UNKNOWN";
+    case SegmentMembership.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface DescribeRequest {
 }
 
@@ -809,6 +855,18 @@ export interface ListSegmentMembersResponse {
   /** Members matching every filter, status included. */
   total: string;
   statusCounts: SegmentMemberStatusCounts | undefined;
+}
+
+export interface EvaluateSegmentMemberRequest {
+  accountId: string;
+  segmentId: string;
+  subscriberId: string;
+}
+
+export interface EvaluateSegmentMemberResponse {
+  result: SegmentMembership;
+  /** false: the account has no such subscriber (result FALSE). */
+  contactFound: boolean;
 }
 
 /** A purchase source: a shop whose orders are ingested. Instants are UTC ISO 8601 strings. */
@@ -4553,6 +4611,208 @@ export const ListSegmentMembersResponse: MessageFns<ListSegmentMembersResponse> 
   },
 };
 
+function createBaseEvaluateSegmentMemberRequest(): EvaluateSegmentMemberRequest {
+  return { accountId: "", segmentId: "", subscriberId: "" };
+}
+
+export const EvaluateSegmentMemberRequest: MessageFns<EvaluateSegmentMemberRequest> = {
+  encode(message: EvaluateSegmentMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    if (message.subscriberId !== "") {
+      writer.uint32(26).string(message.subscriberId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EvaluateSegmentMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvaluateSegmentMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EvaluateSegmentMemberRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : "",
+    };
+  },
+
+  toJSON(message: EvaluateSegmentMemberRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.subscriberId !== "") {
+      obj.subscriberId = message.subscriberId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EvaluateSegmentMemberRequest>): EvaluateSegmentMemberRequest {
+    return EvaluateSegmentMemberRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EvaluateSegmentMemberRequest>): EvaluateSegmentMemberRequest {
+    const message = createBaseEvaluateSegmentMemberRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    message.subscriberId = object.subscriberId ?? "";
+    return message;
+  },
+};
+
+function createBaseEvaluateSegmentMemberResponse(): EvaluateSegmentMemberResponse {
+  return { result: 0, contactFound: false };
+}
+
+export const EvaluateSegmentMemberResponse: MessageFns<EvaluateSegmentMemberResponse> = {
+  encode(message: EvaluateSegmentMemberResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== 0) {
+      writer.uint32(8).int32(message.result);
+    }
+    if (message.contactFound !== false) {
+      writer.uint32(16).bool(message.contactFound);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EvaluateSegmentMemberResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvaluateSegmentMemberResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.result = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.contactFound = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EvaluateSegmentMemberResponse {
+    return {
+      result: isSet(object.result) ? segmentMembershipFromJSON(object.result) : 0,
+      contactFound: isSet(object.contactFound)
+        ? globalThis.Boolean(object.contactFound)
+        : isSet(object.contact_found)
+        ? globalThis.Boolean(object.contact_found)
+        : false,
+    };
+  },
+
+  toJSON(message: EvaluateSegmentMemberResponse): unknown {
+    const obj: any = {};
+    if (message.result !== 0) {
+      obj.result = segmentMembershipToJSON(message.result);
+    }
+    if (message.contactFound !== false) {
+      obj.contactFound = message.contactFound;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EvaluateSegmentMemberResponse>): EvaluateSegmentMemberResponse {
+    return EvaluateSegmentMemberResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EvaluateSegmentMemberResponse>): EvaluateSegmentMemberResponse {
+    const message = createBaseEvaluateSegmentMemberResponse();
+    message.result = object.result ?? 0;
+    message.contactFound = object.contactFound ?? false;
+    return message;
+  },
+};
+
 function createBasePurchaseSource(): PurchaseSource {
   return {
     id: "",
@@ -5877,6 +6137,24 @@ export const SegmentServiceService = {
     responseDeserialize: (value: Buffer): ListSegmentMembersResponse => ListSegmentMembersResponse.decode(value),
   },
   /**
+   * The saved segment's three-valued result for one subscriber (automations' IF_IN_SEGMENT), from the
+   * same compiled filters counts and member pages use. Waits for the contact projection like counts do
+   * (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found for a segment the account
+   * does not have. A subscriber the account has no contact for (never created, deleted, another
+   * account's) is FALSE with contact_found false: a segment's members are contacts of the account.
+   */
+  evaluateSegmentMember: {
+    path: "/mailer.segment.v1.SegmentService/EvaluateSegmentMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EvaluateSegmentMemberRequest): Buffer =>
+      Buffer.from(EvaluateSegmentMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EvaluateSegmentMemberRequest => EvaluateSegmentMemberRequest.decode(value),
+    responseSerialize: (value: EvaluateSegmentMemberResponse): Buffer =>
+      Buffer.from(EvaluateSegmentMemberResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EvaluateSegmentMemberResponse => EvaluateSegmentMemberResponse.decode(value),
+  },
+  /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
    * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
    */
@@ -5948,6 +6226,14 @@ export interface SegmentServiceServer extends UntypedServiceImplementation {
    * projection like counts do (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found.
    */
   listSegmentMembers: handleUnaryCall<ListSegmentMembersRequest, ListSegmentMembersResponse>;
+  /**
+   * The saved segment's three-valued result for one subscriber (automations' IF_IN_SEGMENT), from the
+   * same compiled filters counts and member pages use. Waits for the contact projection like counts do
+   * (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found for a segment the account
+   * does not have. A subscriber the account has no contact for (never created, deleted, another
+   * account's) is FALSE with contact_found false: a segment's members are contacts of the account.
+   */
+  evaluateSegmentMember: handleUnaryCall<EvaluateSegmentMemberRequest, EvaluateSegmentMemberResponse>;
   /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
    * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
@@ -6120,6 +6406,28 @@ export interface SegmentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListSegmentMembersResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The saved segment's three-valued result for one subscriber (automations' IF_IN_SEGMENT), from the
+   * same compiled filters counts and member pages use. Waits for the contact projection like counts do
+   * (UNAVAILABLE segment_projection_lagging); NOT_FOUND segment_not_found for a segment the account
+   * does not have. A subscriber the account has no contact for (never created, deleted, another
+   * account's) is FALSE with contact_found false: a segment's members are contacts of the account.
+   */
+  evaluateSegmentMember(
+    request: EvaluateSegmentMemberRequest,
+    callback: (error: ServiceError | null, response: EvaluateSegmentMemberResponse) => void,
+  ): ClientUnaryCall;
+  evaluateSegmentMember(
+    request: EvaluateSegmentMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EvaluateSegmentMemberResponse) => void,
+  ): ClientUnaryCall;
+  evaluateSegmentMember(
+    request: EvaluateSegmentMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EvaluateSegmentMemberResponse) => void,
   ): ClientUnaryCall;
   /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a

@@ -77,9 +77,14 @@ export interface SignupRequest {
   topicIds: string[];
   doubleOptIn: boolean;
   consentText: string;
+  /** The form signed up through; empty for a consent signup from a custom event (event_id set). */
   formId: string;
   /** 0 = no limit; LIMIT_REACHED when creating would exceed it. */
   subscriberLimit: string;
+  /** When the consent was given (ISO 8601 UTC); empty: now. A custom event's consent names it. */
+  consentGivenAt: string;
+  /** The custom event whose consent signs the address up (API.md "Events and automations"); empty for forms. */
+  eventId: string;
 }
 
 export interface SignupResponse {
@@ -112,6 +117,8 @@ function createBaseSignupRequest(): SignupRequest {
     consentText: "",
     formId: "",
     subscriberLimit: "0",
+    consentGivenAt: "",
+    eventId: "",
   };
 }
 
@@ -140,6 +147,12 @@ export const SignupRequest: MessageFns<SignupRequest> = {
     }
     if (message.subscriberLimit !== "0") {
       writer.uint32(64).int64(message.subscriberLimit);
+    }
+    if (message.consentGivenAt !== "") {
+      writer.uint32(74).string(message.consentGivenAt);
+    }
+    if (message.eventId !== "") {
+      writer.uint32(82).string(message.eventId);
     }
     return writer;
   },
@@ -221,6 +234,22 @@ export const SignupRequest: MessageFns<SignupRequest> = {
             message.subscriberLimit = reader.int64().toString();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.consentGivenAt = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -271,6 +300,16 @@ export const SignupRequest: MessageFns<SignupRequest> = {
         : isSet(object.subscriber_limit)
         ? globalThis.String(object.subscriber_limit)
         : "0",
+      consentGivenAt: isSet(object.consentGivenAt)
+        ? globalThis.String(object.consentGivenAt)
+        : isSet(object.consent_given_at)
+        ? globalThis.String(object.consent_given_at)
+        : "",
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -300,6 +339,12 @@ export const SignupRequest: MessageFns<SignupRequest> = {
     if (message.subscriberLimit !== "0") {
       obj.subscriberLimit = message.subscriberLimit;
     }
+    if (message.consentGivenAt !== "") {
+      obj.consentGivenAt = message.consentGivenAt;
+    }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -316,6 +361,8 @@ export const SignupRequest: MessageFns<SignupRequest> = {
     message.consentText = object.consentText ?? "";
     message.formId = object.formId ?? "";
     message.subscriberLimit = object.subscriberLimit ?? "0";
+    message.consentGivenAt = object.consentGivenAt ?? "";
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };
