@@ -156,6 +156,13 @@ it('refuses bad bodies with precise errorIds, never a 5xx, and creates nothing',
   }
   expect(expectStatus(await a.get('/rss-newsletters'), 200).items.length).toBe(before);
   expectError(await a.get('/rss-newsletters/not-a-uuid'), 400, 'invalid_uuid');
+  const n = await create(a, f.url);
+  expectError(await a.post(`/rss-newsletters/${n.id}/resume`, { rebaseline: 'yes' }), 400, 'validation_failed');
+  expectError(await a.post(`/rss-newsletters/${n.id}/resume`, { rebaseline: true, extra: 1 }), 400, 'unknown_property');
+  expectError(await a.post('/rss-newsletters/preview', {}), 400, 'validation_failed');
+  expectError(await a.get(`/rss-newsletters/${n.id}/issues?pageSize=0`), 400, 'validation_failed');
+  expectError(await a.get(`/rss-newsletters/${n.id}/issues?pageNumber=x`), 400, 'validation_failed');
+  expectError(await a.post(`/rss-newsletters/${n.id}/issues/not-a-uuid/release`), 400, 'invalid_uuid');
   expectError(await a.get(`/rss-newsletters/${UNKNOWN_ID}`), 404, 'rss_newsletter_not_found');
 });
 
