@@ -120,7 +120,7 @@ test('status changes through the running service are counted at the time they ha
   const client = createClient(subscriberV1.SubscriberServiceClient, subscriber!.address, 20_000);
   const signups = createClient(signupV1.SignupServiceClient, subscriber!.address, 20_000);
   try {
-    const viaForm = await signups.signup({ accountId: a, email: 'form@example.org', valuesJson: '{}', topicIds: [], doubleOptIn: true, consentText: 'yes', formId: 'f', subscriberLimit: '0' });
+    const viaForm = await signups.signup({ accountId: a, email: 'form@example.org', valuesJson: '{}', topicIds: [], doubleOptIn: true, consentText: 'yes', formId: 'f', subscriberLimit: '0', consentGivenAt: '', eventId: '' });
     await signups.confirmSubscriber({ accountId: a, subscriberId: viaForm.subscriberId });
     await signups.confirmSubscriber({ accountId: a, subscriberId: viaForm.subscriberId }); // confirming twice counts once
     const add = (email: string, subscriberStatus: number) =>
