@@ -94,7 +94,8 @@ const list = (sub: Subscription, status = v1.DeliveryStatus.DELIVERY_STATUS_UNSP
   client.listDeliveries({ accountId: sub.accountId, subscriptionId: sub.id, status, pageNumber: 1, pageSize: 100 });
 
 it('posts every fact once per matching subscription with the body and headers of API.md, verified by standardwebhooks', async () => {
-  await waitFor('the json receiver to get every fact', () => ids(r.json).size === FACTS);
+  // A request is received before its answer is written: wait for both, then for the service's log.
+  await waitFor('the json receiver to get and answer every fact', () => ids(r.json).size === FACTS && r.json.succeeded.size === FACTS);
   // A healthy target got everything while the slow one had not answered once and the dead one refused.
   const lastHealthy = Math.max(...r.json.received.map((q) => q.at));
   expect(r.slow.received.length).toBeGreaterThan(0);
@@ -110,6 +111,7 @@ it('posts every fact once per matching subscription with the body and headers of
   }
   expect(r.json.received).toHaveLength(FACTS);
   expect(r.json.succeeded.size).toBe(FACTS);
+  await waitFor('every delivery recorded DELIVERED', async () => (await list(s.json, v1.DeliveryStatus.DELIVERY_STATUS_DELIVERED)).totalItems === String(FACTS));
   const log = await list(s.json);
   expect(log.totalItems).toBe(String(FACTS));
   expect(log.items.every((d) => d.status === v1.DeliveryStatus.DELIVERY_STATUS_DELIVERED && d.attempts.length === 1 && d.attempts[0].statusCode === 204)).toBe(true);
@@ -161,7 +163,8 @@ it('logs failed attempts with status, error and the first 2 KiB; a dead target i
 
 it('a 410 disables the subscription at once: its deliveries fail and nothing more is queued', async () => {
   // Facts fanned out after the 410 queue nothing for it; those queued before are given up unsent.
-  await waitFor('the json receiver to get every fact', () => ids(r.json).size === FACTS);
+  // A request is received before its answer is written: wait for both, then for the service's log.
+  await waitFor('the json receiver to get and answer every fact', () => ids(r.json).size === FACTS && r.json.succeeded.size === FACTS);
   await waitFor('gone deliveries settled', async () => {
     const all = await list(s.gone);
     return all.items.length > 0 && all.items.every((d) => d.status === v1.DeliveryStatus.DELIVERY_STATUS_FAILED);
