@@ -20,3 +20,5 @@ export * as webhookSubscriptionsV1 from './gen/mailer/webhook/v1/webhooks';
 export * as submissionsV1 from './gen/mailer/form/v1/submissions';
 export * as rssNewslettersV1 from './gen/mailer/rss/v1/newsletters';
 export * as consentSignupV1 from './gen/mailer/form/v1/consent';
+export * as audienceV1 from './gen/mailer/subscriber/v1/audience';
+export * as audienceSendsV1 from './gen/mailer/messaging/v1/audience_sends';

@@ -941,6 +941,25 @@ export interface SetPurchaseBaselineResponse {
   source: PurchaseSource | undefined;
 }
 
+export interface ListSegmentAudienceRequest {
+  accountId: string;
+  segmentId: string;
+  topicId?:
+    | string
+    | undefined;
+  /** '': from the first member */
+  afterSubscriberId: string;
+  /** 1..1000; 0: 500 */
+  pageSize: number;
+}
+
+export interface ListSegmentAudienceResponse {
+  /** in id order */
+  subscriberIds: string[];
+  /** no member after the last id of this page */
+  lastPage: boolean;
+}
+
 function createBaseDescribeRequest(): DescribeRequest {
   return {};
 }
@@ -6010,6 +6029,252 @@ export const SetPurchaseBaselineResponse: MessageFns<SetPurchaseBaselineResponse
   },
 };
 
+function createBaseListSegmentAudienceRequest(): ListSegmentAudienceRequest {
+  return { accountId: "", segmentId: "", topicId: undefined, afterSubscriberId: "", pageSize: 0 };
+}
+
+export const ListSegmentAudienceRequest: MessageFns<ListSegmentAudienceRequest> = {
+  encode(message: ListSegmentAudienceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    if (message.topicId !== undefined) {
+      writer.uint32(26).string(message.topicId);
+    }
+    if (message.afterSubscriberId !== "") {
+      writer.uint32(34).string(message.afterSubscriberId);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(40).int32(message.pageSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSegmentAudienceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSegmentAudienceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.afterSubscriberId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSegmentAudienceRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : undefined,
+      afterSubscriberId: isSet(object.afterSubscriberId)
+        ? globalThis.String(object.afterSubscriberId)
+        : isSet(object.after_subscriber_id)
+        ? globalThis.String(object.after_subscriber_id)
+        : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+    };
+  },
+
+  toJSON(message: ListSegmentAudienceRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.topicId !== undefined) {
+      obj.topicId = message.topicId;
+    }
+    if (message.afterSubscriberId !== "") {
+      obj.afterSubscriberId = message.afterSubscriberId;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSegmentAudienceRequest>): ListSegmentAudienceRequest {
+    return ListSegmentAudienceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSegmentAudienceRequest>): ListSegmentAudienceRequest {
+    const message = createBaseListSegmentAudienceRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    message.topicId = object.topicId ?? undefined;
+    message.afterSubscriberId = object.afterSubscriberId ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    return message;
+  },
+};
+
+function createBaseListSegmentAudienceResponse(): ListSegmentAudienceResponse {
+  return { subscriberIds: [], lastPage: false };
+}
+
+export const ListSegmentAudienceResponse: MessageFns<ListSegmentAudienceResponse> = {
+  encode(message: ListSegmentAudienceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.subscriberIds) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.lastPage !== false) {
+      writer.uint32(16).bool(message.lastPage);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSegmentAudienceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSegmentAudienceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subscriberIds.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.lastPage = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSegmentAudienceResponse {
+    return {
+      subscriberIds: globalThis.Array.isArray(object?.subscriberIds)
+        ? object.subscriberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subscriber_ids)
+        ? object.subscriber_ids.map((e: any) => globalThis.String(e))
+        : [],
+      lastPage: isSet(object.lastPage)
+        ? globalThis.Boolean(object.lastPage)
+        : isSet(object.last_page)
+        ? globalThis.Boolean(object.last_page)
+        : false,
+    };
+  },
+
+  toJSON(message: ListSegmentAudienceResponse): unknown {
+    const obj: any = {};
+    if (message.subscriberIds?.length) {
+      obj.subscriberIds = message.subscriberIds;
+    }
+    if (message.lastPage !== false) {
+      obj.lastPage = message.lastPage;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSegmentAudienceResponse>): ListSegmentAudienceResponse {
+    return ListSegmentAudienceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSegmentAudienceResponse>): ListSegmentAudienceResponse {
+    const message = createBaseListSegmentAudienceResponse();
+    message.subscriberIds = object.subscriberIds?.map((e) => e) || [];
+    message.lastPage = object.lastPage ?? false;
+    return message;
+  },
+};
+
 /**
  * The segment service: saved segments of one account, their counts and previews over the service's
  * own contact projection. Every request carries account_id (from the API key, never from the client)
@@ -6155,6 +6420,22 @@ export const SegmentServiceService = {
     responseDeserialize: (value: Buffer): EvaluateSegmentMemberResponse => EvaluateSegmentMemberResponse.decode(value),
   },
   /**
+   * Audience paging (the subscriber service's ListAudience): the saved segment's ACTIVE members (TRUE
+   * only), subscribed to topic_id when set, with ids greater than after_subscriber_id, in id order; no
+   * counts. Waits for the contact projection like counts do; NOT_FOUND segment_not_found.
+   */
+  listSegmentAudience: {
+    path: "/mailer.segment.v1.SegmentService/ListSegmentAudience" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSegmentAudienceRequest): Buffer =>
+      Buffer.from(ListSegmentAudienceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSegmentAudienceRequest => ListSegmentAudienceRequest.decode(value),
+    responseSerialize: (value: ListSegmentAudienceResponse): Buffer =>
+      Buffer.from(ListSegmentAudienceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSegmentAudienceResponse => ListSegmentAudienceResponse.decode(value),
+  },
+  /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
    * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
    */
@@ -6234,6 +6515,12 @@ export interface SegmentServiceServer extends UntypedServiceImplementation {
    * account's) is FALSE with contact_found false: a segment's members are contacts of the account.
    */
   evaluateSegmentMember: handleUnaryCall<EvaluateSegmentMemberRequest, EvaluateSegmentMemberResponse>;
+  /**
+   * Audience paging (the subscriber service's ListAudience): the saved segment's ACTIVE members (TRUE
+   * only), subscribed to topic_id when set, with ids greater than after_subscriber_id, in id order; no
+   * counts. Waits for the contact projection like counts do; NOT_FOUND segment_not_found.
+   */
+  listSegmentAudience: handleUnaryCall<ListSegmentAudienceRequest, ListSegmentAudienceResponse>;
   /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
    * zone that is not IANA; ALREADY_EXISTS purchase_source_name_taken for a second source of one name.
@@ -6428,6 +6715,26 @@ export interface SegmentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EvaluateSegmentMemberResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Audience paging (the subscriber service's ListAudience): the saved segment's ACTIVE members (TRUE
+   * only), subscribed to topic_id when set, with ids greater than after_subscriber_id, in id order; no
+   * counts. Waits for the contact projection like counts do; NOT_FOUND segment_not_found.
+   */
+  listSegmentAudience(
+    request: ListSegmentAudienceRequest,
+    callback: (error: ServiceError | null, response: ListSegmentAudienceResponse) => void,
+  ): ClientUnaryCall;
+  listSegmentAudience(
+    request: ListSegmentAudienceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSegmentAudienceResponse) => void,
+  ): ClientUnaryCall;
+  listSegmentAudience(
+    request: ListSegmentAudienceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSegmentAudienceResponse) => void,
   ): ClientUnaryCall;
   /**
    * Purchase sources (shops) of the account. INVALID_ARGUMENT purchase_source_invalid_time_zone for a
