@@ -5,7 +5,7 @@
 // nothing is published for it.
 import { randomUUID } from 'node:crypto';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
-import { mongoose, Store } from '@mailer/store';
+import { mongoose, Store, type Transaction } from '@mailer/store';
 import { JetStreamClient } from 'nats';
 import { errorInfo, Log, silent } from './log';
 import { publish, traceHeaders } from './publish';
@@ -46,6 +46,25 @@ function monotonicNow(): Date {
   lastCreatedAt = now > lastCreatedAt ? now : lastCreatedAt + 1;
   return new Date(lastCreatedAt);
 }
+
+/** A service's outbox as its use cases write to it: facts recorded in the caller's transaction. */
+export function outboxRepository(store: Store) {
+  const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
+  return {
+    /**
+     * Records facts in the caller's transaction. A fact with an `id` keeps it as its outbox id, which
+     * is the published message's msgID (a fact derived from a unique record: one id, one message).
+     */
+    async record(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown; id?: string }>): Promise<void> {
+      if (facts.length) await outbox.insertMany(facts.map((f) => outboxRecord(f.subject, f.payload, f.id)), { tx });
+    },
+    /** Cross-account: facts of every account recorded and not yet published (published records are deleted). */
+    pendingAllAccounts(): Promise<number> {
+      return outbox.countDocuments({});
+    },
+  };
+}
+export type OutboxRepository = ReturnType<typeof outboxRepository>;
 
 /** Builds an outbox document; the caller inserts it in the transaction of the write it belongs to. */
 export function outboxRecord(subject: string, payload: unknown, id: string = randomUUID()): OutboxDoc {

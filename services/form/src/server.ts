@@ -15,7 +15,7 @@ import { emailSender } from './clients/email-messages';
 import { subscriberConfirmation } from './clients/confirm-subscriber';
 import { signupPeers } from './clients/signup';
 import { startSubmissionJobs } from './events/submission-jobs';
-import { outboxRepository } from './store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { submissionRepository } from './store/submissions';
 import { submissionHandlers } from './handlers/submissions';
 import { consentSignupHandlers } from './handlers/consent-signup';

@@ -1,8 +1,9 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { audienceClient } from './clients/audience';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
 import { consentSignupClient, formsClient } from './clients/forms';
@@ -16,6 +17,7 @@ import { startRunScheduler } from './events/run-scheduler';
 import { semaphore } from '@mailer/kit';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
+import { audienceSendHandlers } from './handlers/audience-sends';
 import { automationHandlers } from './handlers/automations';
 import { emailMessageHandlers } from './handlers/email-messages';
 import { emailReportHandlers } from './handlers/email-reports';
@@ -30,7 +32,7 @@ import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
 import { eventCollection } from './store/events';
 import { messageCollections, messagesOf } from './store/messages';
-import { outboxRepository } from './store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
 
@@ -100,6 +102,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger: ctx.logger,
   };
   ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers(accept));
+  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
+  const audience = audienceClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.grpc.add(audienceSendsV1.AudienceSendServiceService, audienceSendHandlers({ ...accept, audience }));
 
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
@@ -216,6 +221,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => bounceListener.stop(),
     () => statusConsumer.stop(),
     async () => subscribers.close(),
+    async () => audience.close(),
     async () => forms.close(),
     async () => newsletters.close(),
     async () => consentSignups.close(),

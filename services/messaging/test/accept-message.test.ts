@@ -12,7 +12,7 @@ import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
 import { createSenderProfile } from '../src/app/sender-profiles';
 import { messageCollections, messagesOf } from '../src/store/messages';
-import { outboxRepository } from '../src/store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
 
 const A = '0193b6f0-0000-7000-8000-00000000000a';

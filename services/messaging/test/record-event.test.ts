@@ -10,7 +10,7 @@ import type { Recipient, RecipientLookup } from '../src/app/accept-message';
 import { recordEvent, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
 import { AUTOMATIONS, automationRepository, automationSchema } from '../src/store/automations';
 import { eventCollection } from '../src/store/events';
-import { outboxRepository } from '../src/store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { runCollection, runsOf } from '../src/store/runs';
 
 const ACCOUNT = 'acc-1';

@@ -19,7 +19,7 @@ import { valueFromProperty } from '../src/domain/run-steps';
 import { automationRepository, type AutomationRepository } from '../src/store/automations';
 import { eventCollection } from '../src/store/events';
 import { messageCollections } from '../src/store/messages';
-import { outboxRepository } from '../src/store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { runCollection, runsOf, type RunDoc } from '../src/store/runs';
 import { suppressionCollection } from '../src/store/suppressions';
 

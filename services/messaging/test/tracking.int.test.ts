@@ -14,7 +14,7 @@ import { subscriberClient } from '../src/clients/subscribers';
 import { STYLESHEET } from '../src/http/html';
 import { PIXEL, publicPages } from '../src/http/pages';
 import { messageCollections, messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
-import { outboxRepository } from '../src/store/outbox';
+import { outboxRepository } from '@mailer/nats';
 
 // The open pixel and click redirect as a reader's mail client meets them: the messaging service's
 // HTTP app served by the kit's listener, on a real embedded store whose outbox a real relay publishes

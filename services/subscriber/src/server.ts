@@ -15,7 +15,7 @@ import { signupHandlers } from './handlers/signup';
 import { subscriberReportHandlers } from './handlers/subscriber-reports';
 import { subscriberHandlers } from './handlers/subscribers';
 import { catalogRepository } from './store/catalog';
-import { outboxRepository } from './store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { subscriberRepository } from './store/subscribers';
 
 /** Builds the use cases' dependencies (app/deps.ts) and registers every RPC's handler (handlers/, one file per resource) on the gRPC server. */

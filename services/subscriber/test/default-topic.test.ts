@@ -7,7 +7,7 @@ import type { Deps } from '../src/app/deps';
 import { subscriberDataHandlers } from '../src/handlers/subscriber-data';
 import { topicHandlers } from '../src/handlers/topics';
 import { catalogRepository, topicSchema } from '../src/store/catalog';
-import { outboxRepository } from '../src/store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { subscriberRepository } from '../src/store/subscribers';
 
 // The default topic against a real embedded store, in process: created once per account however

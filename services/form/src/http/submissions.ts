@@ -8,7 +8,7 @@ import { FormBodyError, readFormBody } from '@mailer/kit/form-body';
 import { job } from '@mailer/nats/facts';
 import type { Form } from '../domain/form';
 import { validateSubmission } from '../domain/submission';
-import { outboxRepository } from '../store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { formRepository } from '../store/forms';
 import { submissionRepository } from '../store/submissions';
 import type { FormHttpDeps } from './app';

@@ -7,15 +7,14 @@ import { invalid, type Logger } from '@mailer/kit';
 import { job } from '@mailer/nats/facts';
 import type { Store } from '@mailer/store';
 import { canonicalAddress } from '../domain/sender-profile';
-import { templateCall } from '../domain/email-template';
-import { RESERVED_SUBSTITUTION_KEYS, renderTemplate, type RenderValues } from '../domain/template';
-import { instrumentHtml } from '../domain/tracking-html';
+import { RESERVED_SUBSTITUTION_KEYS } from '../domain/template';
+import { composeMessage } from './compose-message';
 import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
 import { builtinTemplate, type BuiltinTemplateName } from '../domain/builtin-templates';
 import { senderForSend } from './sender-profiles';
-import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, noEngagementYet, DEDUPE_INDEX } from '../store/messages';
-import type { OutboxRepository } from '../store/outbox';
+import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, DEDUPE_INDEX } from '../store/messages';
+import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
 import { DuplicateKeyError, type Collection } from '@mailer/store';
 
@@ -85,8 +84,6 @@ export interface Accepted {
   status: 'QUEUED' | 'SUPPRESSED';
 }
 
-const isMarketing = (kind: EmailKind) => kind !== 'TRANSACTIONAL';
-
 /** The answer for a message already stored (a repeated dedupe key): its id and the status it was accepted with. */
 const answerOf = (m: EmailMessageDoc): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
 
@@ -125,68 +122,31 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
   const sender = await senderForSend(deps, accountId, input.senderProfileId || template.senderProfileId || null);
   const recipient = await recipientLookup;
 
-  const messageId = deps.newId();
-  const now = deps.now();
-  const unsubscribeUrl = isMarketing(kind)
-    ? deps.links.unsubscribeUrl(accountId, { messageId, ...(recipient ? { subscriberId: recipient.id } : {}), ...(input.topicId ? { topicId: input.topicId } : {}) })
-    : null;
-  const values: RenderValues = {
-    substitutionData: input.substitutionData ?? {},
-    // A null-prototype copy: a personalizationTagName can never reach Object.prototype members.
-    subscriber: recipient
-      ? { email, firstName: recipient.firstName ?? '', fields: Object.assign(Object.create(null) as Record<string, string>, recipient.fields) }
-      : { email },
-    event: input.event ?? null,
-    links: unsubscribeUrl ? { unsubscribe: unsubscribeUrl, preferences: unsubscribeUrl } : null,
-  };
-  const rendered = await templateCall(() => renderTemplate(compiled, values));
-
   // Transactional mail ignores unsubscribes and opt-outs, never a suppression or a BLOCKED status.
   const suppression = await suppressionLookup;
   const suppressionReason: SuppressionReason | null = suppression ? suppression.reason : recipient?.status === 'BLOCKED' ? 'BLOCKED' : null;
-  const status = suppressionReason ? 'SUPPRESSED' : 'QUEUED';
-
-  const tracked = instrumentHtml(
-    rendered.html,
-    { openUrl: deps.links.openUrl(accountId, messageId), clickUrl: (i) => deps.links.clickUrl(accountId, messageId, i), keep: [unsubscribeUrl] },
-    template.tracking,
-  );
-  const message: Omit<EmailMessageDoc, 'accountId'> = {
-    _id: messageId,
+  const { message, body } = await composeMessage(deps, {
+    accountId,
     kind,
-    templateName: template.name,
+    template: { name: template.name, tracking: template.tracking },
+    compiled,
+    sender,
     email,
-    subscriberId: recipient?.id ?? null,
+    recipient,
     topicId: input.topicId,
-    senderProfileId: sender._id,
-    fromEmail: sender.fromEmail,
-    fromName: sender.fromName,
-    replyTo: sender.replyTo,
-    subject: rendered.subject,
-    links: tracked.links,
-    tracking: { opens: template.tracking.opens, clicks: template.tracking.clicks },
-    status,
-    suppressionReason,
-    history: [{ status, at: now }],
-    attempts: [],
-    nextAttemptAt: null,
-    createdAt: now,
-    sentAt: null,
-    deliveredAt: null,
-    bouncedAt: null,
-    complainedAt: null,
-    ...noEngagementYet(),
+    substitutionData: input.substitutionData ?? {},
+    event: input.event ?? null,
     eventProperties: input.eventProperties ?? null,
     dedupeKey,
-  };
-  const headers: Record<string, string> = unsubscribeUrl
-    ? { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }
-    : {};
+    suppressionReason,
+  });
+  const messageId = message._id;
+  const status = message.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED';
 
   try {
     await deps.store.transaction(async (tx) => {
       // A SUPPRESSED message is recorded (it shows in GET /email-messages) but has no body and no job.
-      await messagesOf(deps.messages, accountId).insert(message, status === 'QUEUED' ? { html: tracked.html, text: rendered.text, headers } : null, tx);
+      await messagesOf(deps.messages, accountId).insert(message, body, tx);
       // The record's id is the JetStream msgID of every (re-)publish of it: a job is stored once.
       if (status === 'QUEUED') await deps.outbox.record(tx, [job('email', { accountId, messageId })]);
     });

@@ -18,7 +18,7 @@ import { decideBounceEffects, SOFT_BOUNCE_WINDOW_MS, type BounceEffect } from '.
 import type { BounceReport } from '../domain/bounce-report';
 import { emailFact } from '../events/email-facts';
 import { messageCollections, messagesOf, type EmailMessageDoc, type MessageCollections } from '../store/messages';
-import { outboxRepository, type OutboxRepository } from '../store/outbox';
+import { outboxRepository, type OutboxRepository } from '@mailer/nats';
 import { suppressionCollection, suppressionsOf, type SuppressionDoc, type SuppressionListReason } from '../store/suppressions';
 
 export interface BounceDeps extends Clock, IdSource {

@@ -23,7 +23,7 @@ import { outgoingMail, type DkimKey } from '../domain/outgoing-mail';
 import type { AccountSendRate } from '../domain/send-rate';
 import { emailFact } from '../events/email-facts';
 import { messagesOf, type DeliveryAttempt, type EmailMessageDoc, type MessageCollections, type MessageRepository, type MessageStatus } from '../store/messages';
-import type { OutboxRepository } from '../store/outbox';
+import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
 
 export interface DeliveryDeps {

@@ -14,7 +14,7 @@ import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { eventOutcome, type EventOutcome } from '../domain/event-outcome';
 import type { AutomationRepository } from '../store/automations';
 import { EVENTS, eventsOf, type EventDoc } from '../store/events';
-import type { OutboxRepository } from '../store/outbox';
+import type { OutboxRepository } from '@mailer/nats';
 import { entryKey, RUNS, runsOf, type RunDoc } from '../store/runs';
 import type { RecipientLookup } from './accept-message';
 

@@ -7,7 +7,7 @@ import type { Store } from '@mailer/store';
 import { isMachineEvent } from '@mailer/tokens';
 import { emailFact } from '../events/email-facts';
 import { messagesOf, type EmailMessageDoc, type MessageCollections } from '../store/messages';
-import type { OutboxRepository } from '../store/outbox';
+import type { OutboxRepository } from '@mailer/nats';
 import type { PublicLinks } from './public-links';
 
 export interface TrackingDeps extends Clock {

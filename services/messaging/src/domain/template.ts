@@ -43,7 +43,8 @@ export class TemplateError extends Error {
   }
 }
 
-export interface TemplateSource { subject: string; html: string; text?: string | null }
+/** css: a stylesheet inlined into the rendered html (RSS newsletters' cssContent); never rendered as Liquid. */
+export interface TemplateSource { subject: string; html: string; text?: string | null; css?: string | null }
 
 export interface CompiledTemplate {
   subject: Template[];
@@ -52,6 +53,8 @@ export interface CompiledTemplate {
   text: Template[] | null;
   /** Sorted top-level names read across the parts, loop variables and assigns excluded. */
   variables: string[];
+  /** Inlined into the html with the html's own <style> blocks; null: none. */
+  css?: string | null;
 }
 
 export interface RenderValues {
@@ -141,7 +144,7 @@ function position(err: unknown): string {
 /** Parses every part; all syntax errors at once, so an editor can show them together. */
 export function compileTemplate(source: TemplateSource): CompiledTemplate {
   const parts: [TemplatePart, string | null | undefined][] = [['subject', source.subject], ['html', source.html], ['text', source.text]];
-  const tooLong = parts.filter(([, s]) => typeof s === 'string' && s.length > MAX_TEMPLATE_PART_CHARS);
+  const tooLong = [...parts, ['css', source.css] as const].filter(([, s]) => typeof s === 'string' && s.length > MAX_TEMPLATE_PART_CHARS);
   if (tooLong.length) {
     throw new TemplateError('validation_failed', `a template part may hold at most ${MAX_TEMPLATE_PART_CHARS} characters`,
       tooLong.map(([path, s]) => ({ path, problem: `${s!.length} characters, more than ${MAX_TEMPLATE_PART_CHARS}` })));
@@ -162,7 +165,7 @@ export function compileTemplate(source: TemplateSource): CompiledTemplate {
     const templates = parsed[path];
     if (templates) for (const name of htmlEngine.globalVariablesSync(templates)) variables.add(name);
   }
-  return { subject: parsed.subject!, html: parsed.html!, text: parsed.text ?? null, variables: [...variables].sort() };
+  return { subject: parsed.subject!, html: parsed.html!, text: parsed.text ?? null, variables: [...variables].sort(), css: source.css || null };
 }
 
 async function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart): Promise<string> {
@@ -210,7 +213,7 @@ async function render(compiled: CompiledTemplate, values: RenderValues): Promise
   const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html');
   let html: string;
   try {
-    html = juice(rawHtml);
+    html = compiled.css ? juice(rawHtml, { extraCss: compiled.css }) : juice(rawHtml);
   } catch (err) {
     throw new TemplateError('template_render_failed', `html: ${(err as Error).message}`, [{ path: 'html', problem: (err as Error).message }]);
   }

@@ -68,6 +68,8 @@ export interface EmailMessageDoc {
   eventProperties: Record<string, unknown> | null;
   /** The sender's dedupe key (SendEmailMessageRequest.dedupe_key): unique in the account when set. */
   dedupeKey?: string | null;
+  /** The audience send (QueueAudiencePage send_key) the message belongs to; absent for single mails. */
+  audienceKey?: string | null;
 }
 
 /** A new message's bounce and engagement members: nothing has happened to it yet. */
@@ -126,12 +128,15 @@ const messageSchema = new Schema(
     machineClickCount: { type: Number, default: 0 },
     eventProperties: { type: Schema.Types.Mixed, default: null },
     dedupeKey: { type: String, default: null },
+    audienceKey: { type: String },
   },
   { versionKey: false, minimize: false },
 );
 /** The unique index that decides which of two concurrent sends with one dedupe key creates the message. */
 export const DEDUPE_INDEX = 'accountId_dedupeKey';
 messageSchema.index({ accountId: 1, dedupeKey: 1 }, { unique: true, partialFilterExpression: { dedupeKey: { $gt: '' } }, name: DEDUPE_INDEX });
+// CountAudienceSends: an audience send's messages, delivered ones apart.
+messageSchema.index({ accountId: 1, audienceKey: 1, status: 1 }, { partialFilterExpression: { audienceKey: { $gt: '' } } });
 // GET /email-messages: newest first, optionally by address, template or status.
 messageSchema.index({ accountId: 1, createdAt: -1 });
 messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
@@ -189,6 +194,24 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       await messages.insertOne(stored, { tx });
       if (body) await bodies.insertOne({ _id: doc._id, accountId, ...body }, { tx });
       return stored;
+    },
+    /** The messages sends with these (non-empty) dedupe keys created. */
+    byDedupeKeys: (keys: string[]): Promise<Array<Pick<EmailMessageDoc, '_id' | 'dedupeKey' | 'status'>>> =>
+      keys.length ? messages.find({ accountId, dedupeKey: { $in: keys } }, { projection: { _id: 1, dedupeKey: 1, status: 1 } }) : Promise.resolve([]),
+    /** Stores new messages and the bodies of those not SUPPRESSED, all or nothing. */
+    async insertMany(composed: Array<{ message: Omit<EmailMessageDoc, 'accountId'>; body: Omit<EmailBodyDoc, '_id' | 'accountId'> | null }>, tx: Transaction): Promise<void> {
+      if (!composed.length) return;
+      await messages.insertMany(composed.map(({ message }) => ({ ...message, accountId })), { tx });
+      const withBody = composed.filter((c) => c.body);
+      if (withBody.length) await bodies.insertMany(withBody.map(({ message, body }) => ({ _id: message._id, accountId, ...body! })), { tx });
+    },
+    /** An audience send's messages, and how many of them were delivered. */
+    async audienceCounts(audienceKey: string): Promise<{ queued: number; delivered: number }> {
+      const [queued, delivered] = await Promise.all([
+        messages.countDocuments({ accountId, audienceKey }),
+        messages.countDocuments({ accountId, audienceKey, status: 'DELIVERED' }),
+      ]);
+      return { queued, delivered };
     },
     async list(q: MessageQuery): Promise<{ items: EmailMessageDoc[]; totalItems: number }> {
       const filter: Record<string, unknown> = { accountId };

@@ -15,7 +15,7 @@ import { loadMessagingConfig, type Config } from '../../src/config';
 import { AccountSendRate } from '../../src/domain/send-rate';
 import { EMAIL_JOBS_DURABLE, startEmailJobs } from '../../src/events/email-jobs';
 import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc, noEngagementYet } from '../../src/store/messages';
-import { outboxRepository } from '../../src/store/outbox';
+import { outboxRepository } from '@mailer/nats';
 import { suppressionCollection, suppressionsOf, type SuppressionDoc } from '../../src/store/suppressions';
 
 export type NewMessage = Omit<EmailMessageDoc, 'accountId'>;

@@ -5,7 +5,7 @@ import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
 import type { SegmentMembers } from '../clients/segment-members';
 import type { CatalogRepository } from '../store/catalog';
-import type { OutboxRepository } from '../store/outbox';
+import type { OutboxRepository } from '@mailer/nats';
 import type { SubscriberRepository } from '../store/subscribers';
 
 /** What the use cases work with (the service's dependencies); built once in server.ts. */

@@ -4,7 +4,7 @@ import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mail
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
 import type { Consent, OptOut, StoredValue, SubscriberState } from '../domain/types';
 import { ConcurrentChange } from './atomic';
-import { outboxRepository } from './outbox';
+import { outboxRepository } from '@mailer/nats';
 
 /** A subscriber as stored. Instants are ISO strings: they sort correctly and survive any adapter. */
 export interface SubscriberDoc {

@@ -1,0 +1,181 @@
+// Use cases of AudienceSendService (DESIGN.md "Audiences"): mail to many, one page of recipients per
+// call. The caller (an RSS issue's sender) keeps the cursor; this service keeps the promise that a
+// recipient gets at most one mail per send: every message of a send carries the dedupe key
+// `<sendKey>:<subscriberId>`, unique in the account, so a page asked again after a crash, a timeout or
+// a second replica finds its messages already stored and queues nobody twice.
+//
+// A page is written in ONE store transaction (messages, bodies, delivery jobs through the outbox):
+// after a kill -9 a page is either wholly queued or not at all, and asking it again completes it.
+import { createHash } from 'node:crypto';
+import { invalid, type Logger } from '@mailer/kit';
+import { job } from '@mailer/nats/facts';
+import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
+import { templateCall } from '../domain/email-template';
+import { Lru } from '../domain/lru';
+import { compileTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '../domain/template';
+import { messagesOf, type EmailKind, type MessageCollections } from '../store/messages';
+import type { OutboxRepository } from '@mailer/nats';
+import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
+import { composeMessage, type ComposeRecipient } from './compose-message';
+import type { PublicLinks } from './public-links';
+import { senderForSend } from './sender-profiles';
+import { canonicalAddress } from '../domain/sender-profile';
+
+export interface AudienceRecipient extends ComposeRecipient {
+  email: string;
+}
+
+/** The subscriber service's audience pages (clients/audience.ts). */
+export interface AudienceLookup {
+  page(accountId: string, q: { segmentId: string | null; topicId: string | null; after: string; pageSize: number }): Promise<{ recipients: AudienceRecipient[]; next: string }>;
+}
+
+export interface AudienceSendDeps {
+  store: Store;
+  messages: MessageCollections;
+  suppressions: Collection<SuppressionDoc>;
+  outbox: OutboxRepository;
+  audience: AudienceLookup;
+  links: PublicLinks;
+  now(): Date;
+  newId(): string;
+  /** Wakes the outbox relay. */
+  notify(): void;
+  logger?: Logger;
+}
+
+export interface AudienceContent {
+  subject: string;
+  html: string;
+  css: string;
+  /** Top-level render values besides subscriber and links (an RSS issue: items, newsletter). */
+  values: Record<string, unknown>;
+}
+
+export interface AudiencePageInput {
+  accountId: string;
+  sendKey: string;
+  kind: EmailKind;
+  senderProfileId: string;
+  content: AudienceContent;
+  segmentId: string | null;
+  topicId: string | null;
+  after: string;
+  pageSize: number;
+}
+
+export interface AudiencePageResult {
+  recipientCount: number;
+  suppressedCount: number;
+  next: string;
+}
+
+export const MAX_SEND_KEY_LENGTH = 120;
+export const DEFAULT_AUDIENCE_PAGE_SIZE = 500;
+const MAX_AUDIENCE_PAGE_SIZE = 1000;
+
+/** Inline content compiled once per distinct content (every page of a send shares it). */
+const compiledContent = new Lru<string, CompiledTemplate>(50, 32 * 1024 * 1024);
+
+function compiledOf(content: AudienceContent): Promise<CompiledTemplate> {
+  const key = createHash('sha256').update(content.subject).update('\0').update(content.html).update('\0').update(content.css).digest('hex');
+  const hit = compiledContent.get(key);
+  if (hit) return Promise.resolve(hit);
+  return templateCall(() => {
+    const compiled = compileTemplate({ subject: content.subject, html: content.html, css: content.css });
+    compiledContent.set(key, compiled, content.subject.length + content.html.length + content.css.length);
+    return compiled;
+  });
+}
+
+function checkInput(input: AudiencePageInput): void {
+  if (!input.sendKey || input.sendKey.length > MAX_SEND_KEY_LENGTH) {
+    throw invalid('validation_failed', `sendKey must have 1 to ${MAX_SEND_KEY_LENGTH} characters`, [{ path: 'sendKey', problem: 'empty or too long' }]);
+  }
+  if (input.kind === 'TRANSACTIONAL') throw invalid('validation_failed', 'an audience send is marketing mail, never TRANSACTIONAL', [{ path: 'kind', problem: 'TRANSACTIONAL' }]);
+  if (!Number.isInteger(input.pageSize) || input.pageSize < 1 || input.pageSize > MAX_AUDIENCE_PAGE_SIZE) {
+    throw invalid('validation_failed', `pageSize must be 1 to ${MAX_AUDIENCE_PAGE_SIZE}`, [{ path: 'pageSize', problem: 'out of range' }]);
+  }
+  const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(input.content.values, k));
+  if (reserved.length) throw invalid('reserved_substitution_key', `content values may not use the names ${RESERVED_SUBSTITUTION_KEYS.join(', ')}`, reserved.map((k) => ({ path: `values.${k}`, problem: 'reserved name' })));
+}
+
+/**
+ * Use case QueueAudiencePage: the next page of the audience, each recipient's mail rendered and
+ * queued unless the address is suppressed or the send already has a message for them.
+ */
+export async function queueAudiencePage(deps: AudienceSendDeps, input: AudiencePageInput): Promise<AudiencePageResult> {
+  checkInput(input);
+  const { accountId, sendKey } = input;
+  const [compiled, sender, page] = await Promise.all([
+    compiledOf(input.content),
+    senderForSend(deps, accountId, input.senderProfileId || null),
+    deps.audience.page(accountId, { segmentId: input.segmentId, topicId: input.topicId, after: input.after, pageSize: input.pageSize }),
+  ]);
+  const recipients = page.recipients.flatMap((r) => {
+    const email = canonicalAddress(r.email);
+    return email ? [{ ...r, email }] : [];
+  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await queueRecipients(deps, input, compiled, sender, recipients);
+      return { ...result, next: page.next };
+    } catch (err) {
+      // The same page queued concurrently (a retry racing a slow first call) committed first: asked
+      // again, its messages are found and skipped.
+      if (attempt < 3 && err instanceof DuplicateKeyError) continue;
+      throw err;
+    }
+  }
+}
+
+async function queueRecipients(
+  deps: AudienceSendDeps,
+  input: AudiencePageInput,
+  compiled: CompiledTemplate,
+  sender: Awaited<ReturnType<typeof senderForSend>>,
+  recipients: AudienceRecipient[],
+): Promise<Omit<AudiencePageResult, 'next'>> {
+  const { accountId, sendKey } = input;
+  const repo = messagesOf(deps.messages, accountId);
+  const dedupeKeyOf = (r: AudienceRecipient) => `${sendKey}:${r.id}`;
+  const [existing, suppressed] = await Promise.all([
+    repo.byDedupeKeys(recipients.map(dedupeKeyOf)),
+    suppressionsOf(deps.suppressions, accountId).findMany(recipients.map((r) => r.email)),
+  ]);
+  const done = new Set(existing.map((m) => m.dedupeKey));
+  const fresh = recipients.filter((r) => !done.has(dedupeKeyOf(r)) && !suppressed.has(r.email));
+  const composed = await Promise.all(fresh.map((r) => composeMessage(deps, {
+    accountId,
+    kind: input.kind,
+    template: { name: null, tracking: { opens: true, clicks: true } },
+    compiled,
+    sender,
+    email: r.email,
+    recipient: r,
+    topicId: input.topicId,
+    substitutionData: input.content.values,
+    event: null,
+    eventProperties: null,
+    dedupeKey: dedupeKeyOf(r),
+    suppressionReason: null,
+    audienceKey: sendKey,
+  })));
+  if (composed.length) {
+    await deps.store.transaction(async (tx) => {
+      await repo.insertMany(composed, tx);
+      await deps.outbox.record(tx, composed.map(({ message }) => job('email', { accountId, messageId: message._id })));
+    });
+    deps.notify();
+  }
+  // Suppressed addresses that already had a message (suppressed since) still count: they were queued.
+  const suppressedCount = recipients.filter((r) => !done.has(dedupeKeyOf(r)) && suppressed.has(r.email)).length;
+  return { recipientCount: done.size + composed.length, suppressedCount };
+}
+
+/** Use case CountAudienceSends: per send key, its queued messages and how many were delivered. */
+export async function countAudienceSends(deps: Pick<AudienceSendDeps, 'messages'>, accountId: string, sendKeys: string[]) {
+  if (sendKeys.length > 100) throw invalid('validation_failed', 'at most 100 send keys per call', [{ path: 'sendKeys', problem: 'more than 100' }]);
+  const repo = messagesOf(deps.messages, accountId);
+  return Promise.all(sendKeys.map(async (sendKey) => ({ sendKey, ...(await repo.audienceCounts(sendKey)) })));
+}

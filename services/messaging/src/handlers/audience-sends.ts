@@ -1,0 +1,43 @@
+// mailer.messaging.v1.AudienceSendService: gRPC <-> the use cases of app/audience-send.ts.
+import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { audienceSendsV1, emailMessagesV1 } from '@mailer/proto';
+import { countAudienceSends, DEFAULT_AUDIENCE_PAGE_SIZE, queueAudiencePage, type AudienceSendDeps } from '../app/audience-send';
+import type { EmailKind } from '../store/messages';
+
+const Kinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
+
+function valuesOf(text: string): Record<string, unknown> {
+  let value: unknown = {};
+  try {
+    if (text) value = JSON.parse(text);
+  } catch {
+    throw invalid('validation_failed', 'content.valuesJson is not valid JSON', [{ path: 'content.valuesJson', problem: 'not valid JSON' }]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('validation_failed', 'content.valuesJson must be a JSON object', [{ path: 'content.valuesJson', problem: 'not an object' }]);
+  return value as Record<string, unknown>;
+}
+
+export function audienceSendHandlers(deps: AudienceSendDeps): AsyncHandlers<audienceSendsV1.AudienceSendServiceServer> {
+  return {
+    async queueAudiencePage(req) {
+      const kind = Kinds.tryFromProto(req.kind);
+      if (!kind) throw invalid('validation_failed', 'kind is required', [{ path: 'kind', problem: 'missing' }]);
+      const content = req.content ?? { subject: '', html: '', css: '', valuesJson: '' };
+      const result = await queueAudiencePage(deps, {
+        accountId: accountOf(req),
+        sendKey: req.sendKey,
+        kind: kind as EmailKind,
+        senderProfileId: req.senderProfileId,
+        content: { subject: content.subject, html: content.html, css: content.css, values: valuesOf(content.valuesJson) },
+        segmentId: req.segmentId || null,
+        topicId: req.topicId || null,
+        after: req.afterSubscriberId,
+        pageSize: req.pageSize || DEFAULT_AUDIENCE_PAGE_SIZE,
+      });
+      return { recipientCount: result.recipientCount, suppressedCount: result.suppressedCount, nextAfterSubscriberId: result.next };
+    },
+    async countAudienceSends(req) {
+      return { counts: await countAudienceSends(deps, accountOf(req), req.sendKeys) };
+    },
+  };
+}
