@@ -1,11 +1,12 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
-import { autoReleaseIssue, handOverIssue } from './app/issues';
+import { autoReleaseIssue, SEND_LEASE_MS, sendIssue } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
 import { pollDueNewsletter } from './app/poll';
-import { holdReleasedIssues } from './app/ports';
 import { feedReader } from './clients/feeds';
+import { issueMail } from './clients/issue-mail';
+import { outboxRepository } from '@mailer/nats';
 import { accountCatalog } from './clients/peers';
 import type { Config } from './config';
 import { startDuePoller } from './events/due-poller';
@@ -18,8 +19,6 @@ import { dueNewsletters, newsletterCollection, newsletterRepository } from './st
 /** Deadline of each call to the segment, subscriber and messaging services while a newsletter is saved: well inside the gateway's 5 s. */
 const PEER_DEADLINE_MS = 2_000;
 const AUTO_RELEASE_LEASE_MS = 60_000;
-/** A hand-over to the sender queues the issue's audience; the lease covers a slow one. */
-const SEND_LEASE_MS = 5 * 60_000;
 
 /**
  * Registers the rss service's handlers and starts its pollers (layout: handlers/ and events/ ->
@@ -42,6 +41,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     PEER_DEADLINE_MS,
     ctx.logger,
   );
+  const mail = issueMail(ctx.config.MESSAGING_GRPC_ADDR, ctx.logger);
   // Both pollers exist before the handlers that wake them; they start looking at the store at once.
   let wakePoller = (_at: Date) => {};
   let wakeAutoRelease = (_at: Date) => {};
@@ -52,7 +52,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     items,
     issues,
     feeds: feedReader(outbound),
-    sender: holdReleasedIssues,
+    // An issue's mail: the audience pages of the messaging service; rss.issue_sent through the outbox.
+    mail,
+    outbox: outboxRepository(ctx.store),
+    notifyOutbox: ctx.notifyOutbox,
     catalog,
     pollIntervalMs: ctx.config.RSS_POLL_INTERVAL_SECONDS * 1000,
     now: ctx.now,
@@ -89,8 +92,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     logger: ctx.logger,
     handle: (row) => autoReleaseIssue(deps, row.accountId, row.newsletterId, row._id),
   });
-  // Released issues go to the sender through due rows too: a release is never lost between the
-  // release and the hand-over (a crash there leaves the issue due).
+  // Released issues are sent through due rows too: a release is never lost between the release and
+  // the send, and a send cut short (a crash, a peer down) resumes at its last queued page.
   const sends = dueSends(issueCollection(ctx.store));
   const sendPoller = startDuePoller({
     name: 'issue-sends',
@@ -100,10 +103,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     concurrency: 2,
     now: ctx.now,
     logger: ctx.logger,
-    handle: (row) => handOverIssue(deps, row.accountId, row.newsletterId, row._id),
+    handle: (row) => sendIssue(deps, row.accountId, row.newsletterId, row._id),
   });
   wakePoller = poller.wake;
   wakeSend = sendPoller.wake;
   wakeAutoRelease = autoRelease.wake;
-  return [() => poller.stop(), () => autoRelease.stop(), () => sendPoller.stop(), () => outbound.close(), async () => catalog.close()];
+  return [() => poller.stop(), () => autoRelease.stop(), () => sendPoller.stop(), () => outbound.close(), async () => catalog.close(), async () => mail.close()];
 }

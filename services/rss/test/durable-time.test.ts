@@ -5,10 +5,11 @@
 import { fixedClock } from '@mailer/kit';
 import { openStore, type Store } from '@mailer/store';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { autoReleaseIssue, handOverIssue, listIssues, SEND_RETRY_MS } from '../src/app/issues';
+import { autoReleaseIssue, listIssues, SEND_RETRY_MS, sendIssue } from '../src/app/issues';
+import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { checkNewsletter, createNewsletter, pauseNewsletter, POLL_LEASE_MS, type NewsletterDeps } from '../src/app/newsletters';
 import { pollDueNewsletter } from '../src/app/poll';
-import type { FeedReader, FeedSnapshot } from '../src/app/ports';
+import type { FeedReader, FeedSnapshot, IssueMail } from '../src/app/ports';
 import type { ItemSnapshot } from '../src/domain/issues';
 import type { NewsletterRequest } from '../src/domain/newsletter';
 import { dueAutoReleases, dueSends, issueCollection, issueRepository } from '../src/store/issues';
@@ -24,9 +25,26 @@ let feed: FeedSnapshot;
 let reads = 0;
 const clock = fixedClock('2026-11-24T07:59:00.000Z');
 let ids = 0;
-/** What the sender was handed (issue ids), and whether it fails. */
-const handed: string[] = [];
-let senderFails = false;
+/**
+ * The audience as a scripted IssueMail walks it (the port the messaging service's audience pages plug
+ * into): recipient ids in order, two per page. `failAt`: the cursor whose page fails (messaging down).
+ */
+const audience = ['r1', 'r2', 'r3', 'r4', 'r5'];
+const asked: string[] = [];
+const mailed = new Map<string, string[]>();
+let failAt: string | null = null;
+const mail: IssueMail = {
+  async queuePage(issue, _newsletter, after) {
+    asked.push(after);
+    if (after === failAt) throw new Error('messaging is down');
+    const start = after === '' ? 0 : audience.indexOf(after) + 1;
+    const page = audience.slice(start, start + 2);
+    const got = mailed.get(issue.id) ?? [];
+    mailed.set(issue.id, [...got, ...page.filter((r) => !got.includes(r))]);
+    return { recipientCount: page.length, next: start + 2 >= audience.length ? '' : page[page.length - 1] };
+  },
+  deliveredCounts: async (_accountId, issueIds) => new Map(issueIds.map((id) => [id, mailed.get(id)?.length ?? 0])),
+};
 
 const feeds: FeedReader = {
   async read() {
@@ -42,12 +60,9 @@ function depsOf(s: Store): NewsletterDeps {
     items: itemRepository(s),
     issues: issueRepository(s),
     feeds,
-    sender: {
-      send: async (issue) => {
-        if (senderFails) throw new Error('messaging is down');
-        handed.push(issue.id);
-      },
-    },
+    mail,
+    outbox: outboxRepository(s),
+    notifyOutbox: () => undefined,
     catalog: { requireSegment: async () => undefined, requireTopic: async () => undefined, requireSenderProfile: async () => undefined },
     pollIntervalMs: 600_000,
     now: clock.now,
@@ -164,30 +179,44 @@ it('a manual check waits for the lease a poll holds, then answers rss_check_in_p
   expect(reads).toBe(before);
 });
 
-it('released issues are due rows for the sender: handed over once, retried after a failure, never lost to a restart', async () => {
+it('released issues are sent through due rows: page by page, resumed at the last queued page after a failure, SENT once with one rss.issue_sent', async () => {
   const deps = depsOf(store);
   clock.set('2026-11-24T11:00:00.000Z');
   feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [] };
   const n = await createNewsletter(deps, ACCOUNT, request({}));
   feed = { ...feed, items: [item(30, clock.now())] };
   const sends = dueSends(issueCollection(store));
-  // Earlier tests released issues too: hand those over first.
-  for (const row of await sends.claim(clock.now(), 60_000, 100)) await handOverIssue(deps, row.accountId, row.newsletterId, row._id);
-  handed.length = 0;
-  senderFails = true;
+  // Earlier tests released issues too: send those first.
+  for (const row of await sends.claim(clock.now(), 60_000, 100)) await sendIssue(deps, row.accountId, row.newsletterId, row._id);
+  asked.length = 0;
+  failAt = 'r2';
   const { issueId } = await checkNewsletter(deps, ACCOUNT, n.id);
   let claimed = await sends.claim(clock.now(), 60_000, 10);
   expect(claimed.map((c) => c._id)).toEqual([issueId]);
-  await handOverIssue(deps, ACCOUNT, n.id, issueId!);
-  expect(handed).toEqual([]);
-  expect((await deps.issues.get(ACCOUNT, n.id, issueId!))?.sendDueAt).toEqual(new Date(clock.now().getTime() + SEND_RETRY_MS));
+  await sendIssue(deps, ACCOUNT, n.id, issueId!);
+  // The first page is queued and recorded; the second failed: SENDING, due again later.
+  let issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
+  expect(issue).toMatchObject({ status: 'SENDING', sendCursor: 'r2', recipientCount: 2, sentAt: null, sendDueAt: new Date(clock.now().getTime() + SEND_RETRY_MS) });
   expect(await sends.claim(clock.now(), 60_000, 10)).toEqual([]);
-  senderFails = false;
+  failAt = null;
   clock.advance(SEND_RETRY_MS);
   claimed = await sends.claim(clock.now(), 60_000, 10);
   expect(claimed.map((c) => c._id)).toEqual([issueId]);
-  await handOverIssue(deps, ACCOUNT, n.id, issueId!);
-  expect(handed).toEqual([issueId]);
+  await sendIssue(deps, ACCOUNT, n.id, issueId!);
+  // Resumed at the stored cursor: the first page was never asked again.
+  expect(asked).toEqual(['', 'r2', 'r2', 'r4']);
+  issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
+  expect(issue).toMatchObject({ status: 'SENT', recipientCount: 5, sentAt: clock.now(), sendDueAt: null });
+  expect(mailed.get(issueId!)).toEqual(audience);
+  // Sent again (a redelivered claim): nothing is asked, no second fact.
+  await sendIssue(deps, ACCOUNT, n.id, issueId!);
+  expect(asked).toHaveLength(4);
+  const facts = (await store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({})).filter((f) => (f.payload as { issueId?: string }).issueId === issueId);
+  expect(facts.map((f) => [f.subject, f.payload])).toEqual([
+    ['domain.rss.issue_sent', { type: 'rss.issue_sent', accountId: ACCOUNT, occurredAt: clock.now().toISOString(), newsletterId: n.id, issueId, itemCount: 1, recipientCount: 5 }],
+  ]);
   expect(await sends.nextDueAt()).toBeNull();
-  expect((await deps.issues.get(ACCOUNT, n.id, issueId!))?.status).toBe('RELEASED');
+  // The list shows what the messaging service counts as delivered.
+  const { items } = await listIssues(deps, ACCOUNT, n.id, 1, 10);
+  expect(items.find((i) => i.id === issueId)).toMatchObject({ status: 'SENT', recipientCount: 5, deliveredCount: 5 });
 });

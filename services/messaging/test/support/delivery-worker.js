@@ -15,7 +15,7 @@ const { smtpTransport } = require('../../dist/clients/smtp-transport');
 const { AccountSendRate } = require('../../dist/domain/send-rate');
 const { startEmailJobs } = require('../../dist/events/email-jobs');
 const { messageCollections, messagesOf } = require('../../dist/store/messages');
-const { outboxRepository } = require('../../dist/store/outbox');
+const { outboxRepository } = require('@mailer/nats');
 const { suppressionCollection } = require('../../dist/store/suppressions');
 
 async function main() {

@@ -1,7 +1,7 @@
 // Use case PollNewsletter: read the feed once and act on what is new, as the poller does when a
 // newsletter is due and as POST /rss-newsletters/{id}/check does now. New items queue (PENDING);
 // the trigger mode decides whether the queue makes an issue (domain/issues.ts); an issue is
-// RELEASED at once (AUTO, then handed to the sender) or waits PENDING_REVIEW (REVIEW).
+// RELEASED at once (AUTO, then sent by the send poller) or waits PENDING_REVIEW (REVIEW).
 //
 // A failing read records `lastError` and changes nothing else: no partial issue, and the next poll
 // retries. The caller holds the newsletter's lease; the outcome record releases it.
@@ -14,7 +14,7 @@ import type { IssueRepository } from '../store/issues';
 import type { ItemRepository } from '../store/items';
 import type { NewsletterRepository, PollChanges } from '../store/newsletters';
 import { feedFailure } from './feed-errors';
-import type { FeedReader, IssueSender } from './ports';
+import type { FeedReader } from './ports';
 
 export interface PollDeps {
   store: Store;
@@ -22,13 +22,12 @@ export interface PollDeps {
   items: ItemRepository;
   issues: IssueRepository;
   feeds: FeedReader;
-  sender: IssueSender;
   pollIntervalMs: number;
   now(): Date;
   newId(): string;
   /** An issue waits for review until `at`: the auto-release poller is told. */
   wakeAutoRelease(at: Date): void;
-  /** A released issue is due to be handed to the sender at `at`: the send poller is told. */
+  /** A released issue's mail is due at `at`: the send poller is told. */
   wakeSend(at: Date): void;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -112,6 +111,7 @@ async function buildIssue(deps: PollDeps, newsletter: Newsletter, at: { now: Dat
     sentAt: null,
     recipientCount: 0,
     deliveredCount: 0,
+    sendCursor: '',
     ...initialIssueState(newsletter.releasePolicy, newsletter.reviewAutoReleaseMinutes, at.now),
   };
   // The items leave the queue in the same write that makes the issue: an item is in one issue at most.

@@ -1,7 +1,6 @@
 // What the use cases need from outside the service, as interfaces: the feed reader (clients/feeds.ts
 // adapts the feed fetcher of domain/feed.ts), the services that validate ids (clients/peers.ts), and
-// the sending of a released issue (a port that the audience fan-out of the messaging service plugs
-// into; until it does, a RELEASED issue stays RELEASED).
+// the mail of a released issue (the audience pages of the messaging service).
 import type { Issue, ItemSnapshot } from '../domain/issues';
 import type { Newsletter } from '../domain/newsletter';
 
@@ -32,15 +31,13 @@ export interface AccountCatalog {
 }
 
 /**
- * Sends a RELEASED issue to the newsletter's audience (RELEASED -> SENDING -> SENT, counts on the
- * issue). Called once per release; must be idempotent per issue, since a restart calls it again for
- * issues still RELEASED.
+ * The issue's mail, through the messaging service's AudienceSendService: the newsletter's audience
+ * (segment, topic, ACTIVE, not suppressed) walked page by page. A page asked again (a retry, a restart
+ * mid-send) queues nobody twice: each recipient gets at most one mail per issue.
  */
-export interface IssueSender {
-  send(issue: Issue, newsletter: Newsletter): Promise<void>;
+export interface IssueMail {
+  /** Queues the recipients after `after`; `next` is the cursor of the following page, '' at the end. */
+  queuePage(issue: Issue, newsletter: Newsletter, after: string): Promise<{ recipientCount: number; next: string }>;
+  /** Delivered mails by issue id, for issues that have mail. */
+  deliveredCounts(accountId: string, issueIds: string[]): Promise<Map<string, number>>;
 }
-
-/** No audience sending in this build: released issues wait, RELEASED, for the sender to be plugged in. */
-export const holdReleasedIssues: IssueSender = {
-  async send() {},
-};

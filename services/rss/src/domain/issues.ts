@@ -39,8 +39,10 @@ export interface Issue {
   deliveredCount: number;
   /** PENDING_REVIEW with reviewAutoReleaseMinutes: when the auto-release poller releases it. */
   autoReleaseAt: Date | null;
-  /** RELEASED and not yet handed to the sender: when the send poller hands it over (again). */
+  /** RELEASED or SENDING: when the send poller (re)starts queueing its mail. */
   sendDueAt: Date | null;
+  /** SENDING: the audience cursor after the last page queued ('' before the first page). */
+  sendCursor: string;
 }
 
 /** What the newsletter has already seen: item keys, and links (the changed-guid rule). */
@@ -122,6 +124,18 @@ export const templateItem = (i: ItemSnapshot) => ({
   imageUrl: i.imageUrl,
 });
 
+/** The newsletter as templates see it. */
+const templateNewsletter = (n: Pick<Newsletter, 'name' | 'feedTitle' | 'siteUrl'>) => ({ name: n.name, feedTitle: n.feedTitle, siteUrl: n.siteUrl });
+
+/** The render values of an issue's mail besides `subscriber` (API.md: `items` and `newsletter`). */
+export const issueValues = (newsletter: Pick<Newsletter, 'name' | 'feedTitle' | 'siteUrl'>, items: readonly ItemSnapshot[]) => ({
+  items: items.map(templateItem),
+  newsletter: templateNewsletter(newsletter),
+});
+
+/** The key of an issue's send at the messaging service: one mail per recipient per key. */
+export const issueSendKey = (issueId: string) => `rss-issue:${issueId}`;
+
 /**
  * The issue's subject from `subjectPattern` with `items` and `newsletter` (no `subscriber`: the list
  * shows one subject per issue; per-recipient subjects are rendered when mail is sent). A pattern that
@@ -131,7 +145,7 @@ export function issueSubject(newsletter: Pick<Newsletter, 'name' | 'subjectPatte
   try {
     const out = liquid.parseAndRenderSync(
       newsletter.subjectPattern,
-      { items: items.map(templateItem), newsletter: { name: newsletter.name, feedTitle: newsletter.feedTitle, siteUrl: newsletter.siteUrl }, subscriber: {} },
+      { ...issueValues(newsletter, items), subscriber: {} },
       { templateLimit: SUBJECT_RENDER_LIMIT_MS, renderLimit: SUBJECT_RENDER_LIMIT_MS } as never,
     );
     const line = String(out).replace(/\s+/g, ' ').trim();

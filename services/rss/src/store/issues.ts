@@ -43,6 +43,7 @@ export const issueSchema = new Schema(
     deliveredCount: { type: Number, default: 0 },
     autoReleaseAt: { type: Date, default: null },
     sendDueAt: { type: Date, default: null },
+    sendCursor: { type: String, default: '' },
     leaseUntil: { type: Date, default: null },
   },
   { versionKey: false, minimize: false },
@@ -55,7 +56,7 @@ issueSchema.index({ sendDueAt: 1 });
 
 const toIssue = (doc: IssueDoc): Issue => {
   const { _id, leaseUntil: _leaseUntil, ...rest } = doc;
-  return { id: _id, ...rest, items: rest.items.map((i) => ({ ...i, publishedAt: i.publishedAt ?? null })) };
+  return { id: _id, ...rest, sendCursor: rest.sendCursor ?? '', items: rest.items.map((i) => ({ ...i, publishedAt: i.publishedAt ?? null })) };
 };
 
 export interface IssueRepository {
@@ -65,8 +66,16 @@ export interface IssueRepository {
   page(accountId: string, newsletterId: string, pageNumber: number, pageSize: number): Promise<{ items: Issue[]; total: number }>;
   /** A status change guarded by the current status; null when the issue was not in `from`. */
   transition(accountId: string, newsletterId: string, issueId: string, from: IssueStatus, changes: Partial<Pick<Issue, 'status' | 'releasedAt' | 'sentAt' | 'sendDueAt'>>): Promise<Issue | null>;
-  /** The sender took the issue (null) or failed (a later time); the send poller's lease is given back. */
+  /** The send stopped: due again at a later time (a failure) or never (null); the send poller's lease is given back. */
   setSendDue(accountId: string, newsletterId: string, issueId: string, sendDueAt: Date | null): Promise<void>;
+  /**
+   * A page of the issue's mail is queued: the cursor moves from `from` to `to`, the count grows and
+   * the send poller's lease is renewed until `leaseUntil`. Null when the cursor was no longer `from`
+   * (another replica's send moved it): this send stops.
+   */
+  recordSendProgress(accountId: string, newsletterId: string, issueId: string, from: string, to: { sendCursor: string; recipientCount: number; leaseUntil: Date }): Promise<Issue | null>;
+  /** SENDING -> SENT at the cursor `from`, in the caller's transaction; false when it was not so. */
+  completeSend(accountId: string, newsletterId: string, issueId: string, from: string, done: { sentAt: Date; recipientCount: number }, tx: Transaction): Promise<boolean>;
   deleteAll(accountId: string, newsletterId: string): Promise<void>;
 }
 
@@ -98,23 +107,32 @@ export function issueRepository(store: Store): IssueRepository {
     async setSendDue(accountId, newsletterId, issueId, sendDueAt) {
       await issues.updateOne({ _id: issueId, accountId, newsletterId }, { $set: { sendDueAt, leaseUntil: null } });
     },
+    async recordSendProgress(accountId, newsletterId, issueId, from, to) {
+      const doc = await issues.findOneAndUpdate({ _id: issueId, accountId, newsletterId, status: 'SENDING', sendCursor: from }, { $set: to }, { returnDocument: 'after' });
+      return doc && toIssue(doc);
+    },
+    async completeSend(accountId, newsletterId, issueId, from, done, tx) {
+      const changes = { status: 'SENT' as const, ...done, sendDueAt: null, leaseUntil: null };
+      return (await issues.updateOne({ _id: issueId, accountId, newsletterId, status: 'SENDING', sendCursor: from }, { $set: changes }, { tx })).matchedCount > 0;
+    },
     async deleteAll(accountId, newsletterId) {
       await issues.deleteMany({ accountId, newsletterId });
     },
   };
 }
 
-/** The send poller's view: RELEASED issues due to be handed to the sender, of every account. */
+/** The send poller's view: RELEASED and SENDING issues due to (re)start their mail, of every account. */
 export function dueSends(issues: Collection<IssueDoc>) {
-  return claimsOn(issues, 'RELEASED', 'sendDueAt');
+  return claimsOn(issues, ['RELEASED', 'SENDING'], 'sendDueAt');
 }
 
 /** The auto-release poller's view: PENDING_REVIEW issues whose review time is over, of every account. */
 export function dueAutoReleases(issues: Collection<IssueDoc>) {
-  return claimsOn(issues, 'PENDING_REVIEW', 'autoReleaseAt');
+  return claimsOn(issues, ['PENDING_REVIEW'], 'autoReleaseAt');
 }
 
-function claimsOn(issues: Collection<IssueDoc>, status: IssueStatus, dueField: 'autoReleaseAt' | 'sendDueAt') {
+function claimsOn(issues: Collection<IssueDoc>, statuses: IssueStatus[], dueField: 'autoReleaseAt' | 'sendDueAt') {
+  const status = statuses.length === 1 ? statuses[0] : { $in: statuses };
   return {
     async claim(now: Date, leaseMs: number, limit: number): Promise<Array<Pick<IssueDoc, '_id' | 'accountId' | 'newsletterId'>>> {
       const candidates = await issues.find({ status, [dueField]: { $lte: now } }, { sort: { [dueField]: 1 }, limit, projection: { _id: 1, leaseUntil: 1 } });
