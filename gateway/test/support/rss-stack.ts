@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -8,7 +9,7 @@ import { api, startUsageSources, type Api, type UsageSources } from './subscribe
 
 /**
  * RSS newsletters end to end: a real nats-server; the real subscriber (topics), segment (segments),
- * messaging (sender profiles; sending paused), form (asked by messaging) and rss service processes wired to each other; a real
+ * messaging (sender profiles, the issues' mail; sending paused unless a test gives a relay), form (asked by messaging) and rss service processes wired to each other; a real
  * gateway. Feeds are served by `feeds`, a local HTTP server whose documents a test sets per path; the
  * rss service reads them through the outbound guard with the local runner's exceptions (http,
  * loopback). Field usage sources the subscriber service asks are in-process doubles.
@@ -19,8 +20,11 @@ export interface RssStack {
   gw: GatewayHandle;
   feeds: FeedServer;
   account(name: string): Promise<Api>;
-  /** SIGTERM of the rss service, then a new process on the same data, ports and settings. */
-  restartRss(): Promise<void>;
+  messaging: RunningProcess;
+  /** SIGTERM (or kill -9) of the rss service, then a new process on the same data, ports and settings. */
+  restartRss(opts?: { kill9?: boolean }): Promise<void>;
+  /** The same for the messaging service. */
+  restartMessaging(opts?: { kill9?: boolean }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -74,12 +78,17 @@ export function rss2(title: string, items: Array<{ guid: string; title: string; 
   return `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>${title}</title><link>https://blog.example/</link><description>d</description>${entries}</channel></rss>`;
 }
 
-export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): Promise<RssStack> {
+/**
+ * `messagingEnv`: e.g. a capture relay as SMTP_URL with MAIL_SEND_PAUSED 'false', to read the mail
+ * issues send (by default sending is paused: mail stays queued).
+ */
+export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv; messagingEnv?: NodeJS.ProcessEnv } = {}): Promise<RssStack> {
   const stack = await startStack(0);
   const usage: UsageSources = await startUsageSources();
   const feeds = await startFeedServer();
   const started: Array<{ stop(): Promise<void> }> = [];
   const dirs: string[] = [];
+  let messaging: RunningProcess | undefined;
   try {
     const subscriberAddress = `127.0.0.1:${await freePort()}`;
     const segment: RunningService = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
@@ -102,16 +111,27 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
     const form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
     started.push(form);
     const rssAddress = `127.0.0.1:${await freePort()}`;
-    const messaging = await startService('messaging', {
+    const messagingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
+    dirs.push(messagingDir);
+    const messagingHttpAddr = `127.0.0.1:${await freePort()}`;
+    const messagingEnv: NodeJS.ProcessEnv = {
+      LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
       NATS_URL: stack.nats.url,
+      DATA_DIR: messagingDir,
+      MESSAGING_GRPC_ADDR: `127.0.0.1:${await freePort()}`,
+      MESSAGING_HTTP_ADDR: messagingHttpAddr,
+      BOUNCE_SMTP_PORT: String(await freePort()),
+      TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
       RSS_GRPC_ADDR: rssAddress,
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
       FORM_GRPC_ADDR: form.address,
       PUBLIC_BASE_URL: 'https://mail.rss.test',
       MAIL_SEND_PAUSED: 'true',
-    });
-    started.push(messaging);
+      ...opts.messagingEnv,
+    };
+    messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
     const rssDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-rss-'));
     dirs.push(rssDir);
     const rssEnv: NodeJS.ProcessEnv = {
@@ -122,7 +142,7 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       RSS_GRPC_ADDR: rssAddress,
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
-      MESSAGING_GRPC_ADDR: messaging.address,
+      MESSAGING_GRPC_ADDR: messagingEnv.MESSAGING_GRPC_ADDR,
       OUTBOUND_ALLOW_HTTP: 'true',
       OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8',
       ...opts.rssEnv,
@@ -132,7 +152,8 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       NATS_URL: stack.nats.url,
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
-      MESSAGING_GRPC_ADDR: messaging.address,
+      MESSAGING_GRPC_ADDR: messagingEnv.MESSAGING_GRPC_ADDR,
+      MESSAGING_HTTP_ADDR: messagingHttpAddr,
       RSS_GRPC_ADDR: rssEnv.RSS_GRPC_ADDR,
       GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
     });
@@ -141,6 +162,9 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       get rss() {
         return rss;
       },
+      get messaging() {
+        return messaging!;
+      },
       gw,
       feeds,
       async account(name) {
@@ -148,13 +172,20 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
         await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
         return api(gw, apiKey, accountId);
       },
-      async restartRss() {
-        await rss.stop();
+      async restartRss(o = {}) {
+        if (o.kill9) await rss.kill9();
+        else await rss.stop();
         rss = await spawnReady('services/rss/dist/main.js', rssEnv);
+      },
+      async restartMessaging(o = {}) {
+        if (o.kill9) await messaging.kill9();
+        else await messaging.stop();
+        messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
       },
       async stop() {
         await gw.stop();
         await rss.stop();
+        await messaging.stop();
         for (const p of started.reverse()) await p.stop();
         await feeds.close();
         await usage.close();
@@ -163,6 +194,7 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv } = {}): 
       },
     };
   } catch (err) {
+    if (messaging) await messaging.stop().catch(() => undefined);
     for (const p of started.reverse()) await p.stop().catch(() => undefined);
     await feeds.close();
     await usage.close();

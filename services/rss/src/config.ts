@@ -13,6 +13,8 @@ export const configSchema = z.object({
   RSS_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** Feeds read at once by this process's poller. */
   RSS_POLL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Recipients per page of an issue's mail: one messaging call, one store transaction, one stored cursor. */
+  RSS_SEND_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
 });
 export type Config = z.infer<typeof configSchema>;
 

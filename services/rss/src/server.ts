@@ -41,7 +41,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     PEER_DEADLINE_MS,
     ctx.logger,
   );
-  const mail = issueMail(ctx.config.MESSAGING_GRPC_ADDR, ctx.logger);
+  const mail = issueMail(ctx.config.MESSAGING_GRPC_ADDR, ctx.config.RSS_SEND_PAGE_SIZE, ctx.logger);
   // Both pollers exist before the handlers that wake them; they start looking at the store at once.
   let wakePoller = (_at: Date) => {};
   let wakeAutoRelease = (_at: Date) => {};

@@ -5,11 +5,10 @@ import { audienceSendsV1, emailMessagesV1 } from '@mailer/proto';
 import type { IssueMail } from '../app/ports';
 import { issueSendKey, issueValues } from '../domain/issues';
 
-/** One page renders and stores up to 500 mails: far more than a lookup's deadline. */
+/** One page renders and stores up to 1,000 mails: far more than a lookup's deadline. */
 const PAGE_DEADLINE_MS = 120_000;
-export const ISSUE_PAGE_SIZE = 500;
 
-export function issueMail(address: string, logger?: Logger): IssueMail & { close(): void } {
+export function issueMail(address: string, pageSize: number, logger?: Logger): IssueMail & { close(): void } {
   const client = peerClient(createClient(audienceSendsV1.AudienceSendServiceClient, address, PAGE_DEADLINE_MS), {
     service: 'messaging',
     errorId: 'service_unavailable',
@@ -32,7 +31,7 @@ export function issueMail(address: string, logger?: Logger): IssueMail & { close
         segmentId: newsletter.segmentId ?? undefined,
         topicId: newsletter.topicId ?? undefined,
         afterSubscriberId: after,
-        pageSize: ISSUE_PAGE_SIZE,
+        pageSize,
       });
       return { recipientCount: res.recipientCount, next: res.nextAfterSubscriberId };
     },

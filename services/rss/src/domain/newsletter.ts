@@ -20,7 +20,8 @@ export const LIMITS = {
   reviewAutoReleaseMinutes: { min: 1, max: 43_200 },
   maxItemsPerIssue: { min: 1, max: 100, default: 10 },
   subjectMax: 998,
-  htmlMax: 512 * 1024,
+  // The messaging service renders at most 256 KiB per template part (MAX_TEMPLATE_PART_CHARS).
+  htmlMax: 256 * 1024,
   cssMax: 256 * 1024,
 } as const;
 

@@ -1,0 +1,169 @@
+// RSS issues sent as mail (API.md "RSS newsletters", Sending), through the real gateway and the real
+// rss, messaging, subscriber and segment services, a feed served locally and every mail captured by
+// a real SMTP relay: the audience rules (segment TRUE members, ACTIVE, in the topic and not opted out,
+// not suppressed; another account never), Liquid with items / newsletter / subscriber, escaping, CSS
+// inlined, List-Unsubscribe, the counts on the issue, the rss.issue_sent fact, and at most one mail
+// per recipient per issue when the rss service is killed mid-send.
+import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
+import { rss2, startRssStack, type RssStack } from './support/rss-stack';
+import { expectStatus, INSTANT_PATTERN, type Api } from './support/subscriber-stack';
+
+jest.setTimeout(240_000);
+
+let relay: CaptureRelay;
+let env: RssStack;
+let a: Api;
+let b: Api;
+let profileA: string;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  relay = await startCaptureRelay();
+  // Small pages: a send of a few hundred recipients takes many pages, so a kill lands mid-send.
+  env = await startRssStack({ messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' }, rssEnv: { RSS_SEND_PAGE_SIZE: '25' } });
+  a = await env.account('send-a');
+  b = await env.account('send-b');
+  profileA = expectStatus(await a.post('/sender-profiles', { name: 'Blog', fromEmail: 'blog@example.com', fromName: 'The Blog' }), 201).id;
+  expectStatus(await b.post('/sender-profiles', { name: 'Other', fromEmail: 'other@example.com', fromName: 'Other' }), 201);
+});
+afterAll(async () => {
+  await env?.stop();
+  await relay?.close();
+});
+
+let feedSeq = 0;
+function feed(items: Array<{ guid: string; title: string }>) {
+  const path = `/send/${++feedSeq}.xml`;
+  const set = (next: Array<{ guid: string; title: string }>) => env.feeds.set(path, { body: rss2('Fish Blog', next) });
+  set(items);
+  return { url: `${env.feeds.origin}${path}`, set };
+}
+
+/** The issue once its mail is queued and `delivered` of it delivered (the list reads the count from messaging). */
+async function issueOnceDelivered(api: Api, newsletterId: string, issueId: string, delivered: number) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const page = expectStatus(await api.get(`/rss-newsletters/${newsletterId}/issues`), 200);
+    const issue = page.items.find((i: { id: string }) => i.id === issueId);
+    if ((issue?.status === 'SENT' && issue.deliveredCount >= delivered) || Date.now() > deadline) return issue;
+    await sleep(250);
+  }
+}
+
+/** The last rss.issue_sent fact on DOMAIN (read in place: no consumer is created). */
+async function lastIssueSentFact() {
+  const jsm = await env.stack.nc.jetstreamManager();
+  const m = await jsm.streams.getMessage('DOMAIN', { last_by_subj: 'domain.rss.issue_sent' });
+  return m.json<Record<string, unknown>>();
+}
+
+it('sends an issue to its audience only: segment members, ACTIVE, in the topic, not opted out, not suppressed; rendered, escaped, CSS inlined, List-Unsubscribe; counts and rss.issue_sent', async () => {
+  const topic = expectStatus(await a.post('/topics', { label: 'Fish news' }), 201);
+  const seg = expectStatus(
+    await a.post('/segments', {
+      name: 'Anglers',
+      expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'TEXT_ENDS_WITH', operand: { kind: 'TEXT', text: '@anglers.test' } }] }] },
+    }),
+    201,
+  );
+  const add = async (api: Api, email: string, extra: Record<string, unknown> = {}, topics = [topic.id]) => {
+    const s = expectStatus(await api.post('/subscribers', { email, ...extra }), 201);
+    if (topics.length) expectStatus(await api.put(`/subscribers/${s.id}/topics`, { topicIds: topics }), 200);
+    return s;
+  };
+  await add(a, 'ann@anglers.test', { firstName: 'Ann' });
+  await add(a, 'bob@anglers.test', { firstName: '<b>Bob</b>' });
+  await add(a, 'out-of-segment@other.test', { firstName: 'Olga' });
+  await add(a, 'unsubscribed@anglers.test', { subscriberStatus: 'UNSUBSCRIBED' });
+  await add(a, 'unconfirmed@anglers.test', { subscriberStatus: 'UNCONFIRMED' });
+  await add(a, 'no-topic@anglers.test', {}, []);
+  const optedOut = await add(a, 'opted-out@anglers.test');
+  expectStatus(await a.post(`/subscribers/${optedOut.id}/topics/${topic.id}/opt-out`, {}), 200);
+  await add(a, 'suppressed@anglers.test');
+  expectStatus(await a.post('/suppressions', { email: 'suppressed@anglers.test' }), 201);
+  // Another account's subscriber with a matching address: never in account a's audience.
+  expectStatus(await b.post('/subscribers', { email: 'carl@anglers.test' }), 201);
+  // The segment service projects subscribers from DOMAIN facts: wait until it sees the members.
+  for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
+    const page = expectStatus(await a.get(`/subscribers?segmentId=${seg.id}&pageSize=100`), 200);
+    if (page.items.length >= 7 || Date.now() > deadline) break;
+  }
+
+  const f = feed([{ guid: 'old', title: 'Old catch' }]);
+  const n = expectStatus(
+    await a.post('/rss-newsletters', {
+      name: 'Fish weekly',
+      sourceUrl: f.url,
+      triggerMode: 'INSTANT',
+      senderProfileId: profileA,
+      segmentId: seg.id,
+      topicId: topic.id,
+      subjectPattern: '{{ items[0].title }} for {{ subscriber.firstName | default: "you" }}',
+      htmlContent: '<p class="hi">Hi {{ subscriber.firstName }}, from {{ newsletter.name }}</p>{% for item in items %}<a href="{{ item.link }}">{{ item.title }}</a>{% endfor %}<a href="{{ links.unsubscribe }}">Unsubscribe</a>',
+      cssContent: '.hi { color: #123456; }',
+    }),
+    201,
+  );
+  f.set([{ guid: 'new', title: 'Trout &amp; &lt;chips&gt;' }, { guid: 'old', title: 'Old catch' }]);
+  const { issueId } = expectStatus(await a.post(`/rss-newsletters/${n.id}/check`), 200);
+  const issue = await issueOnceDelivered(a, n.id, issueId, 2);
+  expect(issue).toMatchObject({ status: 'SENT', itemCount: 1, recipientCount: 2, deliveredCount: 2, sentAt: expect.stringMatching(INSTANT_PATTERN) });
+
+  // Nothing else arrives for the issue (a second's grace for a stray mail).
+  await sleep(1_000);
+  const mails = relay.messages.filter((m) => m.rcptTo.some((r) => r.endsWith('@anglers.test') || r.endsWith('@other.test')));
+  expect(mails.map((m) => m.rcptTo[0]).sort()).toEqual(['ann@anglers.test', 'bob@anglers.test']);
+  const ann = relay.receivedFor('ann@anglers.test')[0];
+  expect(ann.subject).toBe('Trout & <chips> for Ann');
+  expect(ann.html).toContain('style="color: #123456;"');
+  expect(ann.html).toContain('Hi Ann, from Fish weekly');
+  // Feed text is escaped in the html: the item title arrives as text, never as markup.
+  expect(ann.html).toContain('Trout &amp; &lt;chips&gt;');
+  expect(ann.headers['list-unsubscribe']).toMatch(/^<https:\/\/mail\.rss\.test\/u\/[^>]+>$/);
+  expect(ann.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
+  const bob = relay.receivedFor('bob@anglers.test')[0];
+  expect(bob.html).toContain('Hi &lt;b&gt;Bob&lt;/b&gt;');
+  expect(bob.html).not.toContain('<b>Bob</b>');
+
+  expect(await lastIssueSentFact()).toEqual({ type: 'rss.issue_sent', accountId: a.accountId, occurredAt: issue.sentAt, newsletterId: n.id, issueId, itemCount: 1, recipientCount: 2 });
+  // The mail is marketing mail of kind RSS in the account's message log.
+  const log = expectStatus(await a.get('/email-messages?email=ann@anglers.test'), 200);
+  expect(log.items).toEqual([expect.objectContaining({ kind: 'RSS', status: 'DELIVERED', subject: 'Trout & <chips> for Ann' })]);
+});
+
+it('kill -9 of the rss service mid-send: the send resumes at its last queued page and every recipient gets the issue exactly once', async () => {
+  const c = await env.account('send-c');
+  expectStatus(await c.post('/sender-profiles', { name: 'Crash', fromEmail: 'crash@example.com', fromName: 'Crash' }), 201);
+  const total = 400;
+  const emails = Array.from({ length: total }, (_, i) => `reader${String(i).padStart(3, '0')}@crash.test`);
+  for (let i = 0; i < total; i += 200) {
+    const res = expectStatus(await c.post('/subscribers/sync', { mode: 'CREATE_ONLY', subscribers: emails.slice(i, i + 200).map((email) => ({ email })) }), 200);
+    expect(res.results.every((r: { outcome: string }) => r.outcome === 'CREATED')).toBe(true);
+  }
+  const f = feed([{ guid: 'c-old', title: 'Old' }]);
+  const n = expectStatus(
+    await c.post('/rss-newsletters', { name: 'Crash digest', sourceUrl: f.url, triggerMode: 'INSTANT', subjectPattern: '{{ items[0].title }}', htmlContent: '<p>{{ items[0].title }}</p>' }),
+    201,
+  );
+  // Delivery is slowed so the queueing is what the kill interrupts, not only the SMTP sends.
+  relay.setDataDelay(20);
+  f.set([{ guid: 'c-new', title: 'Crash news' }, { guid: 'c-old', title: 'Old' }]);
+  const { issueId } = expectStatus(await c.post(`/rss-newsletters/${n.id}/check`), 200);
+  // Kill the rss service once some pages are queued and others are not.
+  let seen: { status: string; recipientCount: number } | undefined;
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
+    seen = expectStatus(await c.get(`/rss-newsletters/${n.id}/issues`), 200).items[0];
+    if (seen && seen.recipientCount > 0) break;
+  }
+  expect(seen).toMatchObject({ status: 'SENDING' });
+  expect(seen!.recipientCount).toBeLessThan(total);
+  await env.restartRss({ kill9: true });
+  relay.setDataDelay(0);
+
+  const issue = await issueOnceDelivered(c, n.id, issueId, total);
+  expect(issue).toMatchObject({ status: 'SENT', recipientCount: total, deliveredCount: total });
+  const received = relay.messages.filter((m) => m.rcptTo[0]?.endsWith('@crash.test')).map((m) => m.rcptTo[0]);
+  expect(received.length).toBe(total);
+  expect(new Set(received).size).toBe(total);
+  expect(await lastIssueSentFact()).toMatchObject({ issueId, recipientCount: total });
+});
