@@ -1,9 +1,10 @@
 import { callLogger } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { signupV1, subscriberReportsV1, subscriberV1 } from '@mailer/proto';
+import { audienceV1, signupV1, subscriberReportsV1, subscriberV1 } from '@mailer/proto';
 import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
+import { audienceHandlers } from './handlers/audience';
 import { bulkTaggingHandlers } from './handlers/bulk-tagging';
 import { deliveryStatusHandlers } from './handlers/delivery-status';
 import { fieldHandlers } from './handlers/fields';
@@ -52,6 +53,7 @@ export async function setup(service: ServiceRuntime<Config>): Promise<Array<() =
     ...fieldHandlers(deps), ...tagHandlers(deps), ...topicHandlers(deps),
   });
   service.grpc.add(signupV1.SignupServiceService, signupHandlers(deps));
+  service.grpc.add(audienceV1.AudienceServiceService, audienceHandlers(deps));
   service.grpc.add(subscriberReportsV1.SubscriberReportServiceService, subscriberReportHandlers(deps));
   return [async () => usage.close(), async () => members.close()];
 }

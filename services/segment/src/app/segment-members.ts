@@ -2,11 +2,11 @@
 // list's filters, over the contact projection. The subscriber service's ListSubscribers (segment_id)
 // asks it for the page of ids, the total and the status counts, then loads the overviews from its own
 // store, so each service keeps reading only its own data and no id list of a whole segment travels.
-import { invalid, notFound } from '@mailer/kit';
+import { invalid } from '@mailer/kit';
 import type { Filter } from '../domain/compile';
 import type { ContactReads } from '../store/contact-reads';
 import { repositoriesOf, type SegmentDeps } from './deps';
-import { compileFor } from './segments';
+import { compileFor, loadSegment } from './segments';
 
 
 /** The subscriber statuses, in the order of SegmentMemberStatusCounts. */
@@ -37,7 +37,7 @@ function pageWindow(pageNumber: number, pageSize: number): { skip: number; limit
   return { skip: (number - 1) * size, limit: size };
 }
 
-const optionalId = (raw: string | undefined, path: string): string | undefined => {
+export const optionalId = (raw: string | undefined, path: string): string | undefined => {
   if (raw === undefined || raw === '') return undefined;
   if (raw.length > ID_MAX) throw invalid('validation_failed', `${path} is too long`, [{ path, problem: 'too long' }]);
   return raw.toLowerCase();
@@ -61,6 +61,18 @@ async function page(contacts: ContactReads, filter: Filter, total: number, skip:
   return docs.map((c) => c._id).reverse();
 }
 
+/**
+ * The saved segment's TRUE filter (members only, never UNKNOWN), once the projection has caught up:
+ * member pages and audience pages (segment-audience.ts) read the same compiled filter.
+ * NOT_FOUND segment_not_found for a segment the account does not have.
+ */
+export async function memberFilter(deps: SegmentDeps, accountId: string, rawSegmentId: string | undefined): Promise<Filter> {
+  // Read-after-write first: an acknowledged subscriber write is in the projection before we read it.
+  await deps.awaitProjection?.();
+  const doc = await loadSegment(deps, accountId, String(rawSegmentId ?? '').toLowerCase());
+  return (await compileFor(deps, accountId, doc.expression)).trueFilter;
+}
+
 /** ListSegmentMembers' input, as in the request (checked here). */
 export interface MemberQuery {
   segmentId: string;
@@ -79,7 +91,7 @@ export interface SegmentMembersPage {
 }
 
 export async function listSegmentMembers(deps: SegmentDeps, accountId: string, req: MemberQuery): Promise<SegmentMembersPage> {
-  const { segments, contacts } = repositoriesOf(deps, accountId);
+  const { contacts } = repositoriesOf(deps, accountId);
   const { skip, limit } = pageWindow(req.pageNumber, req.pageSize);
   const status = req.status === undefined || req.status === '' ? undefined : (req.status as Status);
   if (status !== undefined && !SUBSCRIBER_STATUSES.includes(status)) throw invalid('validation_failed', `unknown status ${String(req.status).slice(0, 40)}`, [{ path: 'status', problem: 'not a SubscriberStatus' }]);
@@ -88,14 +100,8 @@ export async function listSegmentMembers(deps: SegmentDeps, accountId: string, r
   if ((req.search ?? '').length > SEARCH_MAX) throw invalid('validation_failed', `search is longer than ${SEARCH_MAX} characters`, [{ path: 'search', problem: 'too long' }]);
   const prefix = req.search ? prefixPattern(req.search) : undefined;
 
-  // Read-after-write first: an acknowledged subscriber write is in the projection before we read it.
-  await deps.awaitProjection?.();
-  const segmentId = String(req.segmentId ?? '').toLowerCase();
-  const doc = segmentId === '' || segmentId.length > ID_MAX ? null : await segments.get(segmentId);
-  if (!doc) throw notFound('segment_not_found', `segment ${segmentId} does not exist`);
-
   // The list filters, exactly as the subscriber service applies them to its own store.
-  const narrowing: Filter[] = [(await compileFor(deps, accountId, doc.expression)).trueFilter];
+  const narrowing: Filter[] = [await memberFilter(deps, accountId, req.segmentId)];
   if (tagId) narrowing.push({ tags: tagId });
   if (topicId) narrowing.push({ topics: topicId });
   if (prefix) narrowing.push({ $or: [{ email: { $regex: prefix } }, { firstName: { $regex: prefix, $options: 'i' } }] });

@@ -1,14 +1,15 @@
-// SegmentService.ListSegmentMembers and EvaluateSegmentMember: gRPC <-> domain; the use cases are
-// app/segment-members.ts and app/evaluate-member.ts.
+// SegmentService.ListSegmentMembers, ListSegmentAudience and EvaluateSegmentMember: gRPC <-> domain;
+// the use cases are app/segment-members.ts, app/segment-audience.ts and app/evaluate-member.ts.
 import { accountOf, type AsyncHandlers } from '@mailer/kit';
 import type { segmentV1 } from '@mailer/proto';
 import type { SegmentDeps } from '../app/deps';
 import { evaluateSegmentMember } from '../app/evaluate-member';
+import { listSegmentAudience } from '../app/segment-audience';
 import { listSegmentMembers } from '../app/segment-members';
 import { Memberships, SubscriberStatuses } from './mapping';
 
 
-export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers' | 'evaluateSegmentMember'> {
+export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers' | 'listSegmentAudience' | 'evaluateSegmentMember'> {
   return {
     async listSegmentMembers(req) {
       // Absent or UNSPECIFIED: any status; a value without a name goes on as its number, which the use case refuses (validation_failed).
@@ -26,6 +27,9 @@ export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.
           blocked: String(counts.BLOCKED),
         },
       };
+    },
+    async listSegmentAudience(req) {
+      return listSegmentAudience(deps, accountOf(req), req);
     },
     async evaluateSegmentMember(req) {
       const { result, contactFound } = await evaluateSegmentMember(deps, accountOf(req), { segmentId: req.segmentId, subscriberId: req.subscriberId });

@@ -47,6 +47,8 @@ export const contactSchema = new Schema(
 );
 // Every segment query is scoped to one account, so accountId leads every index.
 contactSchema.index({ accountId: 1, registeredAt: 1, _id: 1 });
+// Audience pages (ListSegmentAudience): ACTIVE contacts in id order after a cursor, a range walk.
+contactSchema.index({ accountId: 1, subscriberStatus: 1, _id: 1 });
 contactSchema.index({ accountId: 1, email: 1 });
 contactSchema.index({ accountId: 1, tags: 1 });
 contactSchema.index({ accountId: 1, topics: 1 });

@@ -1,5 +1,6 @@
-// The segment service's members of a saved segment (SegmentService.ListSegmentMembers): the page of
-// subscriber ids, the total and the status counts for ListSubscribers with a segment_id. The segment
+// The segment service's members of a saved segment: SegmentService.ListSegmentMembers (the page of
+// subscriber ids, the total and the status counts for ListSubscribers with a segment_id) and
+// ListSegmentAudience (a send's recipients, ListAudience with a segment_id). The segment
 // service owns the contact projection and the expression compiler; this service loads the overviews.
 import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { segmentV1, subscriberV1 } from '@mailer/proto';
@@ -17,6 +18,8 @@ export interface SegmentMembers {
    * deadline) is UNAVAILABLE `segment_service_unavailable`.
    */
   list(req: SegmentMembersQuery): Promise<segmentV1.ListSegmentMembersResponse>;
+  /** One page of the segment's ACTIVE members in id order after a cursor (ListAudience); errors as list's. */
+  audience(req: segmentV1.ListSegmentAudienceRequest): Promise<segmentV1.ListSegmentAudienceResponse>;
   close(): void;
 }
 
@@ -29,6 +32,7 @@ export function segmentMembers(address: string, deadlineMs: number, logger?: Log
   });
   return {
     list: (req) => client.listSegmentMembers({ ...req, status: req.status === undefined ? undefined : SubscriberStatuses.toProto(req.status) }),
+    audience: (req) => client.listSegmentAudience(req),
     close: () => client.close(),
   };
 }

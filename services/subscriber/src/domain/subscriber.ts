@@ -52,6 +52,25 @@ export function pageWindow(pageNumber: number, pageSize: number): { pageNumber: 
   return { pageNumber: number, pageSize: size, skip: (number - 1) * size };
 }
 
+/** A send's audience page (ListAudience): 1..1000 subscribers, 0 meaning 500. */
+export function audiencePageSize(pageSize: number): number {
+  const size = pageSize || 500;
+  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
+    throw invalid('validation_failed', `pageSize must be 1..${MAX_PAGE_SIZE} (0: 500)`, [{ path: 'pageSize', problem: `not 0..${MAX_PAGE_SIZE}` }]);
+  }
+  return size;
+}
+
+/**
+ * Whether the subscriber receives a send to the account's ACTIVE audience (of a topic): ACTIVE, and
+ * subscribed to the topic, never opted out of it. The subscriber store's answer, which is authoritative
+ * over the segment projection's (that one may lag behind a status change).
+ */
+export function inAudience(s: { status: SubscriberStatus; topicIds: readonly string[]; optOuts: ReadonlyArray<{ topicId: string }> }, topicId?: string): boolean {
+  if (s.status !== 'ACTIVE') return false;
+  return topicId === undefined || (s.topicIds.includes(topicId) && !s.optOuts.some((o) => o.topicId === topicId));
+}
+
 /** A prefix search on the canonical email or the lowercased first name, as a safe anchored regex. */
 export function prefixPattern(search: string): string {
   if (search.length > LIMITS.search) {

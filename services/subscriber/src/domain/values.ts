@@ -186,3 +186,11 @@ export function displayValue(field: FieldDef, stored: StoredValue, catalog: Cata
   if (typed.labels) return typed.labels.join(', ');
   return String(stored);
 }
+
+/**
+ * Every custom field value the subscriber has, displayed, in catalog order: GetSubscriber's values
+ * and ListAudience's fields (the personalization tags of a send) are this one list.
+ */
+export function displayedFieldValues(fields: Record<string, StoredValue>, catalog: Catalog): Array<{ field: FieldDef; displayValue: string }> {
+  return catalog.ordered.flatMap((field) => (fields[field.id] === undefined ? [] : [{ field, displayValue: displayValue(field, fields[field.id], catalog) }]));
+}

@@ -1,12 +1,12 @@
 // protobuf <-> domain: the only place that knows both.
 import { invalid } from '@mailer/kit';
-import { subscriberV1 } from '@mailer/proto';
+import { type audienceV1, subscriberV1 } from '@mailer/proto';
 import { BUILT_IN_FIELDS, type BuiltInFieldName, type Catalog } from '../domain/fields';
 import type { SubscriberStatus } from '../domain/subscriber';
 import type { SyncMode, SyncOutcome } from '../domain/sync';
 import type { SubscriberTopicView } from '../domain/topics';
 import type { FieldDef, FieldType, FieldValueInput, StoredValue, SubscriberInput, SubscriberState, TagDef, TopicDef, ValueInput } from '../domain/types';
-import { displayValue, typedValue } from '../domain/values';
+import { displayedFieldValues, typedValue } from '../domain/values';
 
 const P = subscriberV1;
 const STATUS_PREFIX = 'SUBSCRIBER_STATUS_';
@@ -136,12 +136,16 @@ export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscri
   if (s.firstName !== null) {
     values.push({ fieldRef: { ref: { $case: 'builtInField', value: P.BuiltInField.BUILT_IN_FIELD_FIRST_NAME } }, personalizationTagName: 'first_name', label: 'First name', displayValue: s.firstName });
   }
-  for (const field of catalog.ordered) {
-    const stored = s.fields[field.id];
-    if (stored === undefined) continue;
-    values.push({ fieldRef: { ref: { $case: 'fieldId', value: field.id } }, personalizationTagName: field.personalizationTagName, label: field.label, displayValue: displayValue(field, stored, catalog) });
+  for (const { field, displayValue } of displayedFieldValues(s.fields, catalog)) {
+    values.push({ fieldRef: { ref: { $case: 'fieldId', value: field.id } }, personalizationTagName: field.personalizationTagName, label: field.label, displayValue });
   }
   return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt, gdprAgreement: gdprAgreementOf(s.consent) };
+}
+
+/** A send's recipient: the personalization tags of its custom fields, displayed as GetSubscriber's values are. */
+export function audienceRecipientToProto(s: SubscriberState, catalog: Catalog): audienceV1.AudienceRecipient {
+  const fields = Object.fromEntries(displayedFieldValues(s.fields, catalog).map((v) => [v.field.personalizationTagName, v.displayValue]));
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields };
 }
 
 export function subscriberDataToProto(s: SubscriberState, catalog: Catalog): subscriberV1.SubscriberData {

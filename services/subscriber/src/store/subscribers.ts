@@ -65,6 +65,8 @@ subscriberSchema.index({ accountId: 1, email: 1 }, { unique: true });
 // Default list order (registeredAt, then id) and the list filters.
 subscriberSchema.index({ accountId: 1, registeredAt: 1, _id: 1 });
 subscriberSchema.index({ accountId: 1, status: 1, registeredAt: 1 });
+// Audience pages (ListAudience): ACTIVE subscribers in id order after a cursor, a range walk.
+subscriberSchema.index({ accountId: 1, status: 1, _id: 1 });
 // Search matches first names case-insensitively (a lowercased copy per subscriber would cost ~40 MB
 // per million subscribers on the embedded store, which keeps every document in memory).
 subscriberSchema.index({ accountId: 1, firstName: 1 });
@@ -351,8 +353,17 @@ export function subscriberRepository(store: Store) {
       return subscribers.countDocuments({ accountId, [`fields.${fieldId}`]: { $exists: true } });
     },
 
-
-
+    /**
+     * Up to `limit` ACTIVE subscribers with ids above `after`, in id order (a send's audience): a
+     * keyset page, so no skip and no count. With a topic, only its subscribers and never one opted
+     * out of it (opting out already takes the topic away; the second test keeps that true here).
+     */
+    async activeAfter(accountId: string, q: { topicId?: string; after?: string }, limit: number): Promise<SubscriberState[]> {
+      const filter: AccountFilter = { accountId, status: 'ACTIVE' };
+      if (q.topicId) Object.assign(filter, { topicIds: q.topicId, 'optOuts.topicId': { $ne: q.topicId } });
+      if (q.after) filter._id = { $gt: q.after };
+      return (await subscribers.find(filter, { sort: { _id: 1 }, limit })).map(toState);
+    },
 
     async list(accountId: string, q: SubscriberQuery, skip: number, limit: number) {
       const base = baseFilter(accountId, q);
