@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   relay = await startCaptureRelay();
   // Small pages: a send of a few hundred recipients takes many pages, so a kill lands mid-send.
-  env = await startRssStack({ messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' }, rssEnv: { RSS_SEND_PAGE_SIZE: '25' } });
+  env = await startRssStack({ messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' }, rssEnv: { RSS_SEND_PAGE_SIZE: '25', RSS_SEND_LEASE_SECONDS: '3' } });
   a = await env.account('send-a');
   b = await env.account('send-b');
   profileA = expectStatus(await a.post('/sender-profiles', { name: 'Blog', fromEmail: 'blog@example.com', fromName: 'The Blog' }), 201).id;
@@ -133,7 +133,7 @@ it('sends an issue to its audience only: segment members, ACTIVE, in the topic, 
 
 it('kill -9 of the rss service mid-send: the send resumes at its last queued page and every recipient gets the issue exactly once', async () => {
   const c = await env.account('send-c');
-  expectStatus(await c.post('/sender-profiles', { name: 'Crash', fromEmail: 'crash@example.com', fromName: 'Crash' }), 201);
+  const profile = expectStatus(await c.post('/sender-profiles', { name: 'Crash', fromEmail: 'crash@example.com', fromName: 'Crash' }), 201);
   const total = 400;
   const emails = Array.from({ length: total }, (_, i) => `reader${String(i).padStart(3, '0')}@crash.test`);
   for (let i = 0; i < total; i += 200) {
@@ -142,7 +142,7 @@ it('kill -9 of the rss service mid-send: the send resumes at its last queued pag
   }
   const f = feed([{ guid: 'c-old', title: 'Old' }]);
   const n = expectStatus(
-    await c.post('/rss-newsletters', { name: 'Crash digest', sourceUrl: f.url, triggerMode: 'INSTANT', subjectPattern: '{{ items[0].title }}', htmlContent: '<p>{{ items[0].title }}</p>' }),
+    await c.post('/rss-newsletters', { name: 'Crash digest', sourceUrl: f.url, triggerMode: 'INSTANT', senderProfileId: profile.id, subjectPattern: '{{ items[0].title }}', htmlContent: '<p>{{ items[0].title }}</p>' }),
     201,
   );
   // Delivery is slowed so the queueing is what the kill interrupts, not only the SMTP sends.

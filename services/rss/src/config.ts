@@ -15,6 +15,8 @@ export const configSchema = z.object({
   RSS_POLL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Recipients per page of an issue's mail: one messaging call, one store transaction, one stored cursor. */
   RSS_SEND_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
+  /** How long an issue's send is held by the replica sending it without progress: after a crash it resumes this much later. */
+  RSS_SEND_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,7 +1,7 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
-import { autoReleaseIssue, SEND_LEASE_MS, sendIssue } from './app/issues';
+import { autoReleaseIssue, sendIssue } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
 import { pollDueNewsletter } from './app/poll';
 import { feedReader } from './clients/feeds';
@@ -63,6 +63,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     wakePoller: (at: Date) => wakePoller(at),
     wakeAutoRelease: (at: Date) => wakeAutoRelease(at),
     wakeSend: (at: Date) => wakeSend(at),
+    sendLeaseMs: ctx.config.RSS_SEND_LEASE_SECONDS * 1000,
     logger: ctx.logger,
   };
   ctx.grpc.add(rssNewslettersV1.RssNewsletterServiceService, newsletterHandlers(deps));
@@ -99,7 +100,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     name: 'issue-sends',
     claim: sends.claim,
     nextDueAt: sends.nextDueAt,
-    leaseMs: SEND_LEASE_MS,
+    leaseMs: deps.sendLeaseMs,
     concurrency: 2,
     now: ctx.now,
     logger: ctx.logger,

@@ -70,6 +70,7 @@ function depsOf(s: Store): NewsletterDeps {
     wakePoller: () => undefined,
     wakeAutoRelease: () => undefined,
     wakeSend: () => undefined,
+    sendLeaseMs: 60_000,
   };
 }
 

@@ -24,15 +24,19 @@ export interface IssueDeps {
   /** Wakes the outbox relay after a commit that recorded a fact. */
   notifyOutbox(): void;
   now(): Date;
-  /** A released issue is due to be handed to the sender at `at`: the send poller is told. */
+  /** A released issue is due to be sent at `at`: the send poller is told. */
   wakeSend(at: Date): void;
+  /**
+   * The send poller's lease on an issue, renewed after every page: after a crash the issue's send
+   * resumes once it runs out (a page takes seconds; one slower than the lease is only done twice,
+   * which queues nobody twice).
+   */
+  sendLeaseMs: number;
   logger?: Pick<Logger, 'warn'>;
 }
 
 /** After a failed page, the send resumes this much later. */
 export const SEND_RETRY_MS = 60_000;
-/** The send poller's lease on an issue, renewed after every page (a page takes seconds). */
-export const SEND_LEASE_MS = 5 * 60_000;
 
 const issueNotFound = (id: string) => notFound('rss_issue_not_found', `no issue with id ${id} exists in this newsletter`);
 const notPending = (issue: Issue) => failedPrecondition('rss_issue_not_pending_review', `the issue is ${issue.status}: only a PENDING_REVIEW issue can be released or discarded`);
@@ -119,7 +123,7 @@ export async function sendIssue(deps: IssueDeps, accountId: string, newsletterId
         await completeSend(deps, issue, recipientCount);
         return;
       }
-      const leaseUntil = new Date(deps.now().getTime() + SEND_LEASE_MS);
+      const leaseUntil = new Date(deps.now().getTime() + deps.sendLeaseMs);
       issue = await deps.issues.recordSendProgress(accountId, newsletterId, issueId, issue.sendCursor, { sendCursor: page.next, recipientCount, leaseUntil });
     }
   } catch (err) {
