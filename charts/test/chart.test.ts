@@ -466,6 +466,10 @@ describe('default values', () => {
     expect(config.RSS_POLL_INTERVAL_SECONDS).toBe(600);
     expect(env.get('RSS_POLL_CONCURRENCY')?.value).toBe('4');
     expect(config.RSS_POLL_CONCURRENCY).toBe(4);
+    expect(config.RSS_SEND_PAGE_SIZE).toBe(500);
+    expect(config.RSS_SEND_LEASE_SECONDS).toBe(60);
+    expect(env.get('RSS_SEND_LEASE_SECONDS')?.value).toBe('60');
+    expect(renderFails(['--set', 'services.rss.feeds.sendPageSize=5000'])).toContain('sendPageSize');
     expect(config.OUTBOUND_ALLOW_HTTP).toBe(false);
     expect(envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook')).has('RSS_POLL_INTERVAL_SECONDS')).toBe(false);
     expect(renderFails(['--set', 'services.rss.feeds.pollIntervalSeconds=0'])).toContain('pollIntervalSeconds');
