@@ -13,3 +13,4 @@ export * from './proto-enum';
 export * from './lifecycle';
 export * from './http-listener';
 export * from './semaphore';
+export * from './due-poller';
