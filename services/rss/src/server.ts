@@ -1,3 +1,4 @@
+import { startDuePoller } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
@@ -9,7 +10,6 @@ import { issueMail } from './clients/issue-mail';
 import { outboxRepository } from '@mailer/nats';
 import { accountCatalog } from './clients/peers';
 import type { Config } from './config';
-import { startDuePoller } from './events/due-poller';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { newsletterHandlers } from './handlers/newsletters';
 import { dueAutoReleases, dueSends, issueCollection, issueRepository } from './store/issues';
