@@ -235,6 +235,7 @@ describe('startDuePoller', () => {
       const claims = h.table.claims.length;
       h.table.rows.push(row('b', 600));
       h.poller.wake(new Date(T0 + 600));
+      expect(jest.getTimerCount()).toBe(0); // a wake after stop arms nothing
       await jest.advanceTimersByTimeAsync(20_000);
       expect(h.table.claims).toHaveLength(claims);
       expect(h.ids()).toEqual(['a']);
