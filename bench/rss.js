@@ -7,7 +7,7 @@
 // rate. Also the resident memory (peak) of the messaging and rss services during the send.
 // The account's send rate (MAIL_ACCOUNT_RATE_PER_SECOND, default 100/s) is raised: the pipeline is
 // measured, not the operator's budget.
-// Usage: npm run bench:rss [-- --recipients 100000 --page 500]
+// Usage: npm run bench:rss [-- --recipients 100000 --page 500]   (BENCH_PROFILE=<dir>: CPU profile of messaging)
 'use strict';
 const { parseArgs } = require('node:util');
 const crypto = require('node:crypto');
@@ -97,7 +97,7 @@ async function main() {
     const [subscriberAddr, messagingAddr, rssAddr] = [await addr(), await addr(), await addr()];
     const segment = await startService('segment', { NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddr });
     stops.unshift(() => segment.stop());
-    const common = { LOG_LEVEL: 'warn', METRICS_PORT: '0', NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddr, SEGMENT_GRPC_ADDR: segment.address, MESSAGING_GRPC_ADDR: messagingAddr, RSS_GRPC_ADDR: rssAddr };
+    const common = { LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddr, SEGMENT_GRPC_ADDR: segment.address, MESSAGING_GRPC_ADDR: messagingAddr, RSS_GRPC_ADDR: rssAddr };
     const dir = (name) => {
       const d = fs.mkdtempSync(path.join(os.tmpdir(), `mailer-bench-rss-${name}-`));
       dirs.push(d);
@@ -108,6 +108,8 @@ async function main() {
     const messaging = await spawnReady('services/messaging/dist/main.js', {
       ...common, DATA_DIR: dir('messaging'), MESSAGING_HTTP_ADDR: await addr(), BOUNCE_SMTP_PORT: String(await freePort()),
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'), SMTP_URL: sink.url, MAIL_ACCOUNT_RATE_PER_SECOND: '100000',
+      // profile the messaging service: BENCH_PROFILE=/tmp/prof npm run bench:rss
+      ...(process.env.BENCH_PROFILE ? { NODE_EXEC_ARGS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {}),
     });
     stops.unshift(() => messaging.stop());
     const rss = await spawnReady('services/rss/dist/main.js', {
