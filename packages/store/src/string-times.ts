@@ -88,3 +88,12 @@ function toDates(value: unknown, rest: string[], collection: string, id: string,
   const inner = toDates(value[key], deeper, collection, id, path);
   return inner === value[key] ? value : { ...value, [key]: inner };
 }
+
+/**
+ * A stored time as the ISO 8601 string of the API and the facts. A string passes through as the
+ * time it names: during a rolling update on MongoDB a replica of the older build may still write
+ * one after the migration ran (the next start converts it), and reading it must not fail meanwhile.
+ */
+export function isoTime(stored: Date | string): string {
+  return (stored instanceof Date ? stored : new Date(stored)).toISOString();
+}

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { convertStringTimes, datePaths, mongoose, openStore } from '../src';
+import { convertStringTimes, datePaths, isoTime, mongoose, openStore } from '../src';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -80,4 +80,9 @@ test('a string that is not a time fails the run, naming the document and path', 
   const schema = schemas(Date);
   await expect(convertStringTimes(store.collection('people', schema), schema)).rejects.toThrow('people x: registeredAt holds "yesterday", which is not a time');
   await store.close();
+});
+
+test('isoTime: a stored Date, or a string an older build wrote, as the same ISO string', () => {
+  expect(isoTime(new Date('2026-01-02T03:04:05.678Z'))).toBe('2026-01-02T03:04:05.678Z');
+  expect(isoTime('2026-01-02T03:04:05.678Z')).toBe('2026-01-02T03:04:05.678Z');
 });

@@ -1,7 +1,7 @@
 // Fields, tags and topics of an account: schemas and repositories. Times are stored as Dates (as in
 // every service); the definitions (TagDef, TopicDef) and so the API and the facts carry ISO strings.
 import { conflict } from '@mailer/kit';
-import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
+import { DuplicateKeyError, isoTime, mongoose, type Store, type Transaction } from '@mailer/store';
 import { FIELD_TYPES, type FieldDef, type FieldOption, type TagDef, type TopicDef } from '../domain/types';
 
 export interface FieldDoc extends Omit<FieldDef, 'id'> {
@@ -92,7 +92,7 @@ export const fieldFromDoc = (d: FieldDoc): FieldDef => ({
   options: (d.options ?? []).map((o) => ({ id: o.id, label: o.label, position: o.position, active: o.active })),
 });
 
-export const tagFromDoc = (d: TagDoc): TagDef => ({ id: d._id, name: d.name, createdAt: d.createdAt.toISOString() });
+export const tagFromDoc = (d: TagDoc): TagDef => ({ id: d._id, name: d.name, createdAt: isoTime(d.createdAt) });
 
 export const topicFromDoc = (d: TopicDoc): TopicDef => ({
   id: d._id,
@@ -100,7 +100,7 @@ export const topicFromDoc = (d: TopicDoc): TopicDef => ({
   description: d.description ?? null,
   active: d.active,
   isDefault: d.isDefault,
-  createdAt: d.createdAt.toISOString(),
+  createdAt: isoTime(d.createdAt),
 });
 
 /** Fields, tags and topics of one account: every method takes the accountId (none reads or writes across accounts). */

@@ -1,6 +1,6 @@
 import { conflict } from '@mailer/kit';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
-import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
+import { DuplicateKeyError, isoTime, mongoose, type Store, type Transaction } from '@mailer/store';
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
 import type { Consent, OptOut, StoredValue, SubscriberState } from '../domain/types';
 import { ConcurrentChange } from './atomic';
@@ -90,16 +90,16 @@ export function toState(doc: SubscriberDoc): SubscriberState {
     status: doc.status,
     tags: doc.tags ?? [],
     topicIds: doc.topicIds ?? [],
-    optOuts: (doc.optOuts ?? []).map((o) => ({ topicId: o.topicId, at: o.at.toISOString(), source: o.source })),
+    optOuts: (doc.optOuts ?? []).map((o) => ({ topicId: o.topicId, at: isoTime(o.at), source: o.source })),
     fields: doc.fields ?? {},
-    registeredAt: doc.registeredAt.toISOString(),
+    registeredAt: isoTime(doc.registeredAt),
     ...(doc.consent ? { consent: consentOf(doc.consent) } : {}),
     version: doc.version ?? 1,
   };
 }
 
 function consentOf(c: StoredConsent): Consent {
-  return { text: c.text, ...(c.formId ? { formId: c.formId } : {}), ...(c.eventId ? { eventId: c.eventId } : {}), at: c.at.toISOString() };
+  return { text: c.text, ...(c.formId ? { formId: c.formId } : {}), ...(c.eventId ? { eventId: c.eventId } : {}), at: isoTime(c.at) };
 }
 
 const COLLECTIONS = ['tags', 'topicIds', 'optOuts', 'fields'] as const;
