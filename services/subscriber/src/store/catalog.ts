@@ -180,7 +180,7 @@ export function catalogRepository(store: Store) {
       await topics.insertOne({ _id: id, accountId, ...rest, createdAt, updatedAt: createdAt }, { tx });
     },
     async updateTopic(tx: Transaction, accountId: string, id: string, set: Partial<Omit<TopicDef, 'id'>>, now: string): Promise<void> {
-      // createdAt never changes: a whole definition as `set` must not write it back as text
+      // createdAt never changes (callers pass the whole definition as `set`): only updatedAt is written
       const { createdAt: _createdAt, ...rest } = set;
       await topics.updateOne({ accountId, _id: id }, { $set: { ...rest, updatedAt: new Date(now) } }, { tx });
     },
