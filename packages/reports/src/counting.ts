@@ -3,7 +3,7 @@
 // that pair makes it an index range scan) and one $bucket over the boundaries, so at most one row
 // per non-empty bucket leaves the store, whatever the number of records.
 
-/** How the time field is stored: a BSON date (new collections) or an ISO 8601 UTC string (the subscriber service today). */
+/** How the time field is stored: a BSON date (every service now) or an ISO 8601 UTC string (fixed width, as toISOString writes it). */
 export type StoredTime = 'date' | 'isoString';
 
 /**

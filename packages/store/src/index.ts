@@ -13,6 +13,7 @@ export * from './types';
 export { DuplicateKeyError, DocumentValidationError } from './errors';
 export type { ValidationProblem } from './errors';
 export { SUPPORTED_STAGES } from './pipeline';
+export { convertStringTimes, datePaths, isoTime, type StringTimesResult } from './string-times';
 /** The mongoose instance schemas must be defined with (same package copy as the adapters). */
 export { mongoose };
 

@@ -22,6 +22,8 @@ function typeRank(v: unknown): number {
 
 export function compareValues(a: unknown, b: unknown): number {
   if (typeof a === typeof b && (typeof a === 'string' || typeof a === 'number')) return (a as any) < (b as any) ? -1 : (a as any) > (b as any) ? 1 : 0;
+  // times are stored as Dates: sorting by one (a list by registeredAt) skips the type ranking too
+  if (a instanceof DateClass && b instanceof DateClass) return a.getTime() - b.getTime();
   const ra = typeRank(a);
   const rb = typeRank(b);
   if (ra !== rb) return ra - rb;

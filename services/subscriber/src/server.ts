@@ -16,12 +16,15 @@ import { signupHandlers } from './handlers/signup';
 import { subscriberReportHandlers } from './handlers/subscriber-reports';
 import { subscriberHandlers } from './handlers/subscribers';
 import { catalogRepository } from './store/catalog';
+import { migrateTimes } from './store/migrate-times';
 import { outboxRepository } from '@mailer/nats';
 import { subscriberRepository } from './store/subscribers';
 
 /** Builds the use cases' dependencies (app/deps.ts) and registers every RPC's handler (handlers/, one file per resource) on the gRPC server. */
 export async function setup(service: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = service;
+  // before any handler is registered (the gRPC server listens after setup): old string times become Dates
+  await migrateTimes(service.store, service.logger);
   const usage = fieldUsageSources(
     { segment: config.SEGMENT_GRPC_ADDR, form: config.FORM_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR, rss: config.RSS_GRPC_ADDR },
     config.FIELD_USAGE_DEADLINE_MS,

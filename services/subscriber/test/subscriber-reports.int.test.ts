@@ -1,6 +1,6 @@
 // POST /reports/subscribers through the real gateway and the real subscriber process. Subscribers
 // with known times are stored through the repository's document shape before the process starts
-// on the data directory (registeredAt as the ISO string the service writes); then status changes
+// on the data directory (toDoc stores registeredAt as a Date, as the service does); then status changes
 // made through the running service (confirmation, ReplaceSubscriberStatus) show up in today's counts.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,13 +1,14 @@
-// Fields, tags and topics of an account: schemas and repositories.
+// Fields, tags and topics of an account: schemas and repositories. Times are stored as Dates (as in
+// every service); the definitions (TagDef, TopicDef) and so the API and the facts carry ISO strings.
 import { conflict } from '@mailer/kit';
-import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
+import { DuplicateKeyError, isoTime, mongoose, type Store, type Transaction } from '@mailer/store';
 import { FIELD_TYPES, type FieldDef, type FieldOption, type TagDef, type TopicDef } from '../domain/types';
 
 export interface FieldDoc extends Omit<FieldDef, 'id'> {
   _id: string;
   accountId: string;
-  createdAt: string;
-  updatedAt: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 const optionSchema = new mongoose.Schema<FieldOption>(
@@ -27,8 +28,8 @@ export const fieldSchema = new mongoose.Schema<FieldDoc>(
     active: { type: Boolean, required: true },
     position: { type: Number, required: true },
     options: { type: [optionSchema], default: [] },
-    createdAt: { type: String, required: true },
-    updatedAt: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
   },
   { versionKey: false },
 );
@@ -42,7 +43,7 @@ export interface TagDoc {
   name: string;
   /** Lowercased name: tag names are unique per account ignoring case. */
   nameKey: string;
-  createdAt: string;
+  createdAt: Date;
 }
 
 export const tagSchema = new mongoose.Schema<TagDoc>(
@@ -51,16 +52,17 @@ export const tagSchema = new mongoose.Schema<TagDoc>(
     accountId: { type: String, required: true },
     name: { type: String, required: true },
     nameKey: { type: String, required: true },
-    createdAt: { type: String, required: true },
+    createdAt: { type: Date, required: true },
   },
   { versionKey: false },
 );
 tagSchema.index({ accountId: 1, nameKey: 1 }, { unique: true });
 
-export interface TopicDoc extends Omit<TopicDef, 'id'> {
+export interface TopicDoc extends Omit<TopicDef, 'id' | 'createdAt'> {
   _id: string;
   accountId: string;
-  updatedAt: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export const topicSchema = new mongoose.Schema<TopicDoc>(
@@ -71,8 +73,8 @@ export const topicSchema = new mongoose.Schema<TopicDoc>(
     description: { type: String, default: null },
     active: { type: Boolean, required: true },
     isDefault: { type: Boolean, required: true },
-    createdAt: { type: String, required: true },
-    updatedAt: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
   },
   { versionKey: false },
 );
@@ -90,7 +92,7 @@ export const fieldFromDoc = (d: FieldDoc): FieldDef => ({
   options: (d.options ?? []).map((o) => ({ id: o.id, label: o.label, position: o.position, active: o.active })),
 });
 
-export const tagFromDoc = (d: TagDoc): TagDef => ({ id: d._id, name: d.name, createdAt: d.createdAt });
+export const tagFromDoc = (d: TagDoc): TagDef => ({ id: d._id, name: d.name, createdAt: isoTime(d.createdAt) });
 
 export const topicFromDoc = (d: TopicDoc): TopicDef => ({
   id: d._id,
@@ -98,7 +100,7 @@ export const topicFromDoc = (d: TopicDoc): TopicDef => ({
   description: d.description ?? null,
   active: d.active,
   isDefault: d.isDefault,
-  createdAt: d.createdAt,
+  createdAt: isoTime(d.createdAt),
 });
 
 /** Fields, tags and topics of one account: every method takes the accountId (none reads or writes across accounts). */
@@ -119,14 +121,14 @@ export function catalogRepository(store: Store) {
     async insertField(tx: Transaction, accountId: string, f: FieldDef, now: string): Promise<void> {
       const { id, ...rest } = f;
       try {
-        await fields.insertOne({ _id: id, accountId, ...rest, createdAt: now, updatedAt: now }, { tx });
+        await fields.insertOne({ _id: id, accountId, ...rest, createdAt: new Date(now), updatedAt: new Date(now) }, { tx });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw conflict('personalization_tag_name_exists', `a field with personalizationTagName ${f.personalizationTagName} already exists`);
         throw err;
       }
     },
     async updateField(tx: Transaction, accountId: string, id: string, set: Partial<Omit<FieldDef, 'id'>>, now: string): Promise<void> {
-      await fields.updateOne({ accountId, _id: id }, { $set: { ...set, updatedAt: now } }, { tx });
+      await fields.updateOne({ accountId, _id: id }, { $set: { ...set, updatedAt: new Date(now) } }, { tx });
     },
     async deleteField(tx: Transaction, accountId: string, id: string): Promise<void> {
       await fields.deleteOne({ accountId, _id: id }, { tx });
@@ -146,7 +148,7 @@ export function catalogRepository(store: Store) {
     },
     async insertTag(tx: Transaction, accountId: string, t: TagDef, key: string): Promise<void> {
       try {
-        await tags.insertOne({ _id: t.id, accountId, name: t.name, nameKey: key, createdAt: t.createdAt }, { tx });
+        await tags.insertOne({ _id: t.id, accountId, name: t.name, nameKey: key, createdAt: new Date(t.createdAt) }, { tx });
       } catch (err) {
         if (err instanceof DuplicateKeyError) throw conflict('tag_name_exists', `a tag named "${t.name}" already exists`);
         throw err;
@@ -174,10 +176,13 @@ export function catalogRepository(store: Store) {
     },
     async insertTopic(tx: Transaction, accountId: string, t: TopicDef): Promise<void> {
       const { id, ...rest } = t;
-      await topics.insertOne({ _id: id, accountId, ...rest, updatedAt: t.createdAt }, { tx });
+      const createdAt = new Date(t.createdAt);
+      await topics.insertOne({ _id: id, accountId, ...rest, createdAt, updatedAt: createdAt }, { tx });
     },
     async updateTopic(tx: Transaction, accountId: string, id: string, set: Partial<Omit<TopicDef, 'id'>>, now: string): Promise<void> {
-      await topics.updateOne({ accountId, _id: id }, { $set: { ...set, updatedAt: now } }, { tx });
+      // createdAt never changes (callers pass the whole definition as `set`): only updatedAt is written
+      const { createdAt: _createdAt, ...rest } = set;
+      await topics.updateOne({ accountId, _id: id }, { $set: { ...rest, updatedAt: new Date(now) } }, { tx });
     },
     async deleteTopic(tx: Transaction, accountId: string, id: string): Promise<void> {
       await topics.deleteOne({ accountId, _id: id }, { tx });

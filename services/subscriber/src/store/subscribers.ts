@@ -1,12 +1,20 @@
 import { conflict } from '@mailer/kit';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
-import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
+import { DuplicateKeyError, isoTime, mongoose, type Store, type Transaction } from '@mailer/store';
 import { SUBSCRIBER_STATUSES, type SubscriberStatus } from '../domain/subscriber';
 import type { Consent, OptOut, StoredValue, SubscriberState } from '../domain/types';
 import { ConcurrentChange } from './atomic';
 import { outboxRepository } from '@mailer/nats';
 
-/** A subscriber as stored. Instants are ISO strings: they sort correctly and survive any adapter. */
+/** An opt-out as stored: its time a Date (the domain's OptOut carries the ISO string). */
+export type StoredOptOut = Omit<OptOut, 'at'> & { at: Date };
+/** A consent as stored: its time a Date (the domain's Consent carries the ISO string). */
+export type StoredConsent = Omit<Consent, 'at'> & { at: Date };
+
+/**
+ * A subscriber as stored. Instants are BSON Dates, as in every service (ranges and sorts compare
+ * them as times); toState/toDoc turn them into the ISO strings of the domain, the API and the facts.
+ */
 export interface SubscriberDoc {
   _id: string;
   accountId: string;
@@ -15,27 +23,27 @@ export interface SubscriberDoc {
   status: SubscriberStatus;
   tags: string[];
   topicIds: string[];
-  optOuts?: OptOut[];
+  optOuts?: StoredOptOut[];
   /** fieldId -> bare value (the field's type gives the kind); absent when empty. */
   fields?: Record<string, StoredValue>;
-  registeredAt: string;
-  consent?: Consent;
+  registeredAt: Date;
+  consent?: StoredConsent;
   /** When the subscriber last went UNCONFIRMED -> ACTIVE (any path); the subscriber report counts by it. */
   confirmedAt?: Date;
   /** When the status last became UNSUBSCRIBED (any path); the subscriber report counts by it. */
   unsubscribedAt?: Date;
-  updatedAt: string;
+  updatedAt: Date;
   version: number;
 }
 
-const optOutSchema = new mongoose.Schema<OptOut>(
-  { topicId: { type: String, required: true }, at: { type: String, required: true }, source: { type: String, required: true } },
+const optOutSchema = new mongoose.Schema<StoredOptOut>(
+  { topicId: { type: String, required: true }, at: { type: Date, required: true }, source: { type: String, required: true } },
   { _id: false },
 );
 
-const consentSchema = new mongoose.Schema<Consent>(
+const consentSchema = new mongoose.Schema<StoredConsent>(
   // one of formId (a form signup) and eventId (a custom event's consent)
-  { text: { type: String, required: true }, formId: { type: String }, eventId: { type: String }, at: { type: String, required: true } },
+  { text: { type: String, required: true }, formId: { type: String }, eventId: { type: String }, at: { type: Date, required: true } },
   { _id: false },
 );
 
@@ -51,11 +59,11 @@ export const subscriberSchema = new mongoose.Schema<SubscriberDoc>(
     topicIds: { type: [String], default: undefined },
     optOuts: { type: [optOutSchema], default: undefined },
     fields: { type: mongoose.Schema.Types.Mixed },
-    registeredAt: { type: String, required: true },
+    registeredAt: { type: Date, required: true },
     consent: { type: consentSchema, default: undefined },
     confirmedAt: { type: Date, default: undefined },
     unsubscribedAt: { type: Date, default: undefined },
-    updatedAt: { type: String, required: true },
+    updatedAt: { type: Date, required: true },
     version: { type: Number, required: true },
   },
   { versionKey: false },
@@ -84,16 +92,16 @@ export function toState(doc: SubscriberDoc): SubscriberState {
     status: doc.status,
     tags: doc.tags ?? [],
     topicIds: doc.topicIds ?? [],
-    optOuts: doc.optOuts ?? [],
+    optOuts: (doc.optOuts ?? []).map((o) => ({ topicId: o.topicId, at: isoTime(o.at), source: o.source })),
     fields: doc.fields ?? {},
-    registeredAt: doc.registeredAt,
+    registeredAt: isoTime(doc.registeredAt),
     ...(doc.consent ? { consent: consentOf(doc.consent) } : {}),
     version: doc.version ?? 1,
   };
 }
 
-function consentOf(c: Consent): Consent {
-  return { text: c.text, ...(c.formId ? { formId: c.formId } : {}), ...(c.eventId ? { eventId: c.eventId } : {}), at: c.at };
+function consentOf(c: StoredConsent): Consent {
+  return { text: c.text, ...(c.formId ? { formId: c.formId } : {}), ...(c.eventId ? { eventId: c.eventId } : {}), at: isoTime(c.at) };
 }
 
 const COLLECTIONS = ['tags', 'topicIds', 'optOuts', 'fields'] as const;
@@ -108,13 +116,13 @@ export function toDoc(accountId: string, s: SubscriberState, now: string): Subsc
     status: s.status,
     tags: s.tags,
     topicIds: s.topicIds,
-    optOuts: s.optOuts,
+    optOuts: s.optOuts.map((o) => ({ ...o, at: new Date(o.at) })),
     fields: s.fields,
-    registeredAt: s.registeredAt,
-    updatedAt: now,
+    registeredAt: new Date(s.registeredAt),
+    updatedAt: new Date(now),
     version: s.version,
   };
-  if (s.consent) doc.consent = s.consent;
+  if (s.consent) doc.consent = { ...s.consent, at: new Date(s.consent.at) };
   for (const c of COLLECTIONS) if (isEmpty(doc[c] ?? [])) delete doc[c];
   return doc;
 }
@@ -239,11 +247,10 @@ export function subscriberRepository(store: Store) {
 
     /**
      * How many of the account's subscribers have `field` in each bucket [boundaries[i], boundaries[i + 1])
-     * (the subscriber report; each field indexed with the account). registeredAt is an ISO 8601 UTC
-     * string of fixed width (toISOString), so its range compares as text and is read back as a date.
+     * (the subscriber report; each field a Date indexed with the account).
      */
     async countPerBucket(accountId: string, field: SubscriberReportField, boundaries: Date[]): Promise<number[]> {
-      const pipeline = bucketCountPipeline(accountId, field, boundaries, field === 'registeredAt' ? 'isoString' : 'date');
+      const pipeline = bucketCountPipeline(accountId, field, boundaries);
       return countsPerBucket(await subscribers.aggregate(pipeline), boundaries);
     },
 
@@ -312,7 +319,7 @@ export function subscriberRepository(store: Store) {
     async enrollInTopic(tx: Transaction, accountId: string, topicId: string, now: string): Promise<number> {
       const res = await subscribers.updateMany(
         { accountId, topicIds: { $ne: topicId }, 'optOuts.topicId': { $ne: topicId } },
-        { $push: { topicIds: { $each: [topicId], $sort: 1 } }, $inc: { version: 1 }, $set: { updatedAt: now } },
+        { $push: { topicIds: { $each: [topicId], $sort: 1 } }, $inc: { version: 1 }, $set: { updatedAt: new Date(now) } },
         { tx },
       );
       return res.modifiedCount;
@@ -322,7 +329,7 @@ export function subscriberRepository(store: Store) {
     async removeTopic(tx: Transaction, accountId: string, topicId: string, now: string): Promise<number> {
       const res = await subscribers.updateMany(
         { accountId, $or: [{ topicIds: topicId }, { 'optOuts.topicId': topicId }] },
-        { $pull: { topicIds: topicId, optOuts: { topicId } }, $inc: { version: 1 }, $set: { updatedAt: now } },
+        { $pull: { topicIds: topicId, optOuts: { topicId } }, $inc: { version: 1 }, $set: { updatedAt: new Date(now) } },
         { tx },
       );
       return res.modifiedCount;
@@ -334,7 +341,7 @@ export function subscriberRepository(store: Store) {
 
     /** Takes a deleted tag off every subscriber of the account (one tag.deleted fact covers them). */
     async removeTag(tx: Transaction, accountId: string, tagId: string, now: string): Promise<number> {
-      const res = await subscribers.updateMany({ accountId, tags: tagId }, { $pull: { tags: tagId }, $inc: { version: 1 }, $set: { updatedAt: now } }, { tx });
+      const res = await subscribers.updateMany({ accountId, tags: tagId }, { $pull: { tags: tagId }, $inc: { version: 1 }, $set: { updatedAt: new Date(now) } }, { tx });
       return res.modifiedCount;
     },
 
@@ -345,7 +352,7 @@ export function subscriberRepository(store: Store) {
     /** Removes a deleted field's values from every subscriber of the account (one field.deleted fact covers them). */
     async removeFieldValues(tx: Transaction, accountId: string, fieldId: string, now: string): Promise<number> {
       const path = `fields.${fieldId}`;
-      const res = await subscribers.updateMany({ accountId, [path]: { $exists: true } }, { $unset: { [path]: '' }, $inc: { version: 1 }, $set: { updatedAt: now } }, { tx });
+      const res = await subscribers.updateMany({ accountId, [path]: { $exists: true } }, { $unset: { [path]: '' }, $inc: { version: 1 }, $set: { updatedAt: new Date(now) } }, { tx });
       return res.modifiedCount;
     },
 
