@@ -152,6 +152,7 @@ describe('GET /events: what the events consumer recorded', () => {
       subscriberId: ann.id,
       outcome: 'NO_MATCHING_AUTOMATION',
       runIds: [],
+      consentDecision: null,
       subject: 'domain.event.received',
     });
   });

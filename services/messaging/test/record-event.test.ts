@@ -87,6 +87,7 @@ describe('recordEvent', () => {
       subscriberId: ANN.id,
       outcome: 'NO_MATCHING_AUTOMATION',
       runIds: [],
+      consentDecision: null,
     });
     expect(lookups).toBe(1);
     expect(await recordEvent(deps(), { ...e, properties: { other: true } })).toEqual({ recorded: false });
@@ -180,6 +181,8 @@ describe('recordEvent', () => {
       consent: { source: 'checkout', givenAt: new Date(consent.givenAt) },
       runIds: [],
     });
+    // The fact carries the decision too: a webhook receiver learns the reader must still confirm.
+    expect((await factsOf(e.eventId))[0].payload).toMatchObject({ outcome: 'SUBSCRIBER_CREATED', subscriberId: 'sub-new', consentDecision: 'QUEUED' });
 
     // a suppressed address: decided, no subscriber
     answer = { decision: 'SUPPRESSED_SUBSCRIBER_POLICY', subscriberId: null, subscriberStatus: null };

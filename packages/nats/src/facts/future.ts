@@ -71,6 +71,11 @@ export const otherFacts = {
     subscriberId: id.nullable(),
     outcome: z.enum(EVENT_OUTCOMES),
     runIds: z.array(id),
+    /**
+     * The double opt-in decision of an event that carried consent (a form decision such as QUEUED), null
+     * without consent. Facts published before it existed parse as null.
+     */
+    consentDecision: z.string().nullable().default(null),
   }),
   /** Every recipient's mail of the issue is queued. */
   'rss.issue_sent': z.object({

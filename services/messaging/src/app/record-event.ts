@@ -146,6 +146,7 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     subscriberId: doc.subscriberId,
     outcome: doc.outcome,
     runIds: doc.runIds,
+    consentDecision: doc.consentDecision ?? null,
   });
   try {
     await deps.store.transaction(async (tx) => {
