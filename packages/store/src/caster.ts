@@ -159,6 +159,7 @@ function compile(schema: mongoose.Schema): CompiledCaster {
 
   return {
     cast(input, defaults) {
+      if (!isPlainObject(input)) return FALLBACK; // documents, class instances: mongoose
       // every input key must be a known top-level path (dotted keys, virtuals, unknown keys: mongoose)
       for (const key in input) if (!hasOwn.call(input, key) || !byTop.has(key)) return FALLBACK;
       const out: Record<string, unknown> = {};

@@ -123,6 +123,11 @@ describe('compiled caster', () => {
 
       it(`${name}, isNew ${isNew}: leaves casts and invalid documents to mongoose`, () => {
         for (const input of declined) expect(caster.cast(input, isNew)).toBe(FALLBACK);
+        class Input {
+          constructor(readonly _id: string) {}
+        }
+        expect(caster.cast(Object.assign(new Input('m9'), base()), isNew)).toBe(FALLBACK);
+        expect(caster.cast(new model(base()), isNew)).toBe(FALLBACK);
       });
     }
 
