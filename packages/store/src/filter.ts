@@ -354,9 +354,26 @@ class CodeGen {
     const names = this.consts.map((_, i) => `c${i}`);
     const reset = `function reset() {\n${this.memos.map((m) => `m_${m} = null;`).join('\n')}\n}`;
     const src = `${names.length ? `const [${names.join(', ')}] = consts;\n` : ''}${this.decls.join('\n')}\n${reset}\nreturn { fns: [${entries.join(', ')}], reset };`;
-    return new Function('consts', 'isArray', 'DateClass', 'AIP', 'isPlainObject', src)(this.consts, isArray, DateClass, ARRAY_IN_PATH, isPlainObject);
+    let factory = factories.get(src);
+    if (!factory) {
+      if (factories.size >= MAX_FACTORIES) factories.clear();
+      factories.set(src, (factory = new Function('consts', 'isArray', 'DateClass', 'AIP', 'isPlainObject', src) as Factory));
+    }
+    return factory(this.consts, isArray, DateClass, ARRAY_IN_PATH, isPlainObject);
   }
 }
+
+type Factory = (consts: unknown[], ...globals: unknown[]) => { fns: ((doc: Doc) => Tri)[]; reset: () => void };
+
+/**
+ * Generated modules by source text. The source names a filter's values only as constants (c0,
+ * c1...), so every query of one shape (`{ _id, accountId, 'sending.token' }`) has the same source:
+ * it is parsed once, and its functions share V8's compiled code and type feedback instead of being
+ * parsed and optimized anew per query. Each call of a factory still gets its own closure (its
+ * constants and memos). Bounded: cleared when full.
+ */
+const factories = new Map<string, Factory>();
+const MAX_FACTORIES = 2000;
 
 /** Compiles a (cast) filter into a predicate with MongoDB semantics. */
 export function compileFilter(filter: Filter): Predicate {

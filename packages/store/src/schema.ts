@@ -3,6 +3,8 @@
  * Mongoose schemas are the single definition; both adapters go through these helpers.
  */
 import mongoose from 'mongoose';
+import { compileCaster, CompiledCaster, FALLBACK } from './caster';
+import { encodeRecord } from './codec';
 import { DocumentValidationError, fromMongooseError } from './errors';
 import { Doc, getPath, isPlainObject, setPath } from './values';
 import type { Filter } from './types';
@@ -114,12 +116,51 @@ export function prepareDocument(
     if (createdAt && getPath(source, createdAt) == null) setPath(source, createdAt, now);
     if (updatedAt && getPath(source, updatedAt) == null) setPath(source, updatedAt, now);
   }
-  const doc = new model(source, null, { defaults: options.isNew });
-  const error = doc.validateSync();
-  if (error) throw fromMongooseError(error, options.collection);
-  const out = toPlain(doc._doc, model.schema.get('minimize') !== false, true) as Doc;
+  const caster = casterOf(model.schema);
+  let out: Doc | undefined;
+  if (caster) {
+    const fast = caster.cast(source, options.isNew);
+    if (fast !== FALLBACK) {
+      out = fast as Doc;
+      if (VERIFY) verifyCast(model, source, options, out);
+    }
+  }
+  out ??= castWithMongoose(model, source, options);
   if (typeof out._id !== 'string' || out._id === '') {
     throw new DocumentValidationError([{ path: '_id', problem: 'Path `_id` is required and must be a non-empty string (callers generate UUIDs).' }], options.collection);
   }
   return out;
+}
+
+/** @internal The reference path: a mongoose Document, validateSync, toPlain (what the compiled caster must reproduce). */
+export function castWithMongoose(model: mongoose.Model<any>, source: Record<string, unknown>, options: { isNew: boolean; collection: string }): Doc {
+  const doc = new model(source, null, { defaults: options.isNew });
+  const error = doc.validateSync();
+  if (error) throw fromMongooseError(error, options.collection);
+  return toPlain(doc._doc, model.schema.get('minimize') !== false, true) as Doc;
+}
+
+/** The compiled caster of each schema (null: not compilable, always mongoose). */
+const casters = new WeakMap<mongoose.Schema, CompiledCaster | null>();
+
+function casterOf(schema: mongoose.Schema): CompiledCaster | undefined {
+  let caster = casters.get(schema);
+  if (caster === undefined) casters.set(schema, (caster = DISABLED ? null : (compileCaster(schema) ?? null)));
+  return caster ?? undefined;
+}
+
+/** STORE_CASTER=mongoose: always cast through mongoose documents. STORE_VERIFY_CASTER=1: cast both ways and throw on any difference (tests). */
+const DISABLED = process.env.STORE_CASTER === 'mongoose';
+const VERIFY = process.env.STORE_VERIFY_CASTER === '1';
+
+function verifyCast(model: mongoose.Model<any>, source: Record<string, unknown>, options: { isNew: boolean; collection: string }, fast: Doc): void {
+  let reference: Doc;
+  try {
+    reference = castWithMongoose(model, source, options);
+  } catch (err) {
+    throw new Error(`@mailer/store caster mismatch in ${options.collection}: mongoose refused what the caster accepted (${(err as Error).message})`);
+  }
+  const a = encodeRecord([[options.collection, '', fast]]);
+  const b = encodeRecord([[options.collection, '', reference]]);
+  if (a !== b) throw new Error(`@mailer/store caster mismatch in ${options.collection} (isNew ${options.isNew}):\n caster  ${a} mongoose ${b}`);
 }
