@@ -7,8 +7,7 @@ import { invalid, type Logger } from '@mailer/kit';
 import { job } from '@mailer/nats/facts';
 import type { Store } from '@mailer/store';
 import { canonicalAddress } from '../domain/sender-profile';
-import { RESERVED_SUBSTITUTION_KEYS } from '../domain/template';
-import { composeMessage } from './compose-message';
+import { checkReservedKeys, composeMessage } from './compose-message';
 import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
 import { builtinTemplate, type BuiltinTemplateName } from '../domain/builtin-templates';
@@ -87,20 +86,13 @@ export interface Accepted {
 /** The answer for a message already stored (a repeated dedupe key): its id and the status it was accepted with. */
 const answerOf = (m: EmailMessageDoc): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
 
-function checkReservedKeys(data: Record<string, unknown> | null | undefined): void {
-  const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => data && Object.prototype.hasOwnProperty.call(data, k));
-  if (reserved.length) {
-    throw invalid('reserved_substitution_key', `substitutionData may not use the names ${RESERVED_SUBSTITUTION_KEYS.join(', ')}`,
-      reserved.map((k) => ({ path: `body.substitutionData.${k}`, problem: 'reserved name' })));
-  }
-}
 
 /** Renders, checks suppression and status, instruments, stores message + body + job, then waits for the job's PubAck. */
 export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promise<Accepted> {
   const { accountId, kind } = input;
   const email = canonicalAddress(input.email);
   if (!email) throw invalid('invalid_email', `email "${input.email.slice(0, 80)}" is not a valid email address`, [{ path: 'body.email', problem: 'not a valid email address' }]);
-  checkReservedKeys(input.substitutionData);
+  checkReservedKeys(input.substitutionData, 'body.substitutionData');
   const dedupeKey = input.dedupeKey || null;
   if (dedupeKey && dedupeKey.length > MAX_DEDUPE_KEY_LENGTH) {
     throw invalid('validation_failed', `dedupeKey may have at most ${MAX_DEDUPE_KEY_LENGTH} characters`, [{ path: 'body.dedupeKey', problem: `longer than ${MAX_DEDUPE_KEY_LENGTH} characters` }]);

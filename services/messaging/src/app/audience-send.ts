@@ -12,11 +12,11 @@ import { job } from '@mailer/nats/facts';
 import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { templateCall } from '../domain/email-template';
 import { Lru } from '../domain/lru';
-import { compileTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '../domain/template';
+import { compileTemplate, type CompiledTemplate } from '../domain/template';
 import { messagesOf, type EmailKind, type MessageCollections } from '../store/messages';
 import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
-import { composeMessage, type ComposeRecipient } from './compose-message';
+import { checkReservedKeys, composeMessage, type ComposeRecipient } from './compose-message';
 import type { PublicLinks } from './public-links';
 import { senderForSend } from './sender-profiles';
 import { canonicalAddress } from '../domain/sender-profile';
@@ -96,8 +96,7 @@ function checkInput(input: AudiencePageInput): void {
   if (!Number.isInteger(input.pageSize) || input.pageSize < 1 || input.pageSize > MAX_AUDIENCE_PAGE_SIZE) {
     throw invalid('validation_failed', `pageSize must be 1 to ${MAX_AUDIENCE_PAGE_SIZE}`, [{ path: 'pageSize', problem: 'out of range' }]);
   }
-  const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(input.content.values, k));
-  if (reserved.length) throw invalid('reserved_substitution_key', `content values may not use the names ${RESERVED_SUBSTITUTION_KEYS.join(', ')}`, reserved.map((k) => ({ path: `values.${k}`, problem: 'reserved name' })));
+  checkReservedKeys(input.content.values, 'content.values');
 }
 
 /**

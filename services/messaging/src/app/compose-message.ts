@@ -6,7 +6,8 @@ import type { EmailKind, EmailBodyDoc, EmailMessageDoc, SuppressionReason } from
 import { noEngagementYet } from '../store/messages';
 import type { SenderProfileDoc } from '../store/sender-profiles';
 import { templateCall } from '../domain/email-template';
-import { renderTemplate, type CompiledTemplate } from '../domain/template';
+import { invalid } from '@mailer/kit';
+import { renderTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '../domain/template';
 import { instrumentHtml } from '../domain/tracking-html';
 import type { PublicLinks } from './public-links';
 
@@ -45,6 +46,18 @@ export interface Composed {
   message: Omit<EmailMessageDoc, 'accountId'>;
   /** null for a SUPPRESSED message (nothing to send). */
   body: Omit<EmailBodyDoc, '_id' | 'accountId'> | null;
+}
+
+/**
+ * Refuses render values that use the names the renderer supplies (subscriber, event, links), before
+ * anything is rendered: `path` names the values in the request (body.substitutionData).
+ */
+export function checkReservedKeys(data: Record<string, unknown> | null | undefined, path: string): void {
+  const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => data && Object.prototype.hasOwnProperty.call(data, k));
+  if (reserved.length) {
+    throw invalid('reserved_substitution_key', `${path.split('.').pop()} may not use the names ${RESERVED_SUBSTITUTION_KEYS.join(', ')}`,
+      reserved.map((k) => ({ path: `${path}.${k}`, problem: 'reserved name' })));
+  }
 }
 
 export async function composeMessage(deps: { links: PublicLinks; now(): Date; newId(): string }, input: ComposeInput): Promise<Composed> {

@@ -3,19 +3,9 @@ import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
 import { audienceSendsV1, emailMessagesV1 } from '@mailer/proto';
 import { countAudienceSends, DEFAULT_AUDIENCE_PAGE_SIZE, queueAudiencePage, type AudienceSendDeps } from '../app/audience-send';
 import type { EmailKind } from '../store/messages';
+import { jsonObject } from './email-messages';
 
 const Kinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
-
-function valuesOf(text: string): Record<string, unknown> {
-  let value: unknown = {};
-  try {
-    if (text) value = JSON.parse(text);
-  } catch {
-    throw invalid('validation_failed', 'content.valuesJson is not valid JSON', [{ path: 'content.valuesJson', problem: 'not valid JSON' }]);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('validation_failed', 'content.valuesJson must be a JSON object', [{ path: 'content.valuesJson', problem: 'not an object' }]);
-  return value as Record<string, unknown>;
-}
 
 export function audienceSendHandlers(deps: AudienceSendDeps): AsyncHandlers<audienceSendsV1.AudienceSendServiceServer> {
   return {
@@ -28,7 +18,7 @@ export function audienceSendHandlers(deps: AudienceSendDeps): AsyncHandlers<audi
         sendKey: req.sendKey,
         kind: kind as EmailKind,
         senderProfileId: req.senderProfileId,
-        content: { subject: content.subject, html: content.html, css: content.css, values: valuesOf(content.valuesJson) },
+        content: { subject: content.subject, html: content.html, css: content.css, values: jsonObject(content.valuesJson, 'content.valuesJson') ?? {} },
         segmentId: req.segmentId || null,
         topicId: req.topicId || null,
         after: req.afterSubscriberId,

@@ -11,7 +11,7 @@ const Kinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
 const MAX_PAGE_SIZE = 1000;
 
 /** A free-form JSON object member (the gateway sends valid JSON objects; anything else is a caller bug). */
-function jsonObject(text: string, path: string): Record<string, unknown> | null {
+export function jsonObject(text: string, path: string): Record<string, unknown> | null {
   if (!text) return null;
   let value: unknown;
   try {
