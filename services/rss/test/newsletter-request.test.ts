@@ -56,6 +56,11 @@ describe('resolveNewsletterRequest', () => {
   });
   it('templates must parse as Liquid', () => {
     expect(problems({ htmlContent: '{% for i in items %}' }).paths).toEqual(['body.htmlContent']);
+    // What the messaging service's renderer refuses is refused when saved, never at send time.
+    expect(problems({ htmlContent: '{{ items[0].title | no_such_filter }}' }).paths).toEqual(['body.htmlContent']);
+    expect(problems({ subjectPattern: '{{ newsletter.name | upcase | nope }}' }).paths).toEqual(['body.subjectPattern']);
+    expect(problems({ htmlContent: '{% include "header" %}' }).paths).toEqual(['body.htmlContent']);
+    expect(problems({ htmlContent: '{% render "x" %}{% layout "y" %}' }).paths).toEqual(['body.htmlContent']);
   });
 });
 

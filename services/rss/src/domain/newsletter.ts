@@ -88,7 +88,13 @@ export interface NewsletterRequest {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const liquid = new Liquid();
+/**
+ * The save-time check parses as the messaging service's renderer will (domain/template.ts there):
+ * unknown filters refused at parse, no file tags. A template this accepts and the renderer refuses
+ * would leave every issue of the newsletter unsendable, so it is refused here, when it is written.
+ */
+const liquid = new Liquid({ strictFilters: true });
+for (const tag of ['include', 'render', 'layout', 'block']) delete (liquid.tags as Record<string, unknown>)[tag];
 
 /** The request's settings, or INVALID_ARGUMENT naming every member that is wrong. */
 export function resolveNewsletterRequest(req: NewsletterRequest): NewsletterSettings {
