@@ -89,11 +89,12 @@ export const configSchema = z.object({
     .transform((v, ctx) => {
       const servers = v.split(',').map((s) => s.trim()).filter(Boolean);
       for (const server of servers) {
+        if (isIP(server) !== 0) continue; // a bare address (IPv6 included): port 53
         const m = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(server);
         const host = m?.[1] ?? m?.[2];
         const portNumber = m?.[3] === undefined ? 53 : Number(m[3]);
         if (!host || isIP(host) === 0 || (m?.[1] !== undefined && isIP(host) !== 6) || portNumber < 1 || portNumber > 65535) {
-          ctx.addIssue({ code: 'custom', message: `DNS_SERVERS: "${server}" is not an IP address with an optional port (e.g. 10.0.0.10:53 or [fd00::10]:53)` });
+          ctx.addIssue({ code: 'custom', message: `"${server}" is not an IP address with an optional port (e.g. 10.0.0.10:53 or [fd00::10]:53)` });
           return z.NEVER;
         }
       }
