@@ -4,6 +4,7 @@
 // `required` nothing is accepted from an unverified domain (profiles saved earlier included), and in
 // either mode mail is signed with the SENDING account's own key only, never another account's.
 import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { DomainError } from '@mailer/kit';
 import { startTestDns, type TestDns } from '@mailer/testing/dns';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
@@ -154,11 +155,26 @@ describe('sending domains', () => {
     await createSendingDomain(deps, A, 'flaky.example');
     await publish(A, 'flaky.example');
     expect((await verifySendingDomain(deps, A, 'flaky.example')).status).toBe('VERIFIED');
-    // A resolver that does not answer (nothing listens on that port).
-    const silent = { ...deps, dns: dnsTxtLookup(['127.0.0.1:9'], { timeoutMs: 200, tries: 1 }) };
-    const after = await verifySendingDomain(silent, A, 'flaky.example');
-    expect(after.status).toBe('VERIFIED');
-    expect(after.problems[0]).toMatch(/^the DNS lookup of _mailer\.flaky\.example failed \(E[A-Z]+\)/);
+    // A resolver that takes every question and never answers: the lookup gives up at its deadline.
+    const blackHole = createSocket('udp4');
+    await new Promise<void>((resolve) => blackHole.bind(0, '127.0.0.1', resolve));
+    try {
+      const silent = { ...deps, dns: dnsTxtLookup([`127.0.0.1:${blackHole.address().port}`], { deadlineMs: 500 }) };
+      const started = Date.now();
+      const after = await verifySendingDomain(silent, A, 'flaky.example');
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(after.status).toBe('VERIFIED');
+      expect(after.problems).toEqual([
+        'the DNS lookup of _mailer.flaky.example failed (ETIMEOUT); try again later',
+        expect.stringMatching(/^the DNS lookup of mailer[0-9a-f]{10}\._domainkey\.flaky\.example failed \(ETIMEOUT\)/),
+      ]);
+    } finally {
+      blackHole.close();
+    }
+    // Nothing listening at all: refused, a failure too.
+    const refused = await verifySendingDomain({ ...deps, dns: dnsTxtLookup(['127.0.0.1:9'], { deadlineMs: 1_000 }) }, A, 'flaky.example');
+    expect(refused.status).toBe('VERIFIED');
+    expect(refused.problems[0]).toMatch(/^the DNS lookup of _mailer\.flaky\.example failed \(E[A-Z]+\)/);
   });
 
   it('delete is refused while a sender profile sends from the domain or a landing page is served on it', async () => {
