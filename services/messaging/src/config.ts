@@ -55,7 +55,8 @@ export const configSchema = z.object({
   /**
    * DKIM keys per sender domain: JSON `{"example.com": {"selector": "s1", "privateKey": "-----BEGIN..."}}`
    * (usually mounted from a Secret). Mail from other domains goes unsigned. Used only with
-   * MAIL_DOMAIN_VERIFICATION=off: with `required` an account signs with its own key only.
+   * MAIL_DOMAIN_VERIFICATION=off, for mail from a domain the sending account has not verified itself:
+   * with `required` an account's mail is signed with its own key only.
    */
   DKIM_KEYS: z
     .string()

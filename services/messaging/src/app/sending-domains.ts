@@ -120,7 +120,6 @@ export async function deleteSendingDomain(deps: SendingDomainDeps, accountId: st
 
 /** What sends, sender profiles and landing pages ask of an account's domains. */
 export interface DomainPolicy {
-  readonly verification: DomainVerification;
   /**
    * Resolves when the account may use `domain` (a host, any port ignored) for `use`; with `required`
    * and the domain not VERIFIED in the account: `409 sender_domain_not_verified` or
@@ -140,7 +139,6 @@ export function domainPolicy(deps: {
   logger?: Pick<Logger, 'error'>;
 }): DomainPolicy {
   return {
-    verification: deps.verification,
     async requireVerified(accountId, domain, use, path) {
       if (deps.verification === 'off') return;
       const host = hostOf(domain.toLowerCase());

@@ -1,6 +1,7 @@
 // The form service as the messaging service sees it: which forms name a sender profile or a
-// confirmation template, or serve their landing page on a domain (asked before deleting one), and the consent signup of a custom event. When it does not answer, 503
-// service_unavailable: a delete that cannot be proven safe is not done.
+// confirmation template, or serve their landing page on a domain (asked before deleting one), and the
+// consent signup of a custom event. When it does not answer, 503 service_unavailable: a delete that
+// cannot be proven safe is not done.
 import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { consentSignupV1, formV1, submissionsV1, subscriberV1 } from '@mailer/proto';
 import type { ConsentSignup } from '../app/record-event';
