@@ -47,7 +47,7 @@ function shownSmtpUrl(url) {
  * Per process, the section 4 settings it reads. A setting in the runner's environment wins over
  * the runner's default (and every other variable of the environment reaches every child anyway).
  */
-function mailSettings(env, ports, { gatewayPort, trackingSecret }) {
+function mailSettings(env, ports, { gatewayPort, trackingSecret, secretSealingKey }) {
   const pick = (defaults) => Object.fromEntries(Object.entries(defaults).map(([k, v]) => [k, env[k] ?? v]));
   const publicBaseUrl = env.PUBLIC_BASE_URL || `http://127.0.0.1:${gatewayPort}`;
   // TRACKING_SECRET also signs the form service's confirmation tokens (API.md section 4).
@@ -61,6 +61,11 @@ function mailSettings(env, ports, { gatewayPort, trackingSecret }) {
       MESSAGING_HTTP_ADDR: ports.MESSAGING_HTTP_ADDR,
       BOUNCE_SMTP_PORT: String(ports.BOUNCE_SMTP_PORT),
       ...pick({ BOUNCE_SMTP_HOST: '127.0.0.1', BOUNCE_DOMAIN: 'bounces.localhost', MAIL_DELIVERY_CONFIRMATION: 'accept' }),
+      // Development: any sender and page domain, no DNS proof (printed as a warning). The sealing key
+      // (generated into secrets.json) lets sending domains be tried out all the same; DNS_SERVERS, when
+      // given, reaches the service with the rest of the environment.
+      ...pick({ MAIL_DOMAIN_VERIFICATION: 'off' }),
+      SECRET_SEALING_KEY: env.SECRET_SEALING_KEY || secretSealingKey,
     },
     form: { PUBLIC_BASE_URL: publicBaseUrl, TRACKING_SECRET: secret, FORM_HTTP_ADDR: ports.FORM_HTTP_ADDR },
     rss: { ...outbound, ...pick({ RSS_POLL_INTERVAL_SECONDS: '600' }) },
@@ -97,6 +102,9 @@ function mailBanner(env, ports, settings) {
   const lines = [];
   const m = settings.messaging;
   lines.push(`  bounces:  SMTP on ${m.BOUNCE_SMTP_HOST}:${m.BOUNCE_SMTP_PORT} for return paths @${m.BOUNCE_DOMAIN}; links start ${m.PUBLIC_BASE_URL}`);
+  if (m.MAIL_DOMAIN_VERIFICATION !== 'required') {
+    lines.push(`  warning:  MAIL_DOMAIN_VERIFICATION=${m.MAIL_DOMAIN_VERIFICATION}: any account may send from (and serve pages on) any domain without proving it owns it (development only)`);
+  }
   const { OUTBOUND_ALLOW_HTTP: http, OUTBOUND_ALLOWED_CIDRS: cidrs } = settings.webhook;
   if (http === 'true' || cidrs) {
     lines.push(`  warning:  OUTBOUND_ALLOW_HTTP=${http} OUTBOUND_ALLOWED_CIDRS=${cidrs}: webhooks and RSS feeds may reach these addresses (development only)`);

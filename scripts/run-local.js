@@ -49,6 +49,7 @@ function secrets() {
     apiKeyMasterKey: () => crypto.randomBytes(32).toString('base64'),
     adminToken: () => crypto.randomBytes(32).toString('hex'),
     trackingSecret: () => crypto.randomBytes(32).toString('base64url'),
+    secretSealingKey: () => crypto.randomBytes(32).toString('base64'),
   };
   const stored = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
   // A data directory from an older version lacks the newer secrets: add them, keep the others.
@@ -281,7 +282,7 @@ function admin(args, adminEnv) {
 async function main() {
   lock(); // before anything reads or writes the data directory
   fs.mkdirSync(logs, { recursive: true });
-  const { apiKeyMasterKey, adminToken, trackingSecret } = secrets();
+  const { apiKeyMasterKey, adminToken, trackingSecret, secretSealingKey } = secrets();
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
@@ -293,7 +294,7 @@ async function main() {
   await Promise.race([nats, waitForPort(ports.nats)]);
   if (maildev) await Promise.race([maildev, Promise.all([waitForPort(ports.mail.MAIL_SMTP_PORT), waitForPort(ports.mail.MAIL_UI_PORT)])]);
   // API.md section 4: each setting to the process that reads it.
-  const mail = mailSettings(env, ports.mail, { gatewayPort: ports.gateway, trackingSecret });
+  const mail = mailSettings(env, ports.mail, { gatewayPort: ports.gateway, trackingSecret, secretSealingKey });
 
   // Every process gets every service's address: the gateway dials them all, and services dial
   // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).

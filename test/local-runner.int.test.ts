@@ -84,16 +84,16 @@ it('brings the system up with maildev, prints a working key and the mail UI, kee
   // A relay given (with credentials) and other settings of API.md section 4: no maildev; each
   // setting reaches its reader as given; the password is never printed.
   const relay = `smtp://mailer:s3cret-pass@127.0.0.1:${await freePort()}`;
-  const given = { SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40), RSS_POLL_INTERVAL_SECONDS: '60', OUTBOUND_ALLOW_HTTP: 'false', OUTBOUND_ALLOWED_CIDRS: '' };
+  const given = { SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40), RSS_POLL_INTERVAL_SECONDS: '60', OUTBOUND_ALLOW_HTTP: 'false', OUTBOUND_ALLOWED_CIDRS: '', MAIL_DOMAIN_VERIFICATION: 'required', DNS_SERVERS: '127.0.0.1:5353' };
   const second = await up(given);
   expect(commands(second).filter((c) => c.includes('maildev'))).toEqual([]);
-  expect(envOf(second, 'messaging/dist')).toMatchObject({ SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40) });
+  expect(envOf(second, 'messaging/dist')).toMatchObject({ SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40), MAIL_DOMAIN_VERIFICATION: 'required', DNS_SERVERS: '127.0.0.1:5353' });
   expect(envOf(second, 'form/dist')).toMatchObject({ PUBLIC_BASE_URL: 'https://mail.example.org', TRACKING_SECRET: 'x'.repeat(40) });
   expect(envOf(second, 'rss/dist')).toMatchObject({ RSS_POLL_INTERVAL_SECONDS: '60', OUTBOUND_ALLOW_HTTP: 'false', OUTBOUND_ALLOWED_CIDRS: '' });
   expect(second.output()).toContain(`mail:     sent through ${relay.replace('mailer:s3cret-pass@', '')} (SMTP_URL; no local mail UI)`);
   expect(second.output()).not.toContain('s3cret-pass');
   expect(second.output()).not.toContain('mail UI:');
-  expect(second.output()).not.toContain('warning:'); // no outbound exception left
+  expect(second.output()).not.toContain('warning:'); // no outbound exception, domain verification required
 
   expect(second.apiKey).toBe(first.apiKey);
   const again = await fetch(`${second.url}/subscribers/${id}`, { headers: { 'x-api-key': second.apiKey } });

@@ -257,7 +257,8 @@ it('without SMTP_URL: maildev on the given ports (a busy one moves to the next f
 }, 60_000);
 
 it('every setting of API.md section 4 reaches the process that reads it (runner defaults, moved ports, the generated tracking secret)', () => {
-  const { trackingSecret } = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  const { trackingSecret, secretSealingKey } = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  expect(Buffer.from(secretSealingKey, 'base64')).toHaveLength(32);
   expect(envOf('messaging')).toMatchObject({
     PUBLIC_BASE_URL: runner.url,
     BOUNCE_DOMAIN: 'bounces.localhost',
@@ -266,6 +267,8 @@ it('every setting of API.md section 4 reaches the process that reads it (runner 
     MAIL_DELIVERY_CONFIRMATION: 'accept',
     TRACKING_SECRET: trackingSecret,
     MESSAGING_HTTP_ADDR: env.MESSAGING_HTTP_ADDR,
+    MAIL_DOMAIN_VERIFICATION: 'off',
+    SECRET_SEALING_KEY: secretSealingKey,
   });
   expect(envOf('form')).toMatchObject({ PUBLIC_BASE_URL: runner.url, TRACKING_SECRET: trackingSecret, FORM_HTTP_ADDR: env.FORM_HTTP_ADDR });
   const outbound = { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8,::1/128' };
@@ -274,7 +277,10 @@ it('every setting of API.md section 4 reaches the process that reads it (runner 
   expect(envOf('gateway')).toMatchObject({ MESSAGING_HTTP_ADDR: env.MESSAGING_HTTP_ADDR, FORM_HTTP_ADDR: env.FORM_HTTP_ADDR });
   // the secret goes to its readers only, and never to the console
   expect(envOf('subscriber').TRACKING_SECRET).toBeUndefined();
+  expect(envOf('form').SECRET_SEALING_KEY).toBeUndefined();
   expect(runner.output()).not.toContain(trackingSecret);
+  expect(runner.output()).not.toContain(secretSealingKey);
+  expect(runner.output()).toContain('warning:  MAIL_DOMAIN_VERIFICATION=off: any account may send from (and serve pages on) any domain without proving it owns it (development only)');
   expect(runner.output()).toContain(`bounces:  SMTP on 127.0.0.1:${env.BOUNCE_SMTP_PORT} for return paths @bounces.localhost; links start ${runner.url}`);
   expect(runner.output()).toContain('warning:  OUTBOUND_ALLOW_HTTP=true OUTBOUND_ALLOWED_CIDRS=127.0.0.0/8,::1/128: webhooks and RSS feeds may reach these addresses (development only)');
 });

@@ -245,11 +245,11 @@ function envOf(container: Obj): Map<string, Obj> {
   return new Map((container.env ?? []).map((e: Obj) => [e.name, e]));
 }
 
-const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS'];
+const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'SECRET_SEALING_KEY', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS'];
 /** The Secret entries a workload reads (required ones, and optional ones that may be absent). */
 function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] } {
   if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'], optional: [] };
-  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS'] };
+  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
   if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET'], optional: ['TRACKING_SECRET_PREVIOUS'] };
   return { required: ['MONGODB_URI'], optional: [] };
 }
@@ -774,7 +774,13 @@ describe('email: reader-facing HTTP, bounce listener, mail settings and secrets'
         TRACKING_SECRET_PREVIOUS: [],
         MESSAGING_HTTP_ADDR: '0.0.0.0:7155',
         BOUNCE_SMTP_PORT: 2525,
+        // Sending domains must be verified, with a generated sealing key for their DKIM keys; the pod's resolvers.
+        MAIL_DOMAIN_VERIFICATION: 'required',
+        DNS_SERVERS: [],
       });
+      expect(parsed.data?.SECRET_SEALING_KEY).toHaveLength(32);
+      expect(env.DNS_SERVERS).toBeUndefined();
+      expect(processEnv(objs, 'form').SECRET_SEALING_KEY).toBeUndefined();
       expect(env.TRACKING_SECRET.length).toBeGreaterThanOrEqual(32);
       const secret = find(objs, 'Secret', RELEASE);
       expect(secret.data.DKIM_KEYS).toBeUndefined();
@@ -833,12 +839,15 @@ describe('email: reader-facing HTTP, bounce listener, mail settings and secrets'
         MAIL_DELIVERY_CONFIRMATION: 'dsn',
         MAIL_ALLOWED_FROM_DOMAINS: ['example.org', 'example.com'],
         BOUNCE_DOMAIN: full.mail.bounceDomain,
+        DNS_SERVERS: ['10.0.0.10', '10.0.0.11:5353'],
       });
+      expect(parsed.data?.SECRET_SEALING_KEY?.toString('base64')).toBe(full.secrets.secretSealingKey);
       // never as a literal value, never in the ConfigMap
       const cm = find(objs, 'ConfigMap', RELEASE);
       for (const text of [JSON.stringify(cm), JSON.stringify(byKind(objs, 'Deployment'))]) {
         expect(text).not.toContain('relay-password');
         expect(text).not.toContain(full.secrets.trackingSecret);
+        expect(text).not.toContain(full.secrets.secretSealingKey);
         expect(text).not.toContain('BEGIN PRIVATE KEY');
       }
     });
@@ -900,6 +909,9 @@ describe('values.schema.json', () => {
     ['a public address that is not an http(s) URL', ['--set', 'mail.publicBaseUrl=mail.example.org'], 'publicBaseUrl'],
     ['a relay URL that is not smtp(s)://', ['--set', 'secrets.smtpUrl=http://relay:25'], 'smtpUrl'],
     ['a tracking secret shorter than the messaging service accepts', ['--set', 'secrets.trackingSecret=short'], 'trackingSecret'],
+    ['a domain verification the messaging service rejects', ['--set', 'mail.domainVerification=sometimes'], 'domainVerification'],
+    ['a sealing key that is not 32 bytes of base64', ['--set', 'secrets.secretSealingKey=c2hvcnQ='], 'secretSealingKey'],
+    ['a DNS server list given as one string', ['--set', 'mail.dnsServers=10.0.0.10'], 'dnsServers'],
     ['a DKIM key without its selector', ['--set', 'secrets.dkimKeys.example\\.org.privateKey=-----BEGIN PRIVATE KEY-----'], 'selector'],
     ['a node port outside the node-port range', ['--set', 'services.messaging.bounceSmtp.service.nodePort=25'], 'nodePort'],
     ['a service named gateway', ['-f', FULL_VALUES, '--set-json', 'services.gateway={"enabled":true,"image":{"repository":"x"},"replicas":1,"grpcPort":50000,"resources":{},"autoscaling":{"enabled":false},"pdb":{"enabled":false}}'], 'services'],

@@ -21,7 +21,7 @@ names when its name is set. Call with (dict "root" $ "key" "X" "optional" bool "
 
 {{/*
 The email settings of one service's container (README "Sending email"): the messaging service
-reads the mail settings, the relay and the DKIM keys; it and the form service (confirmation
+reads the mail settings, the relay, the DKIM keys and the sealing key of sending domains; it and the form service (confirmation
 links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
 */}}
 {{- define "mailer.mailEnv" -}}
@@ -33,6 +33,12 @@ links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
   value: {{ $mail.deliveryConfirmation | quote }}
 - name: MAIL_ALLOWED_FROM_DOMAINS
   value: {{ join "," $mail.allowedFromDomains | quote }}
+- name: MAIL_DOMAIN_VERIFICATION
+  value: {{ $mail.domainVerification | quote }}
+{{- with $mail.dnsServers }}
+- name: DNS_SERVERS
+  value: {{ join "," . | quote }}
+{{- end }}
 - name: SMTP_POOL_SIZE
   value: {{ $mail.smtpPoolSize | quote }}
 - name: MAIL_SEND_CONCURRENCY
@@ -47,6 +53,8 @@ links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
 {{- end }}
 {{- include "mailer.secretVar" (dict "root" .root "key" "SMTP_URL" "ref" .root.Values.secrets.smtpSecret) | nindent 0 }}
 {{- include "mailer.secretVar" (dict "root" .root "key" "DKIM_KEYS" "optional" (empty .root.Values.secrets.dkimSecret.name) "ref" .root.Values.secrets.dkimSecret) | nindent 0 }}
+{{- /* Optional in the pod spec so an existingSecret without it starts with domainVerification off; with required the service refuses to start without it, saying so. */}}
+{{- include "mailer.secretVar" (dict "root" .root "key" "SECRET_SEALING_KEY" "optional" true) | nindent 0 }}
 {{- end }}
 {{- if has .name (list "messaging" "form") }}
 {{- include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET") | nindent 0 }}

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
+import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, sendingDomainsV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -36,6 +36,7 @@ export interface ServiceClients {
   suppressions: PromiseClient<suppressionsV1.SuppressionServiceClient>;
   emailReports: PromiseClient<emailReportsV1.EmailReportServiceClient>;
   senderProfiles: PromiseClient<senderProfilesV1.SenderProfileServiceClient>;
+  sendingDomains: PromiseClient<sendingDomainsV1.SendingDomainServiceClient>;
   emailTemplates: PromiseClient<emailTemplatesV1.EmailTemplateServiceClient>;
   emailMessages: PromiseClient<emailMessagesV1.EmailMessageServiceClient>;
   forms: PromiseClient<formV1.FormServiceClient>;
@@ -72,6 +73,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const suppressions = peerClient(createClient(suppressionsV1.SuppressionServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailReports = peerClient(createClient(emailReportsV1.EmailReportServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const senderProfiles = peerClient(createClient(senderProfilesV1.SenderProfileServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
+  const sendingDomains = peerClient(createClient(sendingDomainsV1.SendingDomainServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailTemplates = peerClient(createClient(emailTemplatesV1.EmailTemplateServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const emailMessages = peerClient(createClient(emailMessagesV1.EmailMessageServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const forms = peerClient(createClient(formV1.FormServiceClient, config.FORM_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('form'));
@@ -89,6 +91,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     suppressions,
     emailReports,
     senderProfiles,
+    sendingDomains,
     emailTemplates,
     emailMessages,
     forms,
@@ -106,6 +109,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       suppressions.close();
       emailReports.close();
       senderProfiles.close();
+      sendingDomains.close();
       emailTemplates.close();
       emailMessages.close();
       forms.close();

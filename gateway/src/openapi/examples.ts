@@ -122,6 +122,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   reportEvents: { fromDate: '2024-03-01', toDate: '2024-03-31', interval: 'WEEK', timeZone: 'Europe/Berlin' },
   createSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example News', replyTo: 'support@example.com', isDefault: true },
   updateSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example Weekly', replyTo: null },
+  createSendingDomain: { domain: 'example.com' },
   createEmailTemplate: {
     name: 'order-confirmation',
     subject: 'Your order {{ orderId }}',

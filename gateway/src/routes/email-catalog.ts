@@ -10,8 +10,10 @@ import {
   type SenderProfileBody,
 } from '../mapping/email-catalog';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
+import { sendingDomainOperations } from './sending-domains';
 
-// Sender profiles and email templates (messaging service): one operation per row of API.md's tables.
+// Sender profiles, sending domains (routes/sending-domains.ts) and email templates (messaging service):
+// one operation per row of API.md's tables.
 
 type ByProfile = { senderProfileId: string };
 type ByName = { name: string };
@@ -68,4 +70,4 @@ export const emailTemplateOperations: Operation[] = [
   }),
 ];
 
-export const emailCatalogRoutes = (clients: ServiceClients): Router => mount([...senderProfileOperations, ...emailTemplateOperations], clients);
+export const emailCatalogRoutes = (clients: ServiceClients): Router => mount([...senderProfileOperations, ...sendingDomainOperations, ...emailTemplateOperations], clients);

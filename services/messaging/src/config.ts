@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
@@ -53,7 +54,9 @@ export const configSchema = z.object({
   MAIL_ALLOWED_FROM_DOMAINS: commaList,
   /**
    * DKIM keys per sender domain: JSON `{"example.com": {"selector": "s1", "privateKey": "-----BEGIN..."}}`
-   * (usually mounted from a Secret). Mail from other domains goes unsigned.
+   * (usually mounted from a Secret). Mail from other domains goes unsigned. Used only with
+   * MAIL_DOMAIN_VERIFICATION=off, for mail from a domain the sending account has not verified itself:
+   * with `required` an account's mail is signed with its own key only.
    */
   DKIM_KEYS: z
     .string()
@@ -71,6 +74,50 @@ export const configSchema = z.object({
         ctx.addIssue({ code: 'custom', message: `DKIM_KEYS must be a JSON object of {selector, privateKey} by domain (${(err as Error).message})` });
         return z.NEVER;
       }
+    }),
+  /**
+   * `required`: an account sends from (and serves landing pages on) only the domains it has VERIFIED
+   * (GET/POST /sending-domains), and its mail is DKIM-signed with its own key for that domain only.
+   * `off`: any domain, signed with DKIM_KEYS when they have the sender's domain (logged as a warning).
+   * The default of the bare process is `off` so an upgrade does not stop existing senders at once; the
+   * chart sets `required`.
+   */
+  MAIL_DOMAIN_VERIFICATION: z.enum(['required', 'off']).default('off'),
+  /** Resolvers for domain verification: comma list of ip[:port] ([ipv6]:port); empty: the system's. */
+  DNS_SERVERS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const servers = v.split(',').map((s) => s.trim()).filter(Boolean);
+      for (const server of servers) {
+        if (isIP(server) !== 0) continue; // a bare address (IPv6 included): port 53
+        const m = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(server);
+        const host = m?.[1] ?? m?.[2];
+        const portNumber = m?.[3] === undefined ? 53 : Number(m[3]);
+        if (!host || isIP(host) === 0 || (m?.[1] !== undefined && isIP(host) !== 6) || portNumber < 1 || portNumber > 65535) {
+          ctx.addIssue({ code: 'custom', message: `"${server}" is not an IP address with an optional port (e.g. 10.0.0.10:53 or [fd00::10]:53)` });
+          return z.NEVER;
+        }
+      }
+      return servers;
+    }),
+  /**
+   * Base64 of 32 random bytes: the master key the sending domains' DKIM private keys are sealed under
+   * (AES-256-GCM, a key derived for that use). Required with MAIL_DOMAIN_VERIFICATION=required; without
+   * it no sending domain can be added. Must stay stable (and be backed up): without it the sealed keys
+   * are lost.
+   */
+  SECRET_SEALING_KEY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return null;
+      const bytes = Buffer.from(v.trim(), 'base64');
+      if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) || bytes.length !== 32) {
+        ctx.addIssue({ code: 'custom', message: 'SECRET_SEALING_KEY must be base64 of 32 random bytes (openssl rand -base64 32)' });
+        return z.NEVER;
+      }
+      return bytes;
     }),
   /** VERP domain of return paths, and the inbound SMTP listener for DSNs and complaints. */
   BOUNCE_DOMAIN: z.string().min(1).default('bounces.localhost'),
@@ -99,6 +146,9 @@ export const configSchema = z.object({
   // The form and rss services: asked which forms / newsletters name a sender profile (or template)
   // before one is deleted.
   ...serviceAddressDefaults('form', 'rss'),
+}).refine((c) => c.MAIL_DOMAIN_VERIFICATION === 'off' || c.SECRET_SEALING_KEY !== null, {
+  message: 'SECRET_SEALING_KEY is required with MAIL_DOMAIN_VERIFICATION=required (base64 of 32 random bytes: the DKIM keys of sending domains are sealed under it)',
+  path: ['SECRET_SEALING_KEY'],
 });
 export type Config = z.infer<typeof configSchema>;
 

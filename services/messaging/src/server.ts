@@ -1,8 +1,11 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
+import { sealer } from '@mailer/tokens';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { domainPolicy } from './app/sending-domains';
+import { dnsTxtLookup } from './clients/dns';
 import { audienceClient } from './clients/audience';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
@@ -25,6 +28,7 @@ import { emailTemplateHandlers } from './handlers/email-templates';
 import { eventHandlers } from './handlers/events';
 import { fieldUsageHandlers } from './handlers/field-usage';
 import { senderProfileHandlers } from './handlers/sender-profiles';
+import { sendingDomainHandlers } from './handlers/sending-domains';
 import { suppressionHandlers } from './handlers/suppressions';
 import { STYLESHEET } from './http/html';
 import { publicPages } from './http/pages';
@@ -83,7 +87,20 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // from a profile).
   const forms = formsClient(config.FORM_GRPC_ADDR, ctx.logger);
   const newsletters = rssNewslettersClient(config.RSS_GRPC_ADDR, ctx.logger);
-  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, subscribers, forms, newsletters };
+  // Sending domains: the proof an account controls a domain, its own DKIM key for it, and the policy
+  // (MAIL_DOMAIN_VERIFICATION) that sender profiles, sends, landing pages and signing go through.
+  const keys = config.SECRET_SEALING_KEY ? sealer(config.SECRET_SEALING_KEY, 'dkim-private-key') : null;
+  const domains = domainPolicy({ store: ctx.store, verification: config.MAIL_DOMAIN_VERIFICATION, keys, operatorKeys: config.DKIM_KEYS, logger: ctx.logger });
+  if (config.MAIL_DOMAIN_VERIFICATION === 'off') {
+    ctx.logger.warn('MAIL_DOMAIN_VERIFICATION=off: any account may send from (and serve landing pages on) any domain, signed with DKIM_KEYS; set it to required in production');
+  } else if (Object.keys(config.DKIM_KEYS).length) {
+    ctx.logger.warn('DKIM_KEYS is set but not used with MAIL_DOMAIN_VERIFICATION=required: mail is signed with the sending account\'s own key of a verified domain only');
+  }
+  ctx.grpc.add(
+    sendingDomainsV1.SendingDomainServiceService,
+    sendingDomainHandlers({ store: ctx.store, now: ctx.now, newId: ctx.newId, keys, dns: dnsTxtLookup(config.DNS_SERVERS), forms, policy: domains }),
+  );
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, domains, subscribers, forms, newsletters };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
@@ -95,6 +112,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     outbox,
     recipients: subscribers,
     links,
+    domains,
     now: ctx.now,
     newId: ctx.newId,
     notify: ctx.notifyOutbox,
@@ -137,6 +155,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       outbox,
       transport,
       links,
+      domains,
       sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND),
       settings: config,
       now: ctx.now,

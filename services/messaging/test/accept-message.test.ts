@@ -10,6 +10,7 @@ import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { acceptMessage, type AcceptDeps, type AcceptInput, type Recipient } from '../src/app/accept-message';
 import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
+import { domainPolicy } from '../src/app/sending-domains';
 import { createSenderProfile } from '../src/app/sender-profiles';
 import { messageCollections, messagesOf } from '../src/store/messages';
 import { outboxRepository } from '@mailer/nats';
@@ -33,6 +34,7 @@ beforeEach(async () => {
     outbox: outboxRepository(tmp.store),
     recipients: { recipientByEmail: async (_accountId, email) => recipients.get(email) ?? null },
     links,
+    domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }),
     now: () => new Date('2026-01-01T10:00:00Z'),
     newId: randomUUID,
     notify: () => undefined,
@@ -41,7 +43,7 @@ beforeEach(async () => {
       return true;
     },
   };
-  const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+  const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [], domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }) };
   await createSenderProfile(catalog, A, { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'The Shop', replyTo: 'help@example.com' });
   await createEmailTemplate(catalog, A, {
     name: 'welcome',
@@ -136,7 +138,7 @@ it('refuses in API.md\'s order and stores nothing: invalid_email, reserved_subst
 
 it('409 sender_profile_required for an account without sender profile', async () => {
   const B = randomUUID();
-  await createEmailTemplate({ store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] }, B, { name: 'welcome', subject: 's', html: 'x' });
+  await createEmailTemplate({ store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [], domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }) }, B, { name: 'welcome', subject: 's', html: 'x' });
   expect((await refusal(acceptMessage(deps, input({ accountId: B })))).errorId).toBe('sender_profile_required');
 });
 
@@ -159,7 +161,7 @@ describe('dedupe key', () => {
 
   it('other keys, no key, and the same key in another account are other messages', async () => {
     const B = randomUUID();
-    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [], domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }) };
     await createSenderProfile(catalog, B, { name: 'B', fromEmail: 'b@example.com', fromName: 'B' });
     await createEmailTemplate(catalog, B, { name: 'welcome', subject: 's', html: 'x' });
     const ids = [
@@ -187,7 +189,7 @@ describe('dedupe key', () => {
 
 describe('sender profile', () => {
   it('the named profile is used over the template\'s and the default; unknown is sender_profile_not_found', async () => {
-    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [] };
+    const catalog = { store: tmp.store, now: deps.now, newId: randomUUID, allowedFromDomains: [], domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }) };
     const news = await createSenderProfile(catalog, A, { name: 'News', fromEmail: 'news@example.com', fromName: 'News' });
     const named = await acceptMessage(deps, input({ senderProfileId: news._id }));
     expect(await messagesOf(deps.messages, A).get(named.messageId)).toMatchObject({ senderProfileId: news._id, fromEmail: 'news@example.com', fromName: 'News' });

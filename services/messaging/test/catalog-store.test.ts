@@ -6,6 +6,7 @@ import { DomainError } from '@mailer/kit';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { CatalogDeps } from '../src/app/catalog-deps';
 import { createEmailTemplate, deleteEmailTemplate, renderEmailTemplate, templateForSend, updateEmailTemplate } from '../src/app/email-templates';
+import { domainPolicy } from '../src/app/sending-domains';
 import { createSenderProfile, deleteSenderProfile, listSenderProfiles, senderForSend, updateSenderProfile } from '../src/app/sender-profiles';
 import { AUTOMATIONS, automationSchema } from '../src/store/automations';
 
@@ -17,7 +18,7 @@ let clock = 0;
 
 beforeEach(async () => {
   tmp = await openTempStore('catalog');
-  deps = { store: tmp.store, now: () => new Date(Date.UTC(2026, 0, 1) + ++clock * 1000), newId: randomUUID, allowedFromDomains: [] };
+  deps = { store: tmp.store, now: () => new Date(Date.UTC(2026, 0, 1) + ++clock * 1000), newId: randomUUID, allowedFromDomains: [], domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }) };
 });
 afterEach(() => tmp.close());
 

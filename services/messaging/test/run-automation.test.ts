@@ -12,6 +12,7 @@ import type { Recipient } from '../src/app/accept-message';
 import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
 import { runAutomation, type RunAutomationDeps } from '../src/app/run-automation';
+import { domainPolicy } from '../src/app/sending-domains';
 import { createSenderProfile } from '../src/app/sender-profiles';
 import type { SegmentTruth } from '../src/clients/segments';
 import type { Step } from '../src/domain/automation';
@@ -55,6 +56,7 @@ beforeEach(async () => {
       outbox: outboxRepository(tmp.store),
       recipients: { recipientByEmail: async () => ann },
       links,
+      domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }),
       now,
       newId: randomUUID,
       notify: () => undefined,
@@ -79,7 +81,7 @@ beforeEach(async () => {
     now,
     onWaiting: (dueAt) => waits.push(dueAt),
   };
-  const catalog = { store: tmp.store, now, newId: randomUUID, allowedFromDomains: [] };
+  const catalog = { store: tmp.store, now, newId: randomUUID, allowedFromDomains: [], domains: domainPolicy({ store: tmp.store, verification: 'off', keys: null, operatorKeys: {} }) };
   await createSenderProfile(catalog, A, { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'The Shop' });
   await createEmailTemplate(catalog, A, { name: 'welcome', subject: 'Hi', html: '<p>Hello {{ event.properties.plan }}</p>' });
 });

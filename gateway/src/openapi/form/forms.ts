@@ -21,7 +21,7 @@ const RULES = `Rules of the body:
 - ${CONTROLS}
 - \`topicIds\`: topics of the account a subscriber joins through the form (\`404 topic_not_found\`; inactive: \`400 topic_inactive\`).
 - \`doubleOptIn\` defaults to true. \`senderProfileId\` (null: the account's default profile) and \`confirmationTemplateName\` (null: the built-in confirmation mail) must exist in the account (\`404 sender_profile_not_found\`, \`404 template_not_found\`); while a form names them they cannot be deleted (\`409 sender_profile_in_use\`, \`409 template_in_use\`). The confirmation mail (double opt-in) is transactional (no List-Unsubscribe) and, with the built-in template, untracked; a template of the account used as \`confirmationTemplateName\` gets these values besides \`subscriber\`: \`confirmUrl\` (the signed confirm link, \`<public address>/public/confirm/<token>\`; put it in an \`href\`), \`form.id\`, \`form.name\`, \`expiresAt\` (ISO 8601), \`expiresOn\` (e.g. "1 December 2026, 10:36 UTC") and \`expiryDays\` (how long the link works, 7 unless the operator changed it). Its own tracking flags apply: with click tracking the link goes through the click redirect to the same page.
-- \`routePath\` and \`domain\` are for \`PAGE\` forms only (\`400 form_route_not_allowed\`). \`routePath\` matches \`^[a-z0-9-]{1,64}$\` and is unique per domain across the whole installation (\`409 route_path_taken\`, whatever account holds it). \`domain\` is a host name (lowercased; an optional port is kept) serving the page instead of the host of the API's public address; null, or that very host, means the default host (answered as null). Point the domain's DNS at the API's public address.
+- \`routePath\` and \`domain\` are for \`PAGE\` forms only (\`400 form_route_not_allowed\`). \`routePath\` matches \`^[a-z0-9-]{1,64}$\` and is unique per domain across the whole installation (\`409 route_path_taken\`, whatever account holds it). \`domain\` is a host name (lowercased; an optional port is kept) serving the page instead of the host of the API's public address; null, or that very host, means the default host (answered as null). Point the domain's DNS at the API's public address. Where the installation requires verified domains, \`domain\` must be a VERIFIED sending domain of the form's own account (see Sending domains; the exact host, without the port), checked on create, PUT and publish (\`409 page_domain_not_verified\`): nobody can hold routes on a domain they have not proven to control.
 - \`allowedOrigins\`: up to ${FORM_LIMITS.allowedOrigins} browser origins (\`scheme://host[:port]\`, no path) that may POST submissions from a web page (CORS); stored canonical (lowercase, no trailing slash), each once.
 - Unknown ids of other accounts (fields, topics, sender profiles) are \`404\` exactly as ids that exist nowhere.`;
 
@@ -57,7 +57,7 @@ export const formPaths = {
       description: `${RULES}\n\n${STATES}`,
       parameters: [idempotencyKey],
       requestBody: body('FormRequest'),
-      responses: responses('post', { '201': created('Created (ACTIVE, landing page DRAFT).', 'Form') }, { 400: ['invalid_uuid', ...WRITE_400], 404: WRITE_404, 409: ['field_archived', 'route_path_taken'] }),
+      responses: responses('post', { '201': created('Created (ACTIVE, landing page DRAFT).', 'Form') }, { 400: ['invalid_uuid', ...WRITE_400], 404: WRITE_404, 409: ['field_archived', 'route_path_taken', 'page_domain_not_verified'] }),
     },
   },
   '/forms/{formId}': {
@@ -79,7 +79,7 @@ export const formPaths = {
       responses: responses('put', { '200': ok('The updated form.', schemaRef('Form')) }, {
         400: ['invalid_uuid', ...WRITE_400],
         404: ['form_not_found', ...WRITE_404],
-        409: ['field_archived', 'route_path_taken', 'landing_page_published'],
+        409: ['field_archived', 'route_path_taken', 'landing_page_published', 'page_domain_not_verified'],
       }),
     },
     delete: {
@@ -93,7 +93,7 @@ export const formPaths = {
   },
   '/forms/{formId}/activate': stateOperation('activateForm', 'Activate a signup form', 'The form accepts submissions again.', ['field_archived']),
   '/forms/{formId}/deactivate': stateOperation('deactivateForm', 'Deactivate a signup form', 'The form stops accepting submissions (`404 form_inactive`) and cannot be embedded.', []),
-  '/forms/{formId}/publish': stateOperation('publishForm', 'Publish the landing page', 'The landing page of a `PAGE` form goes live at `publicUrl`.', ['form_not_publishable']),
+  '/forms/{formId}/publish': stateOperation('publishForm', 'Publish the landing page', 'The landing page of a `PAGE` form goes live at `publicUrl` (its custom `domain`, if any, must be verified where the installation requires it).', ['form_not_publishable', 'page_domain_not_verified']),
   '/forms/{formId}/unpublish': stateOperation('unpublishForm', 'Unpublish the landing page', 'The landing page answers 404 until it is published again.', []),
   '/forms/{formId}/embedding': {
     get: {

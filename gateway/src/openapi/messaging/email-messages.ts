@@ -11,7 +11,7 @@ const freeForm = (what: string) => ({ type: ['object', 'null'], description: `${
 
 const SEND = `Renders the template \`name\` for \`email\` at once and queues it for delivery.
 - Rendering happens now, so nothing broken is queued: an unknown template answers \`404 template_not_found\`, a render failure (a render-time, output-size or memory limit, a failing filter) \`422 template_render_failed\` with the engine's message. \`substitutionData\` members are the template's top-level variables; the names \`subscriber\`, \`event\` and \`links\` are reserved (\`400 reserved_substitution_key\`). \`subscriber\` is \`{email, firstName, fields}\` when the address is a subscriber of the account, else \`{email}\`.
-- The sender is the template's sender profile, else the account's default; with no profile at all \`409 sender_profile_required\`.
+- The sender is the template's sender profile, else the account's default; with no profile at all \`409 sender_profile_required\`; where the installation requires verified domains, a sender whose domain is not a VERIFIED sending domain of the account is \`409 sender_domain_not_verified\` (nothing is queued).
 - \`202\` is answered only once the rendered message and its delivery job are durably stored (one transaction); the answer also waits (bounded) until the job is on the job stream.
 - Transactional mail ignores unsubscribes and topic opt-outs, but it never goes to a suppressed address or to a subscriber whose status is \`BLOCKED\`: such a message is still recorded, with \`status: SUPPRESSED\` and its \`suppressionReason\` (\`HARD_BOUNCE\`, \`COMPLAINT\`, \`MANUAL\`, \`SOFT_BOUNCES\` or \`BLOCKED\`), and is never sent.
 - Open and click tracking follow the template's \`tracking\`: an open pixel is added and every http(s) link is rewritten to a tracking link that redirects to the original.
@@ -47,7 +47,7 @@ export const emailMessagePaths = {
         ...responses(
           'post',
           { '202': posted('Accepted: stored and queued (`QUEUED`), or recorded and not sent (`SUPPRESSED`).', 'EmailMessageAccepted') },
-          { 400: ['invalid_email', 'reserved_substitution_key'], 404: ['template_not_found', 'sender_profile_not_found'], 409: ['sender_profile_required'] },
+          { 400: ['invalid_email', 'reserved_substitution_key'], 404: ['template_not_found', 'sender_profile_not_found'], 409: ['sender_profile_required', 'sender_domain_not_verified'] },
         ),
         '422': errorResponse(
           '`template_render_failed`: the template could not be rendered with these values (the message and `details` say where and why); nothing was stored. `idempotency_key_reused`: the Idempotency-Key was used for a different request.',

@@ -8,8 +8,9 @@ export const SENDER_LIMITS = { name: 100, fromName: 100, email: 254 } as const;
 const profilePath = [ref('parameters', 'SenderProfileId')];
 const NOT_FOUND = 'A profile of another account is unknown here (`404 sender_profile_not_found`).';
 const DEFAULT_RULES = `Default: an account has exactly one default profile once it has any. Its first profile becomes the default whatever \`isDefault\` says; \`isDefault: true\` on create or PUT moves the flag to that profile (the previous default loses it in the same transaction); absent or \`null\` on PUT keeps the flag where it is; \`isDefault: false\` on the current default is refused (\`409 sender_profile_is_default\`: move the flag instead). A send that names no profile uses the default; with no profile at all it is refused (\`409 sender_profile_required\`).`;
-const VALUES = `\`name\` (a label for people): 1-${SENDER_LIMITS.name} characters after trimming; names need not be unique. \`fromName\` (the display name of From): 1-${SENDER_LIMITS.fromName} characters after trimming, no line breaks or control characters (it becomes a mail header). \`fromEmail\` and \`replyTo\`: valid addresses of at most ${SENDER_LIMITS.email} characters (\`400 invalid_email\`), stored canonical (trimmed, lowercased). When the operator sets \`MAIL_ALLOWED_FROM_DOMAINS\`, a \`fromEmail\` of another domain is refused with \`400 sender_domain_not_allowed\` (\`replyTo\` may be any address); the setting is checked when a profile is saved, so profiles saved before it changed keep their address until they are saved again. DKIM signing is per sender domain, from operator settings.`;
+const VALUES = `\`name\` (a label for people): 1-${SENDER_LIMITS.name} characters after trimming; names need not be unique. \`fromName\` (the display name of From): 1-${SENDER_LIMITS.fromName} characters after trimming, no line breaks or control characters (it becomes a mail header). \`fromEmail\` and \`replyTo\`: valid addresses of at most ${SENDER_LIMITS.email} characters (\`400 invalid_email\`), stored canonical (trimmed, lowercased). When the operator sets \`MAIL_ALLOWED_FROM_DOMAINS\`, a \`fromEmail\` of another domain is refused with \`400 sender_domain_not_allowed\` (\`replyTo\` may be any address); the setting is checked when a profile is saved, so profiles saved before it changed keep their address until they are saved again. Where the installation requires verified domains, the \`fromEmail\` domain must be a VERIFIED sending domain of the account (exactly that domain; see Sending domains), on create, on PUT and at every send (\`409 sender_domain_not_verified\`): a profile saved before, or whose domain lost its verification, cannot send. Mail is DKIM-signed with the account's own key of its verified domain.`;
 const WRITE_400 = ['invalid_email', 'sender_domain_not_allowed'];
+const WRITE_409 = ['sender_domain_not_verified'];
 
 export const senderProfilePaths = {
   '/sender-profiles': {
@@ -27,7 +28,7 @@ export const senderProfilePaths = {
       description: `${VALUES}\n\n${DEFAULT_RULES}`,
       parameters: [idempotencyKey],
       requestBody: body('SenderProfileRequest'),
-      responses: responses('post', { '201': created('Created.', 'SenderProfile') }, { 400: WRITE_400 }),
+      responses: responses('post', { '201': created('Created.', 'SenderProfile') }, { 400: WRITE_400, 409: WRITE_409 }),
     },
   },
   '/sender-profiles/{senderProfileId}': {
@@ -49,7 +50,7 @@ export const senderProfilePaths = {
       responses: responses('put', { '200': ok('The updated sender profile.', schemaRef('SenderProfile')) }, {
         400: ['invalid_uuid', ...WRITE_400],
         404: ['sender_profile_not_found'],
-        409: ['sender_profile_is_default'],
+        409: ['sender_profile_is_default', ...WRITE_409],
       }),
     },
     delete: {

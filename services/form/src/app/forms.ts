@@ -8,6 +8,11 @@
 //   form unchanged. Unpublishing a page that is not PUBLISHED changes nothing (a DRAFT stays DRAFT).
 //   Publishing a form that is not a PAGE, or a PAGE without routePath, is 409 form_not_publishable.
 // - Activating a form whose input fields were archived meanwhile is 409 field_archived.
+// - A landing page's custom `domain` must be a VERIFIED sending domain of the form's own account when
+//   the installation requires it (asked from the messaging service, which owns sending domains and
+//   MAIL_DOMAIN_VERIFICATION): on create, on PUT and again on publish (`409 page_domain_not_verified`).
+//   So nobody can hold routes on a domain they have not proven to control; routePaths stay unique per
+//   domain across accounts (two accounts that both verified a domain share its routes).
 import { conflict, DomainError, GrpcStatus, notFound } from '@mailer/kit';
 import type { CatalogSource } from '../clients/catalog';
 import type { MessagingCatalog } from '../clients/messaging';
@@ -46,6 +51,7 @@ async function valuesOf(deps: FormDeps, accountId: string, req: FormRequest, pre
     values.senderProfileId && deps.messaging.requireSenderProfile(accountId, values.senderProfileId).catch((err) => Promise.reject(atPath(err, 'body.senderProfileId'))),
     values.confirmationTemplateName &&
       deps.messaging.requireTemplate(accountId, values.confirmationTemplateName).catch((err) => Promise.reject(atPath(err, 'body.confirmationTemplateName'))),
+    values.domain && deps.messaging.requirePageDomain(accountId, values.domain),
   ]);
   return values;
 }
@@ -107,6 +113,7 @@ export async function publishForm(deps: FormDeps, accountId: string, formId: str
   const problem = publishProblem(form);
   if (problem) throw problem;
   if (form.landingPageStatus === 'PUBLISHED') return form;
+  if (form.domain) await deps.messaging.requirePageDomain(accountId, form.domain);
   const now = deps.now();
   // Guarded by the state read: a racing publish finds nothing to change and answers the form as it is.
   const published = await deps.forms.setState(accountId, formId, { landingPageStatus: 'PUBLISHED', lastPublishedAt: now, updatedAt: now }, { landingPageStatus: form.landingPageStatus });

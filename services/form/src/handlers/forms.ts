@@ -116,8 +116,11 @@ export function formHandlers(deps: uc.FormDeps): AsyncHandlers<formV1.FormServic
     getFormEmbedding: async (req) => out(await uc.getFormEmbedding(deps, accountOf(req), idOf(req.formId))),
     countFormsUsing: async (req) => {
       const ref = req.ref;
-      if (!ref || ref.value === '' || ref.value.length > ID_MAX) return { count: 0, forms: [] }; // names nothing a form could name
-      const { count, forms } = await uc.formsUsing(deps, accountOf(req), ref.$case === 'senderProfileId' ? { senderProfileId: ref.value.toLowerCase() } : { templateName: ref.value });
+      // names nothing a form could name (a domain name has at most 253 characters)
+      if (!ref || ref.value === '' || ref.value.length > (ref.$case === 'domain' ? 253 : ID_MAX)) return { count: 0, forms: [] };
+      const by =
+        ref.$case === 'senderProfileId' ? { senderProfileId: ref.value.toLowerCase() } : ref.$case === 'templateName' ? { templateName: ref.value } : { domain: ref.value.toLowerCase() };
+      const { count, forms } = await uc.formsUsing(deps, accountOf(req), by);
       return { count, forms };
     },
   };

@@ -102,8 +102,8 @@ export type FormChanges = Pick<
 /** What activate/deactivate and publish/unpublish change. */
 export type FormStateChanges = Partial<Pick<Form, 'status' | 'landingPageStatus' | 'lastPublishedAt'>> & Pick<Form, 'updatedAt'>;
 
-/** What messaging asks before deleting a sender profile or a template. */
-export type FormReference = { senderProfileId: string } | { templateName: string };
+/** What messaging asks before deleting a sender profile, a template or a sending domain (a page's host, any port). */
+export type FormReference = { senderProfileId: string } | { templateName: string } | { domain: string };
 
 export interface FormRepository {
   get(accountId: string, formId: string): Promise<Form | null>;
@@ -192,7 +192,14 @@ export function formRepository(store: Store): FormRepository {
       return (await forms.deleteOne({ _id: formId, accountId })) > 0;
     },
     async referencing(accountId, ref, limit = 50) {
-      const filter = { accountId, ...('senderProfileId' in ref ? { senderProfileId: ref.senderProfileId } : { confirmationTemplateName: ref.templateName }) };
+      const filter = {
+        accountId,
+        ...('senderProfileId' in ref
+          ? { senderProfileId: ref.senderProfileId }
+          : 'templateName' in ref
+            ? { confirmationTemplateName: ref.templateName }
+            : { domain: { $regex: `^${ref.domain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(:[0-9]+)?$` } }),
+      };
       const [count, some] = await Promise.all([forms.countDocuments(filter), forms.find(filter, { sort: { name: 1, _id: 1 }, limit })]);
       return { count, forms: some.map((d) => ({ id: d._id, name: d.name })) };
     },

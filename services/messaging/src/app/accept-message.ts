@@ -12,6 +12,7 @@ import type { PublicLinks } from './public-links';
 import { templateForSend } from './email-templates';
 import { builtinTemplate, type BuiltinTemplateName } from '../domain/builtin-templates';
 import { senderForSend } from './sender-profiles';
+import type { DomainPolicy } from './sending-domains';
 import { messagesOf, type EmailKind, type EmailMessageDoc, type MessageCollections, type SuppressionReason, DEDUPE_INDEX } from '../store/messages';
 import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
@@ -40,6 +41,8 @@ export interface AcceptDeps {
   outbox: OutboxRepository;
   recipients: RecipientLookup;
   links: PublicLinks;
+  /** The sender's domain must be VERIFIED in the account when MAIL_DOMAIN_VERIFICATION=required. */
+  domains: Pick<DomainPolicy, 'requireVerified'>;
   now(): Date;
   newId(): string;
   /** Wakes the outbox relay. */

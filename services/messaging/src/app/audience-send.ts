@@ -19,6 +19,7 @@ import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
 import { checkReservedKeys, composeMessage, type ComposeRecipient } from './compose-message';
 import type { PublicLinks } from './public-links';
 import { senderForSend } from './sender-profiles';
+import type { DomainPolicy } from './sending-domains';
 import { canonicalAddress } from '../domain/sender-profile';
 
 export interface AudienceRecipient extends ComposeRecipient {
@@ -37,6 +38,8 @@ export interface AudienceSendDeps {
   outbox: OutboxRepository;
   audience: AudienceLookup;
   links: PublicLinks;
+  /** The sender's domain must be VERIFIED in the account when MAIL_DOMAIN_VERIFICATION=required. */
+  domains: Pick<DomainPolicy, 'requireVerified'>;
   now(): Date;
   newId(): string;
   /** Wakes the outbox relay. */

@@ -1,10 +1,11 @@
 // What the sender-profile and email-template use cases are given (server.ts wires them). Only
-// `store` is needed by senderForSend/templateForSend, so other use cases (sending) can call them
-// with their own deps.
+// `store` (and `domains` for senderForSend) is needed by senderForSend/templateForSend, so other use
+// cases (sending) can call them with their own deps.
 import type { Store } from '@mailer/store';
 import type { FormsUsing } from '../clients/forms';
 import type { NewslettersUsing } from '../clients/rss-newsletters';
 import type { SubscriberLookup } from './render-values';
+import type { DomainPolicy } from './sending-domains';
 
 export interface CatalogDeps {
   store: Store;
@@ -12,6 +13,8 @@ export interface CatalogDeps {
   newId: () => string;
   /** MAIL_ALLOWED_FROM_DOMAINS (lower case; empty = any). */
   allowedFromDomains: readonly string[];
+  /** MAIL_DOMAIN_VERIFICATION: a profile's fromEmail domain must be VERIFIED in the account (when required). */
+  domains: Pick<DomainPolicy, 'requireVerified'>;
   /** The subscriber service's view of an address (render preview); absent: every address is unknown. */
   subscribers?: SubscriberLookup;
   /** The form service's view of the forms naming a profile or template (delete checks); absent: no form names any. */

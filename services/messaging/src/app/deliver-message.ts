@@ -19,8 +19,9 @@ import type { Collection, Store } from '@mailer/store';
 import type { MailTransport } from '../clients/smtp-transport';
 import { recordBounce, type BounceDeps } from './bounces';
 import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, type SendOutcome, type SmtpError } from '../domain/delivery';
-import { outgoingMail, type DkimKey } from '../domain/outgoing-mail';
+import { domainOf, outgoingMail } from '../domain/outgoing-mail';
 import type { AccountSendRate } from '../domain/send-rate';
+import type { DomainPolicy } from './sending-domains';
 import { emailFact } from '../events/email-facts';
 import { messagesOf, type DeliveryAttempt, type EmailMessageDoc, type MessageCollections, type MessageRepository, type MessageStatus } from '../store/messages';
 import type { OutboxRepository } from '@mailer/nats';
@@ -37,8 +38,9 @@ export interface DeliveryDeps {
   settings: {
     MAIL_DELIVERY_CONFIRMATION: 'accept' | 'dsn';
     MAIL_RETRY_SCHEDULE_SECONDS: readonly number[];
-    DKIM_KEYS: Record<string, DkimKey>;
   };
+  /** The signing key of the sending account's From domain (never another account's). */
+  domains: Pick<DomainPolicy, 'dkimKeyFor'>;
   now(): Date;
   newId(): string;
   /** Wakes the outbox relay after a commit that recorded facts. */
@@ -115,7 +117,8 @@ export async function deliverMessage(deps: DeliveryDeps, job: DeliveryJob): Prom
     return settle(deps, repo, claimed, token, outcome, true);
   }
   try {
-    const mail = outgoingMail(claimed, body, { returnPath: deps.links.returnPath(claimed._id), dkimKeys: deps.settings.DKIM_KEYS });
+    const dkim = await deps.domains.dkimKeyFor(job.accountId, domainOf(claimed.fromEmail));
+    const mail = outgoingMail(claimed, body, { returnPath: deps.links.returnPath(claimed._id), dkim });
     outcome = sentOutcome((await deps.transport.send(mail)).response);
   } catch (err) {
     outcome = failureOutcome(err as SmtpError);

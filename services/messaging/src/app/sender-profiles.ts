@@ -12,29 +12,32 @@
 // - A profile named by an email template cannot be deleted (`409 sender_profile_in_use`, the
 //   templates in `details`), nor one a form names (asked from the form service: `forms.<id>`).
 //   RSS newsletters join that check when they exist.
+// - With MAIL_DOMAIN_VERIFICATION=required the fromEmail domain must be a VERIFIED sending domain of
+//   the account on create, on PUT and at every send (`409 sender_domain_not_verified`): a profile saved
+//   before verification was required, or whose domain lost its proof, cannot send.
 import { failedPrecondition, notFound } from '@mailer/kit';
 import type { Store } from '@mailer/store';
-import { senderProfileValues, type SenderProfileInput } from '../domain/sender-profile';
+import { domainOf, senderProfileValues, type SenderProfileInput } from '../domain/sender-profile';
 import { emailTemplatesOf } from '../store/email-templates';
 import { senderProfilesOf, type SenderProfileDoc } from '../store/sender-profiles';
 import type { CatalogDeps } from './catalog-deps';
+import type { DomainPolicy } from './sending-domains';
 
 export const senderProfileNotFound = (id: string) => notFound('sender_profile_not_found', `no sender profile with id ${id} exists in the account`);
 
 /**
  * The profile a send uses: the named one, or the account's default when `senderProfileId` is null.
- * Throws `404 sender_profile_not_found` (named, unknown) or `409 sender_profile_required` (no
- * profile at all).
+ * Throws `404 sender_profile_not_found` (named, unknown), `409 sender_profile_required` (no
+ * profile at all) or `409 sender_domain_not_verified` (its domain, when verification is required).
  */
-export async function senderForSend(deps: { store: Store }, accountId: string, senderProfileId: string | null): Promise<SenderProfileDoc> {
+export async function senderForSend(deps: { store: Store; domains: Pick<DomainPolicy, 'requireVerified'> }, accountId: string, senderProfileId: string | null): Promise<SenderProfileDoc> {
   const profiles = senderProfilesOf(deps.store, accountId);
-  if (senderProfileId) {
-    const profile = await profiles.get(senderProfileId.toLowerCase());
-    if (!profile) throw senderProfileNotFound(senderProfileId);
-    return profile;
+  const profile = senderProfileId ? await profiles.get(senderProfileId.toLowerCase()) : await profiles.getDefault();
+  if (!profile) {
+    if (senderProfileId) throw senderProfileNotFound(senderProfileId);
+    throw failedPrecondition('sender_profile_required', 'the account has no sender profile: create one (POST /sender-profiles) before sending');
   }
-  const profile = await profiles.getDefault();
-  if (!profile) throw failedPrecondition('sender_profile_required', 'the account has no sender profile: create one (POST /sender-profiles) before sending');
+  await deps.domains.requireVerified(accountId, domainOf(profile.fromEmail), 'SENDER', `senderProfiles.${profile._id}`);
   return profile;
 }
 
@@ -50,14 +53,21 @@ export async function getSenderProfile(deps: CatalogDeps, accountId: string, id:
   return profile;
 }
 
-export async function createSenderProfile(deps: CatalogDeps, accountId: string, req: SenderProfileRequest): Promise<SenderProfileDoc> {
+/** The profile's values, its fromEmail domain checked against the account's verified domains. */
+async function checkedValues(deps: CatalogDeps, accountId: string, req: SenderProfileRequest) {
   const values = senderProfileValues(req, deps.allowedFromDomains);
+  await deps.domains.requireVerified(accountId, domainOf(values.fromEmail), 'SENDER', 'body.fromEmail');
+  return values;
+}
+
+export async function createSenderProfile(deps: CatalogDeps, accountId: string, req: SenderProfileRequest): Promise<SenderProfileDoc> {
+  const values = await checkedValues(deps, accountId, req);
   const now = deps.now();
   return senderProfilesOf(deps.store, accountId).insert({ _id: deps.newId(), ...values, createdAt: now, updatedAt: now }, req.isDefault === true);
 }
 
 export async function updateSenderProfile(deps: CatalogDeps, accountId: string, id: string, req: SenderProfileRequest): Promise<SenderProfileDoc> {
-  const values = senderProfileValues(req, deps.allowedFromDomains);
+  const values = await checkedValues(deps, accountId, req);
   const profiles = senderProfilesOf(deps.store, accountId);
   if (req.isDefault === false) {
     const current = await profiles.get(id);

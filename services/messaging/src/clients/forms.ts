@@ -1,11 +1,12 @@
 // The form service as the messaging service sees it: which forms name a sender profile or a
-// confirmation template (asked before deleting one), and the consent signup of a custom event. When it does not answer, 503
-// service_unavailable: a delete that cannot be proven safe is not done.
+// confirmation template, or serve their landing page on a domain (asked before deleting one), and the
+// consent signup of a custom event. When it does not answer, 503 service_unavailable: a delete that
+// cannot be proven safe is not done.
 import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { consentSignupV1, formV1, submissionsV1, subscriberV1 } from '@mailer/proto';
 import type { ConsentSignup } from '../app/record-event';
 
-export type FormReference = { senderProfileId: string } | { templateName: string };
+export type FormReference = { senderProfileId: string } | { templateName: string } | { domain: string };
 
 export interface FormsUsing {
   /** How many of the account's forms name it, and up to 50 of them. */
@@ -17,14 +18,19 @@ export function formsClient(address: string, logger?: Logger): FormsUsing {
   const client = peerClient(createClient(formV1.FormServiceClient, address, 2_000), {
     service: 'form',
     errorId: 'service_unavailable',
-    message: 'The form service, which knows the forms naming this sender profile or template, is unavailable; retry later.',
+    message: 'The form service, which knows the forms naming this sender profile or template (or serving pages on this domain), is unavailable; retry later.',
     logger,
   });
   return {
     async formsUsing(accountId, ref) {
       const res = await client.countFormsUsing({
         accountId,
-        ref: 'senderProfileId' in ref ? { $case: 'senderProfileId', value: ref.senderProfileId } : { $case: 'templateName', value: ref.templateName },
+        ref:
+          'senderProfileId' in ref
+            ? { $case: 'senderProfileId', value: ref.senderProfileId }
+            : 'templateName' in ref
+              ? { $case: 'templateName', value: ref.templateName }
+              : { $case: 'domain', value: ref.domain },
       });
       return { count: res.count, forms: res.forms };
     },

@@ -1,8 +1,8 @@
 // The mail of a stored message as it goes to the relay (pure): From "fromName <fromEmail>",
 // Reply-To, To, Subject, the rendered html and text, the body's extra headers (List-Unsubscribe for
 // marketing mail), a Message-ID that is the same on every attempt (a resend after a crash is then
-// recognisably the same mail), the VERP return path as envelope sender, and a DKIM signature when
-// the sender's domain has a key.
+// recognisably the same mail), the VERP return path as envelope sender, and a DKIM signature when the
+// caller found a key for the sending account and domain (app/sending-domains.ts dkimKeyFor).
 import type { SendMailOptions } from 'nodemailer';
 import type { EmailBodyDoc, EmailMessageDoc } from '../store/messages';
 
@@ -19,10 +19,10 @@ export const messageIdHeader = (message: Pick<EmailMessageDoc, '_id' | 'fromEmai
 export function outgoingMail(
   message: EmailMessageDoc,
   body: Pick<EmailBodyDoc, 'html' | 'text' | 'headers'>,
-  opts: { returnPath: string; dkimKeys: Record<string, DkimKey> },
+  opts: { returnPath: string; dkim: DkimKey | null },
 ): SendMailOptions {
   const domain = domainOf(message.fromEmail);
-  const dkim = Object.prototype.hasOwnProperty.call(opts.dkimKeys, domain) ? opts.dkimKeys[domain] : undefined;
+  const { dkim } = opts;
   return {
     from: { name: message.fromName, address: message.fromEmail },
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),

@@ -11,6 +11,7 @@ const { job } = require('@mailer/nats/facts');
 const { loadMessagingConfig } = require('../../dist/config');
 const { bounceDeps } = require('../../dist/app/bounces');
 const { publicLinks } = require('../../dist/app/public-links');
+const { domainPolicy } = require('../../dist/app/sending-domains');
 const { smtpTransport } = require('../../dist/clients/smtp-transport');
 const { AccountSendRate } = require('../../dist/domain/send-rate');
 const { startEmailJobs } = require('../../dist/events/email-jobs');
@@ -58,6 +59,7 @@ async function main() {
     logger: log,
     deps: {
       store, messages, suppressions: suppressionCollection(store), outbox: outboxRepository(store), transport, links: publicLinks(config),
+      domains: domainPolicy({ store, verification: config.MAIL_DOMAIN_VERIFICATION, keys: null, operatorKeys: config.DKIM_KEYS }),
       sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND), settings: config, now, newId,
       notifyOutbox: relay.notify, log, bounces: bounceDeps({ store, notifyOutbox: relay.notify, now, newId }),
     },

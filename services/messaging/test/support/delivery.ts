@@ -9,6 +9,7 @@ import { job } from '@mailer/nats/facts';
 import { startNatsServer, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { bounceDeps } from '../../src/app/bounces';
+import { domainPolicy } from '../../src/app/sending-domains';
 import { publicLinks } from '../../src/app/public-links';
 import { smtpTransport, type MailTransport } from '../../src/clients/smtp-transport';
 import { loadMessagingConfig, type Config } from '../../src/config';
@@ -114,6 +115,7 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
       outbox: outboxRepository(store.store),
       transport,
       links,
+      domains: domainPolicy({ store: store.store, verification: config.MAIL_DOMAIN_VERIFICATION, keys: null, operatorKeys: config.DKIM_KEYS }),
       sendRate: new AccountSendRate(config.MAIL_ACCOUNT_RATE_PER_SECOND),
       settings: config,
       now: () => new Date(),

@@ -411,7 +411,9 @@ export interface GetFormEmbeddingResponse {
 
 export interface CountFormsUsingRequest {
   accountId: string;
-  ref: { $case: "senderProfileId"; value: string } | { $case: "templateName"; value: string } | undefined;
+  ref: { $case: "senderProfileId"; value: string } | { $case: "templateName"; value: string } | //
+  /** The custom host of landing pages (any port), asked before a sending domain is deleted. */
+  { $case: "domain"; value: string } | undefined;
 }
 
 export interface FormUse {
@@ -3181,6 +3183,9 @@ export const CountFormsUsingRequest: MessageFns<CountFormsUsingRequest> = {
       case "templateName":
         writer.uint32(26).string(message.ref.value);
         break;
+      case "domain":
+        writer.uint32(34).string(message.ref.value);
+        break;
     }
     return writer;
   },
@@ -3222,6 +3227,14 @@ export const CountFormsUsingRequest: MessageFns<CountFormsUsingRequest> = {
             message.ref = { $case: "templateName", value: reader.string() };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.ref = { $case: "domain", value: reader.string() };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3249,6 +3262,8 @@ export const CountFormsUsingRequest: MessageFns<CountFormsUsingRequest> = {
         ? { $case: "templateName", value: globalThis.String(object.templateName) }
         : isSet(object.template_name)
         ? { $case: "templateName", value: globalThis.String(object.template_name) }
+        : isSet(object.domain)
+        ? { $case: "domain", value: globalThis.String(object.domain) }
         : undefined,
     };
   },
@@ -3262,6 +3277,8 @@ export const CountFormsUsingRequest: MessageFns<CountFormsUsingRequest> = {
       obj.senderProfileId = message.ref.value;
     } else if (message.ref?.$case === "templateName") {
       obj.templateName = message.ref.value;
+    } else if (message.ref?.$case === "domain") {
+      obj.domain = message.ref.value;
     }
     return obj;
   },
@@ -3282,6 +3299,12 @@ export const CountFormsUsingRequest: MessageFns<CountFormsUsingRequest> = {
       case "templateName": {
         if (object.ref?.value !== undefined && object.ref?.value !== null) {
           message.ref = { $case: "templateName", value: object.ref.value };
+        }
+        break;
+      }
+      case "domain": {
+        if (object.ref?.value !== undefined && object.ref?.value !== null) {
+          message.ref = { $case: "domain", value: object.ref.value };
         }
         break;
       }
@@ -3586,8 +3609,8 @@ export const FormServiceService = {
     responseDeserialize: (value: Buffer): GetFormEmbeddingResponse => GetFormEmbeddingResponse.decode(value),
   },
   /**
-   * How many of the account's forms name a sender profile or a confirmation template (the messaging
-   * service asks before deleting one), with up to 50 of them.
+   * How many of the account's forms name a sender profile or a confirmation template, or serve their
+   * landing page on a domain (the messaging service asks before deleting one), with up to 50 of them.
    */
   countFormsUsing: {
     path: "/mailer.form.v1.FormService/CountFormsUsing" as const,
@@ -3621,8 +3644,8 @@ export interface FormServiceServer extends UntypedServiceImplementation {
   /** The form as a website embeds it; NOT_FOUND form_inactive while INACTIVE. */
   getFormEmbedding: handleUnaryCall<GetFormEmbeddingRequest, GetFormEmbeddingResponse>;
   /**
-   * How many of the account's forms name a sender profile or a confirmation template (the messaging
-   * service asks before deleting one), with up to 50 of them.
+   * How many of the account's forms name a sender profile or a confirmation template, or serve their
+   * landing page on a domain (the messaging service asks before deleting one), with up to 50 of them.
    */
   countFormsUsing: handleUnaryCall<CountFormsUsingRequest, CountFormsUsingResponse>;
 }
@@ -3800,8 +3823,8 @@ export interface FormServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetFormEmbeddingResponse) => void,
   ): ClientUnaryCall;
   /**
-   * How many of the account's forms name a sender profile or a confirmation template (the messaging
-   * service asks before deleting one), with up to 50 of them.
+   * How many of the account's forms name a sender profile or a confirmation template, or serve their
+   * landing page on a domain (the messaging service asks before deleting one), with up to 50 of them.
    */
   countFormsUsing(
     request: CountFormsUsingRequest,

@@ -1,0 +1,172 @@
+// Sending domains end to end, with MAIL_DOMAIN_VERIFICATION=required as the chart runs it: real
+// subscriber, form, rss and messaging processes and the gateway, a real DNS server (dns2) the messaging
+// service resolves through DNS_SERVERS, and a capture relay. A tenant cannot send as another tenant's
+// domain nor hold routes on it; mail carries a DKIM signature of the SENDING account's own key that a
+// receiver's verifier (mailauth, against the same DNS) accepts.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { startCaptureRelay, type CaptureRelay, type CapturedMail } from '@mailer/testing';
+import { startTestDns, type TestDns } from '@mailer/testing/dns';
+import { startFormStack, type FormStack } from './support/form-stack';
+import type { ApiResponse } from './support/harness';
+import { expectStatus, type Api } from './support/subscriber-stack';
+
+jest.setTimeout(120_000);
+
+// The operator's own key for A's domain (DKIM_KEYS), published as a receiver would find it: how A's
+// mail was signed before sending domains existed, and what B's mail "from A" was signed with then.
+const operatorKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const OPERATOR_SELECTOR = 'ops2026';
+const A_DOMAIN = 'shop-a.test';
+
+let dns: TestDns;
+let relay: CaptureRelay;
+let env: FormStack;
+let a: Api;
+let b: Api;
+
+beforeAll(async () => {
+  dns = await startTestDns();
+  relay = await startCaptureRelay();
+  dns.setTxt(`${OPERATOR_SELECTOR}._domainkey.${A_DOMAIN}`, [`v=DKIM1; k=rsa; p=${operatorKey.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
+  env = await startFormStack({
+    messagingEnv: {
+      SMTP_URL: relay.url,
+      MAIL_SEND_PAUSED: 'false',
+      MAIL_DOMAIN_VERIFICATION: 'required',
+      DNS_SERVERS: dns.address,
+      SECRET_SEALING_KEY: randomBytes(32).toString('base64'),
+      DKIM_KEYS: JSON.stringify({ [A_DOMAIN]: { selector: OPERATOR_SELECTOR, privateKey: operatorKey.privateKey.export({ type: 'pkcs8', format: 'pem' }) } }),
+    },
+  });
+  a = await env.account('tenant-a');
+  b = await env.account('tenant-b');
+}, 120_000);
+
+afterAll(async () => {
+  await env?.stop();
+  await relay?.close();
+  await dns?.close();
+});
+
+function expectError(res: ApiResponse, status: number, errorId: string, paths?: string[]): void {
+  expect({ status: res.status, errorId: res.json?.errorId }).toEqual({ status, errorId });
+  if (paths) expect((res.json.details ?? []).map((d: { path: string }) => d.path)).toEqual(paths);
+}
+
+/** Adds the domain to the account, publishes its records in DNS and verifies it; the domain as answered. */
+async function verifiedDomain(api: Api, domain: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const added = expectStatus(await api.post('/sending-domains', { domain }), 201);
+  for (const r of added.records) dns.addTxt(r.name, r.value);
+  const verified = expectStatus(await api.post(`/sending-domains/${domain}/verify`), 200);
+  expect(verified).toMatchObject({ status: 'VERIFIED', problems: [] });
+  return verified;
+}
+
+/** Sends one transactional mail from the account's default profile; the mail as the relay got it. */
+async function sendOne(api: Api, to: string): Promise<CapturedMail> {
+  const template = `t-${randomBytes(4).toString('hex')}`;
+  expectStatus(await api.post('/email-templates', { name: template, subject: 'Hello', html: '<p>Hello from us</p>', tracking: { opens: false, clicks: false } }), 201);
+  expectStatus(await api.post('/email-messages', { name: template, email: to }), 202);
+  const [mail] = await relay.waitFor((all) => all.some((m) => m.rcptTo.includes(to)), 20_000);
+  return relay.receivedFor(to)[0] ?? mail;
+}
+
+/** What a receiving server concludes of the mail's DKIM signatures, looking keys up in the test DNS. */
+async function dkimOf(mail: CapturedMail) {
+  const { results } = await dkimVerify(Buffer.from(mail.raw), { resolver: (name: string, rr: string) => dns.resolve(name, rr) } as never);
+  return results.map((r: { signingDomain?: string; selector?: string; status: { result: string } }) => ({ domain: r.signingDomain, selector: r.selector, result: r.status.result }));
+}
+
+describe('a tenant cannot send as another tenant\'s domain', () => {
+  it('B\'s sender profile for A\'s verified domain is refused, so B\'s mail never carries a signature of A\'s domain; A\'s mail is signed with A\'s own key', async () => {
+    // B first: today any account could do this, and its mail was signed with the key of A's domain.
+    expectError(await b.post('/sender-profiles', { name: 'CEO', fromEmail: `ceo@${A_DOMAIN}`, fromName: 'The CEO' }), 409, 'sender_domain_not_verified', ['body.fromEmail']);
+    expectError(await b.post('/email-templates', { name: 'wire', subject: 'Urgent wire', html: '<p>pay</p>' }).then(async () => b.post('/email-messages', { name: 'wire', email: 'cfo@victim.example' })), 409, 'sender_profile_required');
+
+    // A proves its domain: PENDING with problems until the records are in DNS, then VERIFIED.
+    const added = expectStatus(await a.post('/sending-domains', { domain: 'Shop-A.test' }), 201);
+    expect(added).toMatchObject({ domain: A_DOMAIN, status: 'PENDING', problems: [], verifiedAt: null });
+    const pending = expectStatus(await a.post(`/sending-domains/${A_DOMAIN}/verify`), 200);
+    expect(pending.status).toBe('PENDING');
+    expect(pending.problems).toEqual([expect.stringContaining(`no TXT record found at _mailer.${A_DOMAIN}`), expect.stringContaining('no DKIM record found')]);
+    for (const r of added.records) dns.addTxt(r.name, r.value);
+    const verified = expectStatus(await a.post(`/sending-domains/${A_DOMAIN}/verify`), 200);
+    expect(verified).toMatchObject({ status: 'VERIFIED', problems: [], verifiedAt: expect.any(String) });
+    const selectorOfA = added.records[1].name.split('._domainkey.')[0];
+
+    expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: `news@${A_DOMAIN}`, fromName: 'Shop A' }), 201);
+    const mailOfA = await sendOne(a, 'ann@example.org');
+    expect(await dkimOf(mailOfA)).toEqual([{ domain: A_DOMAIN, selector: selectorOfA, result: 'pass' }]);
+
+    // B adding A's domain proves nothing until B publishes its own token: B still cannot send from it.
+    const ofB = expectStatus(await b.post('/sending-domains', { domain: A_DOMAIN }), 201);
+    expect(ofB.records[0].value).not.toBe(added.records[0].value);
+    const stillPending = expectStatus(await b.post(`/sending-domains/${A_DOMAIN}/verify`), 200);
+    expect(stillPending.status).toBe('PENDING');
+    expect(stillPending.problems[0]).toMatch(/do not include "mailer-verification=/);
+    expectError(await b.post('/sender-profiles', { name: 'CEO', fromEmail: `ceo@${A_DOMAIN}`, fromName: 'The CEO' }), 409, 'sender_domain_not_verified');
+    expect(relay.messages.filter((m) => m.headers.from?.includes(A_DOMAIN) && m.rcptTo.includes('cfo@victim.example'))).toEqual([]);
+    expect((await b.delete(`/sending-domains/${A_DOMAIN}`)).status).toBe(204);
+  });
+
+  it('two accounts that both prove a domain each sign with their own key, never the other\'s', async () => {
+    const shared = 'shared.test';
+    const ofA = await verifiedDomain(a, shared);
+    const ofB = await verifiedDomain(b, shared);
+    const selector = (d: { records: Array<{ name: string }> }) => d.records[1].name.split('._domainkey.')[0];
+    expect(selector(ofA)).not.toBe(selector(ofB));
+    expectStatus(await a.post('/sender-profiles', { name: 'Shared A', fromEmail: `a@${shared}`, fromName: 'A', isDefault: true }), 201);
+    expectStatus(await b.post('/sender-profiles', { name: 'Shared B', fromEmail: `b@${shared}`, fromName: 'B', isDefault: true }), 201);
+    const [mailOfA, mailOfB] = [await sendOne(a, 'reader-a@example.org'), await sendOne(b, 'reader-b@example.org')];
+    expect(await dkimOf(mailOfA)).toEqual([{ domain: shared, selector: selector(ofA), result: 'pass' }]);
+    expect(await dkimOf(mailOfB)).toEqual([{ domain: shared, selector: selector(ofB), result: 'pass' }]);
+    // B's signature is B's key: claimed under A's selector it does not verify.
+    const forged = { ...mailOfB, raw: mailOfB.raw.replace(`s=${selector(ofB)};`, `s=${selector(ofA)};`) };
+    expect(forged.raw).not.toBe(mailOfB.raw);
+    expect((await dkimOf(forged))[0].result).toBe('fail');
+  });
+});
+
+describe('landing pages on custom domains', () => {
+  it('only the account that verified a domain can hold routes on it; the default host needs no domain', async () => {
+    const page = (routePath: string, domain?: string) => ({ name: `Page ${routePath}`, type: 'PAGE', inputFields: [{ fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true }], routePath, ...(domain ? { domain } : {}) });
+    // B squatting A's domain (A verified it above): refused on create and on PUT.
+    expectError(await b.post('/forms', page('spring', A_DOMAIN)), 409, 'page_domain_not_verified', ['body.domain']);
+    const onDefault = expectStatus(await b.post('/forms', page('spring')), 201);
+    expectError(await b.put(`/forms/${onDefault.id}`, page('spring', `${A_DOMAIN}:8443`)), 409, 'page_domain_not_verified', ['body.domain']);
+    // Nor a domain nobody verified.
+    expectError(await b.post('/forms', page('autumn', 'pages.nobody.test')), 409, 'page_domain_not_verified');
+    // A serves its page there, publishes it; B's path on the default host is untouched.
+    const ofA = expectStatus(await a.post('/forms', page('spring', A_DOMAIN)), 201);
+    expect(expectStatus(await a.post(`/forms/${ofA.id}/publish`), 200)).toMatchObject({ publishedStatus: 'PUBLISHED', publicUrl: `https://${A_DOMAIN}/public/pages/spring` });
+
+    // A domain in use cannot be deleted: its sender profile first, then its landing page.
+    const profiles = expectStatus(await a.get('/sender-profiles'), 200).items.filter((p: { fromEmail: string }) => p.fromEmail.endsWith(`@${A_DOMAIN}`));
+    const inUse = await a.delete(`/sending-domains/${A_DOMAIN}`);
+    expectError(inUse, 409, 'sending_domain_in_use', profiles.map((p: { id: string }) => `senderProfiles.${p.id}`));
+    for (const p of profiles) expect((await a.delete(`/sender-profiles/${p.id}`)).status).toBe(204);
+    expectError(await a.delete(`/sending-domains/${A_DOMAIN}`), 409, 'sending_domain_in_use', [`forms.${ofA.id}`]);
+    expect((await a.delete(`/forms/${ofA.id}`)).status).toBe(204);
+    expect((await a.delete(`/sending-domains/${A_DOMAIN}`)).status).toBe(204);
+    expectError(await a.get(`/sending-domains/${A_DOMAIN}`), 404, 'sending_domain_not_found');
+  });
+});
+
+describe('the sending domains API', () => {
+  it('answers the contract\'s errors: bad names, duplicates, unknown domains, another account\'s domain', async () => {
+    expectError(await a.post('/sending-domains', { domain: 'localhost' }), 400, 'validation_failed', ['body.domain']);
+    expectError(await a.post('/sending-domains', {}), 400, 'validation_failed');
+    expectError(await a.post('/sending-domains', { domain: 'x.test', extra: 1 }), 400, 'unknown_property');
+    const created = await a.post('/sending-domains', { domain: 'list.test' });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe('/sending-domains/list.test');
+    expectError(await a.post('/sending-domains', { domain: 'LIST.test.' }), 409, 'sending_domain_exists');
+    expect(expectStatus(await a.get('/sending-domains'), 200).items.map((d: { domain: string }) => d.domain)).toContain('list.test');
+    expect(expectStatus(await b.get('/sending-domains'), 200).items.map((d: { domain: string }) => d.domain)).not.toContain('list.test');
+    expectError(await b.get('/sending-domains/list.test'), 404, 'sending_domain_not_found');
+    expectError(await b.post('/sending-domains/list.test/verify'), 404, 'sending_domain_not_found');
+    expectError(await b.delete('/sending-domains/list.test'), 404, 'sending_domain_not_found');
+    expect(expectStatus(await a.get('/sending-domains/List.Test'), 200)).toMatchObject({ domain: 'list.test', status: 'PENDING' });
+  });
+});
