@@ -1,6 +1,8 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { referenceHandlers } from '@mailer/kit/references';
+import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, referencesV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
+import { listReferences } from './app/list-references';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { audienceClient } from './clients/audience';
@@ -49,6 +51,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // archived or deleted: here, the automations that set it.
   const automations = automationRepository(ctx.store);
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations }));
+  // The segment and subscriber services ask before a segment or topic is deleted: the automations naming it.
+  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations }, accountId, kind, id)));
 
   const messages = messageCollections(ctx.store);
   const suppressions = suppressionCollection(ctx.store);

@@ -1,7 +1,9 @@
 import { Counter, startDuePoller, TIME_LIMITS } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
-import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
+import { referenceHandlers } from '@mailer/kit/references';
+import { commonV1, referencesV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
+import { listReferences } from './app/list-references';
 import { autoReleaseIssue, SEND_FAILURE_REASONS, sendIssue } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
 import { pollDueNewsletter } from './app/poll';
@@ -34,6 +36,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the newsletters whose templates print it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ newsletters }));
+  // The segment and subscriber services ask before a segment or topic is deleted: the newsletters sending to it.
+  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ newsletters }, accountId, kind, id)));
 
   const outbound = createOutbound(outboundSettingsOf(ctx.config));
   const catalog = accountCatalog(

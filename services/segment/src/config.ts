@@ -3,8 +3,11 @@ import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, TIME_LIM
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  /** Its own address and the subscriber service's (field catalog, tags and topics for validating expressions). */
-  ...serviceAddressDefaults('segment', 'subscriber'),
+  /**
+   * Its own address and the subscriber service's (field catalog, tags and topics for validating
+   * expressions); the rss and messaging services are asked what uses a segment before it is deleted.
+   */
+  ...serviceAddressDefaults('segment', 'subscriber', 'rss', 'messaging'),
   /** Deadline of each call to the subscriber service. */
   SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(TIME_LIMITS.peerCall).default(TIME_LIMITS.peerCall),
   /**

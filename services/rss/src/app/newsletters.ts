@@ -187,4 +187,4 @@ export async function resumeNewsletter(deps: NewsletterDeps, accountId: string, 
 }
 
 export const newslettersUsingSenderProfile = (deps: Pick<NewsletterDeps, 'newsletters'>, accountId: string, senderProfileId: string) =>
-  deps.newsletters.usingSenderProfile(accountId, senderProfileId);
+  deps.newsletters.naming(accountId, 'senderProfileId', senderProfileId);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DomainError, GrpcStatus, TIME_LIMITS } from '@mailer/kit';
+import type { ReferenceCheck } from '@mailer/kit/references';
 import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
 import type { SegmentMembers } from '../clients/segment-members';
@@ -17,6 +18,8 @@ export interface Deps {
   usage: UsageSources;
   /** The segment service's members of a saved segment (ListSubscribers with segment_id); absent: refused as unavailable. */
   segmentMembers?: SegmentMembers;
+  /** The services whose records send to topics (RSS newsletters, automations), asked before a delete; absent: none does. */
+  references?: Pick<ReferenceCheck, 'refuseWhileReferenced'>;
   /** Wakes the outbox relay after a write that recorded events. */
   notify(): void;
   /**
