@@ -38,9 +38,6 @@ import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
 
-/** Deadline of a subscriber lookup (render previews, recipients of sends), below the gateway's 5 s. */
-const SUBSCRIBER_LOOKUP_DEADLINE_MS = 2_000;
-
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = ctx;
