@@ -5,7 +5,7 @@
 import { DomainError, fixedClock, GrpcStatus, PeerUnavailable } from '@mailer/kit';
 import { openStore, type Store } from '@mailer/store';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { autoReleaseIssue, discardIssue, listIssues, releaseIssue, sendIssue } from '../src/app/issues';
+import { autoReleaseIssue, discardIssue, listIssues, releaseIssue, sendIssue, type IssueDeps } from '../src/app/issues';
 import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { checkNewsletter, createNewsletter, pauseNewsletter, POLL_LEASE_MS, type NewsletterDeps } from '../src/app/newsletters';
 import { pollDueNewsletter } from '../src/app/poll';
@@ -58,7 +58,7 @@ const feeds: FeedReader = {
   },
 };
 
-function depsOf(s: Store): NewsletterDeps {
+function depsOf(s: Store): NewsletterDeps & IssueDeps {
   return {
     store: s,
     newsletters: newsletterRepository(s),
