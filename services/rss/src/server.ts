@@ -4,7 +4,7 @@ import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
 import { referenceHandlers } from '@mailer/kit/references';
 import { commonV1, referencesV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
 import { listReferences } from './app/list-references';
-import { autoReleaseIssue, SEND_FAILURE_REASONS, sendIssue } from './app/issues';
+import { autoReleaseIssue, SEND_FAILURE_REASONS, sendIssue, type SendFailureReason } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
 import { pollDueNewsletter } from './app/poll';
 import { feedReader } from './clients/feeds';
@@ -78,7 +78,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     sendLeaseMs: ctx.config.RSS_SEND_LEASE_SECONDS * 1000,
     sendRetryMs: ctx.config.RSS_SEND_RETRY_SECONDS * 1000,
     sendMaxAttempts: ctx.config.RSS_SEND_MAX_ATTEMPTS,
-    issueFailed: (reason: (typeof SEND_FAILURE_REASONS)[number]) => issuesFailed.inc({ reason }),
+    issueFailed: (reason: SendFailureReason) => issuesFailed.inc({ reason }),
     logger: ctx.logger,
   };
   ctx.grpc.add(rssNewslettersV1.RssNewsletterServiceService, newsletterHandlers(deps));
