@@ -469,6 +469,9 @@ describe('default values', () => {
     expect(config.RSS_SEND_PAGE_SIZE).toBe(500);
     expect(config.RSS_SEND_LEASE_SECONDS).toBe(60);
     expect(env.get('RSS_SEND_LEASE_SECONDS')?.value).toBe('60');
+    expect([env.get('RSS_SEND_RETRY_SECONDS')?.value, config.RSS_SEND_RETRY_SECONDS]).toEqual(['60', 60]);
+    expect([env.get('RSS_SEND_MAX_ATTEMPTS')?.value, config.RSS_SEND_MAX_ATTEMPTS]).toEqual(['5', 5]);
+    expect(renderFails(['--set', 'services.rss.feeds.sendMaxAttempts=0'])).toContain('sendMaxAttempts');
     expect(renderFails(['--set', 'services.rss.feeds.sendPageSize=5000'])).toContain('sendPageSize');
     expect(config.OUTBOUND_ALLOW_HTTP).toBe(false);
     expect(envOf(containerOf(find(objs, 'Deployment', workloadName('webhook')), 'webhook')).has('RSS_POLL_INTERVAL_SECONDS')).toBe(false);

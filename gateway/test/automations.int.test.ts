@@ -115,7 +115,8 @@ beforeAll(async () => {
     FORM_GRPC_ADDR: usageDoubles.addresses.form,
     RSS_GRPC_ADDR: usageDoubles.addresses.rss,
   });
-  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
+  // the real messaging service says which automation steps name a segment or topic before one is deleted
+  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, RSS_GRPC_ADDR: usageDoubles.addresses.rss, MESSAGING_GRPC_ADDR: messagingAddress });
   // messaging asks the form service whether a form names a template before deleting it
   form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messagingAddress });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
@@ -297,6 +298,25 @@ describe('automations CRUD', () => {
     expectStatus(await a.put(`/automations/${auto.id}`, body([{ type: 'WAIT', duration: 'P1D' }])), 200);
     expect((await a.delete('/email-templates/bye')).status).toBe(204);
     expectStatus(await a.post(`/fields/${c.textFieldId}/archive`), 200);
+  });
+
+  it('a segment an IF_IN_SEGMENT step checks and a topic a SEND_EMAIL step sends to cannot be deleted (409 segment_in_use / topic_in_use) until no step names them', async () => {
+    const a = await account('audience-in-use');
+    const c = await catalog(a);
+    const auto = expectStatus(await a.post('/automations', body([{ type: 'IF_IN_SEGMENT', segmentId: c.segmentId }, { type: 'SEND_EMAIL', templateName: c.template, topicId: c.topicId }])), 201);
+    const segmentInUse = await a.delete(`/segments/${c.segmentId}`);
+    expectError(segmentInUse, 409, 'segment_in_use');
+    expect(segmentInUse.json.details).toEqual([{ path: `automations.${auto.id}`, problem: '"Onboarding" checks this segment in an IF_IN_SEGMENT step' }]);
+    const topicInUse = await a.delete(`/topics/${c.topicId}`);
+    expectError(topicInUse, 409, 'topic_in_use');
+    expect(topicInUse.json.details).toEqual([{ path: `automations.${auto.id}`, problem: '"Onboarding" sends to this topic in a SEND_EMAIL step' }]);
+    // Both are still there.
+    expectStatus(await a.get(`/segments/${c.segmentId}`), 200);
+    expect(expectStatus(await a.get('/topics'), 200).items.map((t: { id: string }) => t.id)).toContain(c.topicId);
+
+    expectStatus(await a.put(`/automations/${auto.id}`, body([{ type: 'SEND_EMAIL', templateName: c.template }])), 200);
+    expect((await a.delete(`/segments/${c.segmentId}`)).status).toBe(204);
+    expect((await a.delete(`/topics/${c.topicId}`)).status).toBe(204);
   });
 
   it('tenant isolation: another account can neither see, change nor delete an automation', async () => {

@@ -40,7 +40,7 @@ beforeAll(async () => {
   usage = await startUsageSources();
   relay = await startCaptureRelay();
   const [subscriberAddress, messagingAddress, messagingHttp] = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
-  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
+  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress, RSS_GRPC_ADDR: usage.addresses.rss, MESSAGING_GRPC_ADDR: messagingAddress });
   subscriber = await spawnReady('services/subscriber/dist/main.js', {
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',

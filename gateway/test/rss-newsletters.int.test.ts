@@ -338,6 +338,47 @@ it('a sender profile a newsletter sends from cannot be deleted (409 sender_profi
   expect((await a.delete(`/sender-profiles/${profile.id}`)).status).toBe(204);
 });
 
+it('a segment or topic a newsletter sends to cannot be deleted (409 segment_in_use / topic_in_use) until the newsletter lets go; the services asked must answer', async () => {
+  const topic = expectStatus(await a.post('/topics', { label: 'Weekly readers' }), 201);
+  const segment = expectStatus(
+    await a.post('/segments', { name: 'Readers', expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'IS_NOT_EMPTY', operand: { kind: 'NONE' } }] }] } }),
+    201,
+  );
+  const f = feed(items('use', 1));
+  const n = await create(a, f.url, { name: 'Uses both', segmentId: segment.id, topicId: topic.id });
+  const segmentInUse = await a.delete(`/segments/${segment.id}`);
+  expectError(segmentInUse, 409, 'segment_in_use');
+  expect(segmentInUse.json.details).toEqual([{ path: `rssNewsletters.${n.id}`, problem: '"Uses both" sends its issues to this segment' }]);
+  const topicInUse = await a.delete(`/topics/${topic.id}`);
+  expectError(topicInUse, 409, 'topic_in_use');
+  expect(topicInUse.json.details).toEqual([{ path: `rssNewsletters.${n.id}`, problem: '"Uses both" sends its issues to this topic' }]);
+  // Another account's delete of the same ids is a plain 404: its own records are all it sees.
+  expectError(await b.delete(`/segments/${segment.id}`), 404, 'segment_not_found');
+
+  // While the rss service is away the deletes cannot be proven safe: 503, nothing deleted.
+  await env.rss.stop();
+  try {
+    const refused = await a.delete(`/segments/${segment.id}`);
+    expectError(refused, 503, 'service_unavailable');
+    expect(refused.json.message).toMatch(/^The rss service/);
+    expectError(await a.delete(`/topics/${topic.id}`), 503, 'service_unavailable');
+  } finally {
+    await env.restartRss();
+  }
+  expectStatus(await a.get(`/segments/${segment.id}`), 200);
+
+  expectStatus(await a.put(`/rss-newsletters/${n.id}`, newsletterBody(f.url, { name: 'Uses both' })), 200);
+  // The services reconnect to the restarted rss service by themselves (a 503 meanwhile).
+  const deleted = async (path: string) => {
+    for (const deadline = Date.now() + 15_000; ; await new Promise((r) => setTimeout(r, 200))) {
+      const res = await a.delete(path);
+      if (res.status !== 503 || Date.now() > deadline) return res.status;
+    }
+  };
+  expect(await deleted(`/segments/${segment.id}`)).toBe(204);
+  expect(await deleted(`/topics/${topic.id}`)).toBe(204);
+});
+
 it('keeps newsletters, seen items and review issues across a restart of the rss service', async () => {
   const f = feed(items('rs', 2));
   const n = await create(a, f.url, { releasePolicy: 'REVIEW' });

@@ -6,6 +6,7 @@ export * as rssV1 from './gen/mailer/rss/v1/rss';
 export * as messagingV1 from './gen/mailer/messaging/v1/messaging';
 export * as webhookV1 from './gen/mailer/webhook/v1/webhook';
 export * as commonV1 from './gen/mailer/common/v1/field_usage';
+export * as referencesV1 from './gen/mailer/common/v1/references';
 export * as suppressionsV1 from './gen/mailer/messaging/v1/suppressions';
 export * as emailReportsV1 from './gen/mailer/messaging/v1/email_reports';
 export * as senderProfilesV1 from './gen/mailer/messaging/v1/sender_profiles';

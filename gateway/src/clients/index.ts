@@ -1,11 +1,15 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
+import { createClient, GATEWAY_DEADLINES, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
 import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, sendingDomainsV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
-/** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
-export const SERVICE_DEADLINE_MS = 5_000;
+/**
+ * Deadline of a call to a service: a slow service answers 503, never hangs the gateway. Operations
+ * whose service-side work has longer limits (feed reads, segment reads, bulk writes) name their own
+ * deadline from GATEWAY_DEADLINES (routes/operation.ts), which is derived from those limits.
+ */
+const SERVICE_DEADLINE_MS = GATEWAY_DEADLINES.standard;
 const HEALTH_DEADLINE_MS = 1_000;
 
 // grpc.health.v1 (the definition ships with grpc-health-check, which the services' servers use too).

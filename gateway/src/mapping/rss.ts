@@ -118,6 +118,7 @@ export function issueJson(i: v1.RssIssue | undefined) {
     recipientCount: r.recipientCount,
     deliveredCount: r.deliveredCount,
     autoReleaseAt: r.autoReleaseAt ?? null,
+    lastError: r.lastError ?? null,
   };
 }
 

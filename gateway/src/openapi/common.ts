@@ -8,6 +8,12 @@ export const json = (schema: Json) => ({ 'application/json': { schema } });
 
 export const uuid = { type: 'string', format: 'uuid', examples: ['3f0c2a5e-2a7b-4c47-9a43-1d8f3a0e6b21'] };
 export const instant = { type: 'string', format: 'date-time', description: 'UTC instant, ISO 8601 with `Z`.' };
+/**
+ * A JSON object of any members (template values, event properties of a message). `additionalProperties:
+ * true` says so to generators too: without it openapi-typescript types the object as having no members
+ * at all, and a typed client could not send one.
+ */
+export const freeFormObject = (description: string) => ({ type: ['object', 'null'], additionalProperties: true, description });
 
 export const rateLimitHeaders = {
   'RateLimit-Limit': ref('headers', 'RateLimitLimit'),

@@ -168,7 +168,7 @@ export const openApiDocument = {
         operationId: 'openApiDocument',
         summary: 'This OpenAPI 3.1 document',
         security: [],
-        responses: { '200': { description: 'The document.', content: json({ type: 'object' }) }, ...publicErrors },
+        responses: { '200': { description: 'The document.', content: json({ type: 'object', additionalProperties: true }) }, ...publicErrors },
       },
     },
     '/docs': {

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import type { CallSettings } from '@mailer/kit';
 import type { ServiceClients } from '../clients';
 import { requestValidator, type ItemError, type RequestValidator } from '../openapi/validator';
+import { OPERATION_DEADLINES } from './deadlines';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -18,7 +19,7 @@ export interface OperationInput<B, Q, P> {
   /** The request's headers (lowercase names), for the few operations that read one (reports: Accept-Language). */
   headers: IncomingHttpHeaders;
   clients: ServiceClients;
-  /** gRPC call settings carrying the request id. */
+  /** gRPC call settings carrying the request id (and the operation's deadline, routes/deadlines.ts). */
   call: CallSettings;
 }
 
@@ -83,6 +84,7 @@ export function mount(operations: Operation[], clients: ServiceClients): Router 
 
 function register(router: Router, op: Operation, clients: ServiceClients): void {
   let validator: RequestValidator | undefined; // compiled on the operation's first request
+  const deadlineMs = OPERATION_DEADLINES[op.operationId];
   router[op.method](op.path, async (req, res) => {
     validator ??= requestValidator(op.operationId);
     const { params, query, body, itemErrors } = validator({ params: req.params, query: req.query, body: req.body });
@@ -94,7 +96,7 @@ function register(router: Router, op: Operation, clients: ServiceClients): void 
       itemErrors,
       headers: req.headers,
       clients,
-      call: { metadata: { 'x-request-id': req.requestId } },
+      call: { metadata: { 'x-request-id': req.requestId }, deadlineMs },
     });
     if (reply.location) res.location(reply.location);
     if (reply.status === 204) res.status(204).end();

@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { GATEWAY_DEADLINES } from '@mailer/kit';
 import type { ServiceClients } from '../clients';
 import { SubscriberStatuses, type SubscriberStatus } from '../mapping/enums';
 import { fieldValueEntryJson, fieldValueToProto, type FieldValueRequest } from '../mapping/field-values';
@@ -34,8 +35,9 @@ type ById = { subscriberId: string };
 type ByField = ById & { fieldId: string };
 
 export const subscriberOperations: Operation[] = [
+  // With segmentId the subscriber service waits for the segment service's member page: a longer deadline.
   operation<never, ListSubscribersQuery>('get', '/subscribers', 'listSubscribers', async ({ clients, accountId, query, call }) =>
-    ok(pageJson(await clients.subscriber.listSubscribers(listSubscribersToProto(accountId, query), call))),
+    ok(pageJson(await clients.subscriber.listSubscribers(listSubscribersToProto(accountId, query), query.segmentId ? { ...call, deadlineMs: GATEWAY_DEADLINES.segmentMembers } : call))),
   ),
 
   operation<AddSubscriberBody>('post', '/subscribers', 'addSubscriber', async ({ clients, accountId, body, call }) => {

@@ -12,7 +12,8 @@ import { api, startUsageSources, type Api, type UsageSources } from './subscribe
  * messaging (sender profiles, the issues' mail; sending paused unless a test gives a relay), form (asked by messaging) and rss service processes wired to each other; a real
  * gateway. Feeds are served by `feeds`, a local HTTP server whose documents a test sets per path; the
  * rss service reads them through the outbound guard with the local runner's exceptions (http,
- * loopback). Field usage sources the subscriber service asks are in-process doubles.
+ * loopback); a document can answer late (`delayMs`). The form service's field usages are an
+ * in-process double; rss and messaging answer the subscriber and segment services themselves.
  */
 export interface RssStack {
   stack: Stack;
@@ -32,6 +33,8 @@ export interface FeedDocument {
   status?: number;
   contentType?: string;
   body: string;
+  /** The answer starts this long after the request (a slow feed). */
+  delayMs?: number;
 }
 
 export interface FeedServer {
@@ -54,7 +57,9 @@ export async function startFeedServer(): Promise<FeedServer> {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('no such feed');
       return;
     }
-    res.writeHead(doc.status ?? 200, { 'content-type': doc.contentType ?? 'application/rss+xml; charset=utf-8' }).end(doc.body);
+    const answer = () => res.writeHead(doc.status ?? 200, { 'content-type': doc.contentType ?? 'application/rss+xml; charset=utf-8' }).end(doc.body);
+    if (doc.delayMs) setTimeout(answer, doc.delayMs).unref();
+    else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -62,7 +67,11 @@ export async function startFeedServer(): Promise<FeedServer> {
     origin: `http://127.0.0.1:${port}`,
     set: (p, doc) => docs.set(p, doc),
     hits: (p) => hits.get(p) ?? 0,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // a slow answer still due ends now
+      }),
   };
 }
 
@@ -90,8 +99,9 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv; messagin
   const dirs: string[] = [];
   let messaging: RunningProcess | undefined;
   try {
-    const subscriberAddress = `127.0.0.1:${await freePort()}`;
-    const segment: RunningService = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
+    const [subscriberAddress, rssAddress, messagingAddress] = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
+    // The segment and subscriber services ask rss and messaging what sends to a segment or topic before deleting it.
+    const segment: RunningService = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress, RSS_GRPC_ADDR: rssAddress, MESSAGING_GRPC_ADDR: messagingAddress });
     started.push(segment);
     const subscriberDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-'));
     dirs.push(subscriberDir);
@@ -103,14 +113,13 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv; messagin
       SUBSCRIBER_GRPC_ADDR: subscriberAddress,
       SEGMENT_GRPC_ADDR: segment.address,
       FORM_GRPC_ADDR: usage.addresses.form,
-      RSS_GRPC_ADDR: usage.addresses.rss,
-      MESSAGING_GRPC_ADDR: usage.addresses.messaging,
+      RSS_GRPC_ADDR: rssAddress,
+      MESSAGING_GRPC_ADDR: messagingAddress,
     });
     started.push(subscriber);
     // Messaging asks the form and rss services which forms / newsletters name a profile before deleting it.
     const form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
     started.push(form);
-    const rssAddress = `127.0.0.1:${await freePort()}`;
     const messagingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
     dirs.push(messagingDir);
     const messagingHttpAddr = `127.0.0.1:${await freePort()}`;
@@ -119,7 +128,7 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv; messagin
       METRICS_PORT: '0',
       NATS_URL: stack.nats.url,
       DATA_DIR: messagingDir,
-      MESSAGING_GRPC_ADDR: `127.0.0.1:${await freePort()}`,
+      MESSAGING_GRPC_ADDR: messagingAddress,
       MESSAGING_HTTP_ADDR: messagingHttpAddr,
       BOUNCE_SMTP_PORT: String(await freePort()),
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),

@@ -31,7 +31,13 @@ export async function startWiredStack(serviceEnv: NodeJS.ProcessEnv = {}): Promi
   const stack = await startStack(0);
   const usage = await startUsageSources();
   const subscriberAddress = `127.0.0.1:${await freePort()}`;
-  const segment = await startService('segment', { ...serviceEnv, NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
+  const segment = await startService('segment', {
+    ...serviceEnv,
+    NATS_URL: stack.nats.url,
+    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
+    RSS_GRPC_ADDR: usage.addresses.rss,
+    MESSAGING_GRPC_ADDR: usage.addresses.messaging,
+  });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-'));
   const proc = await spawnReady('services/subscriber/dist/main.js', {
     LOG_LEVEL: 'info',

@@ -1,13 +1,14 @@
 import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc-js';
-import { commonV1 } from '@mailer/proto';
+import { commonV1, referencesV1 } from '@mailer/proto';
 import { adminRequest, startService, type RunningService } from '@mailer/testing';
+import { referenceDouble } from '@mailer/testing/subscriber';
 import { call, createAccount, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './harness';
 
 /**
  * The subscriber domain end to end: a real nats-server, the real subscriber service process and a
  * real gateway process. The services the subscriber service asks for field usages (segment, form,
  * rss, messaging) are in-process FieldUsageService doubles, so a test decides what they report,
- * or that one does not answer.
+ * or that one does not answer. As ReferenceService they say that nothing uses a topic or segment.
  */
 export interface SubscriberStack {
   stack: Stack;
@@ -71,6 +72,7 @@ export async function startUsageSources(): Promise<UsageSources> {
         else callback(null, { usages: answer ?? [] });
       },
     } as never);
+    server.addService(referencesV1.ReferenceServiceService, referenceDouble(new Map()) as never);
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
     );
@@ -103,7 +105,9 @@ export async function startSubscriberStack(opts: { segment?: boolean } = {}): Pr
     RSS_GRPC_ADDR: usageSources.addresses.rss,
     MESSAGING_GRPC_ADDR: usageSources.addresses.messaging,
   });
-  const segment = opts.segment ? await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address }) : undefined;
+  const segment = opts.segment
+    ? await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, RSS_GRPC_ADDR: usageSources.addresses.rss, MESSAGING_GRPC_ADDR: usageSources.addresses.messaging })
+    : undefined;
   const gw = await startGateway({
     NATS_URL: stack.nats.url,
     SUBSCRIBER_GRPC_ADDR: subscriber.address,

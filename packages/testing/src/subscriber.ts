@@ -9,6 +9,9 @@ import { createClient, fromServiceError } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
 import { startNatsServer, type NatsServerHandle } from './nats';
 import { startService, type RunningService } from './processes';
+import { startReferenceSource, type ReferenceSourceDouble } from './references';
+
+export * from './references';
 
 export const P = subscriberV1;
 export const S = subscriberV1.SubscriberStatus;
@@ -24,6 +27,11 @@ export interface SubscriberStack {
   svc: RunningService;
   client: Client;
   nc: NatsConnection;
+  /**
+   * What the subscriber service asks before deleting a topic (as rss and messaging; `extra` may point
+   * elsewhere); the segment service of a test can be pointed at it too.
+   */
+  references: ReferenceSourceDouble;
   /** kill -9 and start again on the same data directory (new port, new client). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -32,8 +40,11 @@ export interface SubscriberStack {
 /** nats-server + subscriber service (+ extra env, e.g. the FieldUsageService addresses); stop() ends both. */
 export async function startSubscriberStack(extra: Record<string, string> = {}): Promise<SubscriberStack> {
   const nats = await startNatsServer();
+  const references = await startReferenceSource();
+  extra = { RSS_GRPC_ADDR: references.address, MESSAGING_GRPC_ADDR: references.address, ...extra };
   const env: SubscriberStack = {
     nats,
+    references,
     svc: await startService('subscriber', { NATS_URL: nats.url, FIELD_USAGE_DEADLINE_MS: '1000', ...extra }),
     client: undefined as unknown as Client,
     nc: await connect({ servers: nats.url }),
@@ -47,6 +58,7 @@ export async function startSubscriberStack(extra: Record<string, string> = {}): 
       env.client?.close();
       await env.nc?.close();
       await env.svc?.stop();
+      await references.close();
       await nats.stop();
     },
   };

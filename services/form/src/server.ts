@@ -1,4 +1,5 @@
 import type { ServiceRuntime } from '@mailer/kit/service';
+import { TIME_LIMITS } from '@mailer/kit';
 import { commonV1, consentSignupV1, formV1, submissionsV1 } from '@mailer/proto';
 import type { Config } from './config';
 import { startFieldDeletedConsumer } from './events/field-deleted';
@@ -20,8 +21,8 @@ import { submissionRepository } from './store/submissions';
 import { submissionHandlers } from './handlers/submissions';
 import { consentSignupHandlers } from './handlers/consent-signup';
 
-/** Deadline of each call to the subscriber and messaging services while a form is saved: well inside the gateway's 5 s. */
-const PEER_DEADLINE_MS = 2_000;
+/** Deadline of each call to the subscriber and messaging services while a form is saved (the gateway's deadline allows for two). */
+const PEER_DEADLINE_MS = TIME_LIMITS.peerCall;
 /** Deadline of a confirmation send from the submission job: messaging renders and waits (bounded) for its job's PubAck. */
 const SEND_DEADLINE_MS = 15_000;
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
 const commaList = z
@@ -141,8 +141,11 @@ export const configSchema = z.object({
   AUTOMATION_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /** Outbox relay of the email.* facts. */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
-  /** POST /email-messages answers once its delivery job has a PubAck, waiting at most this long (0: no wait). */
-  OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  /**
+   * POST /email-messages answers once its delivery job has a PubAck, waiting at most this long (0: no
+   * wait; never longer than the gateway's deadline allows for).
+   */
+  OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(TIME_LIMITS.publishWait).default(TIME_LIMITS.publishWait),
   // The form and rss services: asked which forms / newsletters name a sender profile (or template)
   // before one is deleted.
   ...serviceAddressDefaults('form', 'rss'),

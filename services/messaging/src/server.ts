@@ -1,7 +1,9 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
-import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
+import { referenceHandlers } from '@mailer/kit/references';
+import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, referencesV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
 import { sealer } from '@mailer/tokens';
+import { listReferences } from './app/list-references';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { domainPolicy } from './app/sending-domains';
@@ -40,9 +42,6 @@ import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
 
-/** Deadline of a subscriber lookup (render previews, recipients of sends), below the gateway's 5 s. */
-const SUBSCRIBER_LOOKUP_DEADLINE_MS = 2_000;
-
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = ctx;
@@ -53,6 +52,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // archived or deleted: here, the automations that set it.
   const automations = automationRepository(ctx.store);
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations }));
+  // The segment and subscriber services ask before a segment or topic is deleted: the automations naming it.
+  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations }, accountId, kind, id)));
 
   const messages = messageCollections(ctx.store);
   const suppressions = suppressionCollection(ctx.store);

@@ -17,6 +17,13 @@ export const configSchema = z.object({
   RSS_SEND_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
   /** How long an issue's send is held by the replica sending it without progress: after a crash it resumes this much later. */
   RSS_SEND_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** After a try to queue an issue's mail fails, the send is tried again this much later. */
+  RSS_SEND_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /**
+   * Failed tries in a row (for a reason other than a service not answering) after which an issue is
+   * FAILED with lastError, counted in mailer_rss_issues_failed_total; a release sends it again.
+   */
+  RSS_SEND_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,8 +1,10 @@
-import { startDuePoller } from '@mailer/kit';
+import { Counter, startDuePoller, TIME_LIMITS } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
-import { commonV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
-import { autoReleaseIssue, sendIssue } from './app/issues';
+import { referenceHandlers } from '@mailer/kit/references';
+import { commonV1, referencesV1, rssNewslettersV1, rssV1 } from '@mailer/proto';
+import { listReferences } from './app/list-references';
+import { autoReleaseIssue, SEND_FAILURE_REASONS, sendIssue, type SendFailureReason } from './app/issues';
 import { POLL_LEASE_MS } from './app/newsletters';
 import { pollDueNewsletter } from './app/poll';
 import { feedReader } from './clients/feeds';
@@ -16,8 +18,8 @@ import { dueAutoReleases, dueSends, issueCollection, issueRepository } from './s
 import { itemRepository } from './store/items';
 import { dueNewsletters, newsletterCollection, newsletterRepository } from './store/newsletters';
 
-/** Deadline of each call to the segment, subscriber and messaging services while a newsletter is saved: well inside the gateway's 5 s. */
-const PEER_DEADLINE_MS = 2_000;
+/** Deadline of each call to the segment, subscriber and messaging services while a newsletter is saved. */
+const PEER_DEADLINE_MS = TIME_LIMITS.peerCall;
 const AUTO_RELEASE_LEASE_MS = 60_000;
 
 /**
@@ -34,6 +36,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the newsletters whose templates print it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ newsletters }));
+  // The segment and subscriber services ask before a segment or topic is deleted: the newsletters sending to it.
+  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ newsletters }, accountId, kind, id)));
 
   const outbound = createOutbound(outboundSettingsOf(ctx.config));
   const catalog = accountCatalog(
@@ -42,6 +46,14 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     ctx.logger,
   );
   const mail = issueMail(ctx.config.MESSAGING_GRPC_ADDR, ctx.config.RSS_SEND_PAGE_SIZE, ctx.logger);
+  // What an alert watches: issues whose send stopped (FAILED) and waits for the customer.
+  const issuesFailed = new Counter({
+    name: 'mailer_rss_issues_failed_total',
+    help: `RSS issues whose send stopped after RSS_SEND_MAX_ATTEMPTS failed tries (FAILED), by reason (${SEND_FAILURE_REASONS.join(', ')})`,
+    labelNames: ['reason'],
+    registers: [ctx.metrics.registry],
+  });
+  for (const reason of SEND_FAILURE_REASONS) issuesFailed.inc({ reason }, 0);
   // Both pollers exist before the handlers that wake them; they start looking at the store at once.
   let wakePoller = (_at: Date) => {};
   let wakeAutoRelease = (_at: Date) => {};
@@ -64,6 +76,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     wakeAutoRelease: (at: Date) => wakeAutoRelease(at),
     wakeSend: (at: Date) => wakeSend(at),
     sendLeaseMs: ctx.config.RSS_SEND_LEASE_SECONDS * 1000,
+    sendRetryMs: ctx.config.RSS_SEND_RETRY_SECONDS * 1000,
+    sendMaxAttempts: ctx.config.RSS_SEND_MAX_ATTEMPTS,
+    issueFailed: (reason: SendFailureReason) => issuesFailed.inc({ reason }),
     logger: ctx.logger,
   };
   ctx.grpc.add(rssNewslettersV1.RssNewsletterServiceService, newsletterHandlers(deps));

@@ -2,10 +2,10 @@
 // ticks and review auto-releases are due rows claimed with a lease, worked by the use cases the
 // pollers call, and they survive a reopened store. The feed is a scripted FeedReader (the port the
 // feed fetcher plugs into); time is a fixed clock.
-import { fixedClock } from '@mailer/kit';
+import { DomainError, fixedClock, GrpcStatus, PeerUnavailable } from '@mailer/kit';
 import { openStore, type Store } from '@mailer/store';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { autoReleaseIssue, listIssues, SEND_RETRY_MS, sendIssue } from '../src/app/issues';
+import { autoReleaseIssue, discardIssue, listIssues, releaseIssue, sendIssue, type IssueDeps } from '../src/app/issues';
 import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { checkNewsletter, createNewsletter, pauseNewsletter, POLL_LEASE_MS, type NewsletterDeps } from '../src/app/newsletters';
 import { pollDueNewsletter } from '../src/app/poll';
@@ -25,18 +25,23 @@ let feed: FeedSnapshot;
 let reads = 0;
 const clock = fixedClock('2026-11-24T07:59:00.000Z');
 let ids = 0;
+const SEND_RETRY_MS = 60_000;
+const failedReasons: string[] = [];
 /**
  * The audience as a scripted IssueMail walks it (the port the messaging service's audience pages plug
- * into): recipient ids in order, two per page. `failAt`: the cursor whose page fails (messaging down).
+ * into): recipient ids in order, two per page. `failAt`: the cursor whose page fails with `failWith`
+ * (by default: messaging does not answer).
  */
 const audience = ['r1', 'r2', 'r3', 'r4', 'r5'];
 const asked: string[] = [];
 const mailed = new Map<string, string[]>();
 let failAt: string | null = null;
+const messagingDown = () => new PeerUnavailable('messaging', 'service_unavailable', 'The messaging service is unavailable; retry later.', { code: 'UNAVAILABLE', details: 'connection refused' });
+let failWith: () => Error = messagingDown;
 const mail: IssueMail = {
   async queuePage(issue, _newsletter, after) {
     asked.push(after);
-    if (after === failAt) throw new Error('messaging is down');
+    if (after === failAt) throw failWith();
     const start = after === '' ? 0 : audience.indexOf(after) + 1;
     const page = audience.slice(start, start + 2);
     const got = mailed.get(issue.id) ?? [];
@@ -53,7 +58,7 @@ const feeds: FeedReader = {
   },
 };
 
-function depsOf(s: Store): NewsletterDeps {
+function depsOf(s: Store): NewsletterDeps & IssueDeps {
   return {
     store: s,
     newsletters: newsletterRepository(s),
@@ -71,6 +76,9 @@ function depsOf(s: Store): NewsletterDeps {
     wakeAutoRelease: () => undefined,
     wakeSend: () => undefined,
     sendLeaseMs: 60_000,
+    sendRetryMs: SEND_RETRY_MS,
+    sendMaxAttempts: 3,
+    issueFailed: (reason) => failedReasons.push(reason),
   };
 }
 
@@ -197,7 +205,9 @@ it('released issues are sent through due rows: page by page, resumed at the last
   await sendIssue(deps, ACCOUNT, n.id, issueId!);
   // The first page is queued and recorded; the second failed: SENDING, due again later.
   let issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
-  expect(issue).toMatchObject({ status: 'SENDING', sendCursor: 'r2', recipientCount: 2, sentAt: null, sendDueAt: new Date(clock.now().getTime() + SEND_RETRY_MS) });
+  // messaging did not answer: shown, not counted as a failed try (an outage is retried without limit).
+  expect(issue).toMatchObject({ status: 'SENDING', sendCursor: 'r2', recipientCount: 2, sentAt: null, sendDueAt: new Date(clock.now().getTime() + SEND_RETRY_MS), sendFailures: 0 });
+  expect(issue!.lastError).toMatch(/^service_unavailable: /);
   expect(await sends.claim(clock.now(), 60_000, 10)).toEqual([]);
   failAt = null;
   clock.advance(SEND_RETRY_MS);
@@ -207,7 +217,7 @@ it('released issues are sent through due rows: page by page, resumed at the last
   // Resumed at the stored cursor: the first page was never asked again.
   expect(asked).toEqual(['', 'r2', 'r2', 'r4']);
   issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
-  expect(issue).toMatchObject({ status: 'SENT', recipientCount: 5, sentAt: clock.now(), sendDueAt: null });
+  expect(issue).toMatchObject({ status: 'SENT', recipientCount: 5, sentAt: clock.now(), sendDueAt: null, lastError: null });
   expect(mailed.get(issueId!)).toEqual(audience);
   // Sent again (a redelivered claim): nothing is asked, no second fact.
   await sendIssue(deps, ACCOUNT, n.id, issueId!);
@@ -220,4 +230,70 @@ it('released issues are sent through due rows: page by page, resumed at the last
   // The list shows what the messaging service counts as delivered.
   const { items } = await listIssues(deps, ACCOUNT, n.id, 1, 10);
   expect(items.find((i) => i.id === issueId)).toMatchObject({ status: 'SENT', recipientCount: 5, deliveredCount: 5 });
+});
+
+it('a send that cannot proceed is FAILED after sendMaxAttempts tries with lastError; released again it resumes at its cursor; a FAILED issue can be discarded', async () => {
+  const deps = depsOf(store);
+  clock.set('2026-11-24T12:00:00.000Z');
+  feed = { title: 'Blog', siteUrl: null, feedUrl: null, items: [] };
+  const n = await createNewsletter(deps, ACCOUNT, request({}));
+  const sends = dueSends(issueCollection(store));
+  const sendDue = async () => {
+    for (const row of await sends.claim(clock.now(), 60_000, 100)) await sendIssue(deps, row.accountId, row.newsletterId, row._id);
+  };
+  await sendDue();
+  asked.length = 0;
+  failedReasons.length = 0;
+  // The second page fails as a deleted segment does: a refusal no retry gets past.
+  failAt = 'r2';
+  failWith = () => new DomainError(GrpcStatus.NOT_FOUND, 'segment_not_found', 'segment 5f0c... does not exist');
+  feed = { ...feed, items: [item(40, clock.now())] };
+  const { issueId } = await checkNewsletter(deps, ACCOUNT, n.id);
+  await sendDue();
+  let issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
+  expect(issue).toMatchObject({ status: 'SENDING', sendCursor: 'r2', recipientCount: 2, sendFailures: 1, lastError: 'segment_not_found: segment 5f0c... does not exist' });
+  // An outage between the tries neither counts nor resets the count.
+  failWith = messagingDown;
+  clock.advance(SEND_RETRY_MS);
+  await sendDue();
+  expect(await deps.issues.get(ACCOUNT, n.id, issueId!)).toMatchObject({ status: 'SENDING', sendFailures: 1, lastError: expect.stringMatching(/^service_unavailable: /) });
+  failWith = () => new DomainError(GrpcStatus.NOT_FOUND, 'segment_not_found', 'segment 5f0c... does not exist');
+  for (let i = 0; i < 2; i++) {
+    clock.advance(SEND_RETRY_MS);
+    await sendDue();
+  }
+  issue = await deps.issues.get(ACCOUNT, n.id, issueId!);
+  expect(issue).toMatchObject({ status: 'FAILED', sendCursor: 'r2', recipientCount: 2, sendFailures: 3, sendDueAt: null, sentAt: null, lastError: 'segment_not_found: segment 5f0c... does not exist' });
+  expect(failedReasons).toEqual(['segment_not_found']);
+  // FAILED is not due: the poller leaves it, however long it waits.
+  clock.advance(24 * 3_600_000);
+  expect(await sends.claim(clock.now(), 60_000, 10)).toEqual([]);
+  expect(asked).toEqual(['', 'r2', 'r2', 'r2', 'r2']);
+
+  // The cause is fixed; released again, the send resumes at its cursor: the first page is never asked again.
+  failAt = null;
+  const released = await releaseIssue(deps, ACCOUNT, n.id, issueId!);
+  expect(released).toMatchObject({ status: 'RELEASED', lastError: null, sendFailures: 0, releasedAt: issue!.releasedAt });
+  await sendDue();
+  expect(asked.slice(5)).toEqual(['r2', 'r4']);
+  expect(await deps.issues.get(ACCOUNT, n.id, issueId!)).toMatchObject({ status: 'SENT', recipientCount: 5, lastError: null });
+  expect(mailed.get(issueId!)).toEqual(audience);
+  // SENT is neither releasable nor discardable.
+  await expect(releaseIssue(deps, ACCOUNT, n.id, issueId!)).rejects.toMatchObject({ errorId: 'rss_issue_not_pending_review' });
+
+  // Another issue fails on its first page (a bug: counted as `other`, its words never shown) and is discarded.
+  failAt = '';
+  failWith = () => new Error('TypeError: x is undefined at /app/services/messaging/dist/x.js:1');
+  feed = { ...feed, items: [item(41, clock.now()), ...feed.items] };
+  const second = (await checkNewsletter(deps, ACCOUNT, n.id)).issueId!;
+  for (let i = 0; i < 3; i++) {
+    await sendDue();
+    clock.advance(SEND_RETRY_MS);
+  }
+  expect(await deps.issues.get(ACCOUNT, n.id, second)).toMatchObject({ status: 'FAILED', recipientCount: 0, lastError: 'internal_error: the mail of this issue could not be queued' });
+  expect(failedReasons).toEqual(['segment_not_found', 'other']);
+  expect(await discardIssue(deps, ACCOUNT, n.id, second)).toMatchObject({ status: 'DISCARDED' });
+  await expect(releaseIssue(deps, ACCOUNT, n.id, second)).rejects.toMatchObject({ errorId: 'rss_issue_not_pending_review' });
+  failAt = null;
+  failWith = messagingDown;
 });

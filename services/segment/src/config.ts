@@ -1,12 +1,15 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  /** Its own address and the subscriber service's (field catalog, tags and topics for validating expressions). */
-  ...serviceAddressDefaults('segment', 'subscriber'),
+  /**
+   * Its own address and the subscriber service's (field catalog, tags and topics for validating
+   * expressions); the rss and messaging services are asked what uses a segment before it is deleted.
+   */
+  ...serviceAddressDefaults('segment', 'subscriber', 'rss', 'messaging'),
   /** Deadline of each call to the subscriber service. */
-  SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
+  SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(TIME_LIMITS.peerCall).default(TIME_LIMITS.peerCall),
   /**
    * Durable consumer name of the contact projection on DOMAIN. A new name (with an empty store)
    * rebuilds the projection from the stream (DOMAIN keeps 30 days).
@@ -17,9 +20,10 @@ export const configSchema = z.object({
   /**
    * Counts and previews wait at most this long for the projection to apply every DOMAIN event
    * published before the request (read-after-write), then answer UNAVAILABLE
-   * segment_projection_lagging. Below the gateway's 5 s deadline so the caller sees that error.
+   * segment_projection_lagging. The gateway's deadlines for these calls allow for it (never longer),
+   * so the caller sees that error.
    */
-  SEGMENT_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(3_000),
+  SEGMENT_READ_WAIT_MS: z.coerce.number().int().min(0).max(TIME_LIMITS.projectionWait).default(TIME_LIMITS.projectionWait),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -6,6 +6,7 @@ import { startProjection, type ProjectionHandle } from './events/projection';
 import { ContactProjection } from './store/contacts';
 import { segmentsCollection } from './store/segments';
 import { subscriberCatalog } from './clients/catalog';
+import { referenceCheck } from '@mailer/kit/references';
 import { segmentHandlers } from './handlers/segments';
 import { purchaseHandlers } from './handlers/purchases';
 import { memberHandlers } from './handlers/members';
@@ -42,7 +43,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   };
   const segments = segmentsCollection(ctx.store);
   const clock = { now: ctx.now, newId: ctx.newId };
-  const segmentDeps = { segments, contacts: contactProjection.contacts, catalog, purchases, awaitProjection, ...clock };
+  // RSS newsletters and automation steps send to segments: a segment they name is not deleted.
+  const references = referenceCheck({ rss: ctx.config.RSS_GRPC_ADDR, messaging: ctx.config.MESSAGING_GRPC_ADDR }, ctx.logger);
+  const segmentDeps = { segments, contacts: contactProjection.contacts, catalog, purchases, awaitProjection, references, ...clock };
   ctx.grpc.add(segmentV1.SegmentServiceService, {
     describe: async () => ({ service: 'segment', protoPackage: segmentV1.protobufPackage }),
     ...segmentHandlers(segmentDeps),
@@ -71,5 +74,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   return [
     () => projection!.stop(),
     async () => catalog.close(),
+    async () => references.close(),
   ];
 }

@@ -1,4 +1,4 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, PEER_DEADLINES, serviceAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
@@ -7,12 +7,12 @@ export const configSchema = z.object({
   ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging'),
   /**
    * Deadline of each ListSegmentMembers call (GET /subscribers?segmentId=): above the segment service's
-   * projection wait (SEGMENT_READ_WAIT_MS, 3 s) and below the gateway's 5 s deadline, so a lagging
+   * projection wait and catalog calls, below the gateway's deadline for that request, so a lagging
    * projection answers segment_projection_lagging and a dead service segment_service_unavailable.
    */
-  SEGMENT_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(4_000),
+  SEGMENT_DEADLINE_MS: z.coerce.number().int().min(100).max(PEER_DEADLINES.segmentMembers).default(PEER_DEADLINES.segmentMembers),
   /** Deadline of each ListFieldUsages call; a source slower than this counts as not answered. */
-  FIELD_USAGE_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
+  FIELD_USAGE_DEADLINE_MS: z.coerce.number().int().min(100).max(TIME_LIMITS.peerCall).default(TIME_LIMITS.peerCall),
   /** Outbox relay: documents per round, and how long published ones are kept (0: deleted once published). */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   OUTBOX_RETAIN_PUBLISHED_MS: z.coerce.number().int().min(0).default(0),
@@ -27,7 +27,7 @@ export const configSchema = z.object({
    * projecting DOMAIN), waiting at most this long; past it the write answers anyway (it is committed,
    * the relay publishes it later) and read-after-write does not hold for it. 0: never wait.
    */
-  OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(TIME_LIMITS.publishWait).default(TIME_LIMITS.publishWait),
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,6 +1,7 @@
 import { callLogger } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { audienceV1, signupV1, subscriberReportsV1, subscriberV1 } from '@mailer/proto';
+import { referenceCheck } from '@mailer/kit/references';
 import { fieldUsageSources } from './clients/field-usage';
 import { segmentMembers } from './clients/segment-members';
 import type { Config } from './config';
@@ -31,6 +32,8 @@ export async function setup(service: ServiceRuntime<Config>): Promise<Array<() =
     service.logger,
   );
   const members = segmentMembers(config.SEGMENT_GRPC_ADDR, config.SEGMENT_DEADLINE_MS, service.logger);
+  // RSS newsletters and automation steps send to topics: a topic they name is not deleted.
+  const references = referenceCheck({ rss: config.RSS_GRPC_ADDR, messaging: config.MESSAGING_GRPC_ADDR }, service.logger);
   const deps: Deps = {
     store: service.store,
     subscribers: subscriberRepository(service.store),
@@ -38,6 +41,7 @@ export async function setup(service: ServiceRuntime<Config>): Promise<Array<() =
     outbox: outboxRepository(service.store),
     usage,
     segmentMembers: members,
+    references,
     notify: service.notifyOutbox,
     awaitPublished: async () => {
       if (config.OUTBOX_PUBLISH_WAIT_MS === 0) return;
@@ -58,5 +62,5 @@ export async function setup(service: ServiceRuntime<Config>): Promise<Array<() =
   service.grpc.add(signupV1.SignupServiceService, signupHandlers(deps));
   service.grpc.add(audienceV1.AudienceServiceService, audienceHandlers(deps));
   service.grpc.add(subscriberReportsV1.SubscriberReportServiceService, subscriberReportHandlers(deps));
-  return [async () => usage.close(), async () => members.close()];
+  return [async () => usage.close(), async () => members.close(), async () => references.close()];
 }

@@ -1,4 +1,4 @@
-import { errorResponse, instant, ok, rateLimitHeaders, ref, schemaRef, uuid } from '../common';
+import { errorResponse, freeFormObject, instant, ok, rateLimitHeaders, ref, schemaRef, uuid } from '../common';
 import { body, idempotencyKey, object, posted, responses } from '../operations';
 import { emailAddress, int32, nullable } from '../subscriber/shared';
 
@@ -7,7 +7,7 @@ import { emailAddress, int32, nullable } from '../subscriber/shared';
 export const EMAIL_MESSAGE_STATUSES = ['QUEUED', 'DEFERRED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED'];
 const SUPPRESSION_REASONS = ['HARD_BOUNCE', 'COMPLAINT', 'MANUAL', 'SOFT_BOUNCES', 'BLOCKED'];
 const templateName = { type: 'string', minLength: 1, maxLength: 100, examples: ['order-confirmation'], description: 'The email template\'s name.' };
-const freeForm = (what: string) => ({ type: ['object', 'null'], description: `${what} Free-form JSON object (any members, nested values); null or absent: none.` });
+const freeForm = (what: string) => freeFormObject(`${what} Free-form JSON object (any members, nested values); null or absent: none.`);
 
 const SEND = `Renders the template \`name\` for \`email\` at once and queues it for delivery.
 - Rendering happens now, so nothing broken is queued: an unknown template answers \`404 template_not_found\`, a render failure (a render-time, output-size or memory limit, a failing filter) \`422 template_render_failed\` with the engine's message. \`substitutionData\` members are the template's top-level variables; the names \`subscriber\`, \`event\` and \`links\` are reserved (\`400 reserved_substitution_key\`). \`subscriber\` is \`{email, firstName, fields}\` when the address is a subscriber of the account, else \`{email}\`.

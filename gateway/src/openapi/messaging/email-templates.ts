@@ -1,4 +1,4 @@
-import { errorResponse, instant, ok, rateLimitHeaders, ref, schemaRef } from '../common';
+import { errorResponse, freeFormObject, instant, ok, rateLimitHeaders, ref, schemaRef } from '../common';
 import { body, created, idempotencyKey, noContent, object, responses } from '../operations';
 
 /**
@@ -129,7 +129,7 @@ export const emailTemplateSchemas = {
   EmailTemplateList: object(['items'], { items: { type: 'array', items: schemaRef('EmailTemplate') } }),
   RenderEmailTemplateRequest: object([], {
     email: { type: ['string', 'null'], maxLength: 354, description: 'Trimmed and lowercased (invalid syntax: `400 invalid_email`). Fills `subscriber` from the account\'s subscriber with this address.' },
-    substitutionData: { type: ['object', 'null'], description: 'Free-form: its members become top-level variables.' },
+    substitutionData: freeFormObject('Free-form: its members become top-level variables.'),
   }),
   RenderedEmail: object(['subject', 'html', 'text'], {
     subject: { type: 'string' },

@@ -6,7 +6,7 @@ import { int32, int64 } from '../subscriber/shared';
 
 export const RSS_TRIGGER_MODES = ['INSTANT', 'SCHEDULE', 'THRESHOLD'] as const;
 export const RSS_RELEASE_POLICIES = ['AUTO', 'REVIEW'] as const;
-export const RSS_ISSUE_STATUSES = ['PENDING_REVIEW', 'RELEASED', 'SENDING', 'SENT', 'DISCARDED'] as const;
+export const RSS_ISSUE_STATUSES = ['PENDING_REVIEW', 'RELEASED', 'SENDING', 'SENT', 'DISCARDED', 'FAILED'] as const;
 /** Feed errors answered 422 (the body is valid; the feed at the URL cannot be used). feed_not_allowed is 400: the URL itself is refused. */
 export const RSS_FEED_ERRORS_422 = ['feed_unreachable', 'feed_too_large', 'feed_timeout', 'feed_too_many_redirects', 'feed_http_error', 'feed_unreadable'] as const;
 
@@ -14,7 +14,7 @@ const newsletterPath = [ref('parameters', 'RssNewsletterId')];
 const issuePath = [...newsletterPath, ref('parameters', 'RssIssueId')];
 const NOT_FOUND = 'A newsletter of another account is unknown here (`404 rss_newsletter_not_found`).';
 
-const FEED = `Feeds: RSS 2.0, Atom, RDF and JSON Feed, read through the outbound URL guard of the webhooks (https only and public addresses only, unless the operator allows \`http\` with \`OUTBOUND_ALLOW_HTTP\` and ranges with \`OUTBOUND_ALLOWED_CIDRS\`; at most 3 redirects, each checked again), 10 s timeout, 5 MB limit, conditional GET (ETag, Last-Modified). A URL the guard refuses is \`400 feed_not_allowed\`; a feed that cannot be read is \`422\` with the reason as errorId: \`feed_unreachable\` (connection or DNS failure), \`feed_timeout\`, \`feed_too_large\`, \`feed_too_many_redirects\`, \`feed_http_error\` (an answer other than 2xx/304), \`feed_unreadable\` (not a feed in any of the four formats).`;
+const FEED = `Feeds: RSS 2.0, Atom, RDF and JSON Feed, read through the outbound URL guard of the webhooks (https only and public addresses only, unless the operator allows \`http\` with \`OUTBOUND_ALLOW_HTTP\` and ranges with \`OUTBOUND_ALLOWED_CIDRS\`; at most 3 redirects, each checked again), 10 s timeout, 5 MB limit, conditional GET (ETag, Last-Modified). A URL the guard refuses is \`400 feed_not_allowed\`; a feed that cannot be read is \`422\` with the reason as errorId: \`feed_unreachable\` (connection or DNS failure), \`feed_timeout\`, \`feed_too_large\`, \`feed_too_many_redirects\`, \`feed_http_error\` (an answer other than 2xx/304), \`feed_unreadable\` (not a feed in any of the four formats). The operations that read a feed (preview, create, a PUT changing \`sourceUrl\`, check, resume with \`rebaseline\`) answer within about 15 s (the feed's 10 s and the checks around it): give your HTTP client a longer timeout.`;
 
 const RULES = `Rules of the body:
 - \`name\` (1-200 characters), \`sourceUrl\` (the feed to read: an absolute http(s) URL of at most 2048 characters), \`senderProfileId\`, \`triggerMode\`, \`subjectPattern\` (at most 998 characters) and \`htmlContent\` (at most 256 KiB, what the messaging service renders) are required; \`subjectPattern\` and \`htmlContent\` must be Liquid templates that parse as the mail renderer reads them: known filters only, no \`include\`/\`render\`/\`layout\`/\`block\` tags (\`400 validation_failed\`). \`cssContent\` at most 256 KiB.
@@ -27,7 +27,7 @@ const RULES = `Rules of the body:
 
 ${FEED}`;
 
-const ISSUE_STATES = 'Release and discard apply to `PENDING_REVIEW` issues only; an issue in any other state is `409 rss_issue_not_pending_review`. A released issue is `RELEASED` until the send starts, `SENDING` while its audience is queued page by page (`recipientCount` grows; a send cut short by a restart or an unavailable service resumes at its last queued page within a minute) and `SENT` once every recipient\'s mail is queued (`sentAt`, then the `rss.issue_sent` fact). `deliveredCount` counts the mails the relay accepted (it is read from the messaging service; if that service does not answer, the list shows the last stored value, 0).\n\nSending: `subjectPattern` and `htmlContent` are rendered per recipient with `items`, `newsletter` (`name`, `feedTitle`, `siteUrl`) and `subscriber` (`email`, `firstName`, `fields`), plus `links.unsubscribe`; every value is HTML-escaped in `htmlContent` (`| raw` opts out); `cssContent` is inlined. Recipients: the segment\'s matching contacts (TRUE only) that are `ACTIVE`, subscribed to the topic (never opted out of it) when one is set, and not suppressed; with neither segment nor topic, every `ACTIVE` subscriber. Each gets marketing mail with `List-Unsubscribe`, at most once per issue (a page queued twice after a crash finds its mail already there). The newsletter\'s templates and audience at send time apply (a change during a send applies to the pages not yet queued).';
+const ISSUE_STATES = 'Release and discard apply to `PENDING_REVIEW` and `FAILED` issues; an issue in any other state is `409 rss_issue_not_pending_review`. A released issue is `RELEASED` until the send starts, `SENDING` while its audience is queued page by page (`recipientCount` grows; a send cut short by a restart resumes at its last queued page) and `SENT` once every recipient\'s mail is queued (`sentAt`, then the `rss.issue_sent` fact). A try that fails is retried a minute later (operator setting `RSS_SEND_RETRY_SECONDS`) with the reason in `lastError`: a service of ours that does not answer is retried until it does; any other failure (the segment, topic or sender profile is gone, the templates cannot be rendered for the readers) counts, and after 5 failed tries in a row (operator setting `RSS_SEND_MAX_ATTEMPTS`) the issue is `FAILED` and waits for you. Fix the cause (e.g. PUT the newsletter with another segment or a template that renders) and release it again: the send resumes where it stopped (the pages already queued are not read again, and nobody gets an issue twice), with a new count of tries; or discard it. `deliveredCount` counts the mails the relay accepted (it is read from the messaging service; if that service does not answer, the list shows the last stored value, 0).\n\nSending: `subjectPattern` and `htmlContent` are rendered per recipient with `items`, `newsletter` (`name`, `feedTitle`, `siteUrl`) and `subscriber` (`email`, `firstName`, `fields`), plus `links.unsubscribe`; every value is HTML-escaped in `htmlContent` (`| raw` opts out); `cssContent` is inlined. Recipients: the segment\'s matching contacts (TRUE only) that are `ACTIVE`, subscribed to the topic (never opted out of it) when one is set, and not suppressed; with neither segment nor topic, every `ACTIVE` subscriber. Each gets marketing mail with `List-Unsubscribe`, at most once per issue (a page queued twice after a crash finds its mail already there). The newsletter\'s templates and audience at send time apply (a change during a send applies to the pages not yet queued).';
 
 const feedErrors422 = (extra: string[] = []) =>
   errorResponse('The feed could not be read (the reason is the errorId), or the Idempotency-Key was used for a different request.', [...RSS_FEED_ERRORS_422, ...extra, 'idempotency_key_reused'], rateLimitHeaders);
@@ -150,7 +150,7 @@ export const rssPaths = {
       tags: ['RSS newsletters'],
       operationId: 'releaseRssIssue',
       summary: 'Release an issue',
-      description: `\`PENDING_REVIEW\` -> \`RELEASED\`. ${ISSUE_STATES} An unknown issue is \`404 rss_issue_not_found\`. ${NOT_FOUND}`,
+      description: `\`PENDING_REVIEW\` -> \`RELEASED\`; \`FAILED\` -> \`RELEASED\` again (the send resumes at its last queued page; \`releasedAt\` keeps the first release). ${ISSUE_STATES} An unknown issue is \`404 rss_issue_not_found\`. ${NOT_FOUND}`,
       parameters: [...issuePath, idempotencyKey],
       responses: responses('post', { '200': posted('The released issue.', 'RssIssue') }, { 400: ['invalid_uuid'], 404: ['rss_newsletter_not_found', 'rss_issue_not_found'], 409: ['rss_issue_not_pending_review'] }, { body: false }),
     },
@@ -160,7 +160,7 @@ export const rssPaths = {
       tags: ['RSS newsletters'],
       operationId: 'discardRssIssue',
       summary: 'Discard an issue',
-      description: `\`PENDING_REVIEW\` -> \`DISCARDED\`: never sent; its items are not offered again. ${ISSUE_STATES} An unknown issue is \`404 rss_issue_not_found\`. ${NOT_FOUND}`,
+      description: `\`PENDING_REVIEW\` or \`FAILED\` -> \`DISCARDED\`: never sent (a \`FAILED\` issue: not sent further); its items are not offered again. ${ISSUE_STATES} An unknown issue is \`404 rss_issue_not_found\`. ${NOT_FOUND}`,
       parameters: [...issuePath, idempotencyKey],
       responses: responses('post', { '200': posted('The discarded issue.', 'RssIssue') }, { 400: ['invalid_uuid'], 404: ['rss_newsletter_not_found', 'rss_issue_not_found'], 409: ['rss_issue_not_pending_review'] }, { body: false }),
     },
@@ -256,7 +256,7 @@ export const rssSchemas = {
     author: { type: 'string' },
     imageUrl: { type: 'string' },
   }),
-  RssIssue: object(['id', 'status', 'itemCount', 'items', 'subject', 'createdAt', 'releasedAt', 'sentAt', 'recipientCount', 'deliveredCount', 'autoReleaseAt'], {
+  RssIssue: object(['id', 'status', 'itemCount', 'items', 'subject', 'createdAt', 'releasedAt', 'sentAt', 'recipientCount', 'deliveredCount', 'autoReleaseAt', 'lastError'], {
     id: uuid,
     status: { type: 'string', enum: [...RSS_ISSUE_STATUSES] },
     itemCount: int32,
@@ -268,6 +268,7 @@ export const rssSchemas = {
     recipientCount: int32,
     deliveredCount: int32,
     autoReleaseAt: { ...instant, type: ['string', 'null'], description: 'PENDING_REVIEW with reviewAutoReleaseMinutes: when it releases itself.' },
+    lastError: { type: ['string', 'null'], description: 'Why the last try to send it failed (`<errorId>: <text>`): set while `SENDING` is retried and on `FAILED`; null otherwise.', examples: ['segment_not_found: segment 3f1c2a4e-8d0b-4c1e-9f6a-2b7d5e8c9a01 does not exist'] },
   }),
   PaginatedRssIssues: object(['items', 'pageNumber', 'pageSize', 'totalItems', 'totalPages'], {
     items: { type: 'array', items: schemaRef('RssIssue') },

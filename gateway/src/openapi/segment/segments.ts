@@ -91,7 +91,8 @@ export const segmentPaths = {
       tags: ['Segments'],
       operationId: 'deleteSegment',
       summary: 'Delete a segment',
-      description: 'Refused with `409 segment_in_use` while another segment references it (`details` names them).',
+      description:
+        'Refused with `409 segment_in_use` while another segment references it, an RSS newsletter sends to it or an automation\'s `IF_IN_SEGMENT` step checks it (`details` names them: `segments[<id>]`, `rssNewsletters.<id>`, `automations.<id>`); change or delete them first. When the rss or messaging service does not answer, `503 service_unavailable`: the delete cannot be proven safe and nothing is deleted.',
       parameters: segmentPath,
       responses: segmentResponses('delete', { '204': ok('Deleted.', undefined) }, { 400: ['invalid_uuid'], 404: ['segment_not_found'], 409: ['segment_in_use'] }, false),
     },

@@ -46,9 +46,10 @@ export const topicPaths = {
       tags: ['Topics'],
       operationId: 'deleteTopic',
       summary: 'Delete a topic',
-      description: 'Subscriptions and opt-outs of the topic go with it. The default topic cannot be deleted (`409 topic_is_default`: make another topic the default first).',
+      description:
+        'Subscriptions and opt-outs of the topic go with it. The default topic cannot be deleted (`409 topic_is_default`: make another topic the default first). Nor can a topic an RSS newsletter or an automation\'s `SEND_EMAIL` step sends to (`409 topic_in_use`; `details` lists them as `rssNewsletters.<id>` and `automations.<id>`): change or delete them first. When the rss or messaging service does not answer, `503 service_unavailable`: the delete cannot be proven safe and nothing is deleted.',
       parameters: [ref('parameters', 'TopicId')],
-      responses: responses('delete', { '204': noContent('Deleted.') }, { 400: ['invalid_uuid'], 404: ['topic_not_found'], 409: ['topic_is_default'] }),
+      responses: responses('delete', { '204': noContent('Deleted.') }, { 400: ['invalid_uuid'], 404: ['topic_not_found'], 409: ['topic_is_default', 'topic_in_use'] }),
     },
   },
 };

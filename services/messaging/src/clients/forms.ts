@@ -2,7 +2,7 @@
 // confirmation template, or serve their landing page on a domain (asked before deleting one), and the
 // consent signup of a custom event. When it does not answer, 503 service_unavailable: a delete that
 // cannot be proven safe is not done.
-import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { createClient, peerClient, protoEnum, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { consentSignupV1, formV1, submissionsV1, subscriberV1 } from '@mailer/proto';
 import type { ConsentSignup } from '../app/record-event';
 
@@ -15,7 +15,7 @@ export interface FormsUsing {
 }
 
 export function formsClient(address: string, logger?: Logger): FormsUsing {
-  const client = peerClient(createClient(formV1.FormServiceClient, address, 2_000), {
+  const client = peerClient(createClient(formV1.FormServiceClient, address, TIME_LIMITS.peerCall), {
     service: 'form',
     errorId: 'service_unavailable',
     message: 'The form service, which knows the forms naming this sender profile or template (or serving pages on this domain), is unavailable; retry later.',

@@ -1,7 +1,7 @@
 // The rss service as the messaging service sees it: which RSS newsletters send from a sender profile
 // (asked before deleting one). When it does not answer, 503 service_unavailable: a delete that
 // cannot be proven safe is not done.
-import { createClient, peerClient, type Logger } from '@mailer/kit';
+import { createClient, peerClient, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { rssNewslettersV1 } from '@mailer/proto';
 
 export interface NewslettersUsing {
@@ -11,7 +11,7 @@ export interface NewslettersUsing {
 }
 
 export function rssNewslettersClient(address: string, logger?: Logger): NewslettersUsing {
-  const client = peerClient(createClient(rssNewslettersV1.RssNewsletterServiceClient, address, 2_000), {
+  const client = peerClient(createClient(rssNewslettersV1.RssNewsletterServiceClient, address, TIME_LIMITS.peerCall), {
     service: 'rss',
     errorId: 'service_unavailable',
     message: 'The rss service, which knows the newsletters sending from this sender profile, is unavailable; retry later.',

@@ -2,7 +2,7 @@
 // Saving an automation asks it whether the segment of an IF_IN_SEGMENT step exists; when it does not
 // answer, PeerUnavailable (the request is answered 503). A run's IF_IN_SEGMENT step asks it for the
 // subscriber's three-valued result; when it does not answer, the run's job is retried.
-import { createClient, DomainError, GrpcStatus, PeerUnavailable, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { createClient, DomainError, GrpcStatus, PeerUnavailable, peerClient, protoEnum, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
 
 export interface SegmentLookup {
@@ -27,8 +27,8 @@ export interface SegmentClient extends SegmentLookup, SegmentMembership {
   close(): void;
 }
 
-/** A request waits at most this long for the answer, well inside the gateway's 5 s. */
-const LOOKUP_DEADLINE_MS = 2_000;
+/** A request waits at most this long for the answer (the gateway's deadlines allow for it). */
+const LOOKUP_DEADLINE_MS = TIME_LIMITS.peerCall;
 /**
  * An automation step (a job, no client waiting) gives the segment service room for its read-after-write
  * wait (SEGMENT_READ_WAIT_MS, 3 s by default) without holding one of the run slots long; past it the

@@ -1,7 +1,7 @@
 // The subscriber service as the messaging service sees it: one gRPC channel (created once in
 // server.ts) behind the ports the use cases name. Its own errors pass through (subscriber_not_found,
 // topic_not_found); when it does not answer, PeerUnavailable (a job is then retried, a request 503).
-import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
 import type { Recipient, RecipientLookup } from '../app/accept-message';
 import type { SubscriberLookup, SubscriberView } from '../app/render-values';
@@ -62,10 +62,10 @@ const DELIVERY_STATUS = {
 } as const;
 
 /**
- * Lookups on a request's path (render previews, sends) answer within LOOKUP_DEADLINE_MS, well inside
- * the gateway's 5 s; the other calls (pages, bounce jobs) use the client's 5 s.
+ * Lookups on a request's path (render previews, sends) answer within LOOKUP_DEADLINE_MS, which the
+ * gateway's deadlines allow for; the other calls (pages, bounce jobs) use the client's 5 s.
  */
-const LOOKUP_DEADLINE_MS = 2_000;
+const LOOKUP_DEADLINE_MS = TIME_LIMITS.peerCall;
 
 export function subscriberClient(address: string, logger?: Logger): SubscriberClient {
   const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address), {

@@ -43,6 +43,9 @@ export const automationSchema = new mongoose.Schema(
 );
 automationSchema.index({ accountId: 1, 'steps.fieldId': 1 });
 automationSchema.index({ accountId: 1, 'steps.templateName': 1 });
+// Who uses a segment (IF_IN_SEGMENT) or topic (SEND_EMAIL): asked before one is deleted.
+automationSchema.index({ accountId: 1, 'steps.segmentId': 1 });
+automationSchema.index({ accountId: 1, 'steps.topicId': 1 });
 // The events consumer's match: the account's active automations triggered by an event key.
 automationSchema.index({ accountId: 1, 'trigger.eventKey': 1, active: 1 });
 automationSchema.index({ accountId: 1, createdAt: 1 });
@@ -52,6 +55,8 @@ export interface AutomationRepository {
   namingField(accountId: string, fieldId: string): Promise<AutomationSteps[]>;
   /** The account's automations with a step sending the email template, by name. */
   namingTemplate(accountId: string, templateName: string): Promise<Array<{ id: string; name: string }>>;
+  /** How many of the account's automations have a step naming the segment or topic, and up to `limit` of them by name. */
+  namingAudience(accountId: string, member: 'segmentId' | 'topicId', id: string, limit: number): Promise<{ count: number; automations: Array<{ id: string; name: string }> }>;
   /** The account's active automations triggered by the event key (API_REQUEST), oldest first, with their entry rule. */
   activeTriggeredBy(accountId: string, eventKey: string): Promise<Array<{ id: string; entry: EntryRule }>>;
   /** Counts runs in `stats` (runsStarted in the transaction that starts them). */
@@ -78,6 +83,11 @@ export function automationRepository(store: Store): AutomationRepository {
     async namingTemplate(accountId, templateName) {
       const docs = await automations.find({ accountId, 'steps.templateName': templateName }, { sort: { name: 1, _id: 1 } });
       return docs.map((d) => ({ id: d._id, name: d.name }));
+    },
+    async namingAudience(accountId, member, id, limit) {
+      const filter = { accountId, [`steps.${member}`]: id };
+      const [count, some] = await Promise.all([automations.countDocuments(filter), automations.find(filter, { sort: { name: 1, _id: 1 }, limit, projection: { name: 1 } })]);
+      return { count, automations: some.map((d) => ({ id: d._id, name: d.name })) };
     },
     async activeTriggeredBy(accountId, eventKey) {
       const docs = await automations.find(

@@ -10,7 +10,7 @@
 //   so items published while paused are sent; with rebaseline they are marked seen first.
 // - check while PAUSED is 409 rss_newsletter_paused; check while another poll of the newsletter
 //   runs is 409 rss_check_in_progress (after a short wait).
-import { DomainError, failedPrecondition, GrpcStatus, invalid, notFound } from '@mailer/kit';
+import { DomainError, failedPrecondition, GrpcStatus, invalid, notFound, TIME_LIMITS } from '@mailer/kit';
 import type { Newsletter, NewsletterRequest, NewsletterSettings } from '../domain/newsletter';
 import { LIMITS, resolveNewsletterRequest } from '../domain/newsletter';
 import { asFeedDomainError } from './feed-errors';
@@ -24,7 +24,7 @@ export interface NewsletterDeps extends PollDeps {
 }
 
 /** How long a manual check waits for a poll of the same newsletter to finish. */
-const CHECK_WAIT_MS = 3_000;
+const CHECK_WAIT_MS = TIME_LIMITS.feedCheckWait;
 /** The lease a poll holds: well above a feed read's 10 s timeout plus redirects. */
 export const POLL_LEASE_MS = 60_000;
 
@@ -187,4 +187,4 @@ export async function resumeNewsletter(deps: NewsletterDeps, accountId: string, 
 }
 
 export const newslettersUsingSenderProfile = (deps: Pick<NewsletterDeps, 'newsletters'>, accountId: string, senderProfileId: string) =>
-  deps.newsletters.usingSenderProfile(accountId, senderProfileId);
+  deps.newsletters.naming(accountId, 'senderProfileId', senderProfileId);

@@ -112,6 +112,8 @@ async function buildIssue(deps: PollDeps, newsletter: Newsletter, at: { now: Dat
     recipientCount: 0,
     deliveredCount: 0,
     sendCursor: '',
+    lastError: null,
+    sendFailures: 0,
     ...initialIssueState(newsletter.releasePolicy, newsletter.reviewAutoReleaseMinutes, at.now),
   };
   // The items leave the queue in the same write that makes the issue: an item is in one issue at most.

@@ -11,6 +11,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { TIME_LIMITS } from '@mailer/kit';
 import { OutboundError, type Outbound, type OutboundResponse } from '@mailer/outbound';
 import { FeedError, parseFeed, type Feed } from '../domain/feed';
 
@@ -37,7 +38,8 @@ export interface FeedFetcher {
   fetch(url: string, conditional?: { etag?: string | null; lastModified?: string | null }): Promise<FeedFetch>;
 }
 
-export const FEED_LIMITS = { timeoutMs: 10_000, maxBytes: 5 * 1024 * 1024, maxRedirects: 3 } as const;
+/** The time limit is shared with the gateway, whose deadline for the calls that read a feed is derived from it. */
+export const FEED_LIMITS = { timeoutMs: TIME_LIMITS.feedRead, maxBytes: 5 * 1024 * 1024, maxRedirects: 3 } as const;
 
 export const FEED_USER_AGENT = 'mailer-rss/1.0 (feed reader of RSS newsletters)';
 const ACCEPT = 'application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5';

@@ -1,6 +1,6 @@
 // The messaging service's AudienceSendService as the rss service sees it (app/ports.ts IssueMail):
 // each page of an issue's audience is one call with the newsletter's templates and the issue's items.
-import { createClient, peerClient, type Logger } from '@mailer/kit';
+import { createClient, peerClient, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { audienceSendsV1, emailMessagesV1 } from '@mailer/proto';
 import type { IssueMail } from '../app/ports';
 import { issueSendKey, issueValues } from '../domain/issues';
@@ -38,7 +38,7 @@ export function issueMail(address: string, pageSize: number, logger?: Logger): I
     async deliveredCounts(accountId, issueIds) {
       const counts = new Map<string, number>();
       if (!issueIds.length) return counts;
-      const res = await client.countAudienceSends({ accountId, sendKeys: issueIds.map(issueSendKey) }, { deadlineMs: 2_000 });
+      const res = await client.countAudienceSends({ accountId, sendKeys: issueIds.map(issueSendKey) }, { deadlineMs: TIME_LIMITS.peerCall });
       res.counts.forEach((c, i) => counts.set(issueIds[i], c.delivered));
       return counts;
     },

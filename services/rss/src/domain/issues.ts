@@ -23,7 +23,7 @@ export interface PendingItem extends ItemSnapshot {
   foundAt: Date;
 }
 
-export type IssueStatus = 'PENDING_REVIEW' | 'RELEASED' | 'SENDING' | 'SENT' | 'DISCARDED';
+export type IssueStatus = 'PENDING_REVIEW' | 'RELEASED' | 'SENDING' | 'SENT' | 'DISCARDED' | 'FAILED';
 
 export interface Issue {
   id: string;
@@ -43,6 +43,10 @@ export interface Issue {
   sendDueAt: Date | null;
   /** SENDING: the audience cursor after the last page queued ('' before the first page). */
   sendCursor: string;
+  /** Why the last try to queue its mail failed (SENDING while retried, FAILED); null once a page is queued. */
+  lastError: string | null;
+  /** Tries in a row that failed for a reason retrying alone cannot fix; the send stops (FAILED) at the limit. */
+  sendFailures: number;
 }
 
 /** What the newsletter has already seen: item keys, and links (the changed-guid rule). */

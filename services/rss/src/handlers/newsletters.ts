@@ -70,6 +70,7 @@ export const issueToProto = (i: Issue): v1.RssIssue => ({
   recipientCount: i.recipientCount,
   deliveredCount: i.deliveredCount,
   autoReleaseAt: i.autoReleaseAt?.toISOString(),
+  lastError: i.lastError ?? undefined,
 });
 
 export function newsletterInput(n: v1.RssNewsletterInput | undefined): NewsletterRequest {

@@ -33,7 +33,7 @@ export const issueSchema = new Schema(
     _id: { type: String, required: true },
     accountId: { type: String, required: true },
     newsletterId: { type: String, required: true },
-    status: { type: String, required: true, enum: ['PENDING_REVIEW', 'RELEASED', 'SENDING', 'SENT', 'DISCARDED'] },
+    status: { type: String, required: true, enum: ['PENDING_REVIEW', 'RELEASED', 'SENDING', 'SENT', 'DISCARDED', 'FAILED'] },
     items: { type: [issueItemSchema], default: [] },
     subject: { type: String, default: '' },
     createdAt: { type: Date, required: true },
@@ -44,6 +44,8 @@ export const issueSchema = new Schema(
     autoReleaseAt: { type: Date, default: null },
     sendDueAt: { type: Date, default: null },
     sendCursor: { type: String, default: '' },
+    lastError: { type: String, default: null },
+    sendFailures: { type: Number, default: 0 },
     leaseUntil: { type: Date, default: null },
   },
   { versionKey: false, minimize: false },
@@ -56,7 +58,7 @@ issueSchema.index({ sendDueAt: 1 });
 
 const toIssue = (doc: IssueDoc): Issue => {
   const { _id, leaseUntil: _leaseUntil, ...rest } = doc;
-  return { id: _id, ...rest, sendCursor: rest.sendCursor ?? '', items: rest.items.map((i) => ({ ...i, publishedAt: i.publishedAt ?? null })) };
+  return { id: _id, ...rest, sendCursor: rest.sendCursor ?? '', lastError: rest.lastError ?? null, sendFailures: rest.sendFailures ?? 0, items: rest.items.map((i) => ({ ...i, publishedAt: i.publishedAt ?? null })) };
 };
 
 export interface IssueRepository {
@@ -65,9 +67,12 @@ export interface IssueRepository {
   /** Newest first. */
   page(accountId: string, newsletterId: string, pageNumber: number, pageSize: number): Promise<{ items: Issue[]; total: number }>;
   /** A status change guarded by the current status; null when the issue was not in `from`. */
-  transition(accountId: string, newsletterId: string, issueId: string, from: IssueStatus, changes: Partial<Pick<Issue, 'status' | 'releasedAt' | 'sentAt' | 'sendDueAt'>>): Promise<Issue | null>;
-  /** The send stopped: due again at a later time (a failure) or never (null); the send poller's lease is given back. */
-  setSendDue(accountId: string, newsletterId: string, issueId: string, sendDueAt: Date | null): Promise<void>;
+  transition(accountId: string, newsletterId: string, issueId: string, from: IssueStatus, changes: Partial<Pick<Issue, 'status' | 'releasedAt' | 'sentAt' | 'sendDueAt' | 'lastError' | 'sendFailures'>>): Promise<Issue | null>;
+  /**
+   * The send stopped: due again at a later time (a failure, with why in `failure`) or never (null);
+   * the send poller's lease is given back.
+   */
+  setSendDue(accountId: string, newsletterId: string, issueId: string, sendDueAt: Date | null, failure?: Pick<Issue, 'lastError' | 'sendFailures'>): Promise<void>;
   /**
    * A page of the issue's mail is queued: the cursor moves from `from` to `to`, the count grows and
    * the send poller's lease is renewed until `leaseUntil`. Null when the cursor was no longer `from`
@@ -99,20 +104,24 @@ export function issueRepository(store: Store): IssueRepository {
       return { total, items: docs.map(toIssue) };
     },
     async transition(accountId, newsletterId, issueId, from, changes) {
-      // Leaving PENDING_REVIEW ends the auto-release wait.
-      const set = from === 'PENDING_REVIEW' ? { ...changes, autoReleaseAt: null, leaseUntil: null } : changes;
+      // Entering SENDING is the send poller's own step, under its lease. Every other change ends the
+      // auto-release wait (leaving PENDING_REVIEW) and gives the lease back, so the poller the issue
+      // goes to (a release: the send poller) claims it at once.
+      const set = changes.status === 'SENDING' ? changes : { ...changes, autoReleaseAt: null, leaseUntil: null };
       const doc = await issues.findOneAndUpdate({ _id: issueId, accountId, newsletterId, status: from }, { $set: set }, { returnDocument: 'after' });
       return doc && toIssue(doc);
     },
-    async setSendDue(accountId, newsletterId, issueId, sendDueAt) {
-      await issues.updateOne({ _id: issueId, accountId, newsletterId }, { $set: { sendDueAt, leaseUntil: null } });
+    async setSendDue(accountId, newsletterId, issueId, sendDueAt, failure) {
+      await issues.updateOne({ _id: issueId, accountId, newsletterId }, { $set: { sendDueAt, leaseUntil: null, ...failure } });
     },
     async recordSendProgress(accountId, newsletterId, issueId, from, to) {
-      const doc = await issues.findOneAndUpdate({ _id: issueId, accountId, newsletterId, status: 'SENDING', sendCursor: from }, { $set: to }, { returnDocument: 'after' });
+      // A queued page: whatever failed before has passed.
+      const set = { ...to, lastError: null, sendFailures: 0 };
+      const doc = await issues.findOneAndUpdate({ _id: issueId, accountId, newsletterId, status: 'SENDING', sendCursor: from }, { $set: set }, { returnDocument: 'after' });
       return doc && toIssue(doc);
     },
     async completeSend(accountId, newsletterId, issueId, from, done, tx) {
-      const changes = { status: 'SENT' as const, ...done, sendDueAt: null, leaseUntil: null };
+      const changes = { status: 'SENT' as const, ...done, sendDueAt: null, leaseUntil: null, lastError: null, sendFailures: 0 };
       return (await issues.updateOne({ _id: issueId, accountId, newsletterId, status: 'SENDING', sendCursor: from }, { $set: changes }, { tx })).matchedCount > 0;
     },
     async deleteAll(accountId, newsletterId) {

@@ -56,6 +56,9 @@ export const newsletterSchema = new Schema(
 );
 newsletterSchema.index({ accountId: 1, name: 1 });
 newsletterSchema.index({ accountId: 1, senderProfileId: 1 });
+// Who uses a segment or topic (asked before one is deleted).
+newsletterSchema.index({ accountId: 1, segmentId: 1 });
+newsletterSchema.index({ accountId: 1, topicId: 1 });
 // The poller: due newsletters by due time (PAUSED ones have none).
 newsletterSchema.index({ dueAt: 1 });
 
@@ -81,8 +84,8 @@ export interface NewsletterRepository {
   delete(accountId: string, newsletterId: string): Promise<boolean>;
   /** The account's newsletters with their templates, by name (field usage report). */
   templatesOf(accountId: string): Promise<NewsletterTemplates[]>;
-  /** How many of the account's newsletters name the sender profile, and up to `limit` of them by name. */
-  usingSenderProfile(accountId: string, senderProfileId: string, limit?: number): Promise<{ count: number; newsletters: Array<{ id: string; name: string }> }>;
+  /** How many of the account's newsletters name the sender profile, segment or topic, and up to `limit` of them by name. */
+  naming(accountId: string, member: 'senderProfileId' | 'segmentId' | 'topicId', id: string, limit?: number): Promise<{ count: number; newsletters: Array<{ id: string; name: string }> }>;
 }
 
 const toNewsletter = (doc: NewsletterDoc): Newsletter => {
@@ -148,8 +151,8 @@ export function newsletterRepository(store: Store): NewsletterRepository {
       const docs = await newsletters.find({ accountId }, { sort: { name: 1, _id: 1 }, projection: { name: 1, status: 1, subjectPattern: 1, htmlContent: 1 } });
       return docs.map((d) => ({ id: d._id, name: d.name, status: d.status, subjectPattern: d.subjectPattern, htmlContent: d.htmlContent }));
     },
-    async usingSenderProfile(accountId, senderProfileId, limit = 50) {
-      const filter = { accountId, senderProfileId };
+    async naming(accountId, member, id, limit = 50) {
+      const filter = { accountId, [member]: id };
       const [count, some] = await Promise.all([newsletters.countDocuments(filter), newsletters.find(filter, { sort: { name: 1, _id: 1 }, limit, projection: { name: 1 } })]);
       return { count, newsletters: some.map((d) => ({ id: d._id, name: d.name })) };
     },

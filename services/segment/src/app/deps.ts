@@ -3,6 +3,7 @@
 // wait, and the clock and id source.
 import { randomUUID } from 'node:crypto';
 import type { Collection } from '@mailer/store';
+import type { ReferenceCheck } from '@mailer/kit/references';
 import type { CatalogSource } from '../clients/catalog';
 import type { ContactProjection, ProjectedContact } from '../store/contacts';
 import { contactsOf } from '../store/contact-reads';
@@ -21,6 +22,8 @@ export interface SegmentDeps {
    * counts, previews and member pages. Absent: they read the projection as it is.
    */
   awaitProjection?: () => Promise<void>;
+  /** The services whose records name segments (RSS newsletters, automations), asked before a delete; absent: none does. */
+  references?: Pick<ReferenceCheck, 'refuseWhileReferenced'>;
   now?: () => Date;
   newId?: () => string;
 }

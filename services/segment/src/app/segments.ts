@@ -175,6 +175,8 @@ export async function deleteSegment(deps: SegmentDeps, accountId: string, segmen
       users.map((u) => ({ path: `segments[${u._id}]`, problem: `referenced by segment "${u.name}"` })),
     );
   }
+  // Then what other services send to it (409 segment_in_use as well; 503 when one does not answer).
+  await deps.references?.refuseWhileReferenced(accountId, 'SEGMENT', current._id);
   await segments.remove(current._id);
 }
 

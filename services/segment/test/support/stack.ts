@@ -17,7 +17,8 @@ export function useSegmentStack(segmentEnv: NodeJS.ProcessEnv = {}): SegmentStac
   const stack = {} as SegmentStack;
   beforeAll(async () => {
     stack.env = await startSubscriberStack();
-    stack.segment = await startService('segment', { NATS_URL: stack.env.nats.url, SUBSCRIBER_GRPC_ADDR: stack.env.svc.address, ...segmentEnv });
+    const references = stack.env.references.address;
+    stack.segment = await startService('segment', { NATS_URL: stack.env.nats.url, SUBSCRIBER_GRPC_ADDR: stack.env.svc.address, RSS_GRPC_ADDR: references, MESSAGING_GRPC_ADDR: references, ...segmentEnv });
     stack.client = createClient(segmentV1.SegmentServiceClient, stack.segment.address, 20_000);
   }, 60_000);
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DomainError, GrpcStatus } from '@mailer/kit';
+import { DomainError, GrpcStatus, TIME_LIMITS } from '@mailer/kit';
+import type { ReferenceCheck } from '@mailer/kit/references';
 import type { Store } from '@mailer/store';
 import type { UsageSources } from '../clients/field-usage';
 import type { SegmentMembers } from '../clients/segment-members';
@@ -17,6 +18,8 @@ export interface Deps {
   usage: UsageSources;
   /** The segment service's members of a saved segment (ListSubscribers with segment_id); absent: refused as unavailable. */
   segmentMembers?: SegmentMembers;
+  /** The services whose records send to topics (RSS newsletters, automations), asked before a delete; absent: none does. */
+  references?: Pick<ReferenceCheck, 'refuseWhileReferenced'>;
   /** Wakes the outbox relay after a write that recorded events. */
   notify(): void;
   /**
@@ -30,8 +33,8 @@ export interface Deps {
   newId?: () => string;
 }
 
-/** How long a bulk write waits for the event backlog to shrink (below the gateway's 5 s deadline). */
-const BACKLOG_WAIT_MS = 3_000;
+/** How long a bulk write waits for the event backlog to shrink (the gateway's deadline for bulk writes allows for it). */
+const BACKLOG_WAIT_MS = TIME_LIMITS.backlogWait;
 
 /**
  * Backpressure for bulk writes: each commits up to thousands of events in one go, faster than they

@@ -109,10 +109,18 @@ export async function updateTopic(deps: Deps, input: UpdateTopicInput): Promise<
   return counted(deps, accountId, topic);
 }
 
-/** Deletes the topic; it leaves every subscriber's topics and opt-outs (one topic.deleted fact covers them). */
+/**
+ * Deletes the topic; it leaves every subscriber's topics and opt-outs (one topic.deleted fact covers
+ * them). Not while an RSS newsletter or an automation sends to it (409 topic_in_use), asked before
+ * the write.
+ */
 export async function deleteTopic(deps: Deps, input: { accountId: string; topicId: string }): Promise<void> {
   const { accountId, topicId: id } = input;
   await ensureDefaultTopic(deps, accountId);
+  const found = await deps.catalog.getTopic(accountId, id);
+  if (!found) throw topicNotFound(id);
+  checkTopicDelete(found);
+  await deps.references?.refuseWhileReferenced(accountId, 'TOPIC', id);
   const now = nowOf(deps);
   await commitDefinitionChange(deps, async (tx, events) => {
     const current = await deps.catalog.getTopic(accountId, id);

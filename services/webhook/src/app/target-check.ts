@@ -4,11 +4,12 @@
 // Decision (published in the OpenAPI document): a name that resolves only to refused addresses is
 // refused when saved; a name that does not resolve (yet), or not within TARGET_DNS_TIMEOUT_MS, is
 // saved, because DNS can change either way: every attempt checks the address it actually connects to.
+import { TIME_LIMITS } from '@mailer/kit';
 import { checkTarget, checkUrl, type Lookup, type OutboundSettings } from '@mailer/outbound';
 import type { TargetCheck } from './subscriptions';
 
-/** Well inside the gateway's 5 s deadline. */
-export const TARGET_DNS_TIMEOUT_MS = 2_000;
+/** The gateway's deadline allows for it. */
+export const TARGET_DNS_TIMEOUT_MS = TIME_LIMITS.targetResolve;
 
 export function guardTargetCheck(settings: OutboundSettings, opts: { lookup?: Lookup; timeoutMs?: number } = {}): TargetCheck {
   return async (url) => {

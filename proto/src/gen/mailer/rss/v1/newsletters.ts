@@ -153,6 +153,11 @@ export enum RssIssueStatus {
   RSS_ISSUE_STATUS_SENDING = 3,
   RSS_ISSUE_STATUS_SENT = 4,
   RSS_ISSUE_STATUS_DISCARDED = 5,
+  /**
+   * RSS_ISSUE_STATUS_FAILED - The send stopped after RSS_SEND_MAX_ATTEMPTS failed tries in a row (last_error says why); a
+   * release sends it again from where it stopped.
+   */
+  RSS_ISSUE_STATUS_FAILED = 6,
   UNRECOGNIZED = -1,
 }
 
@@ -176,6 +181,9 @@ export function rssIssueStatusFromJSON(object: any): RssIssueStatus {
     case 5:
     case "RSS_ISSUE_STATUS_DISCARDED":
       return RssIssueStatus.RSS_ISSUE_STATUS_DISCARDED;
+    case 6:
+    case "RSS_ISSUE_STATUS_FAILED":
+      return RssIssueStatus.RSS_ISSUE_STATUS_FAILED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -197,6 +205,8 @@ export function rssIssueStatusToJSON(object: RssIssueStatus): string {
       return "RSS_ISSUE_STATUS_SENT";
     case RssIssueStatus.RSS_ISSUE_STATUS_DISCARDED:
       return "RSS_ISSUE_STATUS_DISCARDED";
+    case RssIssueStatus.RSS_ISSUE_STATUS_FAILED:
+      return "RSS_ISSUE_STATUS_FAILED";
     case RssIssueStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -279,7 +289,11 @@ export interface RssIssue {
   recipientCount: number;
   deliveredCount: number;
   /** PENDING_REVIEW with reviewAutoReleaseMinutes: when it releases itself. */
-  autoReleaseAt?: string | undefined;
+  autoReleaseAt?:
+    | string
+    | undefined;
+  /** Why the last try to send it failed (FAILED; SENDING while it is retried); absent otherwise. */
+  lastError?: string | undefined;
 }
 
 export interface CreateRssNewsletterRequest {
@@ -1626,6 +1640,7 @@ function createBaseRssIssue(): RssIssue {
     recipientCount: 0,
     deliveredCount: 0,
     autoReleaseAt: undefined,
+    lastError: undefined,
   };
 }
 
@@ -1663,6 +1678,9 @@ export const RssIssue: MessageFns<RssIssue> = {
     }
     if (message.autoReleaseAt !== undefined) {
       writer.uint32(90).string(message.autoReleaseAt);
+    }
+    if (message.lastError !== undefined) {
+      writer.uint32(98).string(message.lastError);
     }
     return writer;
   },
@@ -1768,6 +1786,14 @@ export const RssIssue: MessageFns<RssIssue> = {
             message.autoReleaseAt = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.lastError = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1821,6 +1847,11 @@ export const RssIssue: MessageFns<RssIssue> = {
         : isSet(object.auto_release_at)
         ? globalThis.String(object.auto_release_at)
         : undefined,
+      lastError: isSet(object.lastError)
+        ? globalThis.String(object.lastError)
+        : isSet(object.last_error)
+        ? globalThis.String(object.last_error)
+        : undefined,
     };
   },
 
@@ -1859,6 +1890,9 @@ export const RssIssue: MessageFns<RssIssue> = {
     if (message.autoReleaseAt !== undefined) {
       obj.autoReleaseAt = message.autoReleaseAt;
     }
+    if (message.lastError !== undefined) {
+      obj.lastError = message.lastError;
+    }
     return obj;
   },
 
@@ -1878,6 +1912,7 @@ export const RssIssue: MessageFns<RssIssue> = {
     message.recipientCount = object.recipientCount ?? 0;
     message.deliveredCount = object.deliveredCount ?? 0;
     message.autoReleaseAt = object.autoReleaseAt ?? undefined;
+    message.lastError = object.lastError ?? undefined;
     return message;
   },
 };
@@ -4316,7 +4351,8 @@ export const RssNewsletterRef: MessageFns<RssNewsletterRef> = {
  * feed_unreadable: the gateway answers those 422); NOT_FOUND rss_newsletter_not_found,
  * rss_issue_not_found, segment_not_found, topic_not_found, sender_profile_not_found;
  * FAILED_PRECONDITION rss_newsletter_paused (check while PAUSED), rss_newsletter_not_paused (resume
- * while ACTIVE), rss_issue_not_pending_review (release/discard of an issue in another state);
+ * while ACTIVE), rss_issue_not_pending_review (release/discard of an issue that is neither
+ * PENDING_REVIEW nor FAILED);
  * UNAVAILABLE service_unavailable (a peer that validates ids did not answer).
  */
 export type RssNewsletterServiceService = typeof RssNewsletterServiceService;
@@ -4435,6 +4471,7 @@ export const RssNewsletterServiceService = {
       Buffer.from(ListRssIssuesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListRssIssuesResponse => ListRssIssuesResponse.decode(value),
   },
+  /** PENDING_REVIEW -> RELEASED; FAILED -> RELEASED again (the send resumes at its cursor). */
   releaseRssIssue: {
     path: "/mailer.rss.v1.RssNewsletterService/ReleaseRssIssue" as const,
     requestStream: false as const,
@@ -4446,6 +4483,7 @@ export const RssNewsletterServiceService = {
       Buffer.from(ReleaseRssIssueResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ReleaseRssIssueResponse => ReleaseRssIssueResponse.decode(value),
   },
+  /** PENDING_REVIEW or FAILED -> DISCARDED. */
   discardRssIssue: {
     path: "/mailer.rss.v1.RssNewsletterService/DiscardRssIssue" as const,
     requestStream: false as const,
@@ -4492,7 +4530,9 @@ export interface RssNewsletterServiceServer extends UntypedServiceImplementation
   pauseRssNewsletter: handleUnaryCall<PauseRssNewsletterRequest, PauseRssNewsletterResponse>;
   resumeRssNewsletter: handleUnaryCall<ResumeRssNewsletterRequest, ResumeRssNewsletterResponse>;
   listRssIssues: handleUnaryCall<ListRssIssuesRequest, ListRssIssuesResponse>;
+  /** PENDING_REVIEW -> RELEASED; FAILED -> RELEASED again (the send resumes at its cursor). */
   releaseRssIssue: handleUnaryCall<ReleaseRssIssueRequest, ReleaseRssIssueResponse>;
+  /** PENDING_REVIEW or FAILED -> DISCARDED. */
   discardRssIssue: handleUnaryCall<DiscardRssIssueRequest, DiscardRssIssueResponse>;
   /**
    * How many of the account's newsletters name a sender profile (the messaging service asks before
@@ -4657,6 +4697,7 @@ export interface RssNewsletterServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListRssIssuesResponse) => void,
   ): ClientUnaryCall;
+  /** PENDING_REVIEW -> RELEASED; FAILED -> RELEASED again (the send resumes at its cursor). */
   releaseRssIssue(
     request: ReleaseRssIssueRequest,
     callback: (error: ServiceError | null, response: ReleaseRssIssueResponse) => void,
@@ -4672,6 +4713,7 @@ export interface RssNewsletterServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReleaseRssIssueResponse) => void,
   ): ClientUnaryCall;
+  /** PENDING_REVIEW or FAILED -> DISCARDED. */
   discardRssIssue(
     request: DiscardRssIssueRequest,
     callback: (error: ServiceError | null, response: DiscardRssIssueResponse) => void,
