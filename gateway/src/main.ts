@@ -36,7 +36,7 @@ async function main() {
     { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
   );
   const bucket = (b: { name: string }) => jetStream.kv(b.name);
-  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.ready);
+  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.guard);
 
   // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
   const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
@@ -60,7 +60,7 @@ async function main() {
     accounts,
     limiter,
     idempotency: new IdempotencyStore(kv(BUCKETS.idempotency)),
-    events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
+    events: { sink: jetStreamEventSink(nc, jetStream.guard), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
       nats: async () => jetStream.ready() && (await natsAnswers(nc)),

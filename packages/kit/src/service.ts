@@ -37,6 +37,12 @@ export interface ServiceRuntime<C> extends Clock, IdSource {
    */
   awaitPublished(timeoutMs: number): Promise<boolean>;
   /**
+   * Runs a NATS request a caller waits for (e.g. reading a stream's position) only while NATS is up:
+   * it fails at once while NATS is away, or when the connection drops during it, instead of after
+   * the client's 5 s request timeout (DeclaredJetStream.guard).
+   */
+  natsGuard<T>(op: () => Promise<T>): Promise<T>;
+  /**
    * Registers the service's reader-facing HTTP listener (http-listener.ts: an Express app on
    * `<SVC>_HTTP_ADDR`, which the gateway forwards public prefixes to). Started with the gRPC server
    * once `setup` returns, closed gracefully first on shutdown. At most one per process.
@@ -95,8 +101,10 @@ export async function runService<C extends ServiceConfig>(opts: {
       if (httpOptions) throw new Error('serveHttp: a service runs at most one HTTP listener');
       httpOptions = options;
     };
+    // Waiting for a publish is pointless while NATS is away: false at once (the events stay in the outbox).
+    const awaitPublished = (timeoutMs: number) => jetStream.guard(() => relay.awaitPublished(timeoutMs)).catch(() => false);
     const stops =
-      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId, serveHttp })) ?? [];
+      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished, natsGuard: jetStream.guard, now: systemClock.now, newId: randomIds.newId, serveHttp })) ?? [];
     // After setup: the consumers it started are running and get their backlog gauges.
     const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);
