@@ -634,6 +634,16 @@ describe('guards', () => {
     expect(byKind(objs, 'NetworkPolicy').length).toBeGreaterThan(0);
   });
 
+  test('rolling updates: every process keeps serving SHUTDOWN_DELAY_MS after SIGTERM, and the grace period outlasts the delay and the drain', () => {
+    const objs = render();
+    expect(find(objs, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('5000');
+    for (const d of byKind(objs, 'Deployment')) expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + 15);
+    const longer = render(['--set', 'shutdownDelaySeconds=20', '--set', 'terminationGracePeriodSeconds=40']);
+    expect(find(longer, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('20000');
+    expect(renderFails(['--set', 'shutdownDelaySeconds=20'])).toMatch(/terminationGracePeriodSeconds \(30\) must exceed shutdownDelaySeconds \+ 15 \(35\)/);
+    expect(renderFails(['--set', 'shutdownDelaySeconds=61', '--set', 'terminationGracePeriodSeconds=90'])).toMatch(/shutdownDelaySeconds/);
+  });
+
   test('...and their values flags', () => {
     const objs = render(MONITORING_API);
     expect(byKind(objs, 'ServiceMonitor')).toHaveLength(0);

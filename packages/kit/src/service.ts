@@ -60,13 +60,15 @@ export interface ServiceConfig {
   MONGODB_DATABASE?: string;
   DATA_DIR: string;
   STORE_FSYNC: boolean;
+  SHUTDOWN_DELAY_MS: number;
 }
 
 /**
  * Starts a service process: metrics, store, NATS (streams declared), outbox relay, gRPC server
  * with health, then `setup` registers the service's handlers (and starts its consumers, returning
  * their stop functions). Health turns SERVING once listening and follows store and NATS after.
- * SIGTERM: NOT_SERVING, drain gRPC, stop consumers and relay, drain NATS, close the store.
+ * SIGTERM: NOT_SERVING, SHUTDOWN_DELAY_MS still serving, drain gRPC, stop consumers and relay, drain
+ * NATS, close the store.
  */
 export async function runService<C extends ServiceConfig>(opts: {
   name: string;
@@ -118,18 +120,24 @@ export async function runService<C extends ServiceConfig>(opts: {
       // Often enough that a NATS outage or recovery shows within a couple of seconds.
       2_000,
     );
-    onShutdown(logger, [
-      // Both front doors at once: neither waits for the other's slow clients.
-      () => Promise.all([grpc.shutdown(), http?.close(5_000)]),
-      async () => stopHealth(),
-      stopConsumerMetrics,
-      ...stops,
-      async () => jetStream.close(),
-      () => relay.stop(),
-      () => nc.drain(),
-      () => store.close(),
-      () => closeMetricsServer(1_000),
-    ]);
+    const delay = config.SHUTDOWN_DELAY_MS;
+    onShutdown(
+      logger,
+      [
+        async () => stopHealth(),
+        // Both front doors at once: neither waits for the other's slow clients. Each keeps serving for
+        // the delay (NOT_SERVING; HTTP answers say Connection: close), then drains.
+        () => Promise.all([grpc.shutdown(10_000, delay), http?.close(5_000, delay)]),
+        stopConsumerMetrics,
+        ...stops,
+        async () => jetStream.close(),
+        () => relay.stop(),
+        () => nc.drain(),
+        () => store.close(),
+        () => closeMetricsServer(1_000),
+      ],
+      delay + 15_000,
+    );
     logger.info({ grpcPort, ...(http ? { httpPort: http.port } : {}), metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {
     logger.fatal({ err }, 'failed to start');

@@ -1,0 +1,77 @@
+import { credentials, makeGenericClientConstructor, status, type ServiceDefinition } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
+import pino from 'pino';
+import { createClient, createGrpcServer, createMetrics } from '@mailer/kit';
+import { commonV1 } from '@mailer/proto';
+
+// A service's gRPC server on SIGTERM (service.ts): NOT_SERVING at once, and it stays so whatever the
+// health watch finds; calls still served for the delay (the orchestrator's time to stop routing new
+// connections here); then tryShutdown: calls in flight finish with their answers, none is dropped.
+
+const HANDLER_MS = 200;
+const HealthClient = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, 'grpc.health.v1.Health');
+
+function health(address: string): Promise<string> {
+  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
+    Check(req: { service: string }, opts: { deadline: number }, cb: (err: Error | null, res?: { status?: string }) => void): void;
+    close(): void;
+  };
+  return new Promise<string>((resolve) =>
+    client.Check({ service: '' }, { deadline: Date.now() + 1_000 }, (err, res) => resolve(err ? err.message : String(res?.status))),
+  ).finally(() => client.close());
+}
+
+it('shutdown(deadline, delay): NOT_SERVING, still answering during the delay, then drains every call in flight', async () => {
+  const server = createGrpcServer({ logger: pino({ level: 'silent' }), metrics: createMetrics('test') });
+  server.add(commonV1.FieldUsageServiceService, {
+    listFieldUsages: async () => {
+      await new Promise((r) => setTimeout(r, HANDLER_MS));
+      return { usages: [] };
+    },
+  });
+  const address = `127.0.0.1:${await server.listen('127.0.0.1:0')}`;
+  server.setServing(true);
+  // One channel, as the gateway has per service, with many calls on it at once.
+  const client = createClient(commonV1.FieldUsageServiceClient, address);
+  const calls: Array<{ at: number; code: number }> = [];
+  let running = true;
+  const loops = Array.from({ length: 16 }, async () => {
+    while (running) {
+      const at = Date.now();
+      const code = await client.listFieldUsages({ accountId: 'a', fieldId: 'f', personalizationTagName: '' }).then(
+        () => status.OK,
+        (err: { code?: number }) => err.code ?? status.UNKNOWN,
+      );
+      calls.push({ at, code });
+      if (code !== status.OK) await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+  try {
+    await new Promise((r) => setTimeout(r, 500));
+    const delayMs = 800;
+    const shutdownAt = Date.now();
+    const stopped = server.shutdown(5_000, delayMs);
+    // The health watch finds the store and NATS fine meanwhile: it must not turn it SERVING again.
+    server.setServing(true);
+    expect(await health(address)).toBe('NOT_SERVING');
+    await stopped;
+    const closedAt = shutdownAt + delayMs;
+    expect(Date.now() - closedAt).toBeGreaterThanOrEqual(0);
+    // Drained: the calls in flight at tryShutdown finished (each takes HANDLER_MS), not more.
+    expect(Date.now() - closedAt).toBeLessThan(HANDLER_MS + 1_000);
+    running = false;
+    await Promise.all(loops);
+
+    const during = calls.filter((c) => c.at >= shutdownAt && c.at < closedAt - 100);
+    expect(during.length).toBeGreaterThan(16);
+    // Everything sent before the listener closed was answered OK: during the delay and in flight at the close.
+    expect(calls.filter((c) => c.at < closedAt - 100 && c.code !== status.OK)).toEqual([]);
+    // After it, nothing listens: calls fail UNAVAILABLE (a client then picks another replica).
+    const after = calls.filter((c) => c.at > Date.now() - 100);
+    expect(after.every((c) => c.code === status.UNAVAILABLE)).toBe(true);
+  } finally {
+    running = false;
+    client.close();
+    await server.shutdown(100);
+  }
+}, 30_000);
