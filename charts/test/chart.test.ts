@@ -1132,6 +1132,23 @@ describe('dashboards and alert rules', () => {
     expect(ruleFor((e) => e.includes('kube_pod_container_status_restarts_total')).length).toBeGreaterThan(0);
   });
 
+  test('mail health alerts: bounce rate over 5 %, complaint rate over 0.1 %, deliveries deferred or failing for 15 minutes, a webhook subscription disabled, an RSS issue FAILED', () => {
+    const ratio = (outcome: string, threshold: string) =>
+      ruleFor((e) => new RegExp(`outcome="${outcome}"[\\s\\S]*/[\\s\\S]*outcome="sent"[\\s\\S]*\\) > ${threshold.replace('.', '\\.')}\\n`).test(e));
+    expect(ratio('bounced', '0.05')).toHaveLength(1);
+    expect(ratio('complained', '0.001')).toHaveLength(1);
+    const failing = ruleFor((e) => /messaging_email_outcomes_total\{outcome=~"deferred\|failed"\}/.test(e));
+    expect(failing).toEqual([expect.objectContaining({ for: '15m' })]);
+    expect(ruleFor((e) => /increase\(webhook_subscriptions_disabled_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
+    expect(ruleFor((e) => /increase\(mailer_rss_issues_failed_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
+    // ... and a panel for each mail health metric.
+    const panels = dashboardFiles.flatMap((f) => JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', f), 'utf8')).panels as Obj[]);
+    const shown = panels.flatMap((p) => (p.targets ?? []).map((t: Obj) => t.expr as string)).join('\n');
+    for (const metric of ['messaging_email_outcomes_total', 'webhook_attempts_total', 'webhook_subscriptions_disabled_total', 'messaging_automation_steps_total', 'mailer_rss_issues_failed_total']) {
+      expect(shown).toContain(metric);
+    }
+  });
+
   test('rules that list workloads by name list every workload', () => {
     const restart = ruleFor((e) => e.includes('kube_pod_container_status_restarts_total'))[0];
     const containers = /container=~"([^"]+)"/.exec(restart.expr)![1].split('|').sort();

@@ -3,6 +3,7 @@ import type { ServiceRuntime } from '@mailer/kit/service';
 import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, senderProfilesV1, suppressionsV1 } from '@mailer/proto';
 import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
+import { automationStepCounter } from './app/run-automation';
 import { audienceClient } from './clients/audience';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
@@ -167,6 +168,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     segments,
     now: ctx.now,
     onWaiting: (dueAt: Date) => scheduler?.wake(dueAt),
+    stepOutcomes: automationStepCounter(ctx.metrics.registry),
     logger: ctx.logger,
   };
   const runsConsumer = startAutomationRuns({
