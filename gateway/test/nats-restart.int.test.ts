@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
-import { service as healthService } from 'grpc-health-check';
-import { adminRequest, startNatsServer, type NatsServerHandle } from '@mailer/testing';
+import { adminRequest, grpcHealth, startNatsServer, type NatsServerHandle } from '@mailer/testing';
 import { call, event, readEvents, sleep } from './support/harness';
 import { startWiredStack, type WiredStack } from './support/segment-wired-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -70,19 +68,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-const HealthClient = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, 'grpc.health.v1.Health');
-
-/** A service's grpc.health.v1 status ('' = the whole server), or the error's message. */
-function health(address: string): Promise<string> {
-  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
-    Check(req: { service: string }, opts: { deadline: number }, cb: (err: Error | null, res?: { status?: string }) => void): void;
-    close(): void;
-  };
-  return new Promise<string>((resolve) =>
-    client.Check({ service: '' }, { deadline: Date.now() + 1_000 }, (err, res) => resolve(err ? err.message : String(res?.status))),
-  ).finally(() => client.close());
-}
-const servicesHealth = async () => [await health(env.subscriber.address), await health(env.segment.address)];
+const servicesHealth = async () => [await grpcHealth(env.subscriber.address), await grpcHealth(env.segment.address)];
 
 const readyz = async () => (await call(env.gw, 'GET', '/readyz')).status;
 

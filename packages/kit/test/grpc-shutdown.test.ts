@@ -1,25 +1,14 @@
-import { credentials, makeGenericClientConstructor, status, type ServiceDefinition } from '@grpc/grpc-js';
-import { service as healthService } from 'grpc-health-check';
+import { status } from '@grpc/grpc-js';
 import pino from 'pino';
 import { createClient, createGrpcServer, createMetrics } from '@mailer/kit';
 import { commonV1 } from '@mailer/proto';
+import { grpcHealth } from '@mailer/testing';
 
 // A service's gRPC server on SIGTERM (service.ts): NOT_SERVING at once, and it stays so whatever the
 // health watch finds; calls still served for the delay (the orchestrator's time to stop routing new
 // connections here); then tryShutdown: calls in flight finish with their answers, none is dropped.
 
 const HANDLER_MS = 200;
-const HealthClient = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, 'grpc.health.v1.Health');
-
-function health(address: string): Promise<string> {
-  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
-    Check(req: { service: string }, opts: { deadline: number }, cb: (err: Error | null, res?: { status?: string }) => void): void;
-    close(): void;
-  };
-  return new Promise<string>((resolve) =>
-    client.Check({ service: '' }, { deadline: Date.now() + 1_000 }, (err, res) => resolve(err ? err.message : String(res?.status))),
-  ).finally(() => client.close());
-}
 
 it('shutdown(deadline, delay): NOT_SERVING, still answering during the delay, then drains every call in flight', async () => {
   const server = createGrpcServer({ logger: pino({ level: 'silent' }), metrics: createMetrics('test') });
@@ -53,7 +42,7 @@ it('shutdown(deadline, delay): NOT_SERVING, still answering during the delay, th
     const stopped = server.shutdown(5_000, delayMs);
     // The health watch finds the store and NATS fine meanwhile: it must not turn it SERVING again.
     server.setServing(true);
-    expect(await health(address)).toBe('NOT_SERVING');
+    expect(await grpcHealth(address)).toBe('NOT_SERVING');
     await stopped;
     const closedAt = shutdownAt + delayMs;
     expect(Date.now() - closedAt).toBeGreaterThanOrEqual(0);
