@@ -36,7 +36,6 @@ export interface BounceDeps extends Clock, IdSource {
 /** The dependencies from the service runtime (server.ts) or a test's store. */
 export function bounceDeps(ctx: { store: Store; notifyOutbox(): void; metrics?: { registry: Registry } } & Clock & IdSource): BounceDeps {
   return {
-    emailOutcomes: ctx.metrics && emailOutcomeCounter(ctx.metrics.registry),
     store: ctx.store,
     messages: messageCollections(ctx.store),
     suppressions: suppressionCollection(ctx.store),
@@ -44,6 +43,7 @@ export function bounceDeps(ctx: { store: Store; notifyOutbox(): void; metrics?: 
     notifyOutbox: ctx.notifyOutbox,
     now: ctx.now,
     newId: ctx.newId,
+    emailOutcomes: ctx.metrics && emailOutcomeCounter(ctx.metrics.registry),
   };
 }
 
