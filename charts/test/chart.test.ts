@@ -637,6 +637,16 @@ describe('guards', () => {
     expect(byKind(objs, 'NetworkPolicy').length).toBeGreaterThan(0);
   });
 
+  test('rolling updates: every process keeps serving SHUTDOWN_DELAY_MS after SIGTERM, and the grace period outlasts the delay and the drain', () => {
+    const objs = render();
+    expect(find(objs, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('5000');
+    for (const d of byKind(objs, 'Deployment')) expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + 15);
+    const longer = render(['--set', 'shutdownDelaySeconds=20', '--set', 'terminationGracePeriodSeconds=40']);
+    expect(find(longer, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('20000');
+    expect(renderFails(['--set', 'shutdownDelaySeconds=20'])).toMatch(/terminationGracePeriodSeconds \(30\) must exceed shutdownDelaySeconds \+ 15 \(35\)/);
+    expect(renderFails(['--set', 'shutdownDelaySeconds=61', '--set', 'terminationGracePeriodSeconds=90'])).toMatch(/shutdownDelaySeconds/);
+  });
+
   test('...and their values flags', () => {
     const objs = render(MONITORING_API);
     expect(byKind(objs, 'ServiceMonitor')).toHaveLength(0);
@@ -1135,6 +1145,23 @@ describe('dashboards and alert rules', () => {
     expect(ruleFor((e) => /deriv\(jetstream_consumer_lag\[/.test(e)).length).toBeGreaterThan(0);
     expect(ruleFor((e) => /deriv\(outbox_pending_events\[/.test(e)).length).toBeGreaterThan(0);
     expect(ruleFor((e) => e.includes('kube_pod_container_status_restarts_total')).length).toBeGreaterThan(0);
+  });
+
+  test('mail health alerts: bounce rate over 5 %, complaint rate over 0.1 %, deliveries deferred or failing for 15 minutes, a webhook subscription disabled, an RSS issue FAILED', () => {
+    const ratio = (outcome: string, threshold: string) =>
+      ruleFor((e) => new RegExp(`outcome="${outcome}"[\\s\\S]*/[\\s\\S]*outcome="sent"[\\s\\S]*\\) > ${threshold.replace('.', '\\.')}\\n`).test(e));
+    expect(ratio('bounced', '0.05')).toHaveLength(1);
+    expect(ratio('complained', '0.001')).toHaveLength(1);
+    const failing = ruleFor((e) => /messaging_email_outcomes_total\{outcome=~"deferred\|failed"\}/.test(e));
+    expect(failing).toEqual([expect.objectContaining({ for: '15m' })]);
+    expect(ruleFor((e) => /increase\(webhook_subscriptions_disabled_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
+    expect(ruleFor((e) => /increase\(mailer_rss_issues_failed_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
+    // ... and a panel for each mail health metric.
+    const panels = dashboardFiles.flatMap((f) => JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', f), 'utf8')).panels as Obj[]);
+    const shown = panels.flatMap((p) => (p.targets ?? []).map((t: Obj) => t.expr as string)).join('\n');
+    for (const metric of ['messaging_email_outcomes_total', 'webhook_attempts_total', 'webhook_subscriptions_disabled_total', 'messaging_automation_steps_total', 'mailer_rss_issues_failed_total']) {
+      expect(shown).toContain(metric);
+    }
   });
 
   test('rules that list workloads by name list every workload', () => {

@@ -1,15 +1,20 @@
 // Every metric the chart's alert rules and dashboards query is exported by a running process: an
 // alert on a series nobody exports never fires, a panel on one stays empty, and neither says so.
-// Real processes (nats-server, the subscriber and segment services, which own the outbox and the
-// durable consumers, and the gateway); every /metrics endpoint is scraped and the metric names are
-// read from the PromQL of charts/mailer/alerts/*.yaml and charts/mailer/dashboards/*.json.
+// Real processes (nats-server, the gateway and all six services; the subscriber and segment
+// services own the outbox and the durable consumers seen here); every /metrics endpoint is scraped
+// and the metric names are read from the PromQL of charts/mailer/alerts/*.yaml and
+// charts/mailer/dashboards/*.json. Right after start, before any mail, bounce or webhook: counters
+// that only appeared with their first event would leave an alert's rate or ratio empty until then.
 import fs from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
+import { startService, type RunningService } from '@mailer/testing';
 import { call, sleep } from '../../gateway/test/support/harness';
 import { startWiredStack, type WiredStack } from '../../gateway/test/support/segment-wired-stack';
 
 const CHART = path.resolve(__dirname, '../mailer');
+
+const selections: Array<{ name: string; label: string; value: string; where: string }> = [];
 
 /** Metrics the chart reads from exporters outside this repository; nothing of ours must export them. */
 const EXTERNAL: Record<string, string> = {
@@ -38,11 +43,24 @@ export function metricNames(expr: string): string[] {
   return [...names];
 }
 
-/** Where each metric name is used: alert name or dashboard panel title. */
+/**
+ * The label values a PromQL expression selects with `=` (`name{label="value"}`), per metric name: a
+ * ratio over `outcome="bounced"` needs that very series to exist, not only its family.
+ */
+export function selectedLabels(expr: string): Array<{ name: string; label: string; value: string }> {
+  const out: Array<{ name: string; label: string; value: string }> = [];
+  for (const m of expr.matchAll(/([a-zA-Z_:][\w:]*)\{([^}]*)\}/g)) {
+    for (const [, label, value] of m[2].matchAll(/(\w+)\s*=\s*"([^"$]*)"/g)) out.push({ name: m[1], label, value });
+  }
+  return out;
+}
+
+/** Where each metric name is used (alert name or dashboard panel title), and the label values selected. */
 function chartMetrics(): Map<string, string[]> {
   const uses = new Map<string, string[]>();
   const add = (expr: string, where: string) => {
     for (const name of metricNames(expr)) uses.set(name, [...(uses.get(name) ?? []), where]);
+    selections.push(...selectedLabels(expr).map((s) => ({ ...s, where })));
   };
   for (const f of fs.readdirSync(path.join(CHART, 'alerts')).filter((x) => x.endsWith('.yaml'))) {
     const doc = yaml.load(fs.readFileSync(path.join(CHART, 'alerts', f), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
@@ -82,14 +100,24 @@ describe('metric name extraction', () => {
     expect(metricNames('up{service=~".*-(gateway-admin|subscriber)"} == 0')).toEqual(['up']);
     expect(metricNames('max by (namespace) (deriv(jetstream_consumer_lag[15m])) > 0')).toEqual(['jetstream_consumer_lag']);
   });
+
+  it('reads the label values selected with =, not regular expressions or Grafana variables', () => {
+    expect(selectedLabels('sum(increase(a_total{namespace=~"$namespace", outcome="bounced"}[1h])) / sum(a_total{outcome = "sent", x!="y", svc="$service"})')).toEqual([
+      { name: 'a_total', label: 'outcome', value: 'bounced' },
+      { name: 'a_total', label: 'outcome', value: 'sent' },
+    ]);
+  });
 });
 
 describe('the chart queries only metrics that are exported', () => {
   let env: WiredStack;
+  const others: RunningService[] = [];
   const scraped: Record<string, string> = {};
 
   beforeAll(async () => {
     env = await startWiredStack();
+    const nats = { NATS_URL: env.stack.nats.url, SUBSCRIBER_GRPC_ADDR: env.subscriber.address, SEGMENT_GRPC_ADDR: env.segment.address };
+    for (const name of ['form', 'rss', 'messaging', 'webhook'] as const) others.push(await startService(name, nats));
     // Traffic through the gateway and both services (a write: DOMAIN events for the segment
     // service's projection consumer), so labelled series exist as well as their families.
     const a = await env.account('metrics');
@@ -102,6 +130,7 @@ describe('the chart queries only metrics that are exported', () => {
       gateway: env.gw.metricsUrl,
       subscriber: `http://127.0.0.1:${env.subscriber.ready.metricsPort}/metrics`,
       segment: `http://127.0.0.1:${env.segment.ready.metricsPort}/metrics`,
+      ...Object.fromEntries(others.map((o) => [o.name, `http://127.0.0.1:${(o.ready as { metricsPort: number }).metricsPort}/metrics`])),
     };
     // The consumer gauges appear after the first consumer-info poll, right after start.
     const deadline = Date.now() + 30_000;
@@ -110,8 +139,11 @@ describe('the chart queries only metrics that are exported', () => {
       if (samples(scraped.segment, 'jetstream_consumer_lag').length > 0 || Date.now() > deadline) break;
       await sleep(250);
     }
-  }, 120_000);
-  afterAll(() => env?.stop());
+  }, 180_000);
+  afterAll(async () => {
+    for (const o of others) await o.stop();
+    await env?.stop();
+  });
 
   it('every metric named in an alert or a dashboard is exported by a process (or listed as external, with the reason)', () => {
     const uses = chartMetrics();
@@ -125,7 +157,15 @@ describe('the chart queries only metrics that are exported', () => {
       const ok = exported.has(name) || (family !== name && exported.get(family) === 'histogram');
       if (!ok) missing.push(`${name} (used by ${where.join(', ')})`);
     }
-    expect(missing).toEqual([]);
+    // Each series exists from the start (at 0), also those only an event would otherwise create ...
+    const all = Object.values(scraped).join('\n');
+    const empty = [...uses.keys()].filter((name) => !EXTERNAL[name] && exported.has(name.replace(/_(bucket|sum|count)$/, '')) && samples(all, name).length === 0);
+    // ... with every label value an alert or panel selects (a bounce ratio needs outcome="bounced").
+    const absent = selections
+      .filter((s) => !EXTERNAL[s.name])
+      .filter((s) => !samples(all, s.name).some((l) => l.includes(`${s.label}="${s.value}"`)))
+      .map((s) => `${s.name}{${s.label}="${s.value}"} (used by ${s.where})`);
+    expect({ missing, empty, absent: [...new Set(absent)] }).toEqual({ missing: [], empty: [], absent: [] });
     // The external list stays honest: each entry is used by the chart and exported by nothing of ours.
     for (const name of Object.keys(EXTERNAL)) {
       expect(uses.has(name)).toBe(true);

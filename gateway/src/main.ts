@@ -23,6 +23,7 @@ async function main() {
   const config = readConfig();
   const logger = createLogger('gateway', config.LOG_LEVEL);
   const metrics = createGatewayMetrics();
+  let stopping = false;
 
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
   // Streams and buckets are re-created after every reconnect (a NATS restart loses the memory-stored
@@ -36,7 +37,7 @@ async function main() {
     { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
   );
   const bucket = (b: { name: string }) => jetStream.kv(b.name);
-  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.ready);
+  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.guard);
 
   // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
   const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
@@ -60,11 +61,12 @@ async function main() {
     accounts,
     limiter,
     idempotency: new IdempotencyStore(kv(BUCKETS.idempotency)),
-    events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
+    events: { sink: jetStreamEventSink(nc, jetStream.guard), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
       nats: async () => jetStream.ready() && (await natsAnswers(nc)),
       subscriber: clients.subscriberServing,
+      stopping: () => stopping,
     },
     trustProxy: config.GATEWAY_TRUST_PROXY,
     unauthenticatedPerMinute: config.GATEWAY_UNAUTHENTICATED_PER_MINUTE,
@@ -93,11 +95,16 @@ async function main() {
   );
 
   const grace = config.GATEWAY_SHUTDOWN_GRACE_MS;
+  const delay = config.SHUTDOWN_DELAY_MS;
   onShutdown(
     logger,
     [
-      // All listeners at once: none waits for another's slow clients.
-      () => Promise.all([closeServer(grace), closeAdminServer(grace), closeMetricsServer(grace)]),
+      async () => {
+        stopping = true; // /readyz: 503
+      },
+      // All listeners at once: none waits for another's slow clients. Each keeps accepting for the
+      // delay (answers say Connection: close), then drains for at most the grace.
+      () => Promise.all([closeServer(grace, delay), closeAdminServer(grace, delay), closeMetricsServer(grace, delay)]),
       async () => {
         clearInterval(pruning);
         jetStream.close();
@@ -107,8 +114,8 @@ async function main() {
       () => nc.drain(),
       async () => clients.close(),
     ],
-    // Room for the NATS drain after the grace; well inside an orchestrator's 10 s before SIGKILL.
-    grace + 3_000,
+    // Room for the NATS drain after the grace; inside the chart's terminationGracePeriodSeconds.
+    delay + grace + 3_000,
   );
 }
 

@@ -1,4 +1,4 @@
-import { Counter, createMetrics, Histogram } from '@mailer/kit';
+import { Counter, createMetrics, Histogram, outcomeCounter } from '@mailer/kit';
 
 /** The gateway's metrics, on its own registry (one per app instance, so tests can build many). */
 export function createGatewayMetrics() {
@@ -19,11 +19,12 @@ export function createGatewayMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
-    rateLimitRejections: new Counter({
+    // Every budget at 0 from the start: the rejection-rate alert has a series before the first 429.
+    rateLimitRejections: outcomeCounter(registry, {
       name: 'rate_limit_rejections_total',
-      help: 'Requests refused with 429, by budget (default, events, unauthenticated)',
-      labelNames: ['bucket'],
-      registers: [registry],
+      help: 'Requests refused with 429, by budget (default, events, unauthenticated, public)',
+      label: 'bucket',
+      values: ['default', 'events', 'unauthenticated', 'public'],
     }),
   };
 }

@@ -1,6 +1,5 @@
-import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
-import { service as healthService } from 'grpc-health-check';
-import { adminRequest, startNatsServer, type NatsServerHandle } from '@mailer/testing';
+import { randomUUID } from 'node:crypto';
+import { adminRequest, grpcHealth, startNatsServer, type NatsServerHandle } from '@mailer/testing';
 import { call, event, readEvents, sleep } from './support/harness';
 import { startWiredStack, type WiredStack } from './support/segment-wired-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -9,6 +8,8 @@ import { expectStatus, type Api } from './support/subscriber-stack';
 // rate-limit bucket is gone, file-stored streams survive. The gateway and the services must heal by
 // themselves: /readyz says 503 while NATS is down, answers are 2xx again within seconds of NATS being
 // back, no event acknowledged with 202 is lost, and the segment projection keeps applying DOMAIN events.
+// While NATS is away, every request that needs it (accounts and budgets in KV, idempotency keys, the
+// EVENTS publish) is answered 503 within a second, those in flight when it died included.
 let env: WiredStack;
 let restarted: NatsServerHandle | undefined;
 
@@ -26,6 +27,8 @@ const RECOVERY_BOUND_MS = 10_000;
 interface Outcome {
   /** When the request was sent. */
   at: number;
+  /** How long its answer took. */
+  ms: number;
   kind: 'get' | 'event';
   status: number;
   eventId?: string;
@@ -39,10 +42,11 @@ function load(a: Api, clients = 3): { outcomes: Outcome[]; stop(): Promise<void>
     while (running) {
       let at = Date.now();
       const get = await a.get('/subscribers?pageSize=1').catch(() => undefined);
-      if (get) outcomes.push({ at, kind: 'get', status: get.status });
+      if (get) outcomes.push({ at, ms: Date.now() - at, kind: 'get', status: get.status });
       at = Date.now();
-      const ev = await a.post('/events', event()).catch(() => undefined);
-      if (ev) outcomes.push({ at, kind: 'event', status: ev.status, eventId: ev.json?.eventId });
+      // With an idempotencyKey: the accepted-keys bucket is read and written too.
+      const ev = await a.post('/events', event({ idempotencyKey: randomUUID() })).catch(() => undefined);
+      if (ev) outcomes.push({ at, ms: Date.now() - at, kind: 'event', status: ev.status, eventId: ev.json?.eventId });
       await sleep(20);
     }
   });
@@ -64,19 +68,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-const HealthClient = makeGenericClientConstructor(healthService as unknown as ServiceDefinition, 'grpc.health.v1.Health');
-
-/** A service's grpc.health.v1 status ('' = the whole server), or the error's message. */
-function health(address: string): Promise<string> {
-  const client = new HealthClient(address, credentials.createInsecure()) as unknown as {
-    Check(req: { service: string }, opts: { deadline: number }, cb: (err: Error | null, res?: { status?: string }) => void): void;
-    close(): void;
-  };
-  return new Promise<string>((resolve) =>
-    client.Check({ service: '' }, { deadline: Date.now() + 1_000 }, (err, res) => resolve(err ? err.message : String(res?.status))),
-  ).finally(() => client.close());
-}
-const servicesHealth = async () => [await health(env.subscriber.address), await health(env.segment.address)];
+const servicesHealth = async () => [await grpcHealth(env.subscriber.address), await grpcHealth(env.segment.address)];
 
 const readyz = async () => (await call(env.gw, 'GET', '/readyz')).status;
 
@@ -114,6 +106,7 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
   expect((await quiet.get('/subscribers?pageSize=1')).status).toBe(503);
   expect(Date.now() - asked).toBeLessThan(1_000);
 
+  const restartingAt = Date.now();
   restarted = await startNatsServer({ port, storeDir });
   const backAt = Date.now();
   const readyAfter = await until('/readyz 200', async () => (await readyz()) === 200, RECOVERY_BOUND_MS);
@@ -129,8 +122,12 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
   await traffic.stop();
   const outcomes = traffic.outcomes;
 
-  // Requests caught by the outage wait (NATS client buffers) or fail cleanly: never a 500.
+  // Requests caught by the outage fail cleanly: never a 500.
   expect([...new Set(outcomes.map((o) => o.status))].filter((s) => ![200, 202, 503].includes(s))).toEqual([]);
+  // ... and at once: those in flight when NATS died and every one sent while it was away.
+  const away = outcomes.filter((o) => o.at + o.ms >= killedAt && o.at < restartingAt);
+  expect(away.filter((o) => o.at >= killedAt && o.status === 503).length).toBeGreaterThan(10);
+  expect(away.filter((o) => o.ms >= 1_000)).toEqual([]);
   const steady = outcomes.filter((o) => o.at >= steadyFrom);
   expect(steady.length).toBeGreaterThan(0);
   expect(steady.filter((o) => o.status >= 300)).toEqual([]);

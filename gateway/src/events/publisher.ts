@@ -17,14 +17,15 @@ export interface EventSink {
 /** Room kept for message headers (msgID, trace context) within the server's max_payload. */
 const HEADER_ALLOWANCE = 2_048;
 
-export function jetStreamEventSink(nc: NatsConnection): EventSink {
+/** `guard`: the declared JetStream's, so a publish fails at once while NATS is away (json-kv.ts). */
+export function jetStreamEventSink(nc: NatsConnection, guard: <R>(op: () => Promise<R>) => Promise<R> = (op) => op()): EventSink {
   const js = nc.jetstream();
   return {
     maxEventBytes: () => (nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE,
     async publish(event) {
       // msgID = eventId: concurrent retries of one idempotencyKey inside the stream's duplicate window
       // are stored once, and the PubAck says so.
-      const ack = await publish(js, customEventSubject(event.accountId), event, { msgID: event.eventId });
+      const ack = await guard(() => publish(js, customEventSubject(event.accountId), event, { msgID: event.eventId }));
       return { duplicate: ack.duplicate };
     },
   };

@@ -36,15 +36,15 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
- * `available` false (NATS disconnected, or its buckets not restored yet) fails operations at once:
- * a request sent into a dead connection would only hang until the client's request timeout.
+ * `guard` (the declared JetStream's) fails an operation at once while NATS is disconnected or its
+ * buckets are not restored, and one in flight when the connection drops: sent into a dead
+ * connection it would only hang until the client's request timeout.
  */
-export function natsJsonKv(kv: KV, bucket: string, available: () => boolean = () => true): JsonKv {
+export function natsJsonKv(kv: KV, bucket: string, guard: <R>(op: () => Promise<R>) => Promise<R> = (op) => op()): JsonKv {
   // Conflicts are part of the protocol; every other failure means the store is unreachable or slow.
-  const guard = async <R>(key: string, op: () => Promise<R>): Promise<R> => {
-    if (!available()) throw new StoreUnavailable(`kv ${bucket} ${key}`, new Error('NATS is not available'));
+  const run = async <R>(key: string, op: () => Promise<R>): Promise<R> => {
     try {
-      return await op();
+      return await guard(op);
     } catch (err) {
       if (isConflict(err)) throw new KvConflict(key);
       throw new StoreUnavailable(`kv ${bucket} ${key}`, err);
@@ -52,14 +52,14 @@ export function natsJsonKv(kv: KV, bucket: string, available: () => boolean = ()
   };
   return {
     async get<T>(key: string) {
-      const entry = await guard(key, () => kv.get(key));
+      const entry = await run(key, () => kv.get(key));
       // Deletes are tombstones in the stream: a DEL/PURGE entry means "no value".
       if (!entry || entry.operation !== 'PUT' || entry.value.length === 0) return null;
       return { value: JSON.parse(decoder.decode(entry.value)) as T, revision: entry.revision };
     },
-    create: (key, value) => guard(key, () => kv.create(key, encoder.encode(JSON.stringify(value)))),
-    update: (key, value, revision) => guard(key, () => kv.update(key, encoder.encode(JSON.stringify(value)), revision)),
-    put: (key, value) => guard(key, () => kv.put(key, encoder.encode(JSON.stringify(value)))),
-    delete: (key, revision) => guard(key, () => kv.delete(key, revision === undefined ? undefined : { previousSeq: revision })),
+    create: (key, value) => run(key, () => kv.create(key, encoder.encode(JSON.stringify(value)))),
+    update: (key, value, revision) => run(key, () => kv.update(key, encoder.encode(JSON.stringify(value)), revision)),
+    put: (key, value) => run(key, () => kv.put(key, encoder.encode(JSON.stringify(value)))),
+    delete: (key, revision) => run(key, () => kv.delete(key, revision === undefined ? undefined : { previousSeq: revision })),
   };
 }

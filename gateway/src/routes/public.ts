@@ -8,6 +8,8 @@ export interface Readiness {
   nats(): Promise<boolean>;
   /** The subscriber service reports SERVING. */
   subscriber(): Promise<boolean>;
+  /** True once shutting down (SIGTERM): the replica is to be taken out of rotation. Absent: never. */
+  stopping?(): boolean;
 }
 
 /** Public endpoints: no key, no rate limit, and no details beyond the status. */
@@ -19,6 +21,7 @@ export function publicRoutes(readiness: Readiness): Router {
   });
 
   router.get('/readyz', async (_req, res) => {
+    if (readiness.stopping?.()) throw new ApiError(503, 'service_unavailable', 'Shutting down.');
     const [nats, subscriber] = await Promise.all([readiness.nats(), readiness.subscriber()]);
     if (!nats || !subscriber) throw new ApiError(503, 'service_unavailable', 'Not ready.');
     res.json({ status: 'ok' });

@@ -40,6 +40,12 @@ export const commonConfig = {
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** How long a starting process keeps retrying NATS before it gives up (and Kubernetes restarts it). */
   NATS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * On SIGTERM, how long a process keeps accepting connections (answering not ready / NOT_SERVING,
+   * and `Connection: close` on HTTP) before it closes its listeners and drains: the time the
+   * orchestrator needs to stop sending it new connections. 0 locally; the chart sets it.
+   */
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
 };
 
 /** Storage of a gRPC service: MongoDB when MONGODB_URI is set, else the embedded store in DATA_DIR. */

@@ -119,7 +119,10 @@ export function createGrpcServer(opts: GrpcServerOptions) {
     };
   }
 
+  let stopping = false;
   function setServing(serving: boolean): void {
+    // Once shutting down, a health check that still finds the store and NATS fine changes nothing.
+    if (stopping) return;
     const s = serving ? 'SERVING' : 'NOT_SERVING';
     health.setStatus('', s);
     for (const name of serviceNames) health.setStatus(name, s);
@@ -131,9 +134,16 @@ export function createGrpcServer(opts: GrpcServerOptions) {
     );
   }
 
-  /** NOT_SERVING first (load balancers stop sending), then drain, then force after the deadline. */
-  async function shutdown(deadlineMs = 10_000): Promise<void> {
+  /**
+   * NOT_SERVING first (readiness probes fail, load balancers stop sending), calls still served for
+   * `delayMs` (the orchestrator's time to stop routing new connections here), then `tryShutdown`:
+   * no new connection, GOAWAY on the open ones (a call the client sends meanwhile is refused and
+   * retried by it elsewhere), calls in flight finish; whatever still runs after `deadlineMs` is cut.
+   */
+  async function shutdown(deadlineMs = 10_000, delayMs = 0): Promise<void> {
     setServing(false);
+    stopping = true;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         server.forceShutdown();

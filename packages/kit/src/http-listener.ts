@@ -24,8 +24,8 @@ export interface HttpListenerOptions {
 
 export interface HttpListener {
   port: number;
-  /** Graceful close (see gracefulHttpClose): answers in flight finish, at most `graceMs`. */
-  close(graceMs: number): Promise<void>;
+  /** Graceful close (see gracefulHttpClose): accepting for `delayMs`, then answers in flight finish, at most `graceMs`. */
+  close(graceMs: number, delayMs?: number): Promise<void>;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import net from 'node:net';
 import type { Logger } from './logger';
 
 /**
@@ -50,15 +51,22 @@ export function watchHealth(check: () => Promise<boolean>, report: (ok: boolean)
   return () => clearInterval(timer);
 }
 
+/** How long a keep-alive connection idle when the listener closes may still bring a last request. */
+const IDLE_LINGER_MS = 1_000;
+
 /**
- * Makes an HTTP server stoppable without half-answered requests and without waiting for clients that
- * keep their connections alive forever. Install it right after creating the server (it must see every
- * request); the returned function, on shutdown: stops accepting connections, closes the idle ones,
- * lets requests in flight finish and answers them and any later request on an open connection with
- * `Connection: close` (so each busy connection ends after its current answer), and after `graceMs`
- * closes whatever is still open. Resolves once every connection is gone.
+ * Makes an HTTP server stoppable without dropping a request. Install it right after creating the
+ * server (it must see every request); the returned function, on shutdown:
+ * - answers every request from now on (and those in flight that have not answered yet) with
+ *   `Connection: close`, so each keep-alive connection ends after its next answer and its client
+ *   opens the next one elsewhere;
+ * - keeps accepting connections for `delayMs` (the time a load balancer takes to stop sending new
+ *   ones after the replica said it stops), then stops accepting;
+ * - closes the connections still idle a moment later (IDLE_LINGER_MS): closing one at once would
+ *   race a request its client is sending right now, which then meets a reset;
+ * - after `graceMs` from then, closes whatever is still open. Resolves once every connection is gone.
  */
-export function gracefulHttpClose(server: http.Server): (graceMs: number) => Promise<void> {
+export function gracefulHttpClose(server: http.Server): (graceMs: number, delayMs?: number) => Promise<void> {
   let closing = false;
   const inFlight = new Set<http.ServerResponse>();
   server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -70,16 +78,20 @@ export function gracefulHttpClose(server: http.Server): (graceMs: number) => Pro
     res.once('close', () => inFlight.delete(res));
   });
   let closed: Promise<void> | undefined;
-  return (graceMs) =>
+  return (graceMs, delayMs = 0) =>
     (closed ??= new Promise<void>((resolve) => {
       closing = true;
       // Answers already on their way (headers sent) end their connection at the grace bound at the latest.
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-      server.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-      server.closeIdleConnections();
+      setTimeout(() => {
+        const idle = setTimeout(() => server.closeIdleConnections(), Math.min(IDLE_LINGER_MS, graceMs));
+        const all = setTimeout(() => server.closeAllConnections(), graceMs);
+        // net.Server's close: http.Server's own (Node >= 19) would also close the idle connections at once.
+        net.Server.prototype.close.call(server, () => {
+          clearTimeout(idle);
+          clearTimeout(all);
+          resolve();
+        });
+      }, delayMs);
     }));
 }

@@ -39,6 +39,23 @@ export function createMetrics(service: string) {
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/**
+ * A counter with one label whose values are all known, each series exported (at 0) from the start:
+ * an alert's rate or ratio over a series that only appears with its first event says nothing until
+ * then (a bounce rate is absent, not 0 %, before the first bounce). Made once per registry: a second
+ * call with the same name returns the first counter.
+ */
+export function outcomeCounter<L extends string>(
+  registry: Registry,
+  opts: { name: string; help: string; label: L; values: readonly string[] },
+): Counter<L> {
+  const existing = registry.getSingleMetric(opts.name) as Counter<L> | undefined;
+  if (existing) return existing;
+  const counter = new Counter<L>({ name: opts.name, help: opts.help, labelNames: [opts.label], registers: [registry] });
+  for (const value of opts.values) counter.inc({ [opts.label]: value } as Partial<Record<L, string>>, 0);
+  return counter;
+}
+
 /** The version in the package.json nearest to the entry script (services/<name>/dist/main.js -> services/<name>/package.json). */
 function packageVersion(): string {
   let dir = require.main ? path.dirname(require.main.filename) : process.cwd();

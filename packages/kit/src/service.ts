@@ -37,6 +37,12 @@ export interface ServiceRuntime<C> extends Clock, IdSource {
    */
   awaitPublished(timeoutMs: number): Promise<boolean>;
   /**
+   * Runs a NATS request a caller waits for (e.g. reading a stream's position) only while NATS is up:
+   * it fails at once while NATS is away, or when the connection drops during it, instead of after
+   * the client's 5 s request timeout (DeclaredJetStream.guard).
+   */
+  natsGuard<T>(op: () => Promise<T>): Promise<T>;
+  /**
    * Registers the service's reader-facing HTTP listener (http-listener.ts: an Express app on
    * `<SVC>_HTTP_ADDR`, which the gateway forwards public prefixes to). Started with the gRPC server
    * once `setup` returns, closed gracefully first on shutdown. At most one per process.
@@ -54,13 +60,15 @@ export interface ServiceConfig {
   MONGODB_DATABASE?: string;
   DATA_DIR: string;
   STORE_FSYNC: boolean;
+  SHUTDOWN_DELAY_MS: number;
 }
 
 /**
  * Starts a service process: metrics, store, NATS (streams declared), outbox relay, gRPC server
  * with health, then `setup` registers the service's handlers (and starts its consumers, returning
  * their stop functions). Health turns SERVING once listening and follows store and NATS after.
- * SIGTERM: NOT_SERVING, drain gRPC, stop consumers and relay, drain NATS, close the store.
+ * SIGTERM: NOT_SERVING, SHUTDOWN_DELAY_MS still serving, drain gRPC, stop consumers and relay, drain
+ * NATS, close the store.
  */
 export async function runService<C extends ServiceConfig>(opts: {
   name: string;
@@ -95,8 +103,10 @@ export async function runService<C extends ServiceConfig>(opts: {
       if (httpOptions) throw new Error('serveHttp: a service runs at most one HTTP listener');
       httpOptions = options;
     };
+    // Waiting for a publish is pointless while NATS is away: false at once (the events stay in the outbox).
+    const awaitPublished = (timeoutMs: number) => jetStream.guard(() => relay.awaitPublished(timeoutMs)).catch(() => false);
     const stops =
-      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished: relay.awaitPublished, now: systemClock.now, newId: randomIds.newId, serveHttp })) ?? [];
+      (await opts.setup({ name, config, logger, metrics, store, nc, js, grpc, notifyOutbox: relay.notify, awaitPublished, natsGuard: jetStream.guard, now: systemClock.now, newId: randomIds.newId, serveHttp })) ?? [];
     // After setup: the consumers it started are running and get their backlog gauges.
     const stopConsumerMetrics = exportConsumerMetrics(metrics.registry, logger);
     const grpcPort = await grpc.listen(opts.grpcAddress);
@@ -110,18 +120,24 @@ export async function runService<C extends ServiceConfig>(opts: {
       // Often enough that a NATS outage or recovery shows within a couple of seconds.
       2_000,
     );
-    onShutdown(logger, [
-      // Both front doors at once: neither waits for the other's slow clients.
-      () => Promise.all([grpc.shutdown(), http?.close(5_000)]),
-      async () => stopHealth(),
-      stopConsumerMetrics,
-      ...stops,
-      async () => jetStream.close(),
-      () => relay.stop(),
-      () => nc.drain(),
-      () => store.close(),
-      () => closeMetricsServer(1_000),
-    ]);
+    const delay = config.SHUTDOWN_DELAY_MS;
+    onShutdown(
+      logger,
+      [
+        async () => stopHealth(),
+        // Both front doors at once: neither waits for the other's slow clients. Each keeps serving for
+        // the delay (NOT_SERVING; HTTP answers say Connection: close), then drains.
+        () => Promise.all([grpc.shutdown(10_000, delay), http?.close(5_000, delay)]),
+        stopConsumerMetrics,
+        ...stops,
+        async () => jetStream.close(),
+        () => relay.stop(),
+        () => nc.drain(),
+        () => store.close(),
+        () => closeMetricsServer(1_000),
+      ],
+      delay + 15_000,
+    );
     logger.info({ grpcPort, ...(http ? { httpPort: http.port } : {}), metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {
     logger.fatal({ err }, 'failed to start');

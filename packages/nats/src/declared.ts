@@ -1,4 +1,5 @@
 import type { KV, NatsConnection } from 'nats';
+import { NatsUnavailable } from './errors';
 import { openKv, type KvOptions } from './kv';
 import { errorInfo, type Log, silent } from './log';
 import { ensureStreams, type StreamSpec } from './streams';
@@ -17,6 +18,13 @@ export interface DeclaredJetStream {
    * and every `onRestored` hook has run: what readiness probes report.
    */
   ready(): boolean;
+  /**
+   * Runs a NATS operation that a caller waits for (a KV read, a publish awaiting its PubAck) only
+   * while `ready()`: otherwise it fails at once with NatsUnavailable, and so does an operation still
+   * waiting when the connection drops. The client would hold either until its request timeout (5 s)
+   * and only then fail, while nothing can answer it.
+   */
+  guard<T>(op: () => Promise<T>): Promise<T>;
   /**
    * Runs after every reconnect, once the declarations exist again (e.g. to restart KV watches, whose
    * bucket may have been re-created empty). `ready()` stays false until it resolved.
@@ -45,6 +53,9 @@ export async function declareJetStream(nc: NatsConnection, decl: JetStreamDeclar
   let closed = false;
   // Each reconnect starts a new restoration; an older one still retrying gives up.
   let generation = 0;
+  // The rejecters of the guarded operations in flight, failed at once on a disconnect.
+  const inFlight = new Set<(err: Error) => void>();
+  const ready = () => !closed && connected && restored && !nc.isClosed();
 
   const ensureAll = async () => {
     if (decl.streams?.length) await ensureStreams(nc, decl.streams);
@@ -79,6 +90,9 @@ export async function declareJetStream(nc: NatsConnection, decl: JetStreamDeclar
         connected = false;
         restored = false;
         generation++;
+        const lost = new NatsUnavailable('the NATS connection was lost');
+        for (const reject of inFlight) reject(lost);
+        inFlight.clear();
       } else if (s.type === 'reconnect') {
         connected = true;
         restored = false;
@@ -95,7 +109,18 @@ export async function declareJetStream(nc: NatsConnection, decl: JetStreamDeclar
       if (!kv) throw new Error(`KV bucket ${name} was not declared`);
       return kv;
     },
-    ready: () => !closed && connected && restored && !nc.isClosed(),
+    ready,
+    guard<T>(op: () => Promise<T>): Promise<T> {
+      if (!ready()) return Promise.reject(new NatsUnavailable('NATS is not available'));
+      return new Promise<T>((resolve, reject) => {
+        inFlight.add(reject);
+        const settle = () => inFlight.delete(reject);
+        new Promise<T>((r) => r(op())).then(
+          (value) => (settle(), resolve(value)),
+          (err: unknown) => (settle(), reject(err)),
+        );
+      });
+    },
     onRestored: (hook) => void hooks.push(hook),
     close() {
       closed = true;

@@ -9,3 +9,11 @@ export function apiErrCode(err: unknown): number | undefined {
   const api = (err as { api_error?: { err_code?: number } } | undefined)?.api_error;
   return typeof api?.err_code === 'number' ? api.err_code : undefined;
 }
+
+/** NATS cannot be reached now (disconnected, or its streams and buckets not restored yet): retry later. */
+export class NatsUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NatsUnavailable';
+  }
+}

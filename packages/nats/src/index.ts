@@ -11,6 +11,7 @@ export { outboxSchema, outboxRecord, outboxRepository, startOutboxRelay, OUTBOX_
 export type { OutboxDoc, OutboxRelay, OutboxRelayOptions, OutboxRepository } from './outbox';
 export { openKv } from './kv';
 export { declareJetStream } from './declared';
+export { NatsUnavailable } from './errors';
 export type { JetStreamDeclarations, DeclaredJetStream } from './declared';
 export type { KvOptions } from './kv';
 export type { Log } from './log';

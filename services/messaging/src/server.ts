@@ -8,6 +8,7 @@ import { bounceDeps } from './app/bounces';
 import { publicLinks } from './app/public-links';
 import { domainPolicy } from './app/sending-domains';
 import { dnsTxtLookup } from './clients/dns';
+import { automationStepCounter } from './app/run-automation';
 import { audienceClient } from './clients/audience';
 import { segmentClient } from './clients/segments';
 import { smtpTransport } from './clients/smtp-transport';
@@ -187,6 +188,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     segments,
     now: ctx.now,
     onWaiting: (dueAt: Date) => scheduler?.wake(dueAt),
+    stepOutcomes: automationStepCounter(ctx.metrics.registry),
     logger: ctx.logger,
   };
   const runsConsumer = startAutomationRuns({

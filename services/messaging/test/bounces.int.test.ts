@@ -317,6 +317,17 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
       delayed: count('delayed', 'ignored'),
       tooLarge: count('too_large', 'refused'),
     }).toEqual({ refused: 4, unknownMessage: 1, bounces: 5, duplicates: 1, complaints: 1, notSpam: 1, delayed: 1, tooLarge: 1 });
+    // The mail health counter: each recorded transition once (not the duplicate report), every outcome
+    // exported (the ones nothing here causes at 0).
+    const outcome = (o: string) => Number(new RegExp(`^messaging_email_outcomes_total\\{outcome="${o}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1]);
+    expect(Object.fromEntries(['sent', 'delivered', 'deferred', 'bounced', 'complained', 'failed'].map((o) => [o, outcome(o)]))).toEqual({
+      sent: 0,
+      delivered: 1,
+      deferred: 0,
+      bounced: 5,
+      complained: 1,
+      failed: 0,
+    });
   });
 
   it('the stored records: BOUNCED with the bounce, complaint time, DELIVERED; other accounts and other messages untouched (and /suppressions 503 once messaging is down)', async () => {

@@ -11,6 +11,18 @@ describe('delivery worker', () => {
   let relay: CaptureRelay;
   let h: DeliveryHarness;
   const account = () => crypto.randomUUID();
+  /** messaging_email_outcomes_total once every job so far is done (an earlier test's send included). */
+  const baseline = async () => {
+    await h.waitForJobsDone();
+    return h.emailOutcomes();
+  };
+  /** What messaging_email_outcomes_total counted since `before` (every outcome, 0 included). */
+  const counted = async (before: Record<string, number>) => {
+    await h.waitForJobsDone();
+    const now = await h.emailOutcomes();
+    return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+  };
+  const none = { sent: 0, delivered: 0, deferred: 0, bounced: 0, complained: 0, failed: 0 };
 
   beforeAll(async () => {
     relay = await startCaptureRelay();
@@ -69,6 +81,7 @@ describe('delivery worker', () => {
     const accountId = account();
     const msg = queuedMessage({ email: 'busy@example.org' });
     relay.answer('busy@example.org', [451, 250]);
+    const before = await baseline();
     await h.enqueue(accountId, msg);
 
     const deferred = await h.waitForMessage(accountId, msg._id, (m) => m.status === 'DEFERRED');
@@ -86,12 +99,14 @@ describe('delivery worker', () => {
     expect(done.attempts[1].at.getTime() - done.attempts[0].at.getTime()).toBeGreaterThanOrEqual(900);
     expect(relay.receivedFor('busy@example.org')).toHaveLength(1);
     expect(relay.attemptsFor('busy@example.org')).toBe(2);
+    expect(await counted(before)).toEqual({ ...none, deferred: 1, sent: 1, delivered: 1 });
   });
 
   it('marks a 550 BOUNCED (hard) at once after one attempt: body dropped, email.bounced, address suppressed', async () => {
     const accountId = account();
     const msg = queuedMessage({ email: 'gone@example.org' });
     relay.answer('gone@example.org', 550);
+    const before = await baseline();
     await h.enqueue(accountId, msg);
 
     const bounced = await h.waitForMessage(accountId, msg._id, (m) => m.status === 'BOUNCED');
@@ -106,12 +121,14 @@ describe('delivery worker', () => {
     expect(facts).toEqual([expect.objectContaining({ type: 'email.bounced', messageId: msg._id, bounceType: 'HARD' })]);
     // The hard bounce's effects (app/bounces.ts): the address is suppressed for the account.
     expect(await h.suppression(accountId, 'gone@example.org')).toMatchObject({ reason: 'HARD_BOUNCE', messageId: msg._id });
+    expect(await counted(before)).toEqual({ ...none, bounced: 1 });
   });
 
   it('retries dropped connections by the schedule, then FAILED when it is used up', async () => {
     const accountId = account();
     const msg = queuedMessage({ email: 'flaky@example.org' });
     relay.answer('flaky@example.org', 'drop');
+    const before = await baseline();
     await h.enqueue(accountId, msg);
 
     const failed = await h.waitForMessage(accountId, msg._id, (m) => m.status === 'FAILED');
@@ -126,6 +143,7 @@ describe('delivery worker', () => {
     // (The pool itself may try a dropped reused connection again before reporting: never after data went out.)
     expect(relay.attemptsFor('flaky@example.org')).toBeGreaterThanOrEqual(3);
     expect(relay.receivedFor('flaky@example.org')).toHaveLength(0);
+    expect(await counted(before)).toEqual({ ...none, deferred: 2, failed: 1 });
   });
 
   it('does not send to an address suppressed after the message was accepted: SUPPRESSED, body dropped', async () => {
@@ -149,6 +167,7 @@ describe('delivery worker', () => {
   it('sends nothing for a redelivered job or a duplicate published at the same time', async () => {
     const accountId = account();
     const msg = queuedMessage({ email: 'once@example.org' });
+    const before = await baseline();
     await h.enqueue(accountId, msg);
     await h.publishJob(accountId, msg._id); // a duplicate racing the first
     await h.waitForMessage(accountId, msg._id, (m) => m.status === 'DELIVERED');
@@ -160,6 +179,7 @@ describe('delivery worker', () => {
     const after = await h.get(accountId, msg._id);
     expect(after!.attempts).toHaveLength(1);
     expect(after!.history.map((s) => s.status)).toEqual(['QUEUED', 'SENT', 'DELIVERED']);
+    expect(await counted(before)).toEqual({ ...none, sent: 1, delivered: 1 }); // counted once too
   });
 
   it('terminates a job that does not parse, acknowledges one for an unknown message, and goes on', async () => {

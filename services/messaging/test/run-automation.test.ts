@@ -6,12 +6,12 @@
 // FALSE, UNKNOWN and a deleted segment apart and retries when the segment service does not answer. The peers (subscriber and
 // segment services) are given as their answers; the real path is gateway/test/automation-runs.int.test.ts.
 import { randomUUID } from 'node:crypto';
-import { notFound, PeerUnavailable } from '@mailer/kit';
+import { notFound, PeerUnavailable, Registry } from '@mailer/kit';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { Recipient } from '../src/app/accept-message';
 import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
-import { runAutomation, type RunAutomationDeps } from '../src/app/run-automation';
+import { automationStepCounter, runAutomation, type RunAutomationDeps } from '../src/app/run-automation';
 import { domainPolicy } from '../src/app/sending-domains';
 import { createSenderProfile } from '../src/app/sender-profiles';
 import type { SegmentTruth } from '../src/clients/segments';
@@ -210,7 +210,15 @@ it('SET_FIELD fromProperty: converted to the field kind, or that step FAILED and
   expect(valueFromProperty({ n: 'abc' }, 'n', 'NUMBER')).toHaveProperty('problem');
   expect(valueFromProperty({}, 'toString', 'TEXT')).toHaveProperty('problem'); // own members only
   const run = await startRun([{ type: 'SET_FIELD', fieldId: 'f1', fromProperty: 'order.total' }, { type: 'ADD_TAGS', tagIds: [TAG] }]);
-  expect(await runAutomation(deps, { accountId: A, runId: run._id })).toBe('COMPLETED');
+  // Counted for the dashboard: every outcome exported from the start, each recorded step once.
+  const registry = new Registry();
+  const steps = automationStepCounter(registry);
+  const counts = async () => Object.fromEntries((await steps.get()).values.map((v) => [v.labels.outcome, v.value]));
+  expect(await counts()).toEqual({ done: 0, skipped: 0, failed: 0 });
+  expect(await runAutomation({ ...deps, stepOutcomes: steps }, { accountId: A, runId: run._id })).toBe('COMPLETED');
   expect((await runOf(run._id)).steps.map((s) => [s.type, s.outcome])).toEqual([['SET_FIELD', 'FAILED'], ['ADD_TAGS', 'DONE']]);
   expect(calls).toEqual([`tag ${TAG}`]);
+  expect(await counts()).toEqual({ done: 1, skipped: 0, failed: 1 });
+  expect(await runAutomation({ ...deps, stepOutcomes: steps }, { accountId: A, runId: run._id })).toBe('ALREADY_ENDED');
+  expect(await counts()).toEqual({ done: 1, skipped: 0, failed: 1 });
 });

@@ -31,7 +31,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     const waitMs = ctx.config.SEGMENT_READ_WAIT_MS;
     let tail: number;
     try {
-      tail = await projection.streamTail();
+      tail = await ctx.natsGuard(() => projection!.streamTail());
     } catch (err) {
       callLogger(ctx.logger).warn({ err }, 'cannot read the DOMAIN stream position');
       throw lagging('the position of the domain event stream cannot be read (NATS unreachable); retry shortly');

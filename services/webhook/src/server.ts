@@ -1,4 +1,4 @@
-import { Counter } from '@mailer/kit';
+import { outcomeCounter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { OUTBOX_COLLECTION, outboxSchema, processedMessages, type OutboxDoc } from '@mailer/nats';
 import { createOutbound, outboundSettingsOf } from '@mailer/outbound';
@@ -12,6 +12,7 @@ import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
 import { startDeliveryWorker } from './events/delivery-worker';
 import { deliveryRepository } from './store/deliveries';
 import { subscriptionRepository } from './store/subscriptions';
+import { DISABLED_REASONS } from './domain/subscription';
 
 /**
  * Registers the webhook service's handlers and starts its consumers (fan-out, delivery worker).
@@ -41,11 +42,19 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const stopPruning = processed.pruneEvery(3600_000);
   const fanOut = startFanOut(ctx.nc, { store, deliveries, subscriptions, outbox, processed, now, notifyOutbox: () => ctx.notifyOutbox() }, logger);
 
-  const outcomes = new Counter({
+  const outcomes = outcomeCounter(ctx.metrics.registry, {
     name: 'webhook_attempts_total',
     help: 'Webhook delivery attempts by outcome (delivered, retrying, failed, abandoned, not_due)',
-    labelNames: ['outcome'],
-    registers: [ctx.metrics.registry],
+    label: 'outcome',
+    values: ['delivered', 'retrying', 'failed', 'abandoned', 'not_due'],
+  });
+  // A 410 or 5 days of failed deliveries disables a subscription: its customer gets nothing until
+  // they re-enable it, so it is worth an alert.
+  const subscriptionsDisabled = outcomeCounter(ctx.metrics.registry, {
+    name: 'webhook_subscriptions_disabled_total',
+    help: 'Webhook subscriptions disabled by their deliveries, by reason (TARGET_GONE: the target answered 410; FAILING_FOR_5_DAYS)',
+    label: 'reason',
+    values: DISABLED_REASONS,
   });
   // Every attempt goes through the guard (https unless allowed, the address actually connected to checked,
   // no redirects). As many connections per origin as attempts may be in flight, so subscriptions sharing
@@ -60,6 +69,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       now,
       claimMs: config.WEBHOOK_ATTEMPT_CLAIM_SECONDS * 1000,
       retrySchedule: config.WEBHOOK_RETRY_SCHEDULE_SECONDS,
+      subscriptionsDisabled,
     },
     perSubscription: config.WEBHOOK_SUBSCRIPTION_IN_FLIGHT,
     concurrency: config.WEBHOOK_DELIVERY_CONCURRENCY,

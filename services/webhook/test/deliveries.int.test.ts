@@ -201,6 +201,10 @@ it('redelivers an existing delivery and sends a test event to one subscription o
 it('stores why a subscription was disabled: 410, or 5 days in which every delivery failed', async () => {
   await waitFor('the failing and recovering targets', () => r.failing.received.length > 0 && r.recovering.succeeded.size >= FACTS);
   await waitFor('failing deliveries given up', async () => (await list(s.failing, v1.DeliveryStatus.DELIVERY_STATUS_RETRYING)).items.length === 0);
+  // Counted for the alert, once per subscription disabled (its later failed deliveries do not count again).
+  const metrics = await (await fetch(`http://127.0.0.1:${(svc.ready as { metricsPort: number }).metricsPort}/metrics`)).text();
+  const disabled = (reason: string) => Number(new RegExp(`^webhook_subscriptions_disabled_total\\{reason="${reason}"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1]);
+  expect({ gone: disabled('TARGET_GONE'), failing: disabled('FAILING_FOR_5_DAYS') }).toEqual({ gone: 1, failing: 1 });
   await svc.stop();
   expect(await readSubscription(dataDir, ACC, s.failing.id)).toMatchObject({ active: false, disabledReason: 'FAILING_FOR_5_DAYS' });
   expect(await readSubscription(dataDir, ACC, s.recovering.id)).toMatchObject({ active: true, failingSince: null });

@@ -11,12 +11,13 @@
 //
 // Idempotent: the message transition is guarded (a message bounces once, a complaint is recorded
 // once), and when it changes nothing no effect, fact or job is recorded again.
-import { atomically, ConcurrentChange, type Clock, type IdSource } from '@mailer/kit';
+import { atomically, ConcurrentChange, type Clock, type IdSource, type Registry } from '@mailer/kit';
 import { job, type DomainMessage } from '@mailer/nats/facts';
 import type { Collection, Store, Transaction } from '@mailer/store';
 import { decideBounceEffects, SOFT_BOUNCE_WINDOW_MS, type BounceEffect } from '../domain/bounce-policy';
 import type { BounceReport } from '../domain/bounce-report';
 import { emailFact } from '../events/email-facts';
+import { emailOutcomeCounter, type EmailOutcome, type EmailOutcomeCounter } from './email-outcomes';
 import { messageCollections, messagesOf, type EmailMessageDoc, type MessageCollections } from '../store/messages';
 import { outboxRepository, type OutboxRepository } from '@mailer/nats';
 import { suppressionCollection, suppressionsOf, type SuppressionDoc, type SuppressionListReason } from '../store/suppressions';
@@ -28,10 +29,12 @@ export interface BounceDeps extends Clock, IdSource {
   outbox: OutboxRepository;
   /** Wakes the outbox relay after a write that recorded facts or jobs. */
   notifyOutbox(): void;
+  /** Counts the transitions recorded (the delivery worker's too). Absent (unit tests): not counted. */
+  emailOutcomes?: EmailOutcomeCounter;
 }
 
 /** The dependencies from the service runtime (server.ts) or a test's store. */
-export function bounceDeps(ctx: { store: Store; notifyOutbox(): void } & Clock & IdSource): BounceDeps {
+export function bounceDeps(ctx: { store: Store; notifyOutbox(): void; metrics?: { registry: Registry } } & Clock & IdSource): BounceDeps {
   return {
     store: ctx.store,
     messages: messageCollections(ctx.store),
@@ -40,6 +43,7 @@ export function bounceDeps(ctx: { store: Store; notifyOutbox(): void } & Clock &
     notifyOutbox: ctx.notifyOutbox,
     now: ctx.now,
     newId: ctx.newId,
+    emailOutcomes: ctx.metrics && emailOutcomeCounter(ctx.metrics.registry),
   };
 }
 
@@ -88,7 +92,7 @@ export async function recordBounce(deps: BounceDeps, input: BounceInput): Promis
     if (!(await messages.markBounced(messageId, { type, diagnosticCode }, at, tx))) return duplicate;
     return applyEffects(deps, tx, message, effects, at, emailFact('email.bounced', message, at, { bounceType: type, diagnosticCode }));
   });
-  return finish(deps, result);
+  return finish(deps, result, 'bounced');
 }
 
 /** Spam complaint: COMPLAINT suppression, subscriber COMPLAINED and opted out of the mail's topic. */
@@ -103,7 +107,7 @@ export async function recordComplaint(deps: BounceDeps, input: ComplaintInput): 
     if (!(await messages.markComplained(messageId, at, tx))) return duplicate;
     return applyEffects(deps, tx, message, effects, at, emailFact('email.complained', message, at, { topicId: message.topicId }));
   });
-  return finish(deps, result);
+  return finish(deps, result, 'complained');
 }
 
 /**
@@ -120,7 +124,7 @@ export async function recordDsnDelivery(deps: BounceDeps, input: ComplaintInput)
     await deps.outbox.record(tx, [emailFact('email.delivered', message, at, {})]);
     return recorded(null);
   });
-  return finish(deps, result);
+  return finish(deps, result, 'delivered');
 }
 
 const policyView = (m: EmailMessageDoc) => ({ messageId: m._id, recipient: m.email, topicId: m.topicId });
@@ -150,7 +154,10 @@ async function applyEffects(deps: BounceDeps, tx: Transaction, message: EmailMes
   return recorded(suppressed);
 }
 
-function finish(deps: BounceDeps, result: ReportOutcome): ReportOutcome {
-  if (result.outcome === 'recorded') deps.notifyOutbox();
+function finish(deps: BounceDeps, result: ReportOutcome, outcome: EmailOutcome): ReportOutcome {
+  if (result.outcome === 'recorded') {
+    deps.notifyOutbox();
+    deps.emailOutcomes?.inc({ outcome });
+  }
   return result;
 }

@@ -18,6 +18,7 @@ import type { DomainMessage } from '@mailer/nats/facts';
 import type { Collection, Store } from '@mailer/store';
 import type { MailTransport } from '../clients/smtp-transport';
 import { recordBounce, type BounceDeps } from './bounces';
+import type { EmailOutcome } from './email-outcomes';
 import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, type SendOutcome, type SmtpError } from '../domain/delivery';
 import { domainOf, outgoingMail } from '../domain/outgoing-mail';
 import type { AccountSendRate } from '../domain/send-rate';
@@ -178,5 +179,15 @@ async function settle(deps: DeliveryDeps, repo: MessageRepository, claimed: Emai
     return { outcome: 'ALREADY_DONE' };
   }
   deps.notifyOutbox?.();
+  const counted = OUTCOME_OF[result!.outcome];
+  if (counted) for (const outcome of counted) deps.bounces.emailOutcomes?.inc({ outcome });
   return result!;
 }
+
+/** The transitions a settled send recorded (a 5xx's BOUNCED is recordBounce's to count). */
+const OUTCOME_OF: Partial<Record<DeliveryResult['outcome'], EmailOutcome[]>> = {
+  SENT: ['sent'],
+  DELIVERED: ['sent', 'delivered'],
+  DEFERRED: ['deferred'],
+  FAILED: ['failed'],
+};

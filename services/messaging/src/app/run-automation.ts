@@ -9,7 +9,7 @@
 // A peer not answering (PeerUnavailable) or the store failing throws: the job is retried and the run
 // resumes at the same step. Every other refusal is that step's FAILED outcome with the peer's message
 // and the run goes on (API.md: "a missing or unconvertible property fails that step").
-import { DomainError, GrpcStatus, PeerUnavailable, type Logger } from '@mailer/kit';
+import { DomainError, GrpcStatus, outcomeCounter, PeerUnavailable, type Logger, type Registry } from '@mailer/kit';
 import { DocumentValidationError, type Collection } from '@mailer/store';
 import type { SegmentMembership } from '../clients/segments';
 import type { SubscriberCatalog, SubscriberChanges, SubscriberTopics } from '../clients/subscribers';
@@ -33,10 +33,25 @@ export interface RunAutomationDeps {
   now: () => Date;
   /** Tells the wait scheduler a run waits until `dueAt`. */
   onWaiting: (dueAt: Date) => void;
+  /** Counts each recorded step by outcome (automationStepCounter). Absent (unit tests): not counted. */
+  stepOutcomes?: { inc(labels: { outcome: string }): void };
   logger?: Pick<Logger, 'warn' | 'debug'>;
 }
 
 export type RunResult = 'UNKNOWN_RUN' | 'ALREADY_ENDED' | 'NOT_DUE' | 'WAITING' | RunStatus | 'TAKEN_OVER';
+
+/**
+ * `messaging_automation_steps_total{outcome}`: automation steps recorded, by outcome (done, skipped,
+ * failed), every outcome at 0 from the start. Failed steps are what an automation's owner must fix.
+ */
+export function automationStepCounter(registry: Registry) {
+  return outcomeCounter(registry, {
+    name: 'messaging_automation_steps_total',
+    help: 'Automation run steps recorded, by outcome (done, skipped, failed: the step could not be carried out, the run goes on or ends)',
+    label: 'outcome',
+    values: ['done', 'skipped', 'failed'],
+  });
+}
 
 /** The dedupe key of the message a SEND_EMAIL step sends: one message per run and step. */
 export const sendDedupeKey = (runId: string, stepIndex: number) => `automation-run:${runId}:${stepIndex}`;
@@ -89,6 +104,7 @@ export async function runAutomation(deps: RunAutomationDeps, job: { accountId: s
       return true;
     });
     if (!recorded) return 'TAKEN_OVER';
+    deps.stepOutcomes?.inc({ outcome: result.outcome.toLowerCase() });
     if (last) return status;
     run = { ...run, status: 'RUNNING', stepIndex: index + 1 };
   }

@@ -68,6 +68,8 @@ export interface DeliveryHarness {
   links: ReturnType<typeof publicLinks>;
   store: TempStore;
   outcomes: Counter<string>;
+  /** messaging_email_outcomes_total now, by outcome (every outcome present, 0 or more). */
+  emailOutcomes(): Promise<Record<string, number>>;
   /** Stores the message (QUEUED, with its body) and publishes its job. */
   enqueue(accountId: string, message: NewMessage, body?: Omit<EmailBodyDoc, '_id' | 'accountId'>): Promise<void>;
   /** Publishes a job for the message (again), with a fresh de-duplication id. */
@@ -101,7 +103,8 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
   const links = publicLinks(config);
   const relayOut: OutboxRelay = startOutboxRelay({ store: store.store, js, retainPublishedMs: 0, intervalMs: 100 });
   const transport: MailTransport = smtpTransport(config);
-  const outcomes = new Counter({ name: 'messaging_delivery_outcomes_total', help: 'test', labelNames: ['outcome'], registers: [new Registry()] });
+  const registry = new Registry();
+  const outcomes = new Counter({ name: 'messaging_delivery_outcomes_total', help: 'test', labelNames: ['outcome'], registers: [registry] });
   const collections = messageCollections(store.store);
   const consumer = startEmailJobs({
     nc,
@@ -121,7 +124,7 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
       now: () => new Date(),
       newId: () => crypto.randomUUID(),
       notifyOutbox: relayOut.notify,
-      bounces: bounceDeps({ store: store.store, notifyOutbox: relayOut.notify, now: () => new Date(), newId: () => crypto.randomUUID() }),
+      bounces: bounceDeps({ store: store.store, notifyOutbox: relayOut.notify, now: () => new Date(), newId: () => crypto.randomUUID(), metrics: { registry } }),
     },
   });
   const publishJob = async (accountId: string, messageId: string) => {
@@ -145,6 +148,10 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
     links,
     store,
     outcomes,
+    async emailOutcomes() {
+      const metric = registry.getSingleMetric('messaging_email_outcomes_total') as Counter<string>;
+      return Object.fromEntries((await metric.get()).values.map((v) => [String(v.labels.outcome), v.value]));
+    },
     async enqueue(accountId, message, body = bodyOf()) {
       await messagesOf(collections, accountId).insert(message, body);
       await publishJob(accountId, message._id);

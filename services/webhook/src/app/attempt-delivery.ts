@@ -30,6 +30,8 @@ export interface AttemptDeps {
   claimMs: number;
   /** Waits before the retries (ms); RETRY_SCHEDULE_MS unless the operator shortened it. */
   retrySchedule?: readonly number[];
+  /** Counts the subscriptions these attempts disabled, by reason (server.ts). Absent: not counted. */
+  subscriptionsDisabled?: { inc(labels: { reason: DisabledReason }): void };
 }
 
 export type AttemptOutcome = 'DELIVERED' | 'RETRYING' | 'FAILED' | 'ABANDONED' | 'NOT_DUE';
@@ -96,6 +98,6 @@ export async function attemptDelivery(deps: AttemptDeps, accountId: string, deli
     const failing = await deps.subscriptions.markFailing(accountId, sub.id, at);
     if (failing && failedTooLong(failing.failingSince, now)) disable = 'FAILING_FOR_5_DAYS';
   }
-  if (disable) await deps.subscriptions.disable(accountId, sub.id, disable, now);
+  if (disable && (await deps.subscriptions.disable(accountId, sub.id, disable, now))) deps.subscriptionsDisabled?.inc({ reason: disable });
   return verdict.status;
 }
