@@ -12,7 +12,7 @@ import { job } from '@mailer/nats/facts';
 import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { templateCall } from '../domain/email-template';
 import { Lru } from '../domain/lru';
-import { compileTemplate, type CompiledTemplate } from '../domain/template';
+import { compileTemplate, type CompiledTemplate } from '@mailer/templates';
 import { messagesOf, type EmailKind, type MessageCollections } from '../store/messages';
 import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';

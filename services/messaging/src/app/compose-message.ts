@@ -7,7 +7,7 @@ import { noEngagementYet } from '../store/messages';
 import type { SenderProfileDoc } from '../store/sender-profiles';
 import { templateCall } from '../domain/email-template';
 import { invalid } from '@mailer/kit';
-import { renderTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '../domain/template';
+import { renderTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '@mailer/templates';
 import { instrumentHtml } from '../domain/tracking-html';
 import type { PublicLinks } from './public-links';
 

@@ -3,7 +3,7 @@
 import {
   compileTemplate, renderTemplate, TemplateError, MAX_OUTPUT_CHARS, MAX_TEMPLATE_PART_CHARS,
   type TemplateSource, type RenderValues,
-} from '../src/domain/template';
+} from '../src/template';
 
 const subscriber = { email: 'ann@example.com', firstName: 'Ann', fields: {} };
 
