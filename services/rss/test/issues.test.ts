@@ -147,7 +147,8 @@ describe('checkIssueTemplates (the test render at save)', () => {
   });
 
   it('renders as many items as an issue holds: a template fine for one item and too big for ten is refused', async () => {
-    const big = `{% for item in items %}{% for i in (1..2000) %}{{ item.title }}{{ item.link }}{% endfor %}{% endfor %}`;
+    // About 14,000 characters per item: one item renders, 100 pass the output limit (1 MiB).
+    const big = '{% assign row = (1..3000) | join: "," %}{% for item in items %}<p>{{ item.title }}: {{ row }}</p>{% endfor %}';
     expect(await refusal({ htmlContent: big, maxItemsPerIssue: 100 })).toMatchObject({ errorId: 'template_render_failed', paths: ['body.htmlContent'] });
     await expect(checkIssueTemplates({ ...settings, subjectPattern: 's', htmlContent: big, maxItemsPerIssue: 1 })).resolves.toBeUndefined();
   });

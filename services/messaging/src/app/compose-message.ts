@@ -1,7 +1,8 @@
 // Composing one message for one recipient: render, instrument (open pixel, click redirects, never
 // the unsubscribe link), the List-Unsubscribe headers of marketing mail and its unsubscribe footer
-// when the template has no unsubscribe link, and the record as it is stored. Shared by every path into the system (app/accept-message.ts for one mail,
-// app/audience-send.ts for a page of an audience), so a mail looks the same whichever way it came.
+// when the template has no unsubscribe link, and the record as it is stored. Shared by every path
+// into the system (app/accept-message.ts for one mail, app/audience-send.ts for a page of an
+// audience), so a mail looks the same whichever way it came.
 import type { EmailKind, EmailBodyDoc, EmailMessageDoc, SuppressionReason } from '../store/messages';
 import { noEngagementYet } from '../store/messages';
 import type { SenderProfileDoc } from '../store/sender-profiles';
