@@ -24,6 +24,7 @@ COPY packages/nats/package.json packages/nats/
 COPY packages/tokens/package.json packages/tokens/
 COPY packages/reports/package.json packages/reports/
 COPY packages/outbound/package.json packages/outbound/
+COPY packages/templates/package.json packages/templates/
 COPY ${WORKSPACE}/package.json ${WORKSPACE}/
 # No install scripts: nothing at runtime depends on one (dev tools' postinstall downloads are skipped).
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
@@ -35,6 +36,7 @@ COPY packages/nats/ packages/nats/
 COPY packages/tokens/ packages/tokens/
 COPY packages/reports/ packages/reports/
 COPY packages/outbound/ packages/outbound/
+COPY packages/templates/ packages/templates/
 COPY ${WORKSPACE}/ ${WORKSPACE}/
 # tsc -b builds the workspace's project references (proto, packages) first.
 RUN npx tsc -b ${WORKSPACE} \

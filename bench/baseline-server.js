@@ -9,8 +9,8 @@
 //                           res.json of the answer: the floor of "Express in front of gRPC"
 //   express-events <nats>   Express 5, POST /events: express.json, one JetStream publish, 202 once
 //                           acknowledged: the least any /events on this stack can do
-//   express-email <nats>    Express 5, POST /email-messages: express.json, one liquidjs render of a
-//                           pre-parsed template, one acknowledged JetStream publish of the job, 202:
+//   express-email <nats>    Express 5, POST /email-messages: express.json, one render of a pre-parsed
+//                           template (@mailer/templates), one acknowledged JetStream publish of the job, 202:
 //                           the least any acceptance of a rendered mail on this stack can do
 // Started with fork(); sends {port} over IPC once listening.
 'use strict';
@@ -47,17 +47,18 @@ async function app(kind, arg) {
   }
   if (kind === 'express-email') {
     const { connect, JSONCodec } = require('nats');
-    const { Liquid } = require('liquidjs');
+    // The platform's one template engine (same limits, escaping, CSS inlining and derived text).
+    const { compileTemplate, renderTemplate } = require('@mailer/templates');
     const nc = await connect({ servers: arg, noAsyncTraces: true });
     const js = nc.jetstream();
     const codec = JSONCodec();
-    const engine = new Liquid({ outputEscape: 'escape', ownPropertyOnly: true });
-    const html = engine.parse('<html><body><h1>Thanks, {{ subscriber.firstName | default: "friend" }}!</h1><p>Order {{ orderId }}: {{ total }}</p><a href="https://shop.example/orders/{{ orderId }}">See your order</a></body></html>');
-    const subject = engine.parse('Your order {{ orderId }}');
+    const compiled = compileTemplate({
+      subject: 'Your order {{ orderId }}',
+      html: '<html><body><h1>Thanks, {{ subscriber.firstName | default: "friend" }}!</h1><p>Order {{ orderId }}: {{ total }}</p><a href="https://shop.example/orders/{{ orderId }}">See your order</a></body></html>',
+    });
     server.post('/email-messages', express.json(), async (req, res) => {
       const messageId = randomUUID();
-      const scope = { ...req.body.substitutionData, subscriber: { email: req.body.email } };
-      const rendered = { subject: await engine.render(subject, scope), html: await engine.render(html, scope) };
+      const rendered = await renderTemplate(compiled, { substitutionData: req.body.substitutionData, subscriber: { email: req.body.email } });
       await js.publish('jobs.baseline', codec.encode({ messageId, ...rendered }), { msgID: messageId });
       res.status(202).json({ messageId, status: 'QUEUED' });
     });

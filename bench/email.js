@@ -6,7 +6,7 @@
 // lookup of the recipient in the subscriber service, the Liquid render, juice, tracking links, one
 // store transaction (message + body + outbox job) and the wait for the job's JetStream PubAck.
 // Beside it, in the same run: a minimal Express 5 endpoint that renders the same template with
-// liquidjs and publishes one acknowledged job (bench/baseline-server.js `express-email`): the least
+// the platform's engine (@mailer/templates) and publishes one acknowledged job (bench/baseline-server.js `express-email`): the least
 // any acceptance endpoint on this stack can do. Target (issue 11): >= 1,000 accepted/s.
 // Usage: npm run bench:email [-- --duration 15 --connections 64 --accounts 8]
 'use strict';

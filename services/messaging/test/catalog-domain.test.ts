@@ -5,7 +5,7 @@ import { DomainError } from '@mailer/kit';
 import { checkTemplateName, templateDomainError, trackingOf } from '../src/domain/email-template';
 import { Lru } from '../src/domain/lru';
 import { canonicalAddress, senderProfileValues } from '../src/domain/sender-profile';
-import { TemplateError } from '../src/domain/template';
+import { TemplateError } from '@mailer/templates';
 
 const errorIdOf = (fn: () => unknown): string => {
   try {

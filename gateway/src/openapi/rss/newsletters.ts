@@ -18,6 +18,7 @@ const FEED = `Feeds: RSS 2.0, Atom, RDF and JSON Feed, read through the outbound
 
 const RULES = `Rules of the body:
 - \`name\` (1-200 characters), \`sourceUrl\` (the feed to read: an absolute http(s) URL of at most 2048 characters), \`senderProfileId\`, \`triggerMode\`, \`subjectPattern\` (at most 998 characters) and \`htmlContent\` (at most 256 KiB, what the messaging service renders) are required; \`subjectPattern\` and \`htmlContent\` must be Liquid templates that parse as the mail renderer reads them: known filters only, no \`include\`/\`render\`/\`layout\`/\`block\` tags (\`400 validation_failed\`). \`cssContent\` at most 256 KiB.
+- The templates are then test-rendered once, as an issue of \`maxItemsPerIssue\` sample items for a sample reader, by the engine and with the limits of every send (per part at most 500 ms of rendering, 1 MiB of output and a bounded memory budget for ranges, filters and assigns): a template that passes one of them (a range of millions joined, a string doubled in a loop, loops nested too deep) is \`422 template_render_failed\` with \`details\` naming the member; nothing is saved.
 - \`siteUrl\`, \`feedUrl\`, \`feedTitle\`: filled from the feed when absent.
 - \`senderProfileId\`, \`segmentId\` and \`topicId\` must exist in the account (\`404 sender_profile_not_found\`, \`segment_not_found\`, \`topic_not_found\`, with \`details\` naming the member). Segment and topic are optional; with neither, the audience is every ACTIVE subscriber.
 - \`triggerMode: INSTANT\`: an issue as soon as a poll finds new items. \`SCHEDULE\`: \`schedule\` is required, a 5-field cron expression (minute hour day-of-month month day-of-week), optionally prefixed \`CRON_TZ=<IANA zone> \` (default UTC), e.g. \`CRON_TZ=Europe/Berlin 0 8 * * 1\`; at each tick an issue of the items collected since the last one, none when there are none. A schedule that is not 5 fields, that cron refuses (a field out of range), names an unknown zone or never fires is \`400 rss_schedule_invalid\` (\`details\` says which). \`THRESHOLD\`: \`minItems\` (1-1000) is required; an issue once at least \`minItems\` new items wait; with \`thresholdMaxAgeDays\` (1-3650), items published (else found) longer ago drop out of the wait and are never sent.
@@ -27,7 +28,7 @@ const RULES = `Rules of the body:
 
 ${FEED}`;
 
-const ISSUE_STATES = 'Release and discard apply to `PENDING_REVIEW` and `FAILED` issues; an issue in any other state is `409 rss_issue_not_pending_review`. A released issue is `RELEASED` until the send starts, `SENDING` while its audience is queued page by page (`recipientCount` grows; a send cut short by a restart resumes at its last queued page) and `SENT` once every recipient\'s mail is queued (`sentAt`, then the `rss.issue_sent` fact). A try that fails is retried a minute later (operator setting `RSS_SEND_RETRY_SECONDS`) with the reason in `lastError`: a service of ours that does not answer is retried until it does; any other failure (the segment, topic or sender profile is gone, the templates cannot be rendered for the readers) counts, and after 5 failed tries in a row (operator setting `RSS_SEND_MAX_ATTEMPTS`) the issue is `FAILED` and waits for you. Fix the cause (e.g. PUT the newsletter with another segment or a template that renders) and release it again: the send resumes where it stopped (the pages already queued are not read again, and nobody gets an issue twice), with a new count of tries; or discard it. `deliveredCount` counts the mails the relay accepted (it is read from the messaging service; if that service does not answer, the list shows the last stored value, 0).\n\nSending: `subjectPattern` and `htmlContent` are rendered per recipient with `items`, `newsletter` (`name`, `feedTitle`, `siteUrl`) and `subscriber` (`email`, `firstName`, `fields`), plus `links.unsubscribe`; every value is HTML-escaped in `htmlContent` (`| raw` opts out); `cssContent` is inlined. Recipients: the segment\'s matching contacts (TRUE only) that are `ACTIVE`, subscribed to the topic (never opted out of it) when one is set, and not suppressed; with neither segment nor topic, every `ACTIVE` subscriber. Each gets marketing mail with `List-Unsubscribe`, at most once per issue (a page queued twice after a crash finds its mail already there). The newsletter\'s templates and audience at send time apply (a change during a send applies to the pages not yet queued).';
+const ISSUE_STATES = 'Release and discard apply to `PENDING_REVIEW` and `FAILED` issues; an issue in any other state is `409 rss_issue_not_pending_review`. A released issue is `RELEASED` until the send starts, `SENDING` while its audience is queued page by page (`recipientCount` grows; a send cut short by a restart resumes at its last queued page) and `SENT` once every recipient\'s mail is queued (`sentAt`, then the `rss.issue_sent` fact). A try that fails is retried a minute later (operator setting `RSS_SEND_RETRY_SECONDS`) with the reason in `lastError`: a service of ours that does not answer is retried until it does; any other failure (the segment, topic or sender profile is gone, the templates cannot be rendered for the readers) counts, and after 5 failed tries in a row (operator setting `RSS_SEND_MAX_ATTEMPTS`) the issue is `FAILED` and waits for you. Fix the cause (e.g. PUT the newsletter with another segment or a template that renders) and release it again: the send resumes where it stopped (the pages already queued are not read again, and nobody gets an issue twice), with a new count of tries; or discard it. `deliveredCount` counts the mails the relay accepted (it is read from the messaging service; if that service does not answer, the list shows the last stored value, 0).\n\nSending: `subjectPattern` and `htmlContent` are rendered per recipient with `items`, `newsletter` (`name`, `feedTitle`, `siteUrl`) and `subscriber` (`email`, `firstName`, `fields`), plus `links.unsubscribe`; every value is HTML-escaped in `htmlContent` (`| raw` opts out) except the items\' `summary` and `content`: they are the feed\'s HTML, sanitized when the feed is read (no script, style, form, iframe, object or embed, no event handler, style or class attribute, only absolute http(s) links and images, tracking pixels removed), and print as that HTML in `htmlContent` (with or without `| raw`) and as plain text in `subjectPattern`; the text part of the mail is derived from the html. `cssContent` is inlined. When the rendered html has no link to `links.unsubscribe` (or `links.preferences`, the same page), a short footer with both links is added to the html and the text part. Recipients: the segment\'s matching contacts (TRUE only) that are `ACTIVE`, subscribed to the topic (never opted out of it) when one is set, and not suppressed; with neither segment nor topic, every `ACTIVE` subscriber. Each gets marketing mail with `List-Unsubscribe`, at most once per issue (a page queued twice after a crash finds its mail already there). The newsletter\'s templates and audience at send time apply (a change during a send applies to the pages not yet queued).';
 
 const feedErrors422 = (extra: string[] = []) =>
   errorResponse('The feed could not be read (the reason is the errorId), or the Idempotency-Key was used for a different request.', [...RSS_FEED_ERRORS_422, ...extra, 'idempotency_key_reused'], rateLimitHeaders);
@@ -50,7 +51,7 @@ export const rssPaths = {
       requestBody: body('RssNewsletterRequestDto'),
       responses: {
         ...responses('post', { '201': created('Created (baseline taken).', 'RssNewsletter') }, { 400: ['feed_not_allowed', 'rss_schedule_invalid'], 404: ['sender_profile_not_found', 'segment_not_found', 'topic_not_found'] }),
-        '422': feedErrors422(),
+        '422': errorResponse('The templates fail their test render (`template_render_failed`), the feed could not be read (the reason is the errorId), or the Idempotency-Key was used for a different request.', ['template_render_failed', ...RSS_FEED_ERRORS_422, 'idempotency_key_reused'], rateLimitHeaders),
       },
     },
   },
@@ -86,7 +87,7 @@ export const rssPaths = {
           400: ['invalid_uuid', 'feed_not_allowed', 'rss_schedule_invalid'],
           404: ['rss_newsletter_not_found', 'sender_profile_not_found', 'segment_not_found', 'topic_not_found'],
         }),
-        '422': errorResponse('The new feed could not be read (the reason is the errorId).', [...RSS_FEED_ERRORS_422], rateLimitHeaders),
+        '422': errorResponse('The templates fail their test render, or the new feed could not be read (the reason is the errorId).', [...RSS_FEED_ERRORS_422, 'template_render_failed'], rateLimitHeaders),
       },
     },
     delete: {
@@ -181,7 +182,7 @@ const item = {
   title: { type: 'string' },
   link: { type: 'string' },
   publishedAt: { ...instant, type: ['string', 'null'] },
-  summary: { type: 'string' },
+  summary: { type: 'string', description: 'HTML from the feed, sanitized (see the issue list: what is kept).' },
 };
 
 export const rssSchemas = {
@@ -202,7 +203,7 @@ export const rssSchemas = {
     senderProfileId: uuid,
     topicId: nullable(uuid),
     subjectPattern: { type: 'string', minLength: 1, maxLength: 998, description: 'Liquid with `items`, `newsletter`, `subscriber`.', examples: ['{{ newsletter.feedTitle }}: {{ items[0].title }}'] },
-    htmlContent: { type: 'string', minLength: 1, maxLength: 262_144, description: 'Liquid with `items` (title, link, publishedAt, summary, content, author, imageUrl), `newsletter`, `subscriber`.' },
+    htmlContent: { type: 'string', minLength: 1, maxLength: 262_144, description: 'Liquid with `items` (title, link, publishedAt, summary, content, author, imageUrl), `newsletter`, `subscriber`, `links`. `summary` and `content` are sanitized HTML and print as markup; every other value is escaped.' },
     cssContent: nullable({ type: 'string', maxLength: 262_144, description: 'Inlined into the HTML.' }),
     maxItemsPerIssue: range(1, 100, 'Default 10: the newest items go in; the rest wait for the next issue.'),
   }),
@@ -252,7 +253,7 @@ export const rssSchemas = {
   RssCheckResult: object(['newItems', 'issueId'], { newItems: { ...int32, minimum: 0 }, issueId: { ...uuid, type: ['string', 'null'], description: 'The issue this check made, if any.' } }),
   RssIssueItem: object(['guid', 'title', 'link', 'publishedAt', 'summary', 'content', 'author', 'imageUrl'], {
     ...item,
-    content: { type: 'string' },
+    content: { type: 'string', description: 'HTML from the feed, sanitized like `summary`.' },
     author: { type: 'string' },
     imageUrl: { type: 'string' },
   }),

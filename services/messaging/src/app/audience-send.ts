@@ -12,7 +12,7 @@ import { job } from '@mailer/nats/facts';
 import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { templateCall } from '../domain/email-template';
 import { Lru } from '../domain/lru';
-import { compileTemplate, type CompiledTemplate } from '../domain/template';
+import { compileTemplate, takeHtmlValues, type CompiledTemplate } from '@mailer/templates';
 import { messagesOf, type EmailKind, type MessageCollections } from '../store/messages';
 import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
@@ -51,7 +51,11 @@ export interface AudienceContent {
   subject: string;
   html: string;
   css: string;
-  /** Top-level render values besides subscriber and links (an RSS issue: items, newsletter). */
+  /**
+   * Top-level render values besides subscriber and links (an RSS issue: items, newsletter). The
+   * caller built them: members marked as trusted HTML (`{"$html": ...}`, an RSS item's sanitized
+   * summary and content) are printed as markup.
+   */
   values: Record<string, unknown>;
 }
 
@@ -114,13 +118,14 @@ export async function queueAudiencePage(deps: AudienceSendDeps, input: AudienceP
     senderForSend(deps, accountId, input.senderProfileId || null),
     deps.audience.page(accountId, { segmentId: input.segmentId, topicId: input.topicId, after: input.after, pageSize: input.pageSize }),
   ]);
+  const values = takeHtmlValues(input.content.values);
   const recipients = page.recipients.flatMap((r) => {
     const email = canonicalAddress(r.email);
     return email ? [{ ...r, email }] : [];
   });
   for (let attempt = 1; ; attempt++) {
     try {
-      const result = await queueRecipients(deps, input, compiled, sender, recipients);
+      const result = await queueRecipients(deps, input, { compiled, ...values }, sender, recipients);
       return { ...result, next: page.next };
     } catch (err) {
       // The same page queued concurrently (a retry racing a slow first call) committed first: asked
@@ -134,7 +139,7 @@ export async function queueAudiencePage(deps: AudienceSendDeps, input: AudienceP
 async function queueRecipients(
   deps: AudienceSendDeps,
   input: AudiencePageInput,
-  compiled: CompiledTemplate,
+  content: { compiled: CompiledTemplate; values: Record<string, unknown>; trustedHtml: ReadonlySet<string> },
   sender: Awaited<ReturnType<typeof senderForSend>>,
   recipients: AudienceRecipient[],
 ): Promise<Omit<AudiencePageResult, 'next'>> {
@@ -151,12 +156,13 @@ async function queueRecipients(
     accountId,
     kind: input.kind,
     template: { name: null, tracking: { opens: true, clicks: true } },
-    compiled,
+    compiled: content.compiled,
     sender,
     email: r.email,
     recipient: r,
     topicId: input.topicId,
-    substitutionData: input.content.values,
+    substitutionData: content.values,
+    trustedHtml: content.trustedHtml,
     event: null,
     eventProperties: null,
     dedupeKey: dedupeKeyOf(r),

@@ -1,14 +1,16 @@
 // Composing one message for one recipient: render, instrument (open pixel, click redirects, never
-// the unsubscribe link), the List-Unsubscribe headers of marketing mail, and the record as it is
-// stored. Shared by every path into the system (app/accept-message.ts for one mail,
-// app/audience-send.ts for a page of an audience), so a mail looks the same whichever way it came.
+// the unsubscribe link), the List-Unsubscribe headers of marketing mail and its unsubscribe footer
+// when the template has no unsubscribe link, and the record as it is stored. Shared by every path
+// into the system (app/accept-message.ts for one mail, app/audience-send.ts for a page of an
+// audience), so a mail looks the same whichever way it came.
 import type { EmailKind, EmailBodyDoc, EmailMessageDoc, SuppressionReason } from '../store/messages';
 import { noEngagementYet } from '../store/messages';
 import type { SenderProfileDoc } from '../store/sender-profiles';
 import { templateCall } from '../domain/email-template';
 import { invalid } from '@mailer/kit';
-import { renderTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '../domain/template';
+import { renderTemplate, RESERVED_SUBSTITUTION_KEYS, type CompiledTemplate } from '@mailer/templates';
 import { instrumentHtml } from '../domain/tracking-html';
+import { footerHtml, withTextFooter } from '../domain/unsubscribe-footer';
 import type { PublicLinks } from './public-links';
 
 /** The recipient as a composed mail needs it (a subscriber of the account, or nobody for a bare address). */
@@ -33,6 +35,8 @@ export interface ComposeInput {
   topicId: string | null;
   /** Top-level render values besides subscriber/event/links (checked for reserved names by the caller). */
   substitutionData: Record<string, unknown>;
+  /** Strings of substitutionData that are trusted HTML (an RSS issue's item HTML); none for customer data. */
+  trustedHtml?: ReadonlySet<string> | null;
   event: Record<string, unknown> | null;
   eventProperties: Record<string, unknown> | null;
   dedupeKey: string | null;
@@ -67,6 +71,8 @@ export async function composeMessage(deps: { links: PublicLinks; now(): Date; ne
   const unsubscribeUrl = kind !== 'TRANSACTIONAL'
     ? deps.links.unsubscribeUrl(accountId, { messageId, ...(recipient ? { subscriberId: recipient.id } : {}), ...(input.topicId ? { topicId: input.topicId } : {}) })
     : null;
+  // Marketing mail: the preference page is the unsubscribe page (topics and "unsubscribe from all").
+  const manage = unsubscribeUrl ? { unsubscribe: unsubscribeUrl, preferences: unsubscribeUrl } : null;
   const rendered = await templateCall(() => renderTemplate(input.compiled, {
     substitutionData: input.substitutionData,
     // A null-prototype copy: a personalizationTagName can never reach Object.prototype members.
@@ -74,15 +80,22 @@ export async function composeMessage(deps: { links: PublicLinks; now(): Date; ne
       ? { email, firstName: recipient.firstName ?? '', fields: Object.assign(Object.create(null) as Record<string, string>, recipient.fields) }
       : { email },
     event: input.event,
-    links: unsubscribeUrl ? { unsubscribe: unsubscribeUrl, preferences: unsubscribeUrl } : null,
+    links: manage,
+    trustedHtml: input.trustedHtml,
   }));
   const status = input.suppressionReason ? 'SUPPRESSED' : 'QUEUED';
   const tracking = input.template.tracking;
   const tracked = instrumentHtml(
     rendered.html,
-    { openUrl: deps.links.openUrl(accountId, messageId), clickUrl: (i) => deps.links.clickUrl(accountId, messageId, i), keep: [unsubscribeUrl] },
+    {
+      openUrl: deps.links.openUrl(accountId, messageId),
+      clickUrl: (i) => deps.links.clickUrl(accountId, messageId, i),
+      keep: [unsubscribeUrl],
+      footerUnlessKept: manage ? footerHtml(manage) : null,
+    },
     tracking,
   );
+  const text = manage ? withTextFooter(rendered.text, manage) : rendered.text;
   const message: Omit<EmailMessageDoc, 'accountId'> = {
     _id: messageId,
     kind,
@@ -115,5 +128,5 @@ export async function composeMessage(deps: { links: PublicLinks; now(): Date; ne
   const headers: Record<string, string> = unsubscribeUrl
     ? { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }
     : {};
-  return { message, body: status === 'QUEUED' ? { html: tracked.html, text: rendered.text, headers } : null };
+  return { message, body: status === 'QUEUED' ? { html: tracked.html, text, headers } : null };
 }

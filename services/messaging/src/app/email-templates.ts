@@ -11,7 +11,7 @@ import { notFound, failedPrecondition, invalid } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import { checkTemplateName, templateCall, trackingOf, type TrackingInput } from '../domain/email-template';
 import { Lru } from '../domain/lru';
-import { compileTemplate, renderTemplate, type CompiledTemplate, type RenderedMessage } from '../domain/template';
+import { compileTemplate, renderTemplate, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
 import { automationRepository } from '../store/automations';
 import { emailTemplatesOf, type EmailTemplateDoc } from '../store/email-templates';
 import { senderProfilesOf } from '../store/sender-profiles';

@@ -1,7 +1,7 @@
 // The render-time `subscriber` value (API.md "Email templates"): `{email, firstName, fields:
 // {<personalizationTagName>: display value}}` when the address is a subscriber of the account, else
 // `{email}`. The subscriber service owns subscribers; it is asked through SubscriberLookup.
-import type { RenderValues } from '../domain/template';
+import type { RenderValues } from '@mailer/templates';
 
 /** A subscriber as the templates see it. */
 export interface SubscriberView {

@@ -2,7 +2,7 @@
 // themselves when the customer named no template of theirs. Rendered by the same engine as customer
 // templates: every value in the html part is escaped on output, so a form name like
 // `<script>` arrives as text.
-import { compileTemplate, type CompiledTemplate } from './template';
+import { compileTemplate, type CompiledTemplate } from '@mailer/templates';
 
 export type BuiltinTemplateName = 'FORM_CONFIRMATION';
 

@@ -1,7 +1,7 @@
 // Rules of an email template's stored values (API.md "Email templates"), pure: the name, the
-// tracking defaults, and the errors of the Liquid domain (domain/template.ts) as DomainErrors.
+// tracking defaults, and the errors of the Liquid engine (@mailer/templates) as DomainErrors.
 import { DomainError, GrpcStatus, invalid } from '@mailer/kit';
-import { TemplateError } from './template';
+import { TemplateError } from '@mailer/templates';
 
 export const TEMPLATE_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 

@@ -1,6 +1,7 @@
 // Open and click tracking written into a rendered mail's HTML (API.md "Opens and clicks"): every
 // http(s) `<a href>` becomes a click link that names the original by its index, and a 1x1 pixel
-// loads the open URL. Pure: the caller passes the URLs (signed by app/public-links.ts).
+// loads the open URL; marketing mail without an unsubscribe link gets its footer in the same pass.
+// Pure: the caller passes the URLs (signed by app/public-links.ts).
 //
 // Why htmlparser2 and not regexes: customer HTML is arbitrary (attributes in any order and quoting,
 // entities, `<a>` inside comments, <script> or <style>, duplicate attributes). htmlparser2 tokenizes it
@@ -23,6 +24,11 @@ export interface TrackingUrls {
   clickUrl(index: number): string;
   /** Links left untouched whatever they are: the mail's own unsubscribe and preference links. */
   keep?: ReadonlyArray<string | null | undefined>;
+  /**
+   * Markup added (before the open pixel) when no `<a href>` of the html goes to one of `keep`: the
+   * unsubscribe footer of marketing mail that has no unsubscribe link of its own (unsubscribe-footer.ts).
+   */
+  footerUnlessKept?: string | null;
 }
 
 export interface InstrumentedHtml {
@@ -71,13 +77,15 @@ const pixel = (openUrl: string) =>
   `<img src="${escapeAttribute(openUrl)}" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
 
 /**
- * Rewrites the links (flags.clicks) and adds the open pixel (flags.opens) before the first `</body>`,
- * or at the end when there is none (before a tag left unfinished at the very end). With both flags off the html is returned unchanged.
+ * Rewrites the links (flags.clicks) and adds the footer (when no link goes to a kept URL) and the open
+ * pixel (flags.opens) before the first `</body>`, or at the end when there is none (before a tag left
+ * unfinished at the very end). With nothing to do the html is returned unchanged.
  */
 export function instrumentHtml(html: string, urls: TrackingUrls, flags: TrackingFlags): InstrumentedHtml {
   const links: string[] = [];
-  if (!flags.opens && !flags.clicks) return { html, links };
+  if (!flags.opens && !flags.clicks && !urls.footerUnlessKept) return { html, links };
   const keep = new Set((urls.keep ?? []).filter((u): u is string => typeof u === 'string' && u.length > 0).map(browserUrl));
+  let keptLink = false;
   // Source spans to replace, in document order: [start, end (exclusive), replacement].
   const edits: Array<[number, number, string]> = [];
   let bodyEnd = -1;
@@ -92,9 +100,10 @@ export function instrumentHtml(html: string, urls: TrackingUrls, flags: Tracking
     {
       onopentag(name, attribs, isImplied) {
         if (!isImplied) seen();
-        if (!flags.clicks || isImplied || name !== 'a' || !Object.prototype.hasOwnProperty.call(attribs, 'href')) return;
+        if (isImplied || name !== 'a' || !Object.prototype.hasOwnProperty.call(attribs, 'href')) return;
         const url = trackableUrl(attribs.href!);
-        if (url === null || keep.has(url) || links.length >= MAX_TRACKED_LINKS) return;
+        if (url !== null && keep.has(url)) keptLink = true;
+        if (!flags.clicks || url === null || keep.has(url) || links.length >= MAX_TRACKED_LINKS) return;
         const index = links.length;
         links.push(url);
         edits.push([parser.startIndex, parser.endIndex + 1, rebuildAnchor(attribs, urls.clickUrl(index))]);
@@ -114,10 +123,10 @@ export function instrumentHtml(html: string, urls: TrackingUrls, flags: Tracking
   );
   parser.end(html);
 
-  if (flags.opens) {
-    const at = bodyEnd !== -1 ? bodyEnd : Math.min(lastEnd, html.length);
-    edits.push([at, at, pixel(urls.openUrl)]);
-  }
+  const end = bodyEnd !== -1 ? bodyEnd : Math.min(lastEnd, html.length);
+  if (urls.footerUnlessKept && !keptLink) edits.push([end, end, urls.footerUnlessKept]);
+  if (flags.opens) edits.push([end, end, pixel(urls.openUrl)]);
+  // Stable: at one position the footer stays before the pixel.
   edits.sort((a, b) => a[0] - b[0]);
   let out = '';
   let at = 0;

@@ -8,11 +8,15 @@
 // - pause is idempotent; resume of an ACTIVE newsletter is 409 rss_newsletter_not_paused (a
 //   rebaseline there would silently drop queued reading). resume without rebaseline polls at once,
 //   so items published while paused are sent; with rebaseline they are marked seen first.
+// - subjectPattern / htmlContent / cssContent are test-rendered as an issue of maxItemsPerIssue sample
+//   items before any peer or feed is asked (domain/issues.ts checkIssueTemplates): a template that
+//   passes a render limit is 422 template_render_failed at save, never discovered at send.
 // - check while PAUSED is 409 rss_newsletter_paused; check while another poll of the newsletter
 //   runs is 409 rss_check_in_progress (after a short wait).
 import { DomainError, failedPrecondition, GrpcStatus, invalid, notFound, TIME_LIMITS } from '@mailer/kit';
 import type { Newsletter, NewsletterRequest, NewsletterSettings } from '../domain/newsletter';
 import { LIMITS, resolveNewsletterRequest } from '../domain/newsletter';
+import { checkIssueTemplates } from '../domain/issues';
 import { asFeedDomainError } from './feed-errors';
 import { nextTickOf, pollNewsletter, type PollDeps, type PollOutcome } from './poll';
 import type { AccountCatalog, FeedSnapshot } from './ports';
@@ -72,6 +76,7 @@ export const getNewsletter = (deps: Pick<NewsletterDeps, 'newsletters'>, account
 
 export async function createNewsletter(deps: NewsletterDeps, accountId: string, req: NewsletterRequest): Promise<Newsletter> {
   const settings = resolveNewsletterRequest(req);
+  await checkIssueTemplates(settings);
   await checkReferences(deps, accountId, settings);
   const read = await readForBaseline(deps, settings.sourceUrl, 'body.sourceUrl');
   const now = deps.now();
@@ -103,6 +108,7 @@ export async function createNewsletter(deps: NewsletterDeps, accountId: string, 
 export async function updateNewsletter(deps: NewsletterDeps, accountId: string, id: string, req: NewsletterRequest): Promise<Newsletter> {
   const previous = await existing(deps, accountId, id);
   const settings = resolveNewsletterRequest(req);
+  await checkIssueTemplates(settings);
   await checkReferences(deps, accountId, settings);
   const now = deps.now();
   const scheduleChanged = settings.triggerMode !== previous.triggerMode || settings.schedule !== previous.schedule;

@@ -106,7 +106,7 @@ async function buildIssue(deps: PollDeps, newsletter: Newsletter, at: { now: Dat
     accountId,
     newsletterId: id,
     items,
-    subject: issueSubject(newsletter, items),
+    subject: await issueSubject(newsletter, items),
     createdAt: at.now,
     sentAt: null,
     recipientCount: 0,

@@ -1,7 +1,7 @@
 /**
  * The fields of a feed item as the newsletter needs them (domain/feed.ts reads the documents): plain text,
- * HTML (untrusted, from the feed), absolute http(s) URLs, images out of enclosures and Media RSS, dates
- * in the formats feeds write. Pure.
+ * HTML (from the feed; feed-html.ts sanitizes it), absolute http(s) URLs, images out of enclosures and
+ * Media RSS, dates in the formats feeds write. Pure.
  */
 
 type Link = { href?: string; rel?: string; type?: string };
@@ -20,7 +20,7 @@ export function plain(value: string | undefined | null): string | null {
   return s === '' ? null : s;
 }
 
-/** HTML kept as given (customer / third-party HTML); only empty becomes null. */
+/** HTML as the feed gives it (feed-html.ts sanitizes it); only empty becomes null. */
 export function html(value: string | undefined | null): string | null {
   if (typeof value !== 'string') return null;
   const s = value.trim();
@@ -57,27 +57,6 @@ export function absolute(value: string | undefined | null, base: string | null):
   } catch {
     return null;
   }
-}
-
-const URL_ATTRIBUTE = /(<[a-z][^>]*?\s(?:href|src|poster)\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi;
-/**
- * `href`, `src` and `poster` attributes with a relative URL made absolute; everything else is left as the
- * feed wrote it (URLs with a scheme, fragments: what they point to is the sanitizer's business).
- */
-export function absoluteUrlsIn(markup: string | null, base: string | null): string | null {
-  if (markup === null || base === null) return markup;
-  return markup.replace(URL_ATTRIBUTE, (whole, head: string, dq: string | undefined, sq: string | undefined) => {
-    const value = (dq ?? sq ?? '').trim();
-    if (value === '' || value.startsWith('#') || /^[a-z][a-z0-9+.-]*:/i.test(value)) return whole;
-    let resolved: string;
-    try {
-      resolved = new URL(decodeEntities(value), base).href;
-    } catch {
-      return whole;
-    }
-    const quote = dq !== undefined ? '"' : "'";
-    return `${head}${quote}${resolved.replace(/&/g, '&amp;').replace(quote === '"' ? /"/g : /'/g, quote === '"' ? '&quot;' : '&#39;')}${quote}`;
-  });
 }
 
 const IMAGE_EXTENSION = /\.(jpe?g|png|gif|webp|avif|svg)(\?|#|$)/i;

@@ -4,19 +4,20 @@
  * an item is its guid, else its link, else a hash of its title and date; an item whose guid changed but
  * whose link was seen before is not new (feeds that regenerate guids must not mail their back catalogue).
  *
- * `summary` and `content` are HTML fragments as the feed gives them: customer / third-party HTML, never
- * trusted (the issue template escapes them or passes them through the sanitizer). Fields a feed declares
- * as plain text (Atom type="text", JSON Feed content_text) are escaped into HTML so both fields are
- * always HTML; relative href / src / poster URLs inside them are made absolute (a mail has no base URL),
- * nothing else in them is touched. `title` and `author` are plain text. Links and image URLs are absolute
- * http(s) URLs, resolved against the feed's URL; anything else (javascript:, data:, unresolvable) becomes
- * null so no such URL reaches a mail through them. Pure: no I/O, no clock.
+ * `summary` and `content` are HTML fragments: third-party HTML, cleaned here by the allowlist sanitizer
+ * of feed-html.ts (no script, style, form, iframe, object, event handler or tracking pixel; absolute
+ * http(s) URLs only, relative ones resolved against the item's page, as a mail has no base URL). Fields
+ * a feed declares as plain text (Atom type="text", JSON Feed content_text) are escaped into HTML first,
+ * so both fields are always clean HTML. `title` and `author` are plain text. Links and image URLs are
+ * absolute http(s) URLs, resolved against the feed's URL; anything else (javascript:, data:,
+ * unresolvable) becomes null so no such URL reaches a mail through them. Pure: no I/O, no clock.
  */
 import { createHash } from 'node:crypto';
 import { XMLValidator } from 'fast-xml-parser';
 import { parseFeed as parseAnyFeed, parseJsonFeed, type AtomFeed, type JsonFeed, type RdfFeed, type RssFeed } from 'feedsmith';
-import { absolute, absoluteUrlsIn, alternateLink, atomHtml, atomPlain, decodeEntities, enclosureImage, firstDate, html, image, isImage, mediaImage, plain, selfLink, textAsHtml } from './feed-fields';
+import { absolute, alternateLink, atomHtml, atomPlain, decodeEntities, enclosureImage, firstDate, html, image, isImage, mediaImage, plain, selfLink, textAsHtml } from './feed-fields';
 import { FeedError } from './feed-error';
+import { sanitizeFeedHtml } from './feed-html';
 
 export { FeedError, type FeedErrorCode } from './feed-error';
 export { parseDate } from './feed-fields';
@@ -28,9 +29,9 @@ export interface FeedItem {
   title: string | null;
   link: string | null;
   publishedAt: Date | null;
-  /** HTML (customer / third-party: untrusted). */
+  /** HTML from a third party, sanitized (feed-html.ts). */
   summary: string | null;
-  /** HTML (customer / third-party: untrusted). */
+  /** HTML from a third party, sanitized (feed-html.ts). */
   content: string | null;
   author: string | null;
   imageUrl: string | null;
@@ -229,10 +230,10 @@ function finish(title: string | undefined | null, siteUrl: string | null, feedUr
     // An item with nothing to identify or show is no item (it would collide with every other such one).
     .filter((d) => d.guid !== null || d.link !== null || d.title !== null || d.summary !== null || d.content !== null)
     .map((d): FeedItem => {
-      // Relative URLs in the HTML would be dead in a mail: resolved against the item's page (where the
-      // HTML was written for), else the feed.
+      // Relative URLs in the HTML are resolved against the item's page (where the HTML was written
+      // for), else the feed.
       const htmlBase = d.link ?? base;
-      return { key: itemKey(d), ...d, summary: absoluteUrlsIn(d.summary, htmlBase), content: absoluteUrlsIn(d.content, htmlBase) };
+      return { key: itemKey(d), ...d, summary: sanitizeFeedHtml(d.summary, htmlBase), content: sanitizeFeedHtml(d.content, htmlBase) };
     });
   return { title: plain(title ?? undefined), siteUrl, feedUrl, items: newestFirst(items) };
 }

@@ -1,7 +1,9 @@
 // When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
-import { Liquid } from 'liquidjs';
+import { compileTemplate, htmlValue, renderTemplate, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
+import { invalid } from '@mailer/kit';
 import { unseenItems, type FeedItem } from './feed';
+import { sanitizeFeedHtml } from './feed-html';
 import type { Newsletter, ReleasePolicy } from './newsletter';
 
 /** An item as this service keeps it (the feed reader's FeedItem, without its parsing details). */
@@ -114,16 +116,23 @@ export function initialIssueState(policy: ReleasePolicy, reviewAutoReleaseMinute
   };
 }
 
-const liquid = new Liquid({ strictFilters: false, strictVariables: false, ownPropertyOnly: true });
-const SUBJECT_RENDER_LIMIT_MS = 200;
+/**
+ * An item's HTML field for templates: trusted HTML (printed as markup in the html part, as text in the
+ * subject). Sanitized when the feed was read; sanitized again here (the result is the same for clean
+ * HTML) because items stored before the sanitizer existed may still wait in a queue or an issue.
+ */
+const itemHtml = (markup: string, base: string): HtmlValue | '' => {
+  const clean = markup ? sanitizeFeedHtml(markup, base || null) : null;
+  return clean ? htmlValue(clean) : '';
+};
 
-/** The item as templates see it (API.md: `title, link, publishedAt, summary, content, author, imageUrl`). */
+/** The item as templates see it (`title, link, publishedAt, summary, content, author, imageUrl`). */
 export const templateItem = (i: ItemSnapshot) => ({
   title: i.title,
   link: i.link,
   publishedAt: i.publishedAt?.toISOString() ?? null,
-  summary: i.summary,
-  content: i.content,
+  summary: itemHtml(i.summary, i.link),
+  content: itemHtml(i.content, i.link),
   author: i.author,
   imageUrl: i.imageUrl,
 });
@@ -131,7 +140,10 @@ export const templateItem = (i: ItemSnapshot) => ({
 /** The newsletter as templates see it. */
 const templateNewsletter = (n: Pick<Newsletter, 'name' | 'feedTitle' | 'siteUrl'>) => ({ name: n.name, feedTitle: n.feedTitle, siteUrl: n.siteUrl });
 
-/** The render values of an issue's mail besides `subscriber` (API.md: `items` and `newsletter`). */
+/**
+ * The render values of an issue's mail besides `subscriber` (`items` and `newsletter`), as JSON would
+ * carry them: item HTML marked as trusted (takeHtmlValues reads the marks).
+ */
 export const issueValues = (newsletter: Pick<Newsletter, 'name' | 'feedTitle' | 'siteUrl'>, items: readonly ItemSnapshot[]) => ({
   items: items.map(templateItem),
   newsletter: templateNewsletter(newsletter),
@@ -140,21 +152,59 @@ export const issueValues = (newsletter: Pick<Newsletter, 'name' | 'feedTitle' | 
 /** The key of an issue's send at the messaging service: one mail per recipient per key. */
 export const issueSendKey = (issueId: string) => `rss-issue:${issueId}`;
 
+type TemplateSettings = Pick<Newsletter, 'name' | 'subjectPattern' | 'htmlContent' | 'cssContent' | 'feedTitle' | 'siteUrl'>;
+
+/** Renders the newsletter's templates with the platform's engine, as the messaging service will. */
+function renderIssue(newsletter: TemplateSettings, items: readonly ItemSnapshot[], subscriber: Record<string, unknown>, links: Record<string, string> | null) {
+  const compiled = compileTemplate({ subject: newsletter.subjectPattern, html: newsletter.htmlContent, css: newsletter.cssContent });
+  const { values, trustedHtml } = takeHtmlValues(issueValues(newsletter, items));
+  return renderTemplate(compiled, { substitutionData: values, subscriber, links, trustedHtml });
+}
+
 /**
  * The issue's subject from `subjectPattern` with `items` and `newsletter` (no `subscriber`: the list
  * shows one subject per issue; per-recipient subjects are rendered when mail is sent). A pattern that
- * fails to render falls back to the newsletter's name rather than losing the issue.
+ * fails to render (an older newsletter's `{% render %}`, a limit) falls back to the newsletter's name
+ * rather than losing the issue.
  */
-export function issueSubject(newsletter: Pick<Newsletter, 'name' | 'subjectPattern' | 'feedTitle' | 'siteUrl'>, items: readonly ItemSnapshot[]): string {
+export async function issueSubject(newsletter: Pick<Newsletter, 'name' | 'subjectPattern' | 'feedTitle' | 'siteUrl'>, items: readonly ItemSnapshot[]): Promise<string> {
   try {
-    const out = liquid.parseAndRenderSync(
-      newsletter.subjectPattern,
-      { ...issueValues(newsletter, items), subscriber: {} },
-      { templateLimit: SUBJECT_RENDER_LIMIT_MS, renderLimit: SUBJECT_RENDER_LIMIT_MS } as never,
-    );
-    const line = String(out).replace(/\s+/g, ' ').trim();
+    const { subject } = await renderIssue({ ...newsletter, htmlContent: '', cssContent: '' }, items, {}, null);
+    const line = subject.replace(/\s+/g, ' ').trim();
     return line === '' ? newsletter.name : line.slice(0, 998);
   } catch {
     return newsletter.name;
+  }
+}
+
+const SAMPLE_ITEM: ItemSnapshot = {
+  key: 'sample',
+  guid: 'sample',
+  title: 'A sample item',
+  link: 'https://feed.example/sample',
+  publishedAt: new Date('2026-01-01T00:00:00Z'),
+  summary: '<p>The summary of a <a href="https://feed.example/sample">sample item</a>.</p>',
+  content: '<p>The content of a sample item.</p>',
+  author: 'An author',
+  imageUrl: 'https://feed.example/sample.png',
+};
+const SAMPLE_SUBSCRIBER = { email: 'reader@example.com', firstName: 'Reader', fields: {} };
+const SAMPLE_LINKS = { unsubscribe: 'https://mail.example/u/sample', preferences: 'https://mail.example/u/sample' };
+const MEMBER_OF_PART: Record<string, string> = { subject: 'subjectPattern', html: 'htmlContent', text: 'htmlContent', css: 'cssContent' };
+
+/**
+ * The save-time check of a newsletter's templates: one render of an issue of `maxItemsPerIssue` sample
+ * items for a sample reader, with the engine and limits every send uses (render time, memory, output),
+ * so a template that cannot render (`(1..30000000) | join`, a string doubled in a loop, loops nested
+ * too deep) is refused when it is written, `template_render_failed`, not found at every send.
+ */
+export async function checkIssueTemplates(newsletter: TemplateSettings & Pick<Newsletter, 'maxItemsPerIssue'>): Promise<void> {
+  const items = Array.from({ length: newsletter.maxItemsPerIssue }, (_, i) => ({ ...SAMPLE_ITEM, key: `sample-${i}` }));
+  try {
+    await renderIssue(newsletter, items, SAMPLE_SUBSCRIBER, SAMPLE_LINKS);
+  } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
+    const details = err.details.map((d) => ({ path: `body.${MEMBER_OF_PART[d.path] ?? d.path}`, problem: d.problem }));
+    throw invalid(err.errorId, `the newsletter's templates fail a test render of an issue: ${err.message}`, details);
   }
 }

@@ -1,7 +1,7 @@
 // An RSS newsletter (API.md "RSS newsletters", spec RssNewsletterRequestDto) and the rules of its
 // request. Pure: ids that must exist in the account are checked by app/ against their services.
 import { invalid, type Problem } from '@mailer/kit';
-import { Liquid } from 'liquidjs';
+import { compileTemplate, MAX_TEMPLATE_PART_CHARS } from '@mailer/templates';
 import { parseSchedule, ScheduleError } from './schedule';
 
 export type TriggerMode = 'INSTANT' | 'SCHEDULE' | 'THRESHOLD';
@@ -20,9 +20,9 @@ export const LIMITS = {
   reviewAutoReleaseMinutes: { min: 1, max: 43_200 },
   maxItemsPerIssue: { min: 1, max: 100, default: 10 },
   subjectMax: 998,
-  // The messaging service renders at most 256 KiB per template part (MAX_TEMPLATE_PART_CHARS).
-  htmlMax: 256 * 1024,
-  cssMax: 256 * 1024,
+  // The template engine renders at most this much per template part.
+  htmlMax: MAX_TEMPLATE_PART_CHARS,
+  cssMax: MAX_TEMPLATE_PART_CHARS,
 } as const;
 
 /** What a create or PUT sets: the request's members with defaults applied. */
@@ -89,12 +89,18 @@ export interface NewsletterRequest {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /**
- * The save-time check parses as the messaging service's renderer will (domain/template.ts there):
- * unknown filters refused at parse, no file tags. A template this accepts and the renderer refuses
- * would leave every issue of the newsletter unsendable, so it is refused here, when it is written.
+ * The save-time parse uses the platform's engine, as every render of the newsletter will (no file
+ * tags, unknown filters refused): a template this accepted and the renderer refused would leave every
+ * issue of the newsletter unsendable. (The test render of issues.ts checkIssueTemplates follows.)
  */
-const liquid = new Liquid({ strictFilters: true });
-for (const tag of ['include', 'render', 'layout', 'block']) delete (liquid.tags as Record<string, unknown>)[tag];
+function liquidParses(part: 'subject' | 'html', template: string): boolean {
+  try {
+    compileTemplate(part === 'subject' ? { subject: template, html: '' } : { subject: '', html: template });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The request's settings, or INVALID_ARGUMENT naming every member that is wrong. */
 export function resolveNewsletterRequest(req: NewsletterRequest): NewsletterSettings {
@@ -149,7 +155,7 @@ export function resolveNewsletterRequest(req: NewsletterRequest): NewsletterSett
   text('cssContent', req.cssContent, LIMITS.cssMax, false);
   for (const member of ['subjectPattern', 'htmlContent'] as const) {
     const v = req[member];
-    if (v && v.length <= (member === 'subjectPattern' ? LIMITS.subjectMax : LIMITS.htmlMax) && !liquidParses(v)) bad(member, 'a Liquid template that parses');
+    if (v && v.length <= (member === 'subjectPattern' ? LIMITS.subjectMax : LIMITS.htmlMax) && !liquidParses(member === 'subjectPattern' ? 'subject' : 'html', v)) bad(member, 'a Liquid template that parses');
   }
   if (problems.length > 0) throw invalid('validation_failed', `invalid newsletter: ${problems.map((p) => `${p.path} ${p.problem}`).join('; ')}`, problems);
   // A schedule that cron, the field count or the zone refused gets its own errorId.
@@ -182,15 +188,6 @@ function absoluteHttpUrl(v: string): boolean {
   try {
     const u = new URL(v.trim());
     return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-function liquidParses(template: string): boolean {
-  try {
-    liquid.parse(template);
-    return true;
   } catch {
     return false;
   }

@@ -27,6 +27,9 @@ export const protobufFileName = "mailer/messaging/v1/audience_sends.proto";
 /**
  * Liquid templates rendered per recipient with `subscriber` (email, firstName, fields), the values of
  * values_json (a JSON object: an RSS issue's `items` and `newsletter`) and `links` (unsubscribe).
+ * A member of values_json written `{"$html": "<p>...</p>"}` is trusted HTML (an RSS item's summary
+ * or content, sanitized by the rss service): the html part prints it as markup, subject and text as
+ * its text. Only a caller that sanitized the markup itself may mark it.
  */
 export interface AudienceContent {
   subject: string;

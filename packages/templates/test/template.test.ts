@@ -1,9 +1,9 @@
 // The template domain alone (no processes needed): compile errors, variables, escaping, derived text,
 // header-injection safety, reserved keys, and the limits a hostile template cannot get past.
 import {
-  compileTemplate, renderTemplate, TemplateError, MAX_OUTPUT_CHARS, MAX_TEMPLATE_PART_CHARS,
+  compileTemplate, renderTemplate, TemplateError, MAX_OUTPUT_CHARS, MAX_TEMPLATE_PART_CHARS, htmlValue, takeHtmlValues,
   type TemplateSource, type RenderValues,
-} from '../src/domain/template';
+} from '../src';
 
 const subscriber = { email: 'ann@example.com', firstName: 'Ann', fields: {} };
 
@@ -205,5 +205,41 @@ describe('hostile templates', () => {
     expect(out.subject).toBe('');
     expect(out.html).toBe('b');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('trusted HTML', () => {
+  const summary = '<p>Fresh <b>trout</b> &amp; chips</p>';
+
+  it('prints trusted strings as markup in html and as text in subject and text; every other value stays escaped', async () => {
+    const { values, trustedHtml } = takeHtmlValues({ items: [{ summary: htmlValue(summary), title: '<b>not trusted</b>' }] });
+    const out = await render(
+      { subject: '{{ items[0].summary }}', html: '{{ items[0].summary }}|{{ items[0].summary | raw }}|{{ items[0].title }}|{{ items[0].summary | strip_html }}|{{ copy }}', text: '{{ items[0].summary }}' },
+      { substitutionData: { ...values, copy: '<i>x</i>' }, trustedHtml },
+    );
+    // A filter's result is a new value: escaped like any other.
+    expect(out.html).toBe(`${summary}|${summary}|&lt;b&gt;not trusted&lt;/b&gt;|Fresh trout &amp;amp; chips|&lt;i&gt;x&lt;/i&gt;`);
+    expect(out.subject).toBe('Fresh trout & chips');
+    expect(out.text).toBe('Fresh trout & chips');
+  });
+
+  it('without the set the same values are escaped (customer data is never trusted)', async () => {
+    const out = await render({ subject: 's', html: '{{ s }}' }, { substitutionData: { s: summary } });
+    expect(out.html).toBe('&lt;p&gt;Fresh &lt;b&gt;trout&lt;/b&gt; &amp;amp; chips&lt;/p&gt;');
+    // A mark in customer data is just an object: printed as data, never as markup.
+    const marked = await render({ subject: 's', html: '{{ s["$html"] }}' }, { substitutionData: { s: htmlValue('<script>x</script>') } });
+    expect(marked.html).toBe('&lt;script&gt;x&lt;/script&gt;');
+  });
+
+  it('takeHtmlValues: only exact marks are taken; keys stay own data, __proto__ included', () => {
+    const parsed = JSON.parse('{"a": {"$html": "<b>1</b>"}, "b": [{"$html": "<i>2</i>"}], "c": {"$html": "x", "more": 1}, "d": {"$html": 3}, "__proto__": {"$html": "<u>p</u>"}}');
+    const { values, trustedHtml } = takeHtmlValues(parsed);
+    expect([...trustedHtml].sort()).toEqual(['<b>1</b>', '<i>2</i>', '<u>p</u>']);
+    expect(values.a).toBe('<b>1</b>');
+    expect(values.b).toEqual(['<i>2</i>']);
+    expect(values.c).toEqual({ $html: 'x', more: 1 });
+    expect(values.d).toEqual({ $html: 3 });
+    expect(Object.getPrototypeOf(values)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(values, '__proto__')).toBe(true);
   });
 });

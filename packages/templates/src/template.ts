@@ -1,6 +1,9 @@
-// The Liquid template domain of the messaging service (API.md "Email templates"): compile a template's
-// subject/html/text once (syntax errors with line and column, the variables it reads), then render it
-// with a recipient's values. Pure: no I/O, no store, no clock beyond liquidjs' render-time limit.
+// The one Liquid engine of the platform: every mail (email templates, automation mail, forms'
+// confirmation mail, RSS issues) and every render in the rss service (issue subjects, the test render
+// of a newsletter at save) goes through compileTemplate / renderTemplate, with the same options and
+// limits. Compile a template's subject/html/text once (syntax errors with line and column, the
+// variables it reads), then render it with a recipient's values. Pure: no I/O, no store, no clock
+// beyond liquidjs' render-time limit.
 //
 // Limits a hostile template cannot get past (each one is tested in test/template.test.ts):
 // - MAX_TEMPLATE_PART_CHARS: source size of each of subject/html/text, checked before parsing;
@@ -12,10 +15,15 @@
 // - MAX_OUTPUT_CHARS: the rendered output of one part; a bounded emitter refuses the write that would
 //   pass it, so a loop printing a large value is stopped long before memory is at risk; the same bound
 //   applies to every string a tag renders on its own ({% capture %}).
-// - No file access: the include/render/layout tags do not exist (a save using them is a syntax error)
-//   and the engine's fs refuses every lookup. No prototype access: ownPropertyOnly.
+// - No file access: the include/render/layout tags do not exist (a template using them is a syntax
+//   error, at save and at every later render of an older stored one) and the engine's fs refuses every
+//   lookup. No prototype access: ownPropertyOnly.
+//
+// Values are HTML-escaped in the html part unless `| raw`, with one exception: trusted HTML
+// (RenderValues.trustedHtml, see html-values.ts), markup the platform made safe itself, is printed as
+// markup in html and as its text in subject and text.
 import { semaphore } from '@mailer/kit';
-import { Context, Liquid, toPromise, type Template } from 'liquidjs';
+import { Context, filters, Liquid, toPromise, type Template } from 'liquidjs';
 import juice from 'juice';
 import { compile as compileHtmlToText } from 'html-to-text';
 
@@ -31,7 +39,7 @@ export const RESERVED_SUBSTITUTION_KEYS = ['subscriber', 'event', 'links'] as co
 export type TemplatePart = 'subject' | 'html' | 'text';
 export interface TemplateProblem { path: string; problem: string }
 
-/** A refusal with the errorId and details API.md names; the handler maps it to 400/422. */
+/** A refusal with the errorId and details of the public API; the handlers map it to 400/422. */
 export class TemplateError extends Error {
   constructor(
     readonly errorId: 'template_syntax_error' | 'validation_failed' | 'reserved_substitution_key' | 'template_render_failed',
@@ -62,6 +70,11 @@ export interface RenderValues {
   subscriber: Record<string, unknown>;
   event?: Record<string, unknown> | null;
   links?: Record<string, unknown> | null;
+  /**
+   * Strings among the values that are HTML the platform made safe (takeHtmlValues): printed as markup
+   * in html (escaping them would show their tags to the reader), as text in subject and text.
+   */
+  trustedHtml?: ReadonlySet<string> | null;
 }
 
 export interface RenderedMessage { subject: string; html: string; text: string }
@@ -91,6 +104,21 @@ class BoundedEmitter {
 export const YIELD_EVERY_MS = 5;
 let lastYield = 0;
 
+/** The trusted HTML of the render a Context belongs to (renderPart sets it). */
+const trustedOf = new WeakMap<Context, ReadonlySet<string>>();
+const isTrusted = (ctx: Context, value: unknown): value is string => typeof value === 'string' && trustedOf.get(ctx)?.has(value) === true;
+type OutputContext = { context: Context };
+
+/** html's output filter: liquidjs' escape, except for trusted HTML. */
+function escapeUnlessTrusted(this: OutputContext, value: unknown): string {
+  return isTrusted(this.context, value) ? value : (filters.escape as (this: OutputContext, v: unknown) => string).call(this, value);
+}
+
+/** subject's and text's output filter: trusted HTML as its text; everything else as it is (the emitter stringifies it). */
+function textOfTrusted(this: OutputContext, value: unknown): string {
+  return isTrusted(this.context, value) ? htmlToText(value) : (value as string);
+}
+
 function newEngine(escapeHtml: boolean): Liquid {
   const engine = new Liquid({
     fs: noFiles,
@@ -105,7 +133,7 @@ function newEngine(escapeHtml: boolean): Liquid {
     parseLimit: PARSE_LIMIT,
     renderLimit: RENDER_LIMIT_MS,
     memoryLimit: MEMORY_LIMIT,
-    outputEscape: escapeHtml ? 'escape' : undefined,
+    outputEscape: escapeHtml ? escapeUnlessTrusted : textOfTrusted,
   });
   // Without these tags a template naming them fails to parse: refused at save, not at send.
   for (const tag of ['include', 'render', 'layout', 'block']) delete (engine.tags as Record<string, unknown>)[tag];
@@ -128,15 +156,15 @@ function newEngine(escapeHtml: boolean): Liquid {
   return engine;
 }
 
-const htmlEngine = newEngine(true);
 // convert() would compile its options (a selector decision tree) on every call: a third of a render.
 const htmlToText = compileHtmlToText({ wordwrap: 78 });
+const htmlEngine = newEngine(true);
 const plainEngine = newEngine(false);
 
 function position(err: unknown): string {
   const token = (err as { token?: { getPosition?: () => [number, number] } }).token;
   const pos = token?.getPosition?.();
-  // liquidjs appends ", line:3, col:7" to its messages; say it once, in API.md's form, in front.
+  // liquidjs appends ", line:3, col:7" to its messages; say it once, in the API's form ("line 3, col 7: ..."), in front.
   const message = String((err as Error).message ?? err).replace(/,? line:\d+, col:\d+$/, '').split('\n')[0];
   return pos ? `line ${pos[0]}, col ${pos[1]}: ${message}` : message;
 }
@@ -168,10 +196,11 @@ export function compileTemplate(source: TemplateSource): CompiledTemplate {
   return { subject: parsed.subject!, html: parsed.html!, text: parsed.text ?? null, variables: [...variables].sort(), css: source.css || null };
 }
 
-async function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart): Promise<string> {
+async function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart, trustedHtml: ReadonlySet<string> | null | undefined): Promise<string> {
   const emitter = new BoundedEmitter();
   try {
     const ctx = new Context(scope, engine.options, { sync: false });
+    if (trustedHtml?.size) trustedOf.set(ctx, trustedHtml);
     // renderTemplates is a generator (liquidjs drives sync and async renders alike); toPromise runs it.
     await toPromise(engine.renderer.renderTemplates(templates, ctx, emitter as never));
     return emitter.buffer;
@@ -193,7 +222,7 @@ async function renderPart(engine: Liquid, templates: Template[], scope: Record<s
 export const RENDERS_AT_ONCE = 4;
 const renderSlot = semaphore(RENDERS_AT_ONCE);
 
-/** Renders a compiled template for one recipient (API.md "Email templates", render-time variables). */
+/** Renders a compiled template for one recipient. */
 export function renderTemplate(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
   return renderSlot(() => render(compiled, values));
 }
@@ -209,8 +238,9 @@ async function render(compiled: CompiledTemplate, values: RenderValues): Promise
   if (values.event) scope.event = values.event;
   if (values.links) scope.links = values.links;
 
-  const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject');
-  const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html');
+  const trusted = values.trustedHtml;
+  const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject', trusted);
+  const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html', trusted);
   let html: string;
   try {
     html = compiled.css ? juice(rawHtml, { extraCss: compiled.css }) : juice(rawHtml);
@@ -218,7 +248,7 @@ async function render(compiled: CompiledTemplate, values: RenderValues): Promise
     throw new TemplateError('template_render_failed', `html: ${(err as Error).message}`, [{ path: 'html', problem: (err as Error).message }]);
   }
   const text = compiled.text
-    ? await renderPart(plainEngine, compiled.text, scope, 'text')
+    ? await renderPart(plainEngine, compiled.text, scope, 'text', trusted)
     : htmlToText(html);
   // A subject is a header: a line break from any value would start a new header (Bcc:...).
   return { subject: subject.replace(/[\r\n]+/g, ' ').trim(), html, text };
