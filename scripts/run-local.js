@@ -280,6 +280,9 @@ function admin(args, adminEnv) {
 
 async function main() {
   lock(); // before anything reads or writes the data directory
+  // Data and logs readable by this user only: umask 077 (every child inherits it), and what an older
+  // version left with wider modes narrowed (the services do the same for their own directories).
+  require('../packages/kit/dist/file-modes').ownerOnlyFiles(data, data, (extra, msg) => console.error(`up: ${msg}: ${extra.path} (${extra.err})`));
   fs.mkdirSync(logs, { recursive: true });
   const { apiKeyMasterKey, adminToken, trackingSecret } = secrets();
   process.on('SIGINT', () => void stopAll(0));
