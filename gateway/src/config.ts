@@ -18,8 +18,13 @@ export const configSchema = z.object({
       ctx.addIssue({ code: 'custom', message: `${(err as Error).message} (e.g. \`openssl rand -base64 32\`)` });
     }
   }),
-  /** Reverse-proxy hops in front of the gateway whose X-Forwarded-For is trusted (0: use the socket address). */
+  /**
+   * Reverse-proxy hops in front of the gateway whose X-Forwarded-For (client address) and
+   * X-Forwarded-Proto (https: HSTS) are trusted (0: the socket's address and protocol).
+   */
   GATEWAY_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /** Strict-Transport-Security max-age sent on answers to https requests (0: no header). */
+  GATEWAY_HSTS_MAX_AGE_SECONDS: z.coerce.number().int().min(0).max(63_072_000).default(31_536_000),
   /** Requests that fail authentication allowed per client address and minute (throttles key guessing). */
   GATEWAY_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**

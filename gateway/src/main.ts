@@ -67,6 +67,7 @@ async function main() {
       subscriber: clients.subscriberServing,
     },
     trustProxy: config.GATEWAY_TRUST_PROXY,
+    hstsMaxAgeSeconds: config.GATEWAY_HSTS_MAX_AGE_SECONDS,
     unauthenticatedPerMinute: config.GATEWAY_UNAUTHENTICATED_PER_MINUTE,
     publicWeb: {
       upstreams: { MESSAGING_HTTP_ADDR: config.MESSAGING_HTTP_ADDR, FORM_HTTP_ADDR: config.FORM_HTTP_ADDR },

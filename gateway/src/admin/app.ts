@@ -6,6 +6,7 @@ import { redactApiKeys } from '../accounts/api-key';
 import { ApiError } from '../errors';
 import { errorHandler } from '../middleware/errors';
 import { sanitizeRequestId } from '../middleware/request-context';
+import { securityHeaders } from '../middleware/security-headers';
 import { DEFAULT_RATE_LIMITS, resolveLimits, type RateLimits } from '../ratelimit/policies';
 
 export interface AdminDeps {
@@ -74,6 +75,8 @@ export function createAdminApp(deps: AdminDeps): Express {
     res.once('finish', () => req.log.info({ method: req.method, path: redactApiKeys(req.path), status: res.statusCode }, 'admin request'));
     next();
   });
+  // Plain HTTP on a private address: no HSTS, the rest as on the public listener.
+  app.use(securityHeaders({ hstsMaxAgeSeconds: 0 }));
   app.use(requireAdminToken(deps.adminToken));
   app.use(express.json({ limit: 64 * 1024 }));
 
