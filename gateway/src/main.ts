@@ -8,10 +8,10 @@ import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
 import { createApp } from './app';
 import { answerClientError } from './client-error';
-import { createServiceClients } from './clients';
+import { createServiceClients, resealWebhookSecrets } from './clients';
 import { readConfig } from './config';
 import { AcceptedEventKeys, jetStreamEventSink } from './events/publisher';
-import { IdempotencyStore } from './idempotency/store';
+import { IdempotencyStore, responseKeyring } from './idempotency/store';
 import { BUCKETS } from './kv/buckets';
 import { natsJsonKv } from './kv/json-kv';
 import { WatchedKv } from './kv/watched-kv';
@@ -52,14 +52,14 @@ async function main() {
   const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
-  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
+  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView);
   const clients = createServiceClients(config);
   const app = createApp({
     logger,
     metrics,
     accounts,
     limiter,
-    idempotency: new IdempotencyStore(kv(BUCKETS.idempotency)),
+    idempotency: new IdempotencyStore(kv(BUCKETS.idempotency), responseKeyring(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS)),
     events: { sink: jetStreamEventSink(nc), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
@@ -74,7 +74,7 @@ async function main() {
       perMinute: config.GATEWAY_PUBLIC_PER_MINUTE,
     },
   });
-  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger });
+  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config) });
 
   const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
   // Installed before any request is served: a graceful close must know every request in flight.
