@@ -52,7 +52,7 @@ describe('API key material', () => {
     expect(rotated.lookupHash(key)).toBe(createKeyCrypto(newMaster).lookupHash(key));
     expect(rotated.previousLookupHashes(key)).toEqual([before.lookupHash(key)]);
     expect(createKeyCrypto(newMaster).previousLookupHashes(key)).toEqual([]);
-    expect(() => createKeyCrypto(newMaster).open(sealed, 'acc-1')).toThrow(/no key of the keyring/);
+    expect(() => createKeyCrypto(newMaster).open(sealed, 'acc-1')).toThrow(/does not open with this key/);
   });
 
   it('keeps the sealed format and derivation of keys sealed before keyrings existed (v1, HKDF of the master key)', () => {
@@ -80,7 +80,7 @@ describe('API key material', () => {
     parts[2] = ct.toString('base64url');
     expect(() => c.open(parts.join('.'), 'a')).toThrow();
     expect(() => createKeyCrypto(master()).open(sealed, 'a')).toThrow();
-    expect(() => c.open('v2.x.y.z', 'a')).toThrow(/format/);
+    expect(() => c.open('v2.x.y.z', 'a')).toThrow('not a sealed value');
   });
 
   it('lookup hash: deterministic per master key, different across master keys, compared in constant time', () => {

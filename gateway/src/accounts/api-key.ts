@@ -1,5 +1,5 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
-import { deriveKey, derivedKeyring, parseMasterKey } from '@mailer/tokens';
+import { deriveKey, keySealer, parseMasterKey } from '@mailer/tokens';
 
 /**
  * API key material. A key is `mk_` + 40 base62 characters (238 bits of randomness; the prefix
@@ -74,7 +74,8 @@ export interface KeyCrypto {
  */
 export function createKeyCrypto(masterKey: Buffer | string, previous: readonly (Buffer | string)[] = []): KeyCrypto {
   const masters = [masterKey, ...previous].map((k) => (typeof k === 'string' ? parseMasterKey(k) : k));
-  const sealing = derivedKeyring(masters, 'mailer gateway api-key encryption v1');
+  // The `v1` format and these derivations are those of keys stored before keyrings existed.
+  const sealing = keySealer(masters.map((m) => deriveKey(m, 'mailer gateway api-key encryption v1')), 'v1');
   const macKeys = masters.map((m) => deriveKey(m, 'mailer gateway api-key lookup v1'));
   const hash = (macKey: Buffer, apiKey: string) => createHmac('sha256', macKey).update(apiKey, 'utf8').digest('hex');
 
@@ -87,11 +88,11 @@ export function createKeyCrypto(masterKey: Buffer | string, previous: readonly (
       return x.length === 32 && y.length === 32 && timingSafeEqual(x, y);
     },
     seal: (apiKey, accountId) => sealing.seal(apiKey, accountId),
-    open: (sealed, accountId) => sealing.open(sealed, accountId),
+    open: (sealed, accountId) => sealing.unseal(sealed, accountId),
     holds(sealed, accountId, presented) {
       let value: string;
       try {
-        value = sealing.open(sealed, accountId).value;
+        value = sealing.open(sealed, accountId);
       } catch {
         return false;
       }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { derivedKeyring, type SealingKeyring } from '@mailer/tokens';
+import { sealer, type Sealer } from '@mailer/tokens';
 import { KvConflict, type JsonKv } from '../kv/json-kv';
 
 /**
@@ -63,14 +63,13 @@ export function idempotencyRecordKey(accountId: string, idempotencyKey: string):
 }
 
 /** The keyring that seals stored responses, from API_KEY_MASTER_KEY and its previous values. */
-export const responseKeyring = (masterKey: Buffer, previous: readonly Buffer[] = []): SealingKeyring =>
-  derivedKeyring([masterKey, ...previous], 'mailer gateway idempotency response v1');
+export const responseKeyring = (masterKey: Buffer, previous: readonly Buffer[] = []): Sealer => sealer([masterKey, ...previous], 'idempotency-response');
 
 export class IdempotencyStore {
   constructor(
     private readonly kv: JsonKv,
     /** Seals stored responses (a key derived from API_KEY_MASTER_KEY and its previous values). */
-    private readonly sealing: SealingKeyring,
+    private readonly sealing: Sealer,
     private readonly leaseMs = 60_000,
     private readonly now: () => number = Date.now,
   ) {}
@@ -87,7 +86,7 @@ export class IdempotencyStore {
       if (!existing) continue; // expired or abandoned in between: try to create again
       const record = existing.value;
       if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (record.state === 'complete') return { kind: 'replay', response: record.response ?? (JSON.parse(this.sealing.open(record.sealed, recordKey).value) as StoredResponse) };
+      if (record.state === 'complete') return { kind: 'replay', response: record.response ?? (JSON.parse(this.sealing.open(record.sealed, recordKey)) as StoredResponse) };
       if (record.leaseUntil > this.now()) return { kind: 'in_progress' };
       // The owner's lease ran out (it crashed or hung): take the request over.
       try {

@@ -2,4 +2,4 @@ export * from './token';
 export * from './derive';
 export * from './machine';
 export { MAX_ID_BYTES } from './codec';
-export * from './seal';
+export * from './sealed';

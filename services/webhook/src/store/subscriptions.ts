@@ -9,7 +9,7 @@
 // clear by an older version, or sealed under a key now in SECRET_SEALING_KEY_PREVIOUS, is re-sealed
 // under the current key when it is read, and all at once by resealAll (at start, and the operator's
 // `reseal-secrets`).
-import { derivedKeyring, isSealed, SealedValueError, type SealingKeyring } from '@mailer/tokens';
+import { SealedValueError, sealer, type Sealer } from '@mailer/tokens';
 import { mongoose, type Store } from '@mailer/store';
 import { PREVIOUS_SECRET_TTL_MS, type DisabledReason, type Subscription, type SubscriptionChanges } from '../domain/subscription';
 import type { WebhookEvent } from '../domain/webhook-events';
@@ -45,16 +45,15 @@ subscriptionSchema.index({ accountId: 1, createdAt: 1 });
 subscriptionSchema.index({ accountId: 1, active: 1, event: 1 });
 
 /** The keyring of the signing secrets, from SECRET_SEALING_KEY and its previous values (newest first). */
-export const secretKeyring = (current: Buffer, previous: readonly Buffer[] = []): SealingKeyring =>
-  derivedKeyring([current, ...previous], 'mailer webhook signing secret v1');
+export const secretKeyring = (current: Buffer, previous: readonly Buffer[] = []): Sealer => sealer([current, ...previous], 'webhook-signing-secret');
 
-export function subscriptionRepository(store: Store, sealing: SealingKeyring) {
+export function subscriptionRepository(store: Store, sealing: Sealer) {
   const subs = store.collection<SubscriptionDoc>(SUBSCRIPTIONS, subscriptionSchema);
   const context = (accountId: string, id: string) => `webhook-subscription ${accountId} ${id}`;
   const seal = (accountId: string, id: string, secret: string) => sealing.seal(secret, context(accountId, id));
   /** A stored secret in clear (`stale`: stored in clear or under a previous key). */
   const open = (doc: SubscriptionDoc, stored: string): { value: string; stale: boolean } =>
-    isSealed(stored) ? sealing.open(stored, context(doc.accountId, doc._id)) : { value: stored, stale: true };
+    sealing.isSealed(stored) ? sealing.unseal(stored, context(doc.accountId, doc._id)) : { value: stored, stale: true };
 
   /**
    * The subscription with its secrets in clear. Secrets stored in clear or under a previous key are
