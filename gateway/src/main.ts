@@ -6,9 +6,10 @@ import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@ma
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
+import { resealWebhookSecrets } from './admin/webhook-reseal';
 import { createApp } from './app';
 import { answerClientError } from './client-error';
-import { createServiceClients, resealWebhookSecrets } from './clients';
+import { createServiceClients } from './clients';
 import { readConfig } from './config';
 import { AcceptedEventKeys, jetStreamEventSink } from './events/publisher';
 import { IdempotencyStore, responseKeyring } from './idempotency/store';

@@ -13,7 +13,7 @@ export interface AdminDeps {
   accounts: AccountStore;
   adminToken: string;
   logger: Logger;
-  /** Re-seals the webhook service's signing secrets under its current key (clients/index.ts). */
+  /** Re-seals the webhook service's signing secrets under its current key (webhook-reseal.ts). */
   resealWebhookSecrets(): Promise<{ subscriptions: number; resealed: number; failed: string[] }>;
 }
 

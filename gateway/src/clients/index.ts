@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1, webhookV1 } from '@mailer/proto';
+import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /** Deadline of every call to a service: a slow service answers 503, never hangs the gateway. */
@@ -118,20 +118,4 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       subscriberHealth.close();
     },
   };
-}
-
-/** How long the webhook service may take to re-seal every signing secret (a scan of all subscriptions). */
-const RESEAL_DEADLINE_MS = 10 * 60_000;
-
-/**
- * The operator's `reseal-secrets` on the webhook service (admin listener only): a client of its own,
- * with a deadline fit for a scan of every subscription, closed after the call.
- */
-export async function resealWebhookSecrets(config: Pick<GatewayConfig, 'WEBHOOK_GRPC_ADDR'>): Promise<webhookV1.ResealSecretsResponse> {
-  const client = peerClient(createClient(webhookV1.WebhookServiceClient, config.WEBHOOK_GRPC_ADDR, RESEAL_DEADLINE_MS), servicePeer('webhook'));
-  try {
-    return await client.resealSecrets({});
-  } finally {
-    client.close();
-  }
 }
