@@ -21,7 +21,9 @@ const { Webhook } = require('standardwebhooks');
 const { freePort, startNatsServer, startService } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
 const { ensureStreams, publish } = require('@mailer/nats');
-const { subscriptionRepository } = require('../services/webhook/dist/store/subscriptions');
+const { secretKeyring, subscriptionRepository } = require('../services/webhook/dist/store/subscriptions');
+// The seeded secrets are sealed under the key the service is started with.
+const SECRET_SEALING_KEY = crypto.randomBytes(32).toString('base64');
 const { verdict, rssMb, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({ options: { facts: { type: 'string', default: '100000' }, raw: { type: 'string', default: '20000' } } });
@@ -88,7 +90,7 @@ async function serviceRun(nats, receivers, hangIndex) {
   const accounts = receivers.map(() => crypto.randomUUID());
   const secret = `whsec_${crypto.randomBytes(32).toString('base64')}`;
   const store = await openStore({ dataDir: path.join(dataDir, 'webhook') });
-  const repo = subscriptionRepository(store);
+  const repo = subscriptionRepository(store, secretKeyring(Buffer.from(SECRET_SEALING_KEY, 'base64')));
   for (const [i, r] of receivers.entries()) {
     const now = new Date();
     await repo.create({ id: crypto.randomUUID(), accountId: accounts[i], targetUrl: r.url, event: '*', deliveryContentType: 'application/json', active: true, secret, previousSecret: null, previousSecretExpiresAt: null, disabledReason: null, createdAt: now, updatedAt: now, failingSince: null });
@@ -108,7 +110,7 @@ async function serviceRun(nats, receivers, hangIndex) {
   const expectPer = Math.floor(FACTS / RECEIVERS);
   const started = Date.now();
   const svc = await startService('webhook', {
-    NATS_URL: nats.url, DATA_DIR: dataDir, LOG_LEVEL: 'info',
+    NATS_URL: nats.url, DATA_DIR: dataDir, LOG_LEVEL: 'info', SECRET_SEALING_KEY,
     OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     NODE_OPTIONS: '--max-old-space-size=1024',
   });

@@ -6,6 +6,7 @@
 //   npm run --silent admin -- get-limits --account <accountId>
 //   npm run --silent admin -- set-limits --account <accountId> [--per-minute N] [--per-hour N]
 //                                        [--events-per-second N] [--events-burst N]
+//   npm run --silent admin -- reseal-secrets                     -> API keys and webhook secrets re-sealed
 //
 // Reads ADMIN_URL and ADMIN_TOKEN from the environment, else from <MAILER_DATA_DIR>/admin.json
 // ({"adminUrl","adminToken"}, written by the local runner; MAILER_DATA_DIR defaults to .data at the
@@ -24,6 +25,9 @@ const USAGE = `usage: admin <command> [options]
   delete-key     --account ACCOUNT_ID   (the value stops working at once; data is kept)
   get-limits     --account ACCOUNT_ID
   set-limits     --account ACCOUNT_ID [--per-minute N] [--per-hour N] [--events-per-second N] [--events-burst N]
+  reseal-secrets                       (after a key rotation: everything sealed under API_KEY_MASTER_KEY_PREVIOUS
+                                        or SECRET_SEALING_KEY_PREVIOUS, or stored in clear, re-sealed under the
+                                        current keys; counts and failures per kind)
 environment: ADMIN_URL, ADMIN_TOKEN (else <MAILER_DATA_DIR or .data>/admin.json)`;
 
 class CliError extends Error {
@@ -103,6 +107,8 @@ function requestFor(command, options) {
       return ['DELETE', `${account()}/api-key`];
     case 'get-limits':
       return ['GET', `${account()}/rate-limits`];
+    case 'reseal-secrets':
+      return ['POST', '/admin/reseal-secrets'];
     case 'set-limits': {
       const body = {
         perMinute: positiveInteger(options, 'per-minute'),
@@ -133,7 +139,8 @@ async function main() {
       method,
       headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(15_000),
+      // Re-sealing scans every account and subscription: it may take minutes.
+      signal: AbortSignal.timeout(command === 'reseal-secrets' ? 11 * 60_000 : 15_000),
     });
   } catch (err) {
     throw new CliError('admin_unreachable', `cannot reach the admin listener at ${adminUrl}: ${err.cause?.message ?? err.message}`);

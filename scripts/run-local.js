@@ -281,6 +281,9 @@ function admin(args, adminEnv) {
 
 async function main() {
   lock(); // before anything reads or writes the data directory
+  // Data and logs readable by this user only: umask 077 (every child inherits it), and what an older
+  // version left with wider modes narrowed (the services do the same for their own directories).
+  require('../packages/kit/dist/file-modes').ownerOnlyFiles(data, data, (extra, msg) => console.error(`up: ${msg}: ${extra.path} (${extra.err})`));
   fs.mkdirSync(logs, { recursive: true });
   const { apiKeyMasterKey, adminToken, trackingSecret, secretSealingKey } = secrets();
   process.on('SIGINT', () => void stopAll(0));
@@ -300,13 +303,15 @@ async function main() {
   // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
   // Loopback only, every listener: gRPC (the addresses above), /metrics, the gateway, NATS (-a).
   const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', METRICS_HOST: '127.0.0.1', ...ports.grpc };
+  // The webhook service seals its subscriptions' signing secrets under SECRET_SEALING_KEY.
+  const sealing = { webhook: { SECRET_SEALING_KEY: env.SECRET_SEALING_KEY || secretSealingKey } };
   await Promise.all(
     SERVICES.map((s) =>
       supervise(
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
-        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...mail[s] },
+        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...mail[s], ...sealing[s] },
         readyLine,
       ),
     ),

@@ -80,6 +80,14 @@ it('brings the system up with maildev, prints a working key and the mail UI, kee
   expect((await fetch(ui, { headers: { accept: 'text/html' } })).status).toBe(200);
   expect(commands(first).filter((c) => c.includes('maildev'))).toHaveLength(1);
   await stop(first, 'SIGINT', 9); // nats-server, maildev, six services, the gateway
+  // What every process wrote (nats, maildev, the stores, the logs, the runner's files) is the user's own.
+  const wider = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = path.join(dir, e.name);
+      const open = (fs.statSync(p).mode & 0o077) !== 0 ? [`${p} ${(fs.statSync(p).mode & 0o777).toString(8)}`] : [];
+      return e.isDirectory() ? [...open, ...wider(p)] : open;
+    });
+  expect([...((fs.statSync(dataDir).mode & 0o077) !== 0 ? [dataDir] : []), ...wider(dataDir)]).toEqual([]);
 
   // A relay given (with credentials) and other settings of API.md section 4: no maildev; each
   // setting reaches its reader as given; the password is never printed.

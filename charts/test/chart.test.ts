@@ -245,10 +245,11 @@ function envOf(container: Obj): Map<string, Obj> {
   return new Map((container.env ?? []).map((e: Obj) => [e.name, e]));
 }
 
-const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'SECRET_SEALING_KEY', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS'];
+const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS', 'SECRET_SEALING_KEY', 'API_KEY_MASTER_KEY_PREVIOUS', 'SECRET_SEALING_KEY_PREVIOUS'];
 /** The Secret entries a workload reads (required ones, and optional ones that may be absent). */
 function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] } {
-  if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'], optional: [] };
+  if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'], optional: ['API_KEY_MASTER_KEY_PREVIOUS'] };
+  if (name === 'webhook') return { required: ['MONGODB_URI', 'SECRET_SEALING_KEY'], optional: ['SECRET_SEALING_KEY_PREVIOUS'] };
   if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
   if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET'], optional: ['TRACKING_SECRET_PREVIOUS'] };
   return { required: ['MONGODB_URI'], optional: [] };
@@ -395,6 +396,7 @@ describe('default values', () => {
         // Service would reach nothing.
         expect(env.get('ADMIN_HOST')?.value).toBe('0.0.0.0');
         expect(env.get('GATEWAY_TRUST_PROXY')?.value).toBe(String(wv.trustProxy));
+        expect(env.get('GATEWAY_HSTS_MAX_AGE_SECONDS')?.value).toBe(String(wv.hstsMaxAgeSeconds));
       } else {
         // Its own address is the listen address; the ConfigMap holds what clients dial.
         expect(env.get(grpcAddrVar(w.name))?.value).toBe(`0.0.0.0:${wv.grpcPort}`);
@@ -455,7 +457,10 @@ describe('default values', () => {
       WEBHOOK_ATTEMPT_CLAIM_SECONDS: '30',
       WEBHOOK_SCAN_INTERVAL_MS: '1000',
     });
-    expect(() => loadWebhookConfig({ ...settings, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
+    // The sealing key comes from the Secret (generated).
+    const sealingKey = Buffer.from(find(objs, 'Secret', RELEASE).data.SECRET_SEALING_KEY, 'base64').toString('utf8');
+    expect(env.get('SECRET_SEALING_KEY')?.valueFrom?.secretKeyRef?.key).toBe('SECRET_SEALING_KEY');
+    expect(() => loadWebhookConfig({ ...settings, SECRET_SEALING_KEY: sealingKey, WEBHOOK_GRPC_ADDR: '0.0.0.0:7056' })).not.toThrow();
     expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('WEBHOOK_DELIVERY_CONCURRENCY')).toBe(false);
   });
 
@@ -488,10 +493,14 @@ describe('default values', () => {
     expect(renderFails(['--set', 'services.webhook.outbound.allowedCidrs={localhost}'])).toContain('allowedCidrs');
   });
 
-  test('the generated Secret holds a 32-byte master key and an admin token', () => {
+  test('the generated Secret holds a 32-byte master key, a 32-byte sealing key and an admin token; no former keys', () => {
     const secret = find(objs, 'Secret', RELEASE);
-    const masterKey = Buffer.from(secret.data.API_KEY_MASTER_KEY, 'base64').toString('utf8');
-    expect(Buffer.from(masterKey, 'base64')).toHaveLength(32);
+    for (const name of ['API_KEY_MASTER_KEY', 'SECRET_SEALING_KEY']) {
+      const value = Buffer.from(secret.data[name], 'base64').toString('utf8');
+      expect({ name, bytes: Buffer.from(value, 'base64').length }).toEqual({ name, bytes: 32 });
+    }
+    expect(secret.data.API_KEY_MASTER_KEY_PREVIOUS).toBeUndefined();
+    expect(secret.data.SECRET_SEALING_KEY_PREVIOUS).toBeUndefined();
     expect(Buffer.from(secret.data.ADMIN_TOKEN, 'base64').toString('utf8').length).toBeGreaterThanOrEqual(32);
     expect(Buffer.from(secret.data.MONGODB_URI, 'base64').toString('utf8')).toBe(values.secrets.mongodbUri);
     expect(secret.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
@@ -727,6 +736,8 @@ describe('guards', () => {
 
 describe('email: reader-facing HTTP, bounce listener, mail settings and secrets', () => {
   const messagingConfig = require(path.join(ROOT, 'services/messaging/dist/config.js')).configSchema;
+  const gatewayConfig = require(path.join(ROOT, 'gateway/dist/config.js')).configSchema;
+  const webhookConfig = require(path.join(ROOT, 'services/webhook/dist/config.js')).configSchema;
   const container = (objs: K8sObject[], name: string) => containerOf(find(objs, 'Deployment', workloadName(name)), name);
 
   /** What the process sees: the ConfigMap, then its literal env, then the Secret entries it references. */
@@ -865,6 +876,19 @@ describe('email: reader-facing HTTP, bounce listener, mail settings and secrets'
       }
     });
 
+    test('the keyrings: the gateway and the webhook service read their keys and former keys from the Secret, as they parse them', () => {
+      const gateway = gatewayConfig.safeParse({ ...processEnv(objs, 'gateway'), ADMIN_TOKEN: full.secrets.adminToken });
+      expect(gateway.error?.issues).toBeUndefined();
+      const bytes = (keys: string[]) => keys.map((k) => Buffer.from(k, 'base64'));
+      expect(gateway.data).toMatchObject({ API_KEY_MASTER_KEY: bytes([full.secrets.apiKeyMasterKey])[0], API_KEY_MASTER_KEY_PREVIOUS: bytes(full.secrets.apiKeyMasterKeyPrevious), GATEWAY_HSTS_MAX_AGE_SECONDS: 63072000 });
+      const webhook = webhookConfig.safeParse(processEnv(objs, 'webhook'));
+      expect(webhook.error?.issues).toBeUndefined();
+      expect(webhook.data).toMatchObject({ SECRET_SEALING_KEY: bytes([full.secrets.secretSealingKey])[0], SECRET_SEALING_KEY_PREVIOUS: bytes(full.secrets.secretSealingKeyPrevious) });
+      for (const text of [JSON.stringify(find(objs, 'ConfigMap', RELEASE)), JSON.stringify(byKind(objs, 'Deployment'))]) {
+        for (const k of [full.secrets.secretSealingKey, ...full.secrets.apiKeyMasterKeyPrevious, ...full.secrets.secretSealingKeyPrevious]) expect(text).not.toContain(k);
+      }
+    });
+
     test('a LoadBalancer Service takes bounces from the internet on port 25 to the messaging pods only', () => {
       const svc = find(objs, 'Service', `${workloadName('messaging')}-bounces`);
       expect(svc.spec).toMatchObject({ type: 'LoadBalancer', externalTrafficPolicy: 'Local', loadBalancerSourceRanges: ['192.0.2.0/24'] });
@@ -914,6 +938,10 @@ describe('values.schema.json', () => {
     ['an unknown top-level key', ['--set', 'replicaCount=2'], 'replicaCount'],
     ['an unknown workload key', ['--set', 'gateway.adminServiceType=LoadBalancer'], 'adminServiceType'],
     ['a master key that is not 32 bytes of base64', ['--set', 'secrets.apiKeyMasterKey=c2hvcnQ='], 'apiKeyMasterKey'],
+    ['a former master key that is not 32 bytes of base64', ['--set', 'secrets.apiKeyMasterKeyPrevious={c2hvcnQ=}'], 'apiKeyMasterKeyPrevious'],
+    ['a sealing key that is not 32 bytes of base64', ['--set', 'secrets.secretSealingKey=c2hvcnQ='], 'secretSealingKey'],
+    ['former sealing keys given as one string', ['--set', 'secrets.secretSealingKeyPrevious=YGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn8='], 'secretSealingKeyPrevious'],
+    ['a negative HSTS max-age', ['--set', 'gateway.hstsMaxAgeSeconds=-1'], 'hstsMaxAgeSeconds'],
     ['an out-of-range port', ['--set', 'services.form.grpcPort=70000'], 'grpcPort'],
     ['a log level the processes reject', ['--set', 'config.logLevel=verbose'], 'logLevel'],
     ['an admin token shorter than the gateway accepts', ['--set', 'secrets.adminToken=too-short-for-the-gateway'], 'adminToken'],

@@ -14,6 +14,7 @@ import { idempotency } from './middleware/idempotency';
 import { gated } from './middleware/route-gate';
 import { accountRateLimit } from './middleware/rate-limit';
 import { bindRequestLog, requestContext } from './middleware/request-context';
+import { securityHeaders } from './middleware/security-headers';
 import type { RateLimiter } from './ratelimit/limiter';
 import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
@@ -42,8 +43,10 @@ export interface AppDeps {
   events: { sink: EventSink; acceptedKeys: AcceptedEventKeys };
   clients: ServiceClients;
   readiness: Readiness;
-  /** Reverse-proxy hops whose X-Forwarded-For is trusted for the client address. */
+  /** Reverse-proxy hops whose X-Forwarded-For (client address) and X-Forwarded-Proto (https) are trusted. */
   trustProxy: number;
+  /** Strict-Transport-Security max-age on answers to https requests (0: none). */
+  hstsMaxAgeSeconds: number;
   unauthenticatedPerMinute: number;
   /** Reader-facing pages forwarded to their owners' HTTP listeners (routes/public-web.ts). */
   publicWeb: { upstreams: Record<PublicUpstream, string>; perMinute: number };
@@ -51,7 +54,7 @@ export interface AppDeps {
 
 /**
  * The public HTTP app, in the order a request meets it:
- *   request id + access log + metrics -> key-in-URL refusal -> public web surface (forwarded as
+ *   request id + access log + metrics -> security headers -> key-in-URL refusal -> public web surface (forwarded as
  *   HTTP, per-address budget) -> public endpoints ->
  *   authentication -> account rate limit -> JSON body -> idempotency -> routes -> 404/405 -> errors
  * Authentication precedes routing, so an unauthenticated client learns nothing about paths, and
@@ -68,6 +71,7 @@ export function createApp(deps: AppDeps): Express {
 
   bindRequestLog(app.request, deps.logger);
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, routes: routeTable }));
+  app.use(securityHeaders({ hstsMaxAgeSeconds: deps.hstsMaxAgeSeconds }));
   app.use(rejectApiKeyInUrl);
   // Before authentication and before any body parser: the owner reads the body itself.
   app.use(publicWeb({ logger: deps.logger, metrics: deps.metrics, limiter: deps.limiter, ...deps.publicWeb }));

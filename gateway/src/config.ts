@@ -1,5 +1,4 @@
-import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, z } from '@mailer/kit';
-import { parseMasterKey } from './accounts/api-key';
+import { commonConfig, hostPort, loadConfig, masterKey, port, previousMasterKeys, serviceAddressDefaults, z } from '@mailer/kit';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
 export const configSchema = z.object({
@@ -11,15 +10,17 @@ export const configSchema = z.object({
   ADMIN_PORT: port.default(8081),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string({ error: 'is required' }).min(32, 'must be at least 32 characters'),
-  API_KEY_MASTER_KEY: z.string({ error: 'is required (base64 of 32 random bytes, e.g. `openssl rand -base64 32`)' }).superRefine((value, ctx) => {
-    try {
-      parseMasterKey(value);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: `${(err as Error).message} (e.g. \`openssl rand -base64 32\`)` });
-    }
-  }),
-  /** Reverse-proxy hops in front of the gateway whose X-Forwarded-For is trusted (0: use the socket address). */
+  /** Seals API keys and idempotent answers, and keys the lookup hashes (keys derived per use). */
+  API_KEY_MASTER_KEY: masterKey,
+  /** Former master keys (comma list): what they sealed still opens, and is re-sealed on use or by `reseal-secrets`. */
+  API_KEY_MASTER_KEY_PREVIOUS: previousMasterKeys,
+  /**
+   * Reverse-proxy hops in front of the gateway whose X-Forwarded-For (client address) and
+   * X-Forwarded-Proto (https: HSTS) are trusted (0: the socket's address and protocol).
+   */
   GATEWAY_TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  /** Strict-Transport-Security max-age sent on answers to https requests (0: no header). */
+  GATEWAY_HSTS_MAX_AGE_SECONDS: z.coerce.number().int().min(0).max(63_072_000).default(31_536_000),
   /** Requests that fail authentication allowed per client address and minute (throttles key guessing). */
   GATEWAY_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /**

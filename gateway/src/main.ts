@@ -6,12 +6,13 @@ import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@ma
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
+import { resealWebhookSecrets } from './admin/webhook-reseal';
 import { createApp } from './app';
 import { answerClientError } from './client-error';
 import { createServiceClients } from './clients';
 import { readConfig } from './config';
 import { AcceptedEventKeys, jetStreamEventSink } from './events/publisher';
-import { IdempotencyStore } from './idempotency/store';
+import { IdempotencyStore, responseKeyring } from './idempotency/store';
 import { BUCKETS } from './kv/buckets';
 import { natsJsonKv } from './kv/json-kv';
 import { WatchedKv } from './kv/watched-kv';
@@ -53,14 +54,14 @@ async function main() {
   const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
-  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY), undefined, accountsView);
+  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView);
   const clients = createServiceClients(config);
   const app = createApp({
     logger,
     metrics,
     accounts,
     limiter,
-    idempotency: new IdempotencyStore(kv(BUCKETS.idempotency)),
+    idempotency: new IdempotencyStore(kv(BUCKETS.idempotency), responseKeyring(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS)),
     events: { sink: jetStreamEventSink(nc, jetStream.guard), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
@@ -69,13 +70,14 @@ async function main() {
       stopping: () => stopping,
     },
     trustProxy: config.GATEWAY_TRUST_PROXY,
+    hstsMaxAgeSeconds: config.GATEWAY_HSTS_MAX_AGE_SECONDS,
     unauthenticatedPerMinute: config.GATEWAY_UNAUTHENTICATED_PER_MINUTE,
     publicWeb: {
       upstreams: { MESSAGING_HTTP_ADDR: config.MESSAGING_HTTP_ADDR, FORM_HTTP_ADDR: config.FORM_HTTP_ADDR },
       perMinute: config.GATEWAY_PUBLIC_PER_MINUTE,
     },
   });
-  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger });
+  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config) });
 
   const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
   // Installed before any request is served: a graceful close must know every request in flight.

@@ -126,3 +126,62 @@ describe('AccountStore: the spec\'s API key state table', () => {
     expect(await accounts.authenticate(apiKey)).toEqual({ accountId, limits: { perMinute: 5, eventsBurst: 9 } });
   });
 });
+
+describe('AccountStore: the key lookup binds the account', () => {
+  it('a lookup hash grafted onto another account (index and record edited in the KV) authenticates nobody', async () => {
+    const kv = memoryKv();
+    const crypto = createKeyCrypto(randomBytes(32).toString('base64'));
+    const accounts = new AccountStore(kv, crypto);
+    const a = await accounts.createAccount('A');
+    const b = await accounts.createAccount('B'); // the attacker's own account and key
+    expect(await accounts.authenticate(b.apiKey)).toMatchObject({ accountId: b.accountId }); // owner cached
+    const read = (key: string) => JSON.parse(kv.dump().get(key)!.value);
+    const bKey = read(`account.${b.accountId}`).apiKey;
+    // The graft: B's key indexed to A, A's record holding B's hash and sealed copy, B's record without it.
+    await kv.put(`apikey.${bKey.lookupHash}`, { accountId: a.accountId });
+    await kv.put(`account.${a.accountId}`, { ...read(`account.${a.accountId}`), apiKey: bKey });
+    await kv.put(`account.${b.accountId}`, { ...read(`account.${b.accountId}`), apiKey: null });
+    expect(await accounts.authenticate(b.apiKey)).toBeNull();
+    expect(await new AccountStore(kv, crypto).authenticate(b.apiKey)).toBeNull(); // a replica that never saw it
+  });
+});
+
+describe('AccountStore: API_KEY_MASTER_KEY rotation', () => {
+  const master = () => randomBytes(32).toString('base64');
+  const indexEntries = (kv: ReturnType<typeof memoryKv>) => [...kv.dump().keys()].filter((k) => k.startsWith('apikey.')).sort();
+
+  it('keys sealed under the previous master key keep working, are re-sealed and re-indexed on use, and reseal-secrets does the rest', async () => {
+    const [oldMaster, newMaster] = [master(), master()];
+    const kv = memoryKv();
+    const before = new AccountStore(kv, createKeyCrypto(oldMaster));
+    const used = await before.createAccount('used');
+    const idle = await before.createAccount('idle');
+    const rotated = new AccountStore(kv, createKeyCrypto(newMaster, [oldMaster]));
+    const current = createKeyCrypto(newMaster);
+
+    expect(await rotated.authenticate(used.apiKey)).toMatchObject({ accountId: used.accountId });
+    const record = JSON.parse(kv.dump().get(`account.${used.accountId}`)!.value);
+    expect(record.apiKey.lookupHash).toBe(current.lookupHash(used.apiKey));
+    expect(current.open(record.apiKey.sealed, used.accountId)).toEqual({ value: used.apiKey, stale: false });
+    expect(indexEntries(kv)).toEqual([`apikey.${current.lookupHash(used.apiKey)}`, `apikey.${createKeyCrypto(oldMaster).lookupHash(idle.apiKey)}`].sort());
+
+    expect(await rotated.resealAll()).toEqual({ accounts: 2, resealed: 1, failed: [] });
+    expect(await rotated.resealAll()).toEqual({ accounts: 2, resealed: 0, failed: [] });
+    const after = new AccountStore(kv, current); // the previous master key removed
+    for (const { accountId, apiKey } of [used, idle]) {
+      expect(await after.authenticate(apiKey)).toMatchObject({ accountId });
+      expect(await after.showKey(accountId)).toBe(apiKey);
+    }
+    expect(indexEntries(kv)).toEqual([used, idle].map((x) => `apikey.${current.lookupHash(x.apiKey)}`).sort());
+  });
+
+  it('reseal-secrets names the accounts no configured master key opens (they keep their value)', async () => {
+    const kv = memoryKv();
+    const lost = await new AccountStore(kv, createKeyCrypto(master())).createAccount('lost');
+    const accounts = new AccountStore(kv, createKeyCrypto(master()));
+    const fine = await accounts.createAccount('fine');
+    expect(await accounts.resealAll()).toEqual({ accounts: 2, resealed: 0, failed: [lost.accountId] });
+    expect(await accounts.authenticate(lost.apiKey)).toBeNull();
+    expect(await accounts.authenticate(fine.apiKey)).toMatchObject({ accountId: fine.accountId });
+  });
+});

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import {
   canonicalJson,
+  responseKeyring,
   idempotencyRecordKey,
   IdempotencyStore,
   isValidIdempotencyKey,
@@ -32,7 +34,7 @@ describe('idempotency keys and fingerprints', () => {
 
 describe('IdempotencyStore', () => {
   let clock = 0;
-  const make = () => new IdempotencyStore(memoryKv(), 60_000, () => clock);
+  const make = () => new IdempotencyStore(memoryKv(), responseKeyring(randomBytes(32)), 60_000, () => clock);
   beforeEach(() => {
     clock = 1_000_000;
   });

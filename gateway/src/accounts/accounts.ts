@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SealedValueError } from '@mailer/tokens';
 import type { JsonKv } from '../kv/json-kv';
 import { KvConflict } from '../kv/json-kv';
 import type { WatchedKv } from '../kv/watched-kv';
@@ -67,6 +68,8 @@ export class AccountStore {
    * account's current key. Only hits are cached, so a key created elsewhere works at once.
    */
   private readonly keyOwners = new Map<string, string>();
+  /** `<accountId>.<sealed copy>` of copies opened to the key of their record's lookup hash (holdsKey). */
+  private readonly openedCopies = new Set<string>();
 
   constructor(
     private readonly kv: JsonKv,
@@ -75,23 +78,54 @@ export class AccountStore {
     private readonly view?: WatchedKv<unknown>,
   ) {}
 
-  /** The account a presented X-API-Key value belongs to, or null (one answer for every failure). */
+  /**
+   * The account a presented X-API-Key value belongs to, or null (one answer for every failure). The
+   * index finds the account by lookup hash; the account record must hold that hash and a sealed copy
+   * that opens with the account id as associated data to the presented key, so a lookup hash grafted
+   * onto another account (KV write access) authenticates nobody. A key indexed under a previous
+   * master key (API_KEY_MASTER_KEY_PREVIOUS) is found there and re-sealed under the current one.
+   */
   async authenticate(presented: string): Promise<AuthenticatedAccount | null> {
     if (!looksLikeApiKey(presented)) return null;
-    const hash = this.crypto.lookupHash(presented);
+    const found = await this.findByHash(this.crypto.lookupHash(presented), presented);
+    if (found) return found;
+    for (const hash of this.crypto.previousLookupHashes(presented)) {
+      const old = await this.findByHash(hash, presented);
+      // Best effort: a failed re-seal is tried again at the next use (or by reseal-secrets).
+      if (old) return (await this.resealKey(old.accountId).catch(() => false), old);
+    }
+    return null;
+  }
+
+  /** The account whose record holds `hash` and a sealed copy of `presented`: from the watched copy, else the bucket. */
+  private async findByHash(hash: string, presented: string): Promise<AuthenticatedAccount | null> {
     if (this.view?.fresh()) {
       const owner = this.view.get(indexKey(hash))?.value as { accountId: string } | undefined;
       const account = owner && (this.view.get(accountKey(owner.accountId))?.value as AccountRecord | undefined);
-      const current = account?.apiKey;
-      if (account && current && this.crypto.sameHash(current.lookupHash, hash)) return { accountId: account.accountId, limits: account.limits ?? {} };
+      if (account && this.holdsKey(account, hash, presented)) return { accountId: account.accountId, limits: account.limits ?? {} };
     }
     const accountId = this.keyOwners.get(hash) ?? (await this.kv.get<{ accountId: string }>(indexKey(hash)))?.value.accountId;
     if (!accountId) return null;
-    const account = await this.kv.get<AccountRecord>(accountKey(accountId));
-    const current = account?.value.apiKey;
-    if (!current || !this.crypto.sameHash(current.lookupHash, hash)) return null;
+    const account = (await this.kv.get<AccountRecord>(accountKey(accountId)))?.value;
+    if (!account || !this.holdsKey(account, hash, presented)) return null;
     this.rememberOwner(hash, accountId);
-    return { accountId: account.value.accountId, limits: account.value.limits ?? {} };
+    return { accountId: account.accountId, limits: account.limits ?? {} };
+  }
+
+  /**
+   * The record's current key has this lookup hash and its sealed copy, opened with the record's own
+   * account id, is the presented key. A copy once opened to the key of this hash is remembered
+   * (by account and sealed text), so a busy key costs one AES-GCM open per replica, not per request.
+   */
+  private holdsKey(account: AccountRecord, hash: string, presented: string): boolean {
+    const current = account.apiKey;
+    if (!current || !this.crypto.sameHash(current.lookupHash, hash)) return false;
+    const opened = `${account.accountId}.${current.sealed}`;
+    if (this.openedCopies.has(opened)) return true;
+    if (!this.crypto.holds(current.sealed, account.accountId, presented)) return false;
+    if (this.openedCopies.size >= MAX_CACHED_KEY_OWNERS) this.openedCopies.delete(this.openedCopies.values().next().value!);
+    this.openedCopies.add(opened);
+    return true;
   }
 
   private rememberOwner(hash: string, accountId: string): void {
@@ -123,7 +157,7 @@ export class AccountStore {
   /** "create key": a new key when none exists; otherwise the existing one, unchanged. */
   async createKey(accountId: string): Promise<{ apiKey: string; created: boolean }> {
     return this.changeKey(accountId, (account) => {
-      if (account.apiKey) return { keep: this.crypto.open(account.apiKey.sealed, accountId) };
+      if (account.apiKey) return { keep: this.crypto.open(account.apiKey.sealed, accountId).value };
       return { replace: true };
     }).then(({ apiKey, changed }) => ({ apiKey, created: changed }));
   }
@@ -161,7 +195,55 @@ export class AccountStore {
   async showKey(accountId: string): Promise<string> {
     const account = await this.getAccount(accountId);
     if (!account.apiKey) throw new ApiKeyNotFound();
-    return this.crypto.open(account.apiKey.sealed, accountId);
+    return this.crypto.open(account.apiKey.sealed, accountId).value;
+  }
+
+  /**
+   * Re-seals the account's key under the current master key: a new sealed copy, the lookup hash of
+   * the current key and its index entry (the old one removed). The key's value does not change.
+   * False when there was nothing to do (no key, or already current). Compare-and-set, so a rotate
+   * or delete racing it wins.
+   */
+  async resealKey(accountId: string): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
+      const old = entry?.value.apiKey;
+      if (!entry || !old) return false;
+      const { value, stale } = this.crypto.open(old.sealed, accountId);
+      const lookupHash = this.crypto.lookupHash(value);
+      if (!stale && this.crypto.sameHash(old.lookupHash, lookupHash)) return false;
+      // The same value always hashes the same: a concurrent re-seal writes this very index entry.
+      await this.kv.put(indexKey(lookupHash), { accountId });
+      try {
+        await this.kv.update(accountKey(accountId), { ...entry.value, apiKey: { ...old, lookupHash, sealed: this.crypto.seal(value, accountId) } }, entry.revision);
+      } catch (err) {
+        if (!(err instanceof KvConflict)) throw err;
+        continue; // read again: re-sealed meanwhile, or rotated (then this index entry is stale, harmless: the record decides)
+      }
+      if (old.lookupHash !== lookupHash) await this.kv.delete(indexKey(old.lookupHash));
+      return true;
+    }
+    throw new Error('too many concurrent changes to the account');
+  }
+
+  /**
+   * Re-seals every account's key under the current master key (the operator CLI's `reseal-secrets`),
+   * so API_KEY_MASTER_KEY_PREVIOUS can be dropped. `failed` lists accounts whose key no configured
+   * master key opens: they keep working only with the master key that sealed them.
+   */
+  async resealAll(): Promise<{ accounts: number; resealed: number; failed: string[] }> {
+    const ids = (await this.kv.keys('account.')).map((k) => k.slice('account.'.length));
+    let resealed = 0;
+    const failed: string[] = [];
+    for (const id of ids) {
+      try {
+        if (await this.resealKey(id)) resealed++;
+      } catch (err) {
+        if (!(err instanceof SealedValueError)) throw err;
+        failed.push(id);
+      }
+    }
+    return { accounts: ids.length, resealed, failed };
   }
 
   async setLimits(accountId: string, limits: Partial<RateLimits>): Promise<Partial<RateLimits>> {

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { deriveKey, keySealer, parseMasterKey } from '@mailer/tokens';
 
 /**
  * API key material. A key is `mk_` + 40 base62 characters (238 bits of randomness; the prefix
@@ -6,7 +7,8 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, ra
  * - sealed with AES-256-GCM, so the application can show the full value again (the spec: "can be
  *   copied at any time"); the account id is bound in as associated data;
  * - as an HMAC-SHA256 lookup hash, the key of the index that finds the account from a request.
- * Both keys are derived from API_KEY_MASTER_KEY with HKDF, one per purpose.
+ * Both keys are derived from API_KEY_MASTER_KEY with HKDF, one per purpose (@mailer/tokens seals).
+ * A request is accepted only when the sealed copy, opened with the account id, is the presented key.
  */
 
 export const API_KEY_PREFIX = 'mk_';
@@ -48,51 +50,55 @@ export function maskApiKey(key: string): string {
 }
 
 export interface KeyCrypto {
-  /** Hex HMAC-SHA256 of the key: the index key and the value compared on every request. */
+  /** Hex HMAC-SHA256 of the key under the current master key: the index key and the value compared on every request. */
   lookupHash(apiKey: string): string;
+  /** Its hashes under the previous master keys, newest first: where a key not re-sealed since a rotation is indexed. */
+  previousLookupHashes(apiKey: string): string[];
   /** Constant-time comparison of two lookup hashes. */
   sameHash(a: string, b: string): boolean;
   seal(apiKey: string, accountId: string): string;
-  open(sealed: string, accountId: string): string;
+  /** The key of a sealed copy (`stale`: sealed under a previous master key). Throws when it does not open with this account id. */
+  open(sealed: string, accountId: string): { value: string; stale: boolean };
+  /**
+   * Whether `presented` is the key sealed in `sealed` for `accountId` (constant time). False when the
+   * copy does not open with that account id: a lookup hash grafted onto another account in the KV
+   * comes with a copy sealed for its own account, or none that opens.
+   */
+  holds(sealed: string, accountId: string, presented: string): boolean;
 }
 
-/** Validates API_KEY_MASTER_KEY: base64 of exactly 32 bytes. */
-export function parseMasterKey(base64: string): Buffer {
-  const trimmed = base64.trim();
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) throw new Error('must be base64');
-  const bytes = Buffer.from(trimmed, 'base64');
-  if (bytes.length !== 32) throw new Error(`must be base64 of 32 bytes (got ${bytes.length})`);
-  return bytes;
-}
-
-const derive = (master: Buffer, info: string) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), info, 32));
-
-export function createKeyCrypto(masterKeyBase64: string): KeyCrypto {
-  const master = parseMasterKey(masterKeyBase64);
-  const encKey = derive(master, 'mailer gateway api-key encryption v1');
-  const macKey = derive(master, 'mailer gateway api-key lookup v1');
+/**
+ * The key material of API_KEY_MASTER_KEY and its API_KEY_MASTER_KEY_PREVIOUS values (base64
+ * strings or their bytes). The current master key seals and indexes; previous ones still open and
+ * find what they sealed until it is re-sealed (AccountStore).
+ */
+export function createKeyCrypto(masterKey: Buffer | string, previous: readonly (Buffer | string)[] = []): KeyCrypto {
+  const masters = [masterKey, ...previous].map((k) => (typeof k === 'string' ? parseMasterKey(k) : k));
+  // The `v1` format and these derivations are those of keys stored before keyrings existed.
+  const sealing = keySealer(masters.map((m) => deriveKey(m, 'mailer gateway api-key encryption v1')), 'v1');
+  const macKeys = masters.map((m) => deriveKey(m, 'mailer gateway api-key lookup v1'));
+  const hash = (macKey: Buffer, apiKey: string) => createHmac('sha256', macKey).update(apiKey, 'utf8').digest('hex');
 
   return {
-    lookupHash: (apiKey) => createHmac('sha256', macKey).update(apiKey, 'utf8').digest('hex'),
+    lookupHash: (apiKey) => hash(macKeys[0], apiKey),
+    previousLookupHashes: (apiKey) => macKeys.slice(1).map((k) => hash(k, apiKey)),
     sameHash(a, b) {
       const x = Buffer.from(a, 'hex');
       const y = Buffer.from(b, 'hex');
       return x.length === 32 && y.length === 32 && timingSafeEqual(x, y);
     },
-    seal(apiKey, accountId) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', encKey, iv);
-      cipher.setAAD(Buffer.from(accountId, 'utf8'));
-      const ct = Buffer.concat([cipher.update(apiKey, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64url'), ct.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
-    },
-    open(sealed, accountId) {
-      const [version, iv, ct, tag] = sealed.split('.');
-      if (version !== 'v1' || !iv || !ct || !tag) throw new Error('unknown sealed key format');
-      const decipher = createDecipheriv('aes-256-gcm', encKey, Buffer.from(iv, 'base64url'));
-      decipher.setAAD(Buffer.from(accountId, 'utf8'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+    seal: (apiKey, accountId) => sealing.seal(apiKey, accountId),
+    open: (sealed, accountId) => sealing.unseal(sealed, accountId),
+    holds(sealed, accountId, presented) {
+      let value: string;
+      try {
+        value = sealing.open(sealed, accountId);
+      } catch {
+        return false;
+      }
+      const a = Buffer.from(value, 'utf8');
+      const b = Buffer.from(presented, 'utf8');
+      return a.length === b.length && timingSafeEqual(a, b);
     },
   };
 }

@@ -6,12 +6,15 @@ import { redactApiKeys } from '../accounts/api-key';
 import { ApiError } from '../errors';
 import { errorHandler } from '../middleware/errors';
 import { sanitizeRequestId } from '../middleware/request-context';
+import { securityHeaders } from '../middleware/security-headers';
 import { DEFAULT_RATE_LIMITS, resolveLimits, type RateLimits } from '../ratelimit/policies';
 
 export interface AdminDeps {
   accounts: AccountStore;
   adminToken: string;
   logger: Logger;
+  /** Re-seals the webhook service's signing secrets under its current key (webhook-reseal.ts). */
+  resealWebhookSecrets(): Promise<{ subscriptions: number; resealed: number; failed: string[] }>;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -60,6 +63,7 @@ function parseLimits(body: unknown): Partial<RateLimits> {
  *   DELETE /admin/accounts/:accountId/api-key       delete -> {accountId, deleted: true}
  *   GET    /admin/accounts/:accountId/rate-limits   -> effective limits
  *   PATCH  /admin/accounts/:accountId/rate-limits   {perMinute?, perHour?, eventsPerSecond?, eventsBurst?} -> effective limits
+ *   POST   /admin/reseal-secrets                    -> {apiKeys: {accounts, resealed, failed}, webhookSecrets: {subscriptions, resealed, failed}}
  */
 export function createAdminApp(deps: AdminDeps): Express {
   const { accounts } = deps;
@@ -74,6 +78,8 @@ export function createAdminApp(deps: AdminDeps): Express {
     res.once('finish', () => req.log.info({ method: req.method, path: redactApiKeys(req.path), status: res.statusCode }, 'admin request'));
     next();
   });
+  // Plain HTTP on a private address: no HSTS, the rest as on the public listener.
+  app.use(securityHeaders({ hstsMaxAgeSeconds: 0 }));
   app.use(requireAdminToken(deps.adminToken));
   app.use(express.json({ limit: 64 * 1024 }));
 
@@ -148,6 +154,15 @@ export function createAdminApp(deps: AdminDeps): Express {
     const stored = await accounts.setLimits(id, change);
     req.log.info({ accountId: id, limits: stored }, 'rate limits changed');
     res.json({ accountId: id, ...resolveLimits(stored), defaults: DEFAULT_RATE_LIMITS });
+  });
+
+  // After a master key rotation (the old key in *_PREVIOUS): everything sealed under a previous key
+  // (or stored in clear by an older version) is re-sealed under the current one. Once both `failed`
+  // lists are empty and both `resealed` counts are 0 on a second run, the previous keys can go.
+  app.post('/admin/reseal-secrets', async (req, res) => {
+    const result = { apiKeys: await accounts.resealAll(), webhookSecrets: await deps.resealWebhookSecrets() };
+    req.log.info(result, 'secrets re-sealed under the current keys');
+    res.json(result);
   });
 
   app.use((_req, _res, next) => next(new ApiError(404, 'route_not_found', 'No admin operation exists at this path.')));

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sealer, type Sealer } from '@mailer/tokens';
 import { KvConflict, type JsonKv } from '../kv/json-kv';
 
 /**
@@ -6,6 +7,12 @@ import { KvConflict, type JsonKv } from '../kv/json-kv';
  * replica; the bucket's TTL (24 h) ends them. A record is first "in flight" under a lease: if its
  * owner dies, the lease runs out and the next attempt takes the request over instead of being
  * blocked forever.
+ *
+ * The stored response is sealed (AES-256-GCM, the record key as associated data): some answers carry
+ * a secret (a webhook subscription's signing secret on create and rotate-secret) that must not rest
+ * in the bucket in clear for 24 h. Sealing every answer, rather than re-reading the secret at replay,
+ * keeps a replay the very answer the client missed, even after a later rotation. A previous master
+ * key (API_KEY_MASTER_KEY_PREVIOUS) must be kept 24 h for the records it sealed to replay.
  */
 
 export interface StoredResponse {
@@ -16,7 +23,9 @@ export interface StoredResponse {
 
 export type IdempotencyRecord =
   | { state: 'in_flight'; fingerprint: string; leaseUntil: number }
-  | { state: 'complete'; fingerprint: string; response: StoredResponse };
+  // `response` in clear: a record written before answers were sealed (gone 24 h after the upgrade).
+  | { state: 'complete'; fingerprint: string; sealed: string; response?: undefined }
+  | { state: 'complete'; fingerprint: string; response: StoredResponse; sealed?: undefined };
 
 export type BeginResult =
   | { kind: 'started'; revision: number }
@@ -53,9 +62,14 @@ export function idempotencyRecordKey(accountId: string, idempotencyKey: string):
   return `${accountId}.${createHash('sha256').update(idempotencyKey).digest('hex')}`;
 }
 
+/** The keyring that seals stored responses, from API_KEY_MASTER_KEY and its previous values. */
+export const responseKeyring = (masterKey: Buffer, previous: readonly Buffer[] = []): Sealer => sealer([masterKey, ...previous], 'idempotency-response');
+
 export class IdempotencyStore {
   constructor(
     private readonly kv: JsonKv,
+    /** Seals stored responses (a key derived from API_KEY_MASTER_KEY and its previous values). */
+    private readonly sealing: Sealer,
     private readonly leaseMs = 60_000,
     private readonly now: () => number = Date.now,
   ) {}
@@ -72,7 +86,7 @@ export class IdempotencyStore {
       if (!existing) continue; // expired or abandoned in between: try to create again
       const record = existing.value;
       if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (record.state === 'complete') return { kind: 'replay', response: record.response };
+      if (record.state === 'complete') return { kind: 'replay', response: record.response ?? (JSON.parse(this.sealing.open(record.sealed, recordKey)) as StoredResponse) };
       if (record.leaseUntil > this.now()) return { kind: 'in_progress' };
       // The owner's lease ran out (it crashed or hung): take the request over.
       try {
@@ -87,7 +101,8 @@ export class IdempotencyStore {
   /** Stores the response for replays. Returns false when another attempt took the record over. */
   async complete(recordKey: string, revision: number, fingerprint: string, response: StoredResponse): Promise<boolean> {
     try {
-      await this.kv.update(recordKey, { state: 'complete', fingerprint, response } satisfies IdempotencyRecord, revision);
+      const sealed = this.sealing.seal(JSON.stringify(response), recordKey);
+      await this.kv.update(recordKey, { state: 'complete', fingerprint, sealed } satisfies IdempotencyRecord, revision);
       return true;
     } catch (err) {
       if (err instanceof KvConflict) return false;

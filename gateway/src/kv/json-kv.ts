@@ -7,6 +7,8 @@ import { StoreUnavailable } from '../errors';
  * can be unit-tested on an in-memory map; production passes a real bucket (natsJsonKv).
  */
 export interface JsonKv {
+  /** The keys that start with `prefix` (a whole-bucket scan: for operator commands, never per request). */
+  keys(prefix: string): Promise<string[]>;
   get<T>(key: string): Promise<{ value: T; revision: number } | null>;
   /** Writes only when the key does not exist (or was deleted); throws KvConflict otherwise. */
   create<T>(key: string, value: T): Promise<number>;
@@ -51,6 +53,11 @@ export function natsJsonKv(kv: KV, bucket: string, guard: <R>(op: () => Promise<
     }
   };
   return {
+    async keys(prefix) {
+      const out: string[] = [];
+      for await (const key of await kv.keys(`${prefix}>`)) out.push(key);
+      return out;
+    },
     async get<T>(key: string) {
       const entry = await run(key, () => kv.get(key));
       // Deletes are tombstones in the stream: a DEL/PURGE entry means "no value".

@@ -20,6 +20,9 @@ export const PUBLIC_PREFIXES = [
 ] as const;
 export type PublicUpstream = (typeof PUBLIC_PREFIXES)[number]['upstream'];
 
+/** Whether a request path (query allowed) is on the public web surface, forwarded to its owner. */
+export const isPublicWebPath = (url: string): boolean => PUBLIC_PREFIXES.some((p) => url.startsWith(p.prefix));
+
 export interface PublicWebDeps {
   logger: Logger;
   metrics: GatewayMetrics;

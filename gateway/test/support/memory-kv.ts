@@ -10,6 +10,10 @@ export function memoryKv(): JsonKv & { dump(): Map<string, { value: string; revi
   let seq = 0;
   const tick = () => new Promise<void>((r) => setImmediate(r));
   return {
+    async keys(prefix) {
+      await tick();
+      return [...data.keys()].filter((k) => k.startsWith(prefix));
+    },
     async get<T>(key: string) {
       await tick();
       const e = data.get(key);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseMasterKey } from '@mailer/tokens';
 
 export { z };
 
@@ -55,3 +56,37 @@ export const storeConfig = {
   DATA_DIR: z.string().min(1).default('.data'),
   STORE_FSYNC: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 };
+
+const KEY_HINT = 'base64 of 32 random bytes, e.g. `openssl rand -base64 32`';
+
+/** A master key (base64 of 32 random bytes), validated at start and given as its bytes. */
+export const masterKey = z.string({ error: `is required (${KEY_HINT})` }).transform((value, ctx) => {
+  try {
+    return parseMasterKey(value);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `${(err as Error).message} (${KEY_HINT})` });
+    return z.NEVER;
+  }
+});
+
+/**
+ * `<KEY>_PREVIOUS`: former master keys (comma list, newest first), still opening what they sealed
+ * until it is re-sealed under the current key (on use, or all at once by the operator CLI).
+ */
+export const previousMasterKeys = z
+  .string()
+  .default('')
+  .transform((value, ctx) =>
+    value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((key, i) => {
+        try {
+          return parseMasterKey(key);
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: `entry ${i + 1}: ${(err as Error).message} (${KEY_HINT})` });
+          return z.NEVER;
+        }
+      }),
+  );

@@ -12,6 +12,7 @@ import { createGrpcServer, type GrpcServer } from './grpc-server';
 import { startHttpListener, type HttpListener, type HttpListenerOptions } from './http-listener';
 import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
+import { ownerOnlyFiles } from './file-modes';
 import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
 /**
@@ -81,6 +82,8 @@ export async function runService<C extends ServiceConfig>(opts: {
   const { name, config } = opts;
   const logger = createLogger(name, config.LOG_LEVEL);
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+  // Before anything writes a file: data directories 0700, files 0600.
+  ownerOnlyFiles(config.DATA_DIR, path.join(config.DATA_DIR, name), (extra, msg) => logger.warn(extra, msg));
   try {
     const metrics = createMetrics(name);
     const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);

@@ -25,6 +25,44 @@ export function isObjectId(v: unknown): v is { toHexString(): string; _bsontype:
   return v !== null && typeof v === 'object' && (v as { _bsontype?: unknown })._bsontype === 'ObjectId';
 }
 
+/**
+ * Segments that would make a path walk (getPath, setPath, an update) reach an object's prototype:
+ * `$set: {'__proto__.x': 1}` would set `x` on Object.prototype for the whole process.
+ */
+const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Throws when a dotted path has a segment that reaches a prototype. */
+export function checkPath(path: string): void {
+  for (const part of path.split('.')) if (UNSAFE_SEGMENTS.has(part)) throw new Error(`unsafe path '${path}': '${part}' is not allowed as a path segment`);
+}
+
+/** checkPath on every key of a projection (or of one update operator's fields). */
+export function checkPathKeys(fields: unknown): void {
+  if (isPlainObject(fields)) for (const key of objectKeys(fields)) checkPath(key);
+}
+
+/** checkPath on the fields of each operator of an update ($rename's targets too), or the keys of a replacement-style one; other values are data. */
+export function checkUpdatePaths(update: unknown): void {
+  if (!isPlainObject(update)) return;
+  for (const key of objectKeys(update)) {
+    if (!key.startsWith('$')) checkPath(key);
+    else if (isPlainObject(update[key])) for (const [path, to] of Object.entries(update[key])) checkPath(key === '$rename' ? `${path}.${to}` : path);
+  }
+}
+
+/** checkPath on every key of a filter at any depth ($and/$or/$nor, $elemMatch, $not, sub-documents): its keys are paths or operators. */
+export function checkFilterPaths(filter: unknown): void {
+  if (!isPlainObject(filter)) return;
+  for (const key of objectKeys(filter)) {
+    checkPath(key);
+    const value = filter[key];
+    // Other arrays ($in, $all, ...) hold values, not filters: not walked (they may be long).
+    if (isArray(value)) {
+      if (key === '$and' || key === '$or' || key === '$nor') for (const sub of value) checkFilterPaths(sub);
+    } else checkFilterPaths(value);
+  }
+}
+
 /** Value at a dotted path without array traversal (numeric segments index arrays). */
 export function getPath(doc: unknown, path: string): unknown {
   let v: any = doc;

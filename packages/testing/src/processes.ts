@@ -137,6 +137,7 @@ export async function startService(
         METRICS_PORT: '0',
         ...(name === 'messaging' ? await messagingListeners() : {}),
         ...(name === 'form' ? await formListeners() : {}),
+        ...(name === 'webhook' ? { SECRET_SEALING_KEY: crypto.randomBytes(32).toString('base64') } : {}),
         ...env,
         DATA_DIR: dataDir,
         [`${name.toUpperCase()}_GRPC_ADDR`]: address,

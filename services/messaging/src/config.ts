@@ -123,6 +123,10 @@ export const configSchema = z.object({
   BOUNCE_DOMAIN: z.string().min(1).default('bounces.localhost'),
   BOUNCE_SMTP_PORT: port.default(2525),
   BOUNCE_SMTP_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Open connections one client address (an IPv6 client's /64) may hold on the bounce listener; more get 421. */
+  BOUNCE_SMTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(200).default(10),
+  /** A bounce-listener connection idle this long is closed (relays send a report in one go). */
+  BOUNCE_SMTP_SOCKET_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
   /**
    * Signs tracking, unsubscribe and VERP tokens (each purpose gets its own key derived from it);
    * at least 32 bytes. TRACKING_SECRET_PREVIOUS (comma list) keeps links of a rotated secret working.

@@ -131,7 +131,15 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // it answers.
   const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers, logger: ctx.logger });
   const bounceListener = await startBounceListener(
-    { bounces: bounceDeps(ctx), links, deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION, logger: ctx.logger, registry: ctx.metrics.registry },
+    {
+      bounces: bounceDeps(ctx),
+      links,
+      deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION,
+      logger: ctx.logger,
+      registry: ctx.metrics.registry,
+      bounceDomain: config.BOUNCE_DOMAIN,
+      limits: { perAddress: config.BOUNCE_SMTP_MAX_CONNECTIONS_PER_ADDRESS, socketTimeoutMs: config.BOUNCE_SMTP_SOCKET_TIMEOUT_SECONDS * 1000 },
+    },
     config.BOUNCE_SMTP_HOST,
     config.BOUNCE_SMTP_PORT,
   );

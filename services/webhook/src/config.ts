@@ -1,4 +1,4 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, masterKey, previousMasterKeys, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
 import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
@@ -7,6 +7,10 @@ export const configSchema = z.object({
   ...serviceAddressDefaults('webhook'),
   // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
   ...outboundConfig,
+  /** Seals the subscriptions' signing secrets at rest (a key derived from it). */
+  SECRET_SEALING_KEY: masterKey,
+  /** Former sealing keys (comma list): what they sealed still opens, and is re-sealed on use, at start or by `reseal-secrets`. */
+  SECRET_SEALING_KEY_PREVIOUS: previousMasterKeys,
   // Deliveries (i14-deliver): see README "Webhooks".
   /** Attempts of one subscription in flight at once: a slow or dead target holds at most this many. */
   WEBHOOK_SUBSCRIPTION_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8),

@@ -11,7 +11,7 @@ import { subscriptionHandlers } from './handlers/subscriptions';
 import { startFanOut, FAN_OUT_CONSUMER } from './events/fan-out';
 import { startDeliveryWorker } from './events/delivery-worker';
 import { deliveryRepository } from './store/deliveries';
-import { subscriptionRepository } from './store/subscriptions';
+import { secretKeyring, subscriptionRepository } from './store/subscriptions';
 import { DISABLED_REASONS } from './domain/subscription';
 
 /**
@@ -21,10 +21,15 @@ import { DISABLED_REASONS } from './domain/subscription';
  */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config, store, logger } = ctx;
-  ctx.grpc.add(webhookV1.WebhookServiceService, webhookHandlers());
-
   const deliveries = deliveryRepository(store);
-  const subscriptions = subscriptionRepository(store);
+  const subscriptions = subscriptionRepository(store, secretKeyring(config.SECRET_SEALING_KEY, config.SECRET_SEALING_KEY_PREVIOUS));
+  ctx.grpc.add(webhookV1.WebhookServiceService, webhookHandlers({ subscriptions }));
+  // Secrets stored in clear by an older version, or sealed under a previous key: re-sealed now, in
+  // the background (each is also re-sealed when read before that).
+  void subscriptions.resealAll().then(
+    (r) => (r.resealed || r.failed.length) && logger[r.failed.length ? 'warn' : 'info'](r, 'webhook signing secrets re-sealed under the current key'),
+    (err) => logger.error({ err }, 'webhook signing secrets: re-sealing at start failed (retried at the next start or by reseal-secrets)'),
+  );
   const outbox = store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema);
   const now = () => ctx.now();
   // Save-time check of target URLs: the guard's settings (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS).

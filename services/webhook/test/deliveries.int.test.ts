@@ -12,7 +12,7 @@ import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
 import { freePort, startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { newSecret, type Subscription } from '../src/domain/subscription';
-import { readSubscription, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
+import { readSubscription, sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
 import { startReceiver, waitFor, type Receiver } from './support/receivers';
 
 jest.setTimeout(120_000);
@@ -69,6 +69,7 @@ beforeAll(async () => {
   svc = await startService('webhook', {
     NATS_URL: nats.url,
     DATA_DIR: dataDir,
+    ...sealingEnv,
     OUTBOUND_ALLOW_HTTP: 'true',
     OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     WEBHOOK_SCAN_INTERVAL_MS: '200',

@@ -9,7 +9,7 @@ import { createClient } from '@mailer/kit';
 import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
 import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
-import { seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
+import { sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
 import { startReceiver, waitFor, type Receiver } from './support/receivers';
 
 jest.setTimeout(90_000);
@@ -35,7 +35,7 @@ it('records a refused target as a failed attempt and never connects to it', asyn
   const sub = subscription(ACC, receiver.url); // saved while the operator allowed loopback
   await seedSubscriptions(dataDir, [sub]);
   nats = await startNatsServer();
-  svc = await startService('webhook', { NATS_URL: nats.url, DATA_DIR: dataDir, OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '', WEBHOOK_SCAN_INTERVAL_MS: '200' });
+  svc = await startService('webhook', { NATS_URL: nats.url, DATA_DIR: dataDir, ...sealingEnv, OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '', WEBHOOK_SCAN_INTERVAL_MS: '200' });
   nc = await connect({ servers: nats.url });
   const fact = subscriberCreated(ACC);
   await publish(nc.jetstream(), fact.subject, fact.payload);

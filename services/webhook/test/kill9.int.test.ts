@@ -10,7 +10,7 @@ import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
 import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { newSecret } from '../src/domain/subscription';
-import { seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
+import { sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
 import { startReceiver, waitFor, type Receiver } from './support/receivers';
 
 jest.setTimeout(150_000);
@@ -42,6 +42,7 @@ it('loses nothing and never attempts one delivery twice at once across a kill -9
   const env = {
     NATS_URL: nats.url,
     DATA_DIR: dataDir,
+    ...sealingEnv,
     OUTBOUND_ALLOW_HTTP: 'true',
     OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1',

@@ -1,21 +1,24 @@
 // The subscriptions repository on the embedded store: account scoping, fan-out matching, re-enabling
 // fresh, secret rotation keeping the previous secret 24 h, and the delivery-driven state changes.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '@mailer/store';
 import { newSecret, signingSecrets, type Subscription } from '../src/domain/subscription';
-import { subscriptionRepository, type SubscriptionRepository } from '../src/store/subscriptions';
+import { secretKeyring, SUBSCRIPTIONS, subscriptionRepository, subscriptionSchema, type SubscriptionDoc, type SubscriptionRepository } from '../src/store/subscriptions';
 
 let dir: string;
 let store: Store;
 let subs: SubscriptionRepository;
+let key: Buffer;
 const T0 = new Date('2026-01-01T00:00:00Z');
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-subs-'));
   store = await openStore({ dataDir: dir });
-  subs = subscriptionRepository(store);
+  key = randomBytes(32);
+  subs = subscriptionRepository(store, secretKeyring(key));
 });
 afterEach(async () => {
   await store.close();
@@ -101,4 +104,56 @@ it('rotates the secret keeping the previous one for 24 h', async () => {
   expect(rotated).toMatchObject({ secret: next, previousSecret: first.secret, previousSecretExpiresAt: new Date(T0.getTime() + 24 * 3600_000) });
   expect(signingSecrets(rotated!, new Date(T0.getTime() + 23 * 3600_000))).toEqual([next, first.secret]);
   expect(signingSecrets(rotated!, new Date(T0.getTime() + 24 * 3600_000))).toEqual([next]);
+});
+
+describe('signing secrets at rest', () => {
+  const raw = () => store.collection<SubscriptionDoc>(SUBSCRIPTIONS, subscriptionSchema);
+  const isSealed = (value: string) => secretKeyring(key).isSealed(value);
+  /** Every string of every stored document, as they lie in the store. */
+  const storedText = async () => JSON.stringify(await raw().find({}));
+
+  it('are stored sealed (bound to their subscription), read back in clear, also after a rotation', async () => {
+    const first = sub('s-1', 'acc-1');
+    await subs.create(first);
+    const next = newSecret();
+    await subs.rotateSecret('acc-1', 's-1', next, T0);
+    const text = await storedText();
+    for (const secret of [first.secret, next]) expect(text).not.toContain(secret.slice(6));
+    const doc = (await raw().findOne({ _id: 's-1' }))!;
+    expect([isSealed(doc.secret), isSealed(doc.previousSecret!)]).toEqual([true, true]);
+    expect(await subs.get('acc-1', 's-1')).toMatchObject({ secret: next, previousSecret: first.secret });
+    // A sealed secret copied onto another subscription does not open there.
+    await subs.create(sub('s-2', 'acc-1'));
+    await raw().updateOne({ _id: 's-2' }, { $set: { secret: doc.secret } });
+    await expect(subs.get('acc-1', 's-2')).rejects.toThrow(/does not open with this key/);
+  });
+
+  it('stored in clear by an older version: keep signing, sealed when read, and all at once by resealAll', async () => {
+    const [a, b] = [sub('old-a', 'acc-1', { previousSecret: newSecret(), previousSecretExpiresAt: T0 }), sub('old-b', 'acc-2')];
+    for (const { id, ...rest } of [a, b]) await raw().insertOne({ _id: id, ...rest }); // as an older version wrote them
+    expect(await storedText()).toContain(a.secret);
+    expect(await subs.get('acc-1', 'old-a')).toMatchObject({ secret: a.secret, previousSecret: a.previousSecret });
+    const readA = (await raw().findOne({ _id: 'old-a' }))!;
+    expect([isSealed(readA.secret), isSealed(readA.previousSecret!)]).toEqual([true, true]);
+    expect(await subs.resealAll()).toEqual({ subscriptions: 2, resealed: 1, failed: [] });
+    const text = await storedText();
+    for (const secret of [a.secret, a.previousSecret!, b.secret]) expect(text).not.toContain(secret.slice(6));
+    expect((await subs.activeMatching('acc-2', 'email.sent')).map((s) => s.secret)).toEqual([b.secret]);
+    expect(await subs.resealAll()).toEqual({ subscriptions: 2, resealed: 0, failed: [] });
+  });
+
+  it('keyring: a previous key still opens what it sealed, re-sealed under the current one on read or by resealAll; then the previous key can go', async () => {
+    const [x, y] = [sub('x', 'acc-1'), sub('y', 'acc-1')];
+    await subs.create(x);
+    await subs.create(y);
+    const newKey = randomBytes(32);
+    const rotated = subscriptionRepository(store, secretKeyring(newKey, [key]));
+    expect((await rotated.get('acc-1', 'x'))?.secret).toBe(x.secret); // read: re-sealed under the new key
+    const onlyNew = subscriptionRepository(store, secretKeyring(newKey));
+    expect((await onlyNew.get('acc-1', 'x'))?.secret).toBe(x.secret);
+    await expect(onlyNew.get('acc-1', 'y')).rejects.toThrow(/does not open with this key/);
+    expect(await onlyNew.resealAll()).toEqual({ subscriptions: 2, resealed: 0, failed: ['y'] });
+    expect(await rotated.resealAll()).toEqual({ subscriptions: 2, resealed: 1, failed: [] });
+    expect((await onlyNew.list('acc-1')).map((s) => s.secret)).toEqual([x.secret, y.secret]);
+  });
 });

@@ -10,7 +10,7 @@ import { assertSupportedPipeline } from '../pipeline';
 import { timestampPaths } from '../schema';
 import { sortPage } from '../sort';
 import type { BulkOp, BulkWriteResult, Collection, Filter, FindOptions, Update, UpdateOptions, UpdateResult, WriteOptions } from '../types';
-import { cloneDeep, cloneQuery, Doc } from '../values';
+import { checkFilterPaths, checkPathKeys, checkUpdatePaths, cloneDeep, cloneQuery, Doc } from '../values';
 import { CollectionData } from './collection-data';
 import { matching, SharedScans } from './scan';
 import type { EmbeddedStore } from './store';
@@ -66,6 +66,7 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
     let docs: Iterable<Doc> = this.data.byId.values();
     const first = pipeline[0];
     if (first && '$match' in first) {
+      checkFilterPaths(first.$match);
       // like MongoDB's aggregate (and mongoose's), $match is not cast through the schema
       docs = matching(this.data, first.$match as Filter);
       rest = pipeline.slice(1);
@@ -99,6 +100,7 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
 
   async updateOne(filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult> {
     return this.guard(async () => {
+      checkUpdatePaths(update);
       const cast = this.castFilter(filter);
       const outcome = await this.store.write(options?.tx, (batch) => updateIn(this.target, batch, cast, update, false, options?.upsert ?? false));
       return toResult(outcome);
@@ -107,6 +109,7 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
 
   async updateMany(filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult> {
     return this.guard(async () => {
+      checkUpdatePaths(update);
       const cast = this.castFilter(filter);
       const outcome = await this.store.write(options?.tx, (batch) => updateIn(this.target, batch, cast, update, true, options?.upsert ?? false));
       return toResult(outcome);
@@ -119,6 +122,7 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
     options?: UpdateOptions & { returnDocument?: 'before' | 'after' },
   ): Promise<T | null> {
     return this.guard(async () => {
+      checkUpdatePaths(update);
       const cast = this.castFilter(filter);
       const outcome = await this.store.write(options?.tx, (batch) => updateIn(this.target, batch, cast, update, false, options?.upsert ?? false));
       const doc = options?.returnDocument === 'after' ? outcome.after : outcome.before;
@@ -154,6 +158,7 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
         if ('updateOne' in op || 'updateMany' in op) {
           const multi = 'updateMany' in op;
           const spec = 'updateOne' in op ? op.updateOne : op.updateMany;
+          checkUpdatePaths(spec.update);
           const filter = this.castFilter(spec.filter);
           const upsert = 'updateOne' in op ? (op.updateOne.upsert ?? false) : false;
           return (batch, r) => {
@@ -193,11 +198,13 @@ export class EmbeddedCollection<T extends { _id: string }> implements Collection
 
   /** Casts filter values through the schema (strings to Dates, numbers, lowercase setters...), as mongoose does on MongoDB. */
   private castFilter(filter: Filter): Filter {
+    checkFilterPaths(filter);
     if (!filter || Object.keys(filter).length === 0) return {};
     return this.caster.cast(this.model, cloneQuery(filter)) as Filter;
   }
 
   private present(docs: Doc[], projection?: Record<string, 0 | 1>): T[] {
+    checkPathKeys(projection);
     const copies = docs.map((d) => cloneDeep(d));
     if (!projection || Object.keys(projection).length === 0) return copies as unknown as T[];
     return mingoFind(copies, {}, projection).all() as unknown as T[];

@@ -11,7 +11,14 @@
 //   (except feedback type not-spam).
 //   A report that is no DSN/ARF is accepted and dropped (refusing it would only make the sender
 //   bounce the bounce). A store failure answers 451 so the sender retries later.
+// - `postmaster` and `postmaster@<BOUNCE_DOMAIN>` (any case) are accepted and what is sent to them
+//   dropped: RFC 5321 section 4.5.1 requires every SMTP server to accept the postmaster mailbox of
+//   the domains it serves; nobody reads it here.
+// - Connections: at most MAX_CLIENTS in all and `limits.perAddress` per client address (an IPv6
+//   client's /64), 421 beyond; one idle for `limits.socketTimeoutMs` is closed. One client cannot
+//   hold every slot, and idle connections do not linger.
 // The effects are app/bounces.ts's; the report is only trusted for the outcome, never for addresses.
+import net from 'node:net';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { Counter, type Logger, type Registry } from '@mailer/kit';
 import { recordBounce, recordComplaint, recordDsnDelivery, type BounceDeps, type ReportOutcome } from '../app/bounces';
@@ -27,6 +34,10 @@ export interface BounceListenerDeps {
   logger: Logger;
   /** Where `bounce_reports_total` is registered (the process's registry). */
   registry: Registry;
+  /** BOUNCE_DOMAIN: the domain whose postmaster mailbox is accepted. */
+  bounceDomain: string;
+  /** BOUNCE_SMTP_MAX_CONNECTIONS_PER_ADDRESS and BOUNCE_SMTP_SOCKET_TIMEOUT_SECONDS. */
+  limits: { perAddress: number; socketTimeoutMs: number };
 }
 
 export interface BounceListener {
@@ -47,14 +58,31 @@ interface Target {
   messageId: string;
 }
 
+/** What one client may hold: its IPv4 address, or the /64 of its IPv6 address (one host often has a whole /64). */
+export function clientKey(address: string): string {
+  if (!net.isIPv6(address)) return address;
+  const [head, tail] = address.toLowerCase().split('::');
+  const groups = head.split(':').filter(Boolean);
+  if (tail !== undefined) {
+    const rest = tail.split(':').filter(Boolean);
+    groups.push(...Array<string>(Math.max(0, 8 - groups.length - rest.length)).fill('0'), ...rest);
+  }
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 export async function startBounceListener(deps: BounceListenerDeps, host: string, port: number): Promise<BounceListener> {
   // Per open session: the message each accepted recipient names (RCPT TO -> DATA). DATA takes the
   // recipients of its own transaction from the session's envelope (RSET empties that).
   const targets = new Map<string, Map<string, Target>>();
   const key = (address: string) => address.trim().toLowerCase();
+  const postmaster = new Set(['postmaster', `postmaster@${key(deps.bounceDomain)}`]);
+  // Open sessions per client (clientKey), and the client of each session counted.
+  const perClient = new Map<string, number>();
+  const clientOfSession = new Map<string, string>();
   const log = deps.logger;
   // What arrives and what it did: kind = report kind (bounce, complaint, delivered, delayed, unknown)
-  // or refused_recipient / too_large; outcome = recorded, duplicate, message_not_found, ignored, refused, failed.
+  // or refused_recipient / too_large / postmaster / connection; outcome = recorded, duplicate,
+  // message_not_found, ignored, refused, dropped, failed.
   const reports = new Counter({
     name: 'bounce_reports_total',
     help: 'Inbound bounce listener: reports and refused recipients, by report kind and outcome',
@@ -62,7 +90,32 @@ export async function startBounceListener(deps: BounceListenerDeps, host: string
     registers: [deps.registry],
   });
 
+  function onConnect(session: SMTPServerSession): void {
+    const client = clientKey(session.remoteAddress);
+    const open = perClient.get(client) ?? 0;
+    if (open >= deps.limits.perAddress) {
+      reports.inc({ kind: 'connection', outcome: 'refused' });
+      throw reply(421, '4.7.0 Too many connections from your address, try again later');
+    }
+    perClient.set(client, open + 1);
+    clientOfSession.set(session.id, client);
+  }
+
+  function onClose(session: SMTPServerSession): void {
+    targets.delete(session.id);
+    const client = clientOfSession.get(session.id);
+    if (client === undefined) return;
+    clientOfSession.delete(session.id);
+    const open = (perClient.get(client) ?? 1) - 1;
+    if (open > 0) perClient.set(client, open);
+    else perClient.delete(client);
+  }
+
   async function onRcptTo(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
+    if (postmaster.has(key(address.address))) {
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw reply(452, '4.5.3 Too many recipients');
+      return; // accepted; DATA finds no message for it and drops what it carries
+    }
     const messageId = deps.links.messageOfReturnPath(address.address);
     if (!messageId) {
       reports.inc({ kind: 'refused_recipient', outcome: 'refused' });
@@ -94,14 +147,18 @@ export async function startBounceListener(deps: BounceListenerDeps, host: string
     }
     const known = targets.get(session.id);
     const forMessages = new Map<string, Target>();
+    let toPostmaster = false;
     for (const rcpt of session.envelope.rcptTo) {
       const target = known?.get(key(rcpt.address));
       if (target) forMessages.set(target.messageId, target); // two spellings of one return path: one report
+      else toPostmaster ||= postmaster.has(key(rcpt.address));
     }
     if (stream.sizeExceeded || size > MAX_REPORT_BYTES) {
       reports.inc({ kind: 'too_large', outcome: 'refused' });
       throw reply(552, `5.3.4 Report larger than ${MAX_REPORT_BYTES} bytes`);
     }
+    if (toPostmaster) reports.inc({ kind: 'postmaster', outcome: 'dropped' });
+    if (forMessages.size === 0) return;
     const report = await parseBounceReport(Buffer.concat(chunks));
     const at = deps.bounces.now();
     try {
@@ -148,15 +205,22 @@ export async function startBounceListener(deps: BounceListenerDeps, host: string
     closeTimeout: 5_000,
     // Reports arrive one at a time from a few relays; a flood of idle connections gets refused.
     maxClients: MAX_CLIENTS,
+    socketTimeout: deps.limits.socketTimeoutMs,
+    onConnect(session, callback) {
+      try {
+        onConnect(session);
+        callback();
+      } catch (err) {
+        callback(err as Error);
+      }
+    },
     onRcptTo(address, session, callback) {
       onRcptTo(address, session).then(() => callback(), (err: Error) => callback(err));
     },
     onData(stream, session, callback) {
       onData(stream, session).then(() => callback(), (err: Error) => callback(err));
     },
-    onClose(session) {
-      targets.delete(session.id);
-    },
+    onClose,
   });
   server.on('error', (err) => log.warn({ err }, 'bounce listener: connection error'));
 

@@ -110,3 +110,6 @@ export async function rotateSecret(deps: SubscriptionDeps, accountId: string, id
   if (!rotated) throw subscriptionNotFound(id);
   return rotated.secret;
 }
+
+/** Operator only: every signing secret re-sealed under the current key, across accounts (store/subscriptions.ts). */
+export const resealSecrets = (deps: Pick<SubscriptionDeps, 'subscriptions'>) => deps.subscriptions.resealAll();

@@ -2,6 +2,14 @@
 // Every query filters by accountId first: one account never reads, changes or is delivered another's
 // subscriptions. State changes made by deliveries (disable, markFailing, markHealthy) are single
 // conditional updates so they never race a customer's PUT into an inconsistent record.
+//
+// The signing secrets (`secret`, `previousSecret`) are stored sealed (AES-256-GCM under a key derived
+// from SECRET_SEALING_KEY, the account and subscription ids as associated data); the repository seals
+// on write and opens on read, so the rest of the service sees clear secrets. A secret stored in
+// clear by an older version, or sealed under a key now in SECRET_SEALING_KEY_PREVIOUS, is re-sealed
+// under the current key when it is read, and all at once by resealAll (at start, and the operator's
+// `reseal-secrets`).
+import { SealedValueError, sealer, type Sealer } from '@mailer/tokens';
 import { mongoose, type Store } from '@mailer/store';
 import { PREVIOUS_SECRET_TTL_MS, type DisabledReason, type Subscription, type SubscriptionChanges } from '../domain/subscription';
 import type { WebhookEvent } from '../domain/webhook-events';
@@ -36,24 +44,49 @@ subscriptionSchema.index({ accountId: 1, createdAt: 1 });
 // Fan-out: the account's active subscriptions for one event (or '*').
 subscriptionSchema.index({ accountId: 1, active: 1, event: 1 });
 
-const toSubscription = ({ _id, ...rest }: SubscriptionDoc): Subscription => ({ id: _id, ...rest });
+/** The keyring of the signing secrets, from SECRET_SEALING_KEY and its previous values (newest first). */
+export const secretKeyring = (current: Buffer, previous: readonly Buffer[] = []): Sealer => sealer([current, ...previous], 'webhook-signing-secret');
 
-export function subscriptionRepository(store: Store) {
+export function subscriptionRepository(store: Store, sealing: Sealer) {
   const subs = store.collection<SubscriptionDoc>(SUBSCRIPTIONS, subscriptionSchema);
+  const context = (accountId: string, id: string) => `webhook-subscription ${accountId} ${id}`;
+  const seal = (accountId: string, id: string, secret: string) => sealing.seal(secret, context(accountId, id));
+  /** A stored secret in clear (`stale`: stored in clear or under a previous key). */
+  const open = (doc: SubscriptionDoc, stored: string): { value: string; stale: boolean } =>
+    sealing.isSealed(stored) ? sealing.unseal(stored, context(doc.accountId, doc._id)) : { value: stored, stale: true };
+
+  /**
+   * The subscription with its secrets in clear. Secrets stored in clear or under a previous key are
+   * re-sealed under the current one first (conditional on what was read: a rotation racing it wins).
+   */
+  async function toSubscription(doc: SubscriptionDoc): Promise<Subscription> {
+    const { _id, ...rest } = doc;
+    const secret = open(doc, doc.secret);
+    const previous = doc.previousSecret === null ? null : open(doc, doc.previousSecret);
+    if (secret.stale || previous?.stale) {
+      await subs.updateOne(
+        { _id, accountId: doc.accountId, secret: doc.secret, previousSecret: doc.previousSecret },
+        { $set: { secret: seal(doc.accountId, _id, secret.value), previousSecret: previous && seal(doc.accountId, _id, previous.value) } },
+      );
+    }
+    return { id: _id, ...rest, secret: secret.value, previousSecret: previous?.value ?? null };
+  }
   const one = async (accountId: string, id: string) => {
     const doc = await subs.findOne({ _id: id, accountId });
     return doc && toSubscription(doc);
   };
+  const all = (docs: SubscriptionDoc[]) => Promise.all(docs.map(toSubscription));
 
   return {
     get: one,
     /** Oldest first. */
     async list(accountId: string): Promise<Subscription[]> {
-      return (await subs.find({ accountId }, { sort: { createdAt: 1, _id: 1 } })).map(toSubscription);
+      return all(await subs.find({ accountId }, { sort: { createdAt: 1, _id: 1 } }));
     },
     async create(sub: Subscription): Promise<Subscription> {
       const { id, ...rest } = sub;
-      await subs.insertOne({ _id: id, ...rest });
+      const previousSecret = sub.previousSecret === null ? null : seal(sub.accountId, id, sub.previousSecret);
+      await subs.insertOne({ _id: id, ...rest, secret: seal(sub.accountId, id, sub.secret), previousSecret });
       return sub;
     },
 
@@ -93,8 +126,8 @@ export function subscriptionRepository(store: Store) {
         const current = await subs.findOne({ _id: id, accountId });
         if (!current) return null;
         const set = {
-          secret,
-          previousSecret: current.secret,
+          secret: seal(accountId, id, secret),
+          previousSecret: seal(accountId, id, open(current, current.secret).value),
           previousSecretExpiresAt: new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS),
           updatedAt: now,
         };
@@ -105,8 +138,7 @@ export function subscriptionRepository(store: Store) {
 
     /** The account's active subscriptions that receive `event` (naming it or `*`). */
     async activeMatching(accountId: string, event: WebhookEvent): Promise<Subscription[]> {
-      const docs = await subs.find({ accountId, active: true, event: { $in: [event, '*'] } }, { sort: { createdAt: 1, _id: 1 } });
-      return docs.map(toSubscription);
+      return all(await subs.find({ accountId, active: true, event: { $in: [event, '*'] } }, { sort: { createdAt: 1, _id: 1 } }));
     },
 
     /** Disables an active subscription with a reason (410, 5 days of failures); false when it was not active. */
@@ -127,6 +159,29 @@ export function subscriptionRepository(store: Store) {
     /** Records a successful delivery: the subscription is no longer failing. */
     async markHealthy(accountId: string, id: string): Promise<void> {
       await subs.updateOne({ _id: id, accountId, failingSince: { $ne: null } }, { $set: { failingSince: null } });
+    },
+
+    /**
+     * Re-seals, across all accounts, every secret stored in clear or under a previous key (a
+     * maintenance scan: at start, and the operator's `reseal-secrets`). `failed`: subscriptions whose
+     * secret no configured key opens (they cannot sign until that key is configured again).
+     */
+    async resealAll(): Promise<{ subscriptions: number; resealed: number; failed: string[] }> {
+      const docs = await subs.find({});
+      let resealed = 0;
+      const failed: string[] = [];
+      for (const doc of docs) {
+        try {
+          const stale = [doc.secret, doc.previousSecret].some((s) => s !== null && open(doc, s).stale);
+          if (!stale) continue;
+          await toSubscription(doc);
+          resealed++;
+        } catch (err) {
+          if (!(err instanceof SealedValueError)) throw err;
+          failed.push(doc._id);
+        }
+      }
+      return { subscriptions: docs.length, resealed, failed };
     },
   };
 }
