@@ -122,6 +122,17 @@ describe('the hosted landing page', () => {
     expect(published.publicUrl).toBe(`${PUBLIC_BASE_URL}/public/pages/${routePath}`);
     const free = plan.options.find((o: { label: string }) => o.label === 'Free');
     expectStatus(await a.patch(`/fields/${plan.fieldId}`, { options: [{ id: free.id, label: 'Free' }, { id: null, label: 'Gold' }] }), 200);
+    // What an integrator reads of the form follows too; the form's own label stays.
+    for (const read of [`/forms/${form.id}`, `/forms/${form.id}/embedding`]) {
+      const input = expectStatus(await a.get(read), 200).inputFields.find((f: { personalizationTagName: string }) => f.personalizationTagName === 'plan');
+      expect([read, input.optionValues, input.label]).toEqual([read, ['Free', 'Gold'], 'Your plan']);
+    }
+    const pro = await fetch(`${env.gw.url}/public/forms/${form.id}/submissions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ values: { email: 'pro@example.org', plan: 'Pro' } }),
+    });
+    expect([pro.status, (await pro.json()).details]).toEqual([400, [{ path: 'values.plan', problem: 'must be one of the options: Free, Gold' }]]);
 
     const page = await tab();
     const opened = await page.goto(published.publicUrl, { waitUntil: 'load' });
@@ -247,17 +258,22 @@ describe('what a browser gets for every refusal (Accept prefers text/html)', () 
     }
   });
 
-  it('while the field catalog cannot be read: the landing page and a submission are a plain 503 page', async () => {
+  it('while the field catalog cannot be read, readers still sign up: the page as saved, the post accepted and decided once the catalog is back', async () => {
     const routePath = unique('outage');
     const form = expectStatus(await a.post('/forms', { name: 'Outage', type: 'PAGE', routePath, inputFields: [EMAIL] }), 201);
     const { publicUrl } = expectStatus(await a.post(`/forms/${form.id}/publish`), 200);
-    await env.subscriber.stop();
-    const landing = await fetch(publicUrl, { headers: { accept: BROWSER.accept } });
-    expect(await pageOf(landing)).toEqual({ status: 503, type: 'text/html; charset=utf-8', h1: 'Temporarily unavailable' });
-    const submission = await post(form.id, { origin: PUBLIC_BASE_URL });
-    expect(submission.headers.get('retry-after')).toBe('60');
-    expect(await pageOf(submission)).toEqual({ status: 503, type: 'text/html; charset=utf-8', h1: 'Temporarily unavailable' });
-    const json = await post(form.id, { origin: PUBLIC_BASE_URL, accept: 'application/json' });
-    expect([json.status, (await json.json()).errorId]).toEqual([503, 'service_unavailable']);
+    const email = `${unique('outage')}@example.org`;
+    process.kill(env.subscriber.pid, 'SIGSTOP');
+    try {
+      const landing = await fetch(publicUrl, { headers: { accept: BROWSER.accept } });
+      expect([landing.status, (await landing.text()).includes('name="values[email]"')]).toEqual([200, true]);
+      const accepted = await post(form.id, { origin: PUBLIC_BASE_URL }, `values%5Bemail%5D=${encodeURIComponent(email)}`);
+      expect([accepted.status, accepted.headers.get('location')]).toEqual([303, `/public/forms/${form.id}/thank-you`]);
+      // An integrator asking for the form is told the truth instead: the catalog is away.
+      expectStatus(await a.get(`/forms/${form.id}`), 503);
+    } finally {
+      process.kill(env.subscriber.pid, 'SIGCONT');
+    }
+    await confirmLinkOf(email);
   });
 });

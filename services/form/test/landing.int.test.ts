@@ -74,6 +74,9 @@ test('a published page is served on the default host, as a form posting to its s
   expect(res.body).toMatch(/<input type="email" name="values\[email\]" id="f-email" required/);
   expect(res.body).toContain('placeholder="Berlin"');
   expect(res.body).not.toMatch(/<script/i);
+  // The page's form must post with its origin: the page overrides the listener's no-referrer for itself.
+  expect(res.headers['referrer-policy']).toBe('no-referrer');
+  expect(res.body).toContain('<meta name="referrer" content="same-origin">');
   // The policy allows exactly the page's one stylesheet, no script, and posting to this origin only.
   const csp = String(res.headers['content-security-policy']);
   const hash = createHash('sha256').update(STYLESHEET, 'utf8').digest('base64');

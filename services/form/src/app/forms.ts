@@ -10,7 +10,7 @@
 //   form unchanged. Unpublishing a page that is not PUBLISHED changes nothing (a DRAFT stays DRAFT).
 //   Publishing a form that is not a PAGE, or a PAGE without routePath, is 409 form_not_publishable.
 // - Activating a form whose input fields were archived meanwhile is 409 field_archived.
-import { conflict, DomainError, GrpcStatus, notFound } from '@mailer/kit';
+import { conflict, DomainError, GrpcStatus, notFound, PeerUnavailable, type Logger } from '@mailer/kit';
 import type { CatalogSource } from '../clients/catalog';
 import type { MessagingCatalog } from '../clients/messaging';
 import { withCurrentFields } from '../domain/current-fields';
@@ -65,6 +65,22 @@ export const listForms = (deps: FormDeps, accountId: string): Promise<Form[]> =>
 /** The form with its inputs' tag names and options as the field catalog has them now (one catalog read). */
 export async function currentForm(catalog: Pick<CatalogSource, 'fields'>, form: Form): Promise<Form> {
   return withCurrentFields(form, await catalog.fields(form.accountId));
+}
+
+/**
+ * The form as readers meet it (landing page, submissions): as the catalog has it now, or, while the
+ * subscriber service does not answer, as it was saved. A reader's signup is not lost to an outage,
+ * and nothing stale gets through: a submission's choices are matched against the field's active
+ * options again when it is decided (the subscriber service's Signup leaves out one deactivated since).
+ */
+export async function readerForm(catalog: Pick<CatalogSource, 'fields'>, form: Form, log: Logger): Promise<Form> {
+  try {
+    return await currentForm(catalog, form);
+  } catch (err) {
+    if (!(err instanceof PeerUnavailable)) throw err;
+    log.warn({ formId: form.id }, 'field catalog unavailable: the form as saved is shown and checked');
+    return form;
+  }
 }
 
 export const getForm = async (deps: FormDeps, accountId: string, formId: string): Promise<Form> => currentForm(deps.catalog, await existing(deps, accountId, formId));

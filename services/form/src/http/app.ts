@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { callLogger, PeerUnavailable } from '@mailer/kit';
+import { callLogger } from '@mailer/kit';
 import { messagePage } from '@mailer/kit/html';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import type { AccountNames } from '@mailer/nats';
@@ -33,10 +33,6 @@ export function publicApp(deps: FormHttpDeps): express.Express {
   // What a router left unanswered: readers never see internals.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.destroy();
-    if (err instanceof PeerUnavailable) {
-      res.set('Retry-After', '60').status(503).type('text/html; charset=utf-8').send(messagePage('Temporarily unavailable', 'This page cannot be shown right now. Please try again in a few minutes.'));
-      return;
-    }
     callLogger(deps.logger).error({ err }, 'page failed');
     res.status(500).type('text/html; charset=utf-8').send(messagePage('Something went wrong', 'Please try again later.'));
   });

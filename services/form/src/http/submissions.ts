@@ -5,11 +5,11 @@
 // A browser (Accept preferring text/html) never sees JSON: the thank-you page, the form again with
 // the errors marked, or a plain page saying why the post was refused.
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { callLogger, DomainError, PeerUnavailable, type Problem } from '@mailer/kit';
+import { callLogger, DomainError, type Problem } from '@mailer/kit';
 import { messagePage } from '@mailer/kit/html';
 import { FormBodyError, readFormBody } from '@mailer/kit/form-body';
 import { job } from '@mailer/nats/facts';
-import { currentForm } from '../app/forms';
+import { readerForm } from '../app/forms';
 import type { Form } from '../domain/form';
 import { validateSubmission } from '../domain/submission';
 import { outboxRepository } from '@mailer/nats';
@@ -29,7 +29,6 @@ const REFUSAL_PAGES: Record<string, [title: string, text: string]> = {
   form_inactive: ['Signup closed', 'This signup form no longer accepts signups.'],
   origin_not_allowed: ['Signup not possible here', 'This signup form may not be sent from the page you used. Please sign up on the website of the newsletter itself.'],
   rate_limited: ['Too many signups', 'Too many signups came from your connection. Please wait a minute, then send the form again.'],
-  service_unavailable: ['Temporarily unavailable', 'Your signup cannot be received right now. Please try again in a few minutes.'],
   internal_error: ['Something went wrong', 'Your signup could not be received. Please try again later.'],
   '': ['The form could not be sent', 'What your browser sent could not be read. Please go back and send the form again.'],
 };
@@ -116,7 +115,7 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
         corsHeaders(res, origin);
       }
       // The inputs' names and options as the field catalog has them now.
-      const form = await currentForm(deps.catalog, stored);
+      const form = await readerForm(deps.catalog, stored, callLogger(deps.logger));
       const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       let body: unknown;
       let honeypot = '';
@@ -191,14 +190,9 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
     }),
   );
 
-  // Errors of this router: a peer that does not answer (the field catalog) is a 503, anything else a
-  // 500; never a stack trace.
+  // Errors of this router answer a 500 (a page, or JSON), never a stack trace.
   router.use(path, (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.destroy();
-    if (err instanceof PeerUnavailable) {
-      res.set('Retry-After', '60');
-      return refuse(req, res, 503, err.errorId, err.message);
-    }
     callLogger(deps.logger).error({ err }, 'submission failed');
     refuse(req, res, 500, 'internal_error', 'The submission could not be stored; try again.');
   });
