@@ -1,8 +1,9 @@
 // GET/POST /public/confirm/{token} (API.md "Forms", "Public web surface"), forwarded by the gateway:
 // GET shows a page with a "Confirm" button and changes nothing (mail scanners prefetch links); the
 // button POSTs to the same address and confirms (app/confirm-subscription.ts). Plain server-rendered
-// pages, no script, every customer text (the account's display name, the form's name) escaped. The token travels in the path
-// only; the listener's access log and metrics name the route pattern, never the path.
+// pages, no script, every customer text (the account's display name, the form's name) escaped. The
+// token travels in the path only; the listener's access log and metrics name the route pattern,
+// never the path.
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { callLogger, PeerUnavailable } from '@mailer/kit';
 import { escapeHtml, htmlPage, messagePage } from '@mailer/kit/html';

@@ -114,7 +114,7 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
         if (!originAllowed(stored, origin, deps.config.PUBLIC_BASE_URL)) return refuse(req, res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
         corsHeaders(res, origin);
       }
-      // The inputs' names and options as the field catalog has them now.
+      // The inputs' names and options as the field catalog has them now (as saved while it is away).
       const form = await readerForm(deps.catalog, stored, callLogger(deps.logger));
       const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       let body: unknown;
