@@ -132,14 +132,14 @@ describe('the hosted landing page', () => {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ values: { email: 'pro@example.org', plan: 'Pro' } }),
     });
-    expect([pro.status, (await pro.json()).details]).toEqual([400, [{ path: 'values.plan', problem: 'must be one of the options: Free, Gold' }]]);
+    expect([pro.status, ((await pro.json()) as { details: unknown }).details]).toEqual([400, [{ path: 'values.plan', problem: 'must be one of the options: Free, Gold' }]]);
 
     const page = await tab();
     const opened = await page.goto(published.publicUrl, { waitUntil: 'load' });
     expect(opened?.status()).toBe(200);
     await expect(page.locator('h1').innerText()).resolves.toBe('Books weekly');
     // Offered: the options as they are now (Gold added, Pro deactivated), under the form's own label.
-    await expect(page.locator('fieldset input[type=radio]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).resolves.toEqual(['Free', 'Gold']);
+    await expect(page.locator('fieldset input[type=radio]').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value))).resolves.toEqual(['Free', 'Gold']);
     await expect(page.locator('legend').innerText()).resolves.toContain('Your plan');
 
     // An address the browser lets through but the form service refuses: the form again, problem marked, values kept.
@@ -240,7 +240,7 @@ describe('what a browser gets for every refusal (Accept prefers text/html)', () 
     expect(await pageOf(await post(form.id, { 'content-type': 'text/plain' }, 'hello'))).toEqual({ status: 415, type: 'text/html; charset=utf-8', h1: 'The form could not be sent' });
     // The same refusals, asked by a program, stay JSON.
     const json = await post(form.id, { origin: 'null', accept: 'application/json' });
-    expect([json.status, (await json.json()).errorId]).toEqual([403, 'origin_not_allowed']);
+    expect([json.status, ((await json.json()) as { errorId: string }).errorId]).toEqual([403, 'origin_not_allowed']);
     // 10 a minute per address and form (FORM_SUBMISSIONS_PER_MINUTE), then a page with Retry-After.
     let last: Response | undefined;
     for (let i = 0; i < 11; i++) last = await post(form.id, { origin: PUBLIC_BASE_URL });
