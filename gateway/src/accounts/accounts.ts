@@ -56,6 +56,8 @@ export class ApiKeyNotFound extends Error {
   }
 }
 
+// The record's key is shared with its readers (@mailer/nats accountNames: the confirm page's account name).
+const accountKey = accountRecordKey;
 const indexKey = (lookupHash: string) => `apikey.${lookupHash}`;
 const MAX_CAS_ATTEMPTS = 10;
 const MAX_CACHED_KEY_OWNERS = 10_000;
@@ -81,13 +83,13 @@ export class AccountStore {
     const hash = this.crypto.lookupHash(presented);
     if (this.view?.fresh()) {
       const owner = this.view.get(indexKey(hash))?.value as { accountId: string } | undefined;
-      const account = owner && (this.view.get(accountRecordKey(owner.accountId))?.value as AccountRecord | undefined);
+      const account = owner && (this.view.get(accountKey(owner.accountId))?.value as AccountRecord | undefined);
       const current = account?.apiKey;
       if (account && current && this.crypto.sameHash(current.lookupHash, hash)) return { accountId: account.accountId, limits: account.limits ?? {} };
     }
     const accountId = this.keyOwners.get(hash) ?? (await this.kv.get<{ accountId: string }>(indexKey(hash)))?.value.accountId;
     if (!accountId) return null;
-    const account = await this.kv.get<AccountRecord>(accountRecordKey(accountId));
+    const account = await this.kv.get<AccountRecord>(accountKey(accountId));
     const current = account?.value.apiKey;
     if (!current || !this.crypto.sameHash(current.lookupHash, hash)) return null;
     this.rememberOwner(hash, accountId);
@@ -103,13 +105,13 @@ export class AccountStore {
   async createAccount(name: string): Promise<{ accountId: string; apiKey: string }> {
     const accountId = randomUUID();
     const record: AccountRecord = { accountId, name, createdAt: this.now().toISOString(), apiKey: null, limits: {} };
-    await this.kv.create(accountRecordKey(accountId), record);
+    await this.kv.create(accountKey(accountId), record);
     const { apiKey } = await this.createKey(accountId);
     return { accountId, apiKey };
   }
 
   async getAccount(accountId: string): Promise<AccountRecord> {
-    const entry = await this.kv.get<AccountRecord>(accountRecordKey(accountId));
+    const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
     if (!entry) throw new AccountNotFound();
     return entry.value;
   }
@@ -140,12 +142,12 @@ export class AccountStore {
   /** "delete key": the value stops working at once; the account and its data stay. Idempotent. */
   async deleteKey(accountId: string): Promise<void> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await this.kv.get<AccountRecord>(accountRecordKey(accountId));
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
       if (!entry) throw new AccountNotFound();
       const old = entry.value.apiKey;
       if (!old) return;
       try {
-        await this.kv.update(accountRecordKey(accountId), { ...entry.value, apiKey: null }, entry.revision);
+        await this.kv.update(accountKey(accountId), { ...entry.value, apiKey: null }, entry.revision);
       } catch (err) {
         if (err instanceof KvConflict) continue;
         throw err;
@@ -166,11 +168,11 @@ export class AccountStore {
 
   async setLimits(accountId: string, limits: Partial<RateLimits>): Promise<Partial<RateLimits>> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await this.kv.get<AccountRecord>(accountRecordKey(accountId));
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
       if (!entry) throw new AccountNotFound();
       const merged = { ...entry.value.limits, ...limits };
       try {
-        await this.kv.update(accountRecordKey(accountId), { ...entry.value, limits: merged }, entry.revision);
+        await this.kv.update(accountKey(accountId), { ...entry.value, limits: merged }, entry.revision);
         await this.settle();
         return merged;
       } catch (err) {
@@ -190,7 +192,7 @@ export class AccountStore {
     plan: (account: AccountRecord) => { keep: string } | { replace: true },
   ): Promise<{ apiKey: string; changed: boolean }> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await this.kv.get<AccountRecord>(accountRecordKey(accountId));
+      const entry = await this.kv.get<AccountRecord>(accountKey(accountId));
       if (!entry) throw new AccountNotFound();
       const decision = plan(entry.value);
       if ('keep' in decision) return { apiKey: decision.keep, changed: false };
@@ -203,7 +205,7 @@ export class AccountStore {
       };
       await this.kv.put(indexKey(stored.lookupHash), { accountId });
       try {
-        await this.kv.update(accountRecordKey(accountId), { ...entry.value, apiKey: stored }, entry.revision);
+        await this.kv.update(accountKey(accountId), { ...entry.value, apiKey: stored }, entry.revision);
       } catch (err) {
         await this.kv.delete(indexKey(stored.lookupHash));
         if (err instanceof KvConflict) continue;
