@@ -120,6 +120,17 @@ describe('CRUD', () => {
   });
 });
 
+describe('allowedOrigins', () => {
+  it('a repeated origin, in any spelling, is stored once on POST and PUT (first spelling\'s position kept)', async () => {
+    const repeated = ['https://shop.example.com', 'https://SHOP.example.com:443/', 'http://localhost:3000', 'https://shop.example.com'];
+    const form = await createForm(a, formBody({ name: 'Origins', allowedOrigins: repeated }));
+    expect(form.allowedOrigins).toEqual(['https://shop.example.com', 'http://localhost:3000']);
+    const replaced = expectStatus(await a.put(`/forms/${form.id}`, formBody({ name: 'Origins', allowedOrigins: [...repeated].reverse() })), 200);
+    expect(replaced.allowedOrigins).toEqual(['https://shop.example.com', 'http://localhost:3000']);
+    expect(expectStatus(await a.get(`/forms/${form.id}`), 200).allowedOrigins).toEqual(['https://shop.example.com', 'http://localhost:3000']);
+  });
+});
+
 describe('rules of a form body', () => {
   it('answers each broken rule with its errorId and the member in details', async () => {
     const text = await field(a);

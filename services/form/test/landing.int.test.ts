@@ -17,7 +17,7 @@ import type { FormHttpDeps } from '../src/http/app';
 import { PAGES_CSP } from '../src/http/form-html';
 import { landingRoutes } from '../src/http/landing';
 import { formRepository } from '../src/store/forms';
-import { customInput, emailInput, formFixture } from './support/form-fixture';
+import { catalogFieldOf, customInput, emailInput, formFixture } from './support/form-fixture';
 
 const BASE_HOST = 'mail.example.net';
 const PUBLIC_BASE_URL = `https://${BASE_HOST}`;
@@ -29,7 +29,9 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'form-landing-'));
   store = await openStore({ dataDir: dir });
   const app = express();
-  app.use(landingRoutes({ store, config: { PUBLIC_BASE_URL } } as unknown as FormHttpDeps));
+  // The account's catalog holds the fields its stored forms were saved with.
+  const catalog = { fields: async (accountId: string) => (await formRepository(store).list(accountId)).flatMap((f) => f.inputFields.map(catalogFieldOf)) };
+  app.use(landingRoutes({ store, config: { PUBLIC_BASE_URL }, catalog } as unknown as FormHttpDeps));
   listener = await startHttpListener({ address: '127.0.0.1:0', app, logger: pino({ level: 'silent' }), metrics: createMetrics('form-landing-test'), contentSecurityPolicy: PAGES_CSP });
 }, 60_000);
 
@@ -72,6 +74,9 @@ test('a published page is served on the default host, as a form posting to its s
   expect(res.body).toMatch(/<input type="email" name="values\[email\]" id="f-email" required/);
   expect(res.body).toContain('placeholder="Berlin"');
   expect(res.body).not.toMatch(/<script/i);
+  // The page's form must post with its origin: the page overrides the listener's no-referrer for itself.
+  expect(res.headers['referrer-policy']).toBe('no-referrer');
+  expect(res.body).toContain('<meta name="referrer" content="same-origin">');
   // The policy allows exactly the page's one stylesheet, no script, and posting to this origin only.
   const csp = String(res.headers['content-security-policy']);
   const hash = createHash('sha256').update(STYLESHEET, 'utf8').digest('base64');

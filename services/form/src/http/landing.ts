@@ -7,8 +7,9 @@
 // behind the gateway, so the header is the gateway's word. A page is served on its form's `domain`,
 // or on the host of PUBLIC_BASE_URL when the form names none.
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import type { Problem } from '@mailer/kit';
+import { callLogger, type Problem } from '@mailer/kit';
 import { messagePage } from '@mailer/kit/html';
+import { readerForm } from '../app/forms';
 import { pageDomainOfHost, ROUTE_PATH_PATTERN, type Form } from '../domain/form';
 import { formRepository, type FormRepository } from '../store/forms';
 import type { FormHttpDeps } from './app';
@@ -80,7 +81,7 @@ export function landingRoutes(deps: FormHttpDeps): Router {
       if (!ROUTE_PATH_PATTERN.test(routePath)) return notFoundPage(res);
       const form = await publishedPage(forms, requestHost(req), deps.config.PUBLIC_BASE_URL, routePath);
       if (!form) return notFoundPage(res);
-      html(res, 200, renderFormHtml(form));
+      html(res, 200, renderFormHtml(await readerForm(deps.catalog, form, callLogger(deps.logger))));
     }),
   );
 
