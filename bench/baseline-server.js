@@ -35,7 +35,7 @@ async function app(kind, arg) {
   }
   if (kind === 'express-events') {
     const { connect, JSONCodec } = require('nats');
-    const nc = await connect({ servers: arg, noAsyncTraces: true });
+    const nc = await connect({ servers: arg, user: process.env.NATS_USER, pass: process.env.NATS_PASSWORD, noAsyncTraces: true });
     const js = nc.jetstream();
     const codec = JSONCodec();
     server.post('/events', express.json(), async (req, res) => {
@@ -48,7 +48,7 @@ async function app(kind, arg) {
   if (kind === 'express-email') {
     const { connect, JSONCodec } = require('nats');
     const { Liquid } = require('liquidjs');
-    const nc = await connect({ servers: arg, noAsyncTraces: true });
+    const nc = await connect({ servers: arg, user: process.env.NATS_USER, pass: process.env.NATS_PASSWORD, noAsyncTraces: true });
     const js = nc.jetstream();
     const codec = JSONCodec();
     const engine = new Liquid({ outputEscape: 'escape', ownPropertyOnly: true });

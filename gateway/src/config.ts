@@ -1,4 +1,4 @@
-import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, port, peerAddressDefaults, z } from '@mailer/kit';
 import { parseMasterKey } from './accounts/api-key';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
@@ -34,7 +34,7 @@ export const configSchema = z.object({
    * process exits within this plus a few seconds for NATS and the service clients.
    */
   GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'),
+  ...peerAddressDefaults('gateway'),
   /** The services' reader-facing HTTP listeners the public prefixes are forwarded to (routes/public-web.ts). */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
   FORM_HTTP_ADDR: hostPort.default('127.0.0.1:7153'),

@@ -11,6 +11,8 @@ export { outboxSchema, outboxRecord, outboxRepository, startOutboxRelay, OUTBOX_
 export type { OutboxDoc, OutboxRelay, OutboxRelayOptions, OutboxRepository } from './outbox';
 export { openKv } from './kv';
 export { declareJetStream } from './declared';
+export { ANY_DURABLE, covers, inboxPrefix, natsPermissions, natsUsers, serviceAccess } from './access';
+export type { ConsumerDeclaration, NatsAccess, NatsPermissions, NatsUser } from './access';
 export type { JetStreamDeclarations, DeclaredJetStream } from './declared';
 export type { KvOptions } from './kv';
 export type { Log } from './log';

@@ -12,7 +12,7 @@ it('re-creates a lost memory bucket after a restart; ready() false while down, t
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-declared-'));
   const port = await freePort();
   let server: NatsServerHandle = await startNatsServer({ storeDir: dir, port });
-  const nc = await connectNats({ url: server.url, name: 'declared' });
+  const nc = await connectNats({ url: server.url, name: 'declared', ...server.auth });
   try {
     const declared = await declareJetStream(nc, {
       streams: [{ name: 'KEPT', subjects: ['kept.>'], retention: 'limits', maxAgeMs: 60_000, duplicateWindowMs: 10_000 }],

@@ -3,3 +3,4 @@ export * from './processes';
 export * from './gateway';
 export * from './proxy';
 export * from './smtp';
+export * from './internal-access';

@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { processCredentials } from './internal-access';
 import { freePort } from './nats';
 
 /** The repository root (packages/testing/dist/.. or src/..). */
@@ -120,7 +121,10 @@ export interface RunningService extends RunningProcess {
   dataDir: string;
 }
 
-/** Starts one gRPC service as a real process on free ports with its own embedded store. */
+/**
+ * Starts one gRPC service as a real process on free ports with its own embedded store, as its own
+ * NATS user and with the run's gRPC secret (internal-access.ts; `env` may override them).
+ */
 export async function startService(
   name: ServiceName,
   env: { NATS_URL: string; DATA_DIR?: string } & NodeJS.ProcessEnv,
@@ -135,6 +139,7 @@ export async function startService(
       const proc = await spawnReady(`services/${name}/dist/main.js`, {
         LOG_LEVEL: 'info',
         METRICS_PORT: '0',
+        ...processCredentials(name),
         ...(name === 'messaging' ? await messagingListeners() : {}),
         ...(name === 'form' ? await formListeners() : {}),
         ...env,

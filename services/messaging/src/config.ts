@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, port, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
 const commaList = z
@@ -10,9 +10,8 @@ const commaList = z
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects; tags,
-  // topics and fields of automation steps) and the segment service (segments of automation steps).
-  ...serviceAddressDefaults('messaging', 'subscriber', 'segment'),
+  // Its own address and its peers' (GRPC_CALLS in @mailer/kit says why each).
+  ...peerAddressDefaults('messaging'),
   /** Reader-facing listener (/t/* tracking, /u/* unsubscribe); the gateway forwards those prefixes here. */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
   /** Absolute prefix of every link written into mail (the gateway's public address). */
@@ -143,9 +142,6 @@ export const configSchema = z.object({
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /** POST /email-messages answers once its delivery job has a PubAck, waiting at most this long (0: no wait). */
   OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
-  // The form and rss services: asked which forms / newsletters name a sender profile (or template)
-  // before one is deleted.
-  ...serviceAddressDefaults('form', 'rss'),
 }).refine((c) => c.MAIL_DOMAIN_VERIFICATION === 'off' || c.SECRET_SEALING_KEY !== null, {
   message: 'SECRET_SEALING_KEY is required with MAIL_DOMAIN_VERIFICATION=required (base64 of 32 random bytes: the DKIM keys of sending domains are sealed under it)',
   path: ['SECRET_SEALING_KEY'],

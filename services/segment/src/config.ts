@@ -1,10 +1,10 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   /** Its own address and the subscriber service's (field catalog, tags and topics for validating expressions). */
-  ...serviceAddressDefaults('segment', 'subscriber'),
+  ...peerAddressDefaults('segment'),
   /** Deadline of each call to the subscriber service. */
   SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(30_000).default(2_000),
   /**

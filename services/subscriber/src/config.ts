@@ -1,10 +1,10 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   // Its own address, then the services asked for their usages of a field (FieldUsageService).
-  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging'),
+  ...peerAddressDefaults('subscriber'),
   /**
    * Deadline of each ListSegmentMembers call (GET /subscribers?segmentId=): above the segment service's
    * projection wait (SEGMENT_READ_WAIT_MS, 3 s) and below the gateway's 5 s deadline, so a lagging

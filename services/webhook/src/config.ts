@@ -1,10 +1,10 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
 import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  ...serviceAddressDefaults('webhook'),
+  ...peerAddressDefaults('webhook'),
   // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
   ...outboundConfig,
   // Deliveries (i14-deliver): see README "Webhooks".
