@@ -19,7 +19,7 @@ const path = require('node:path');
 const { connect, JSONCodec, AckPolicy, DeliverPolicy } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
 const { SMTPServer } = require('smtp-server');
-const { freePort, spawnReady, startNatsServer, startService, startGateway, processCredentials, operatorAuth } = require('@mailer/testing');
+const { freePort, spawnReady, startNatsServer, startService, startGateway, operatorAuth } = require('@mailer/testing');
 const { verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
@@ -122,7 +122,7 @@ async function main() {
     stops.push(() => gw.stop());
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-bench-messaging-'));
     const messagingEnv = {
-      LOG_LEVEL: 'info', METRICS_PORT: '0', ...processCredentials('messaging'), NATS_URL: nats.url, DATA_DIR: dataDir, MESSAGING_GRPC_ADDR: messagingAddress,
+      LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: nats.url, DATA_DIR: dataDir, MESSAGING_GRPC_ADDR: messagingAddress,
       MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`, BOUNCE_SMTP_PORT: String(await freePort()), SUBSCRIBER_GRPC_ADDR: subscriber.address,
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'), SMTP_URL: sink.url, MAIL_ACCOUNT_RATE_PER_SECOND: '100000',
       // profile the service alone: BENCH_PROFILE=/tmp/prof npm run bench:automations

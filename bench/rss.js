@@ -17,7 +17,7 @@ const os = require('node:os');
 const path = require('node:path');
 const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
 const { SMTPServer } = require('smtp-server');
-const { freePort, spawnReady, startNatsServer, startService, startGateway, processCredentials } = require('@mailer/testing');
+const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
 const { verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({ options: { recipients: { type: 'string', default: '100000' }, page: { type: 'string', default: '500' } } });
@@ -103,17 +103,17 @@ async function main() {
       dirs.push(d);
       return d;
     };
-    const subscriber = await spawnReady('services/subscriber/dist/main.js', { ...common, ...processCredentials('subscriber'), DATA_DIR: dir('subscriber') });
+    const subscriber = await spawnReady('services/subscriber/dist/main.js', { ...common, DATA_DIR: dir('subscriber') });
     stops.unshift(() => subscriber.stop());
     const messaging = await spawnReady('services/messaging/dist/main.js', {
-      ...common, ...processCredentials('messaging'), DATA_DIR: dir('messaging'), MESSAGING_HTTP_ADDR: await addr(), BOUNCE_SMTP_PORT: String(await freePort()),
+      ...common, DATA_DIR: dir('messaging'), MESSAGING_HTTP_ADDR: await addr(), BOUNCE_SMTP_PORT: String(await freePort()),
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'), SMTP_URL: sink.url, MAIL_ACCOUNT_RATE_PER_SECOND: '100000',
       // profile the messaging service: BENCH_PROFILE=/tmp/prof npm run bench:rss
       ...(process.env.BENCH_PROFILE ? { NODE_EXEC_ARGS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {}),
     });
     stops.unshift(() => messaging.stop());
     const rss = await spawnReady('services/rss/dist/main.js', {
-      ...common, ...processCredentials('rss'), DATA_DIR: dir('rss'), OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8', RSS_SEND_PAGE_SIZE: args.page,
+      ...common, DATA_DIR: dir('rss'), OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8', RSS_SEND_PAGE_SIZE: args.page,
     });
     stops.unshift(() => rss.stop());
     const gw = await startGateway({ NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddr, SEGMENT_GRPC_ADDR: segment.address, MESSAGING_GRPC_ADDR: messagingAddr, RSS_GRPC_ADDR: rssAddr });

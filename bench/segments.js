@@ -44,7 +44,7 @@ if (!process.env.BENCH_SEGMENTS_CHILD) {
   process.exit(r.status ?? 1);
 }
 
-const { startNatsServer, startService, spawnReady, startGateway, serviceAddresses, processCredentials } = require('@mailer/testing');
+const { startNatsServer, startService, spawnReady, startGateway, serviceAddresses } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
 const { encodeRecord } = require('@mailer/store/dist/codec');
 const { contactsCollection } = require('../services/segment/dist/store/contacts');
@@ -401,7 +401,7 @@ async function main() {
     const address = segment.address;
     const proc = await spawnReady(
       'services/segment/dist/main.js',
-      { LOG_LEVEL: 'info', METRICS_PORT: '0', ...processCredentials('segment'), ...segmentEnv, SEGMENT_GRPC_ADDR: address, NODE_OPTIONS: `${args['service-node-options']}${profileEnv}` },
+      { LOG_LEVEL: 'info', METRICS_PORT: '0', ...segmentEnv, SEGMENT_GRPC_ADDR: address, NODE_OPTIONS: `${args['service-node-options']}${profileEnv}` },
       900_000,
     );
     segment = { ...proc, address };

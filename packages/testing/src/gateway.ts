@@ -1,7 +1,6 @@
 // The gateway as a real process for integration tests: `node gateway/dist/main.js` on free ports,
 // started once its "ready" log line is out, stopped by PID (SIGTERM, then SIGKILL).
 import { randomBytes } from 'node:crypto';
-import { processCredentials } from './internal-access';
 import { spawnReady, type RunningProcess } from './processes';
 
 export interface GatewayHandle {
@@ -26,7 +25,7 @@ export function gatewaySecrets(): { ADMIN_TOKEN: string; API_KEY_MASTER_KEY: str
 
 /**
  * Starts a gateway. `env` must carry NATS_URL; ADMIN_TOKEN and API_KEY_MASTER_KEY are generated
- * unless given, its NATS user and the run's gRPC secret too (internal-access.ts); ports default to 0 (free ones, read back from the ready line).
+ * unless given; ports default to 0 (free ones, read back from the ready line).
  */
 export async function startGateway(env: { NATS_URL: string } & NodeJS.ProcessEnv): Promise<GatewayHandle> {
   const secrets = { ...gatewaySecrets(), ...pick(env, ['ADMIN_TOKEN', 'API_KEY_MASTER_KEY']) };
@@ -37,7 +36,6 @@ export async function startGateway(env: { NATS_URL: string } & NodeJS.ProcessEnv
     METRICS_PORT: '0',
     ADMIN_HOST: '127.0.0.1',
     MAILER_SERVICE: 'gateway',
-    ...processCredentials('gateway'),
     ...env,
     ...secrets,
   });

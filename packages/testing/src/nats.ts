@@ -20,6 +20,8 @@ export interface NatsServerHandle {
    * Processes started by startService / startGateway get their own user without asking.
    */
   auth: { user: string; pass: string };
+  /** The server's log lines about refused publishes and subscriptions (a permission test's evidence). */
+  permissionViolations(): string[];
   stop(): Promise<void>;
 }
 
@@ -146,7 +148,7 @@ async function startOnce(
   storeDir: string,
   configFile: string,
   fixedPort: number | undefined,
-): Promise<{ ok: true; handle: Pick<NatsServerHandle, 'url' | 'port' | 'pid'>; child: ChildProcess } | { ok: false; portInUse: boolean; message: string }> {
+): Promise<{ ok: true; handle: Pick<NatsServerHandle, 'url' | 'port' | 'pid' | 'permissionViolations'>; child: ChildProcess } | { ok: false; portInUse: boolean; message: string }> {
   const port = fixedPort ?? (await freePort());
   const args = ['-c', configFile, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -169,12 +171,18 @@ async function startOnce(
     // "Server is ready" comes from our own child, so another process answering on a fixed port is not
     // mistaken for it; the INFO greeting then proves clients are actually served.
     if (/Server is ready/.test(output) && (await canConnect(port))) {
-      // Stop buffering output once up; the pipes must still be drained or the server could block.
+      // Stop buffering output once up (the pipes must still be drained or the server could block);
+      // only permission violations are kept.
       child.stdout!.off('data', collect);
       child.stderr!.off('data', collect);
-      child.stdout!.resume();
-      child.stderr!.resume();
-      return { ok: true, handle: { url: `nats://127.0.0.1:${port}`, port, pid: child.pid! }, child };
+      const violations: string[] = [];
+      const keepViolations = (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) if (/Violation/.test(line) && violations.length < 1000) violations.push(line);
+        if (process.env.NATS_PRINT_VIOLATIONS) for (const v of violations.splice(0)) process.stderr.write(`nats-server: ${v}\n`);
+      };
+      child.stdout!.on('data', keepViolations);
+      child.stderr!.on('data', keepViolations);
+      return { ok: true, handle: { url: `nats://127.0.0.1:${port}`, port, pid: child.pid!, permissionViolations: () => [...violations] }, child };
     }
     await new Promise((r) => setTimeout(r, 50));
   }
