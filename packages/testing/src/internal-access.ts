@@ -4,7 +4,7 @@
 // test exercises authenticated NATS and gRPC traffic.
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { natsUsers, type NatsAccess, type NatsUser } from '@mailer/nats';
+import { natsPermissions, natsUsers, type NatsAccess, type NatsPermissions, type NatsUser } from '@mailer/nats';
 import { GRPC_CALLS, useServiceIdentity, type ProcessName } from '@mailer/kit';
 
 /** The repository root (packages/testing/dist/.. or src/..). */
@@ -18,6 +18,16 @@ export function processAccess(): NatsAccess[] {
     const file = path.join(root, name === 'gateway' ? 'gateway' : `services/${name}`, 'dist', 'nats-access.js');
     return (require(file) as { NATS_ACCESS: NatsAccess }).NATS_ACCESS;
   });
+}
+
+/**
+ * Who may do what inside the system, as the Helm chart needs it (charts/mailer/files/internal-access.json,
+ * written by `npm run internal-access`, checked against this by the chart tests): the gRPC calls each
+ * process makes (its network policies) and each process's NATS permissions (the NATS users it renders).
+ */
+export function internalAccess(): { grpcCalls: typeof GRPC_CALLS; natsPermissions: Record<string, NatsPermissions> } {
+  const processes = processAccess();
+  return { grpcCalls: GRPC_CALLS, natsPermissions: Object.fromEntries(processes.map((p) => [p.name, natsPermissions(p, processes)])) };
 }
 
 /** Every permission: the user tests (and an operator's tools) connect as to look at or inject messages. */
