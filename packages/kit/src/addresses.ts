@@ -50,8 +50,9 @@ export const GRPC_CALLS = {
   gateway: ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'],
   // Audience pages and segment members; field usages before a field is archived or deleted.
   subscriber: ['segment', 'form', 'rss', 'messaging'],
-  // The field catalog of segment conditions.
-  segment: ['subscriber'],
+  // The field catalog of segment conditions; whether a newsletter or an automation names a segment
+  // before it is deleted.
+  segment: ['subscriber', 'rss', 'messaging'],
   // Catalog and sender checks when a form is saved; signups and confirmation mails.
   form: ['subscriber', 'messaging'],
   // Segments, topics and sender profiles when a newsletter is saved; the audience send.
