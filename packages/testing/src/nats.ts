@@ -177,8 +177,11 @@ async function startOnce(
       child.stderr!.off('data', collect);
       const violations: string[] = [];
       const keepViolations = (chunk: Buffer) => {
-        for (const line of chunk.toString('utf8').split('\n')) if (/Violation/.test(line) && violations.length < 1000) violations.push(line);
-        if (process.env.NATS_PRINT_VIOLATIONS) for (const v of violations.splice(0)) process.stderr.write(`nats-server: ${v}\n`);
+        for (const line of chunk.toString('utf8').split('\n')) {
+          if (!/Violation/.test(line)) continue;
+          if (violations.length < 1000) violations.push(line);
+          if (process.env.NATS_PRINT_VIOLATIONS) process.stderr.write(`nats-server: ${line}\n`);
+        }
       };
       child.stdout!.on('data', keepViolations);
       child.stderr!.on('data', keepViolations);
