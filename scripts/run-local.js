@@ -53,7 +53,8 @@ function secrets() {
     adminToken: () => crypto.randomBytes(32).toString('hex'),
     trackingSecret: () => crypto.randomBytes(32).toString('base64url'),
     secretSealingKey: () => crypto.randomBytes(32).toString('base64'),
-    // Each process's NATS password is derived from it (natsPassword); the operator's is shown at start.
+    // Each process's NATS password is derived from it (natsPassword); .data/nats.conf lists them all,
+    // the operator's (every permission, for the nats CLI) included.
     natsSecret: () => crypto.randomBytes(32).toString('base64url'),
     internalGrpcSecret: () => crypto.randomBytes(32).toString('base64url'),
   };
