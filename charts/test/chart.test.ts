@@ -17,6 +17,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { grpcCallers, type ServiceName } from '@mailer/kit';
 import { loadRssConfig } from '../../services/rss/src/config';
 import { loadWebhookConfig } from '../../services/webhook/src/config';
 
@@ -245,14 +246,18 @@ function envOf(container: Obj): Map<string, Obj> {
   return new Map((container.env ?? []).map((e: Obj) => [e.name, e]));
 }
 
-const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS', 'SECRET_SEALING_KEY', 'API_KEY_MASTER_KEY_PREVIOUS', 'SECRET_SEALING_KEY_PREVIOUS'];
+/** NATS_PASSWORD_FORM: the Secret key of a workload's NATS password. */
+const natsPasswordKey = (name: string) => `NATS_PASSWORD_${name.toUpperCase().replace(/-/g, '_')}`;
+const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SMTP_URL', 'TRACKING_SECRET', 'SECRET_SEALING_KEY', 'DKIM_KEYS', 'TRACKING_SECRET_PREVIOUS', 'API_KEY_MASTER_KEY_PREVIOUS', 'SECRET_SEALING_KEY_PREVIOUS', 'INTERNAL_GRPC_SECRET', ...WORKLOADS.map((w) => natsPasswordKey(w.name))];
 /** The Secret entries a workload reads (required ones, and optional ones that may be absent). */
 function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] } {
-  if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'], optional: ['API_KEY_MASTER_KEY_PREVIOUS'] };
-  if (name === 'webhook') return { required: ['MONGODB_URI', 'SECRET_SEALING_KEY'], optional: ['SECRET_SEALING_KEY_PREVIOUS'] };
-  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
-  if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET'], optional: ['TRACKING_SECRET_PREVIOUS'] };
-  return { required: ['MONGODB_URI'], optional: [] };
+  // Every workload signs its gRPC calls and has a NATS password: its own, never another's.
+  const internal = ['INTERNAL_GRPC_SECRET', natsPasswordKey(name)];
+  if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN', ...internal], optional: ['API_KEY_MASTER_KEY_PREVIOUS'] };
+  if (name === 'webhook') return { required: ['MONGODB_URI', 'SECRET_SEALING_KEY', ...internal], optional: ['SECRET_SEALING_KEY_PREVIOUS'] };
+  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET', ...internal], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
+  if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET', ...internal], optional: ['TRACKING_SECRET_PREVIOUS'] };
+  return { required: ['MONGODB_URI', ...internal], optional: [] };
 }
 
 test('the repository has the gateway and at least the six known services', () => {
@@ -282,7 +287,8 @@ describe('default values', () => {
   });
 
   test('optional objects stay off by default', () => {
-    for (const kind of ['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) {
+    // NetworkPolicy is on by default (charts/test/internal-traffic.test.ts).
+    for (const kind of ['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'PrometheusRule']) {
       expect(byKind(objs, kind)).toHaveLength(0);
     }
   });
@@ -373,14 +379,17 @@ describe('default values', () => {
       // key and the admin token, only messaging the relay and DKIM keys, only messaging and form
       // (confirmation links) the tracking secret.
       const { required: secretKeys, optional } = SECRET_KEYS_OF(w.name);
+      // The variable reading a key: its name, except a workload's NATS password, read as NATS_PASSWORD.
+      const refTo = (key: string) => [...env.values()].find((e: Obj) => e.valueFrom?.secretKeyRef?.key === key);
+      const variable = (key: string) => (key.startsWith('NATS_PASSWORD_') ? 'NATS_PASSWORD' : key);
       for (const key of secretKeys) {
-        expect(env.get(key)).toEqual({ name: key, valueFrom: { secretKeyRef: { name: secret.metadata.name, key } } });
+        expect(refTo(key)).toEqual({ name: variable(key), valueFrom: { secretKeyRef: { name: secret.metadata.name, key } } });
         expect(secret.data[key]).toBeTruthy();
       }
       // Optional entries (absent from the chart's Secret until given) must not keep the pod from starting.
-      for (const key of optional) expect(env.get(key)).toEqual({ name: key, valueFrom: { secretKeyRef: { name: secret.metadata.name, key, optional: true } } });
+      for (const key of optional) expect(refTo(key)).toEqual({ name: key, valueFrom: { secretKeyRef: { name: secret.metadata.name, key, optional: true } } });
       for (const key of ALL_SECRET_KEYS.filter((k) => !secretKeys.includes(k) && !optional.includes(k))) {
-        expect({ key, present: env.has(key) }).toEqual({ key, present: false });
+        expect({ key, present: refTo(key) !== undefined || env.has(key) }).toEqual({ key, present: false });
       }
       // No secret travels as a literal value, in the env or the ConfigMap.
       for (const key of ALL_SECRET_KEYS) {
@@ -392,8 +401,8 @@ describe('default values', () => {
       if (w.isGateway) {
         expect(env.get('GATEWAY_PORT')?.value).toBe('8080');
         expect(env.get('ADMIN_PORT')?.value).toBe('8081');
-        // The gateway binds the admin listener to loopback unless told otherwise: the admin
-        // Service would reach nothing.
+        // Every interface, as the admin Service needs, because the NetworkPolicy (on by default)
+        // guards the port; without it the gateway binds loopback (charts/test/internal-traffic.test.ts).
         expect(env.get('ADMIN_HOST')?.value).toBe('0.0.0.0');
         expect(env.get('GATEWAY_TRUST_PROXY')?.value).toBe(String(wv.trustProxy));
         expect(env.get('GATEWAY_HSTS_MAX_AGE_SECONDS')?.value).toBe(String(wv.hstsMaxAgeSeconds));
@@ -514,7 +523,8 @@ describe('everything enabled (ci/full-values.yaml, monitoring API present)', () 
 
   test('every rendered object validates', () => {
     validateAll(objs);
-    for (const kind of ['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) {
+    // NetworkPolicy is on by default (charts/test/internal-traffic.test.ts).
+    for (const kind of ['HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'PrometheusRule']) {
       expect(byKind(objs, kind).length).toBeGreaterThan(0);
     }
   });
@@ -596,12 +606,14 @@ describe('everything enabled (ci/full-values.yaml, monitoring API present)', () 
       }
     });
 
-    test.each(SERVICES.map((w) => [w.name]))('%s accepts gRPC only from the gateway and the other services', (name) => {
+    test.each(SERVICES.map((w) => [w.name]))('%s accepts gRPC only from the workloads that call it (GRPC_CALLS)', (name) => {
       const rules = rulesFor(podLabels(name), 'grpc');
       expect(rules.length).toBeGreaterThan(0);
       expect(admitsAnyone(rules)).toBe(false);
       for (const r of rules) for (const peer of r.from) expect(peer.namespaceSelector ?? peer.ipBlock).toBeUndefined();
-      for (const w of WORKLOADS) expect(admitsPod(rules, podLabels(w.name))).toBe(true);
+      const callers = grpcCallers(name as ServiceName);
+      expect(callers).toContain('gateway');
+      for (const w of WORKLOADS) expect({ caller: w.name, admitted: admitsPod(rules, podLabels(w.name)) }).toEqual({ caller: w.name, admitted: callers.includes(w.name as ServiceName) });
       expect(admitsPod(rules, stranger)).toBe(false);
       expect(admitsPod(rules, otherRelease('gateway'))).toBe(false);
     });
@@ -716,6 +728,8 @@ describe('guards', () => {
         webhook: { enabled: false },
       },
       networkPolicy: { enabled: true },
+      // A workload the code does not know has no NATS permissions to give (see internal-traffic.test.ts).
+      nats: { auth: { enabled: false } },
     });
     const objs = render(['-f', file]);
     validateAll(objs);
@@ -725,9 +739,12 @@ describe('guards', () => {
     expect(find(objs, 'ConfigMap', RELEASE).data.BILLING_GRPC_ADDR).toBe(`${workloadName('billing')}:50099`);
     find(objs, 'HorizontalPodAutoscaler', workloadName('billing'));
     find(objs, 'PodDisruptionBudget', workloadName('billing'));
-    const np = find(objs, 'NetworkPolicy', workloadName('subscriber'));
+    // Unknown to GRPC_CALLS: called by the gateway only, and calling nobody.
+    const np = find(objs, 'NetworkPolicy', workloadName('billing'));
     const grpcPeers = np.spec.ingress.find((r: Obj) => r.ports.some((p: Obj) => p.port === 'grpc')).from;
-    expect(grpcPeers.some((peer: Obj) => selects(peer.podSelector, d.spec.template.metadata.labels))).toBe(true);
+    const gateway = find(objs, 'Deployment', workloadName('gateway'));
+    expect(grpcPeers.some((peer: Obj) => selects(peer.podSelector, gateway.spec.template.metadata.labels))).toBe(true);
+    expect(grpcPeers.some((peer: Obj) => selects(peer.podSelector, find(objs, 'Deployment', workloadName('form')).spec.template.metadata.labels))).toBe(false);
     // A disabled service disappears everywhere.
     expect(objs.filter((o) => o.metadata.name === workloadName('webhook'))).toHaveLength(0);
     expect(find(objs, 'ConfigMap', RELEASE).data.WEBHOOK_GRPC_ADDR).toBeUndefined();

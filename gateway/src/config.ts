@@ -1,4 +1,4 @@
-import { commonConfig, hostPort, loadConfig, masterKey, port, previousMasterKeys, serviceAddressDefaults, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, masterKey, peerAddressDefaults, port, previousMasterKeys, z } from '@mailer/kit';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
 export const configSchema = z.object({
@@ -35,7 +35,7 @@ export const configSchema = z.object({
    * process exits within this plus a few seconds for NATS and the service clients.
    */
   GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'),
+  ...peerAddressDefaults('gateway'),
   /** The services' reader-facing HTTP listeners the public prefixes are forwarded to (routes/public-web.ts). */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
   FORM_HTTP_ADDR: hostPort.default('127.0.0.1:7153'),

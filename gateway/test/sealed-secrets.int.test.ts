@@ -31,7 +31,7 @@ const dirs: string[] = [];
 // Each test its own NATS server: the accounts bucket holds only that test's accounts.
 beforeEach(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
 });
 afterEach(async () => {
   for (const p of running.splice(0).reverse()) await p.stop().catch(() => undefined);

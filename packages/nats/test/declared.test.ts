@@ -13,7 +13,7 @@ async function withRestartableNats(body: (n: { nc: NatsConnection; kill(): void;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-declared-'));
   const port = await freePort();
   let server: NatsServerHandle = await startNatsServer({ storeDir: dir, port });
-  const nc = await connectNats({ url: server.url, name: 'declared' });
+  const nc = await connectNats({ url: server.url, name: 'declared', ...server.auth });
   try {
     await body({
       nc,

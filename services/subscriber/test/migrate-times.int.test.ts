@@ -127,7 +127,7 @@ async function countPerDay(days: number): Promise<subscriberReportsV1.Subscriber
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-times-'));
   await writeOldDataDir(path.join(dataDir, 'subscriber')); // the service's store lives in DATA_DIR/<name>
 }, 60_000);
