@@ -4,3 +4,4 @@ export * from './gateway';
 export * from './proxy';
 export * from './smtp';
 export * from './health';
+export * from './local-system';
