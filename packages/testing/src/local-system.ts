@@ -24,7 +24,7 @@ export interface LocalSystem {
  * own process group, and waits for its banner. `stop` sends SIGTERM (the runner stops its children),
  * then kills the group if anything is left, and removes the data.
  */
-export async function startLocalSystem(extra: Record<string, string> = {}, timeoutMs = 90_000): Promise<LocalSystem> {
+export async function startLocalSystem(): Promise<LocalSystem> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-system-'));
   const settings: Record<string, string> = {
     MAILER_DATA_DIR: dataDir,
@@ -38,7 +38,6 @@ export async function startLocalSystem(extra: Record<string, string> = {}, timeo
     BOUNCE_SMTP_PORT: '0',
     MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
     FORM_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
-    ...extra,
   };
   // No relay (maildev catches the mail) and no npm context (INIT_CWD would move relative paths).
   const { SMTP_URL: _relay, INIT_CWD: _cwd, ...outer } = process.env;
@@ -57,7 +56,7 @@ export async function startLocalSystem(extra: Record<string, string> = {}, timeo
     killGroup(child.pid!); // anything the runner left behind
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + 90_000; // a loaded machine starts nine processes slowly
   while (!/API key:/.test(out) || !/mail UI:\s+http/.test(out)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
