@@ -5,3 +5,4 @@ export * from './proxy';
 export * from './smtp';
 export * from './health';
 export * from './internal-access';
+export * from './local-system';
