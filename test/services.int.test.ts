@@ -63,13 +63,18 @@ describe.each(SERVICES.filter((s) => s !== 'subscriber') as Exclude<ServiceName,
     expect(metrics).toContain('process_resident_memory_bytes');
   });
 
-  it('answers mailer.common.v1.FieldUsageService (no usages of its own yet)', async () => {
-    if (name === 'webhook') return; // webhooks never reference subscriber fields
-    expect(await healthCheck(svc.address, 'mailer.common.v1.FieldUsageService')).toBe('SERVING');
-    const client = createClient(proto.commonV1.FieldUsageServiceClient, svc.address);
-    expect(await client.listFieldUsages({ accountId: 'a', fieldId: '00000000-0000-4000-8000-000000000001', personalizationTagName: 'company' })).toEqual({ usages: [] });
-    client.close();
-  });
+  if (name === 'webhook') {
+    it('does not serve mailer.common.v1.FieldUsageService (webhooks never reference subscriber fields)', async () => {
+      await expect(healthCheck(svc.address, 'mailer.common.v1.FieldUsageService')).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    });
+  } else {
+    it('answers mailer.common.v1.FieldUsageService (no usages of its own yet)', async () => {
+      expect(await healthCheck(svc.address, 'mailer.common.v1.FieldUsageService')).toBe('SERVING');
+      const client = createClient(proto.commonV1.FieldUsageServiceClient, svc.address);
+      expect(await client.listFieldUsages({ accountId: 'a', fieldId: '00000000-0000-4000-8000-000000000001', personalizationTagName: 'company' })).toEqual({ usages: [] });
+      client.close();
+    });
+  }
 
   it('stops gracefully on SIGTERM (exit code 0)', async () => {
     expect(await svc.stop('SIGTERM')).toBe(0);
