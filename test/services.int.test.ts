@@ -8,7 +8,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { createClient } from '@mailer/kit';
 import * as proto from '@mailer/proto';
-import { repoRoot, SERVICES, startNatsServer, startService, type RunningService, type ServiceName } from '@mailer/testing';
+import { repoRoot, SERVICES, spawnReady, startNatsServer, startService, type RunningService, type ServiceName } from '@mailer/testing';
 
 const healthPkg = grpc.loadPackageDefinition(protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true })) as any;
 
@@ -91,6 +91,12 @@ it('refuses to start with bad configuration, naming the variable', () => {
   expect(res.status).toBe(78);
   expect(res.stderr).toContain('SEGMENT_GRPC_ADDR');
   expect(res.stderr).toContain('METRICS_PORT');
+});
+
+// What every test that needs a service gets when it is not built (gateway/test/support/full-stack.ts and the
+// fuzz included): a failure naming the command, never a run without it.
+it('a service that is not built fails the start loudly, naming the build command', async () => {
+  await expect(spawnReady('services/not-built/dist/main.js', {})).rejects.toThrow('services/not-built/dist/main.js is not built: run `npm run build` first');
 });
 
 it('fails loudly when NATS cannot be reached', () => {
