@@ -49,6 +49,7 @@ export const CASE_KINDS = [
   'no key', 'wrong key', 'key in the URL', 'unknown token', 'unknown query parameter', 'bad query value', 'bad path value', 'unknown resource',
   'not JSON', 'not UTF-8 charset', 'unknown content encoding', 'truncated JSON', 'invalid UTF-8', 'nested too deep', 'too large', 'no body',
   'not an object', 'required member missing', 'unknown member', 'member of the wrong type', 'bad Idempotency-Key', 'method the path lacks',
+  'malformed percent-encoding', 'path outside the document',
 ] as const;
 export type CaseKind = (typeof CASE_KINDS)[number];
 
@@ -104,7 +105,7 @@ function unknownPathValue(p: Json, d: ReturnType<typeof draw>): string {
   if (s.format === 'uuid' || s.anyOf?.some((x: Json) => x.format === 'uuid')) return d.uuid();
   if (p.name === 'email') return encodeURIComponent(`fuzz-${d.word()}@example.org`);
   if (p.name === 'domain') return `fuzz-${d.word()}.example.com`;
-  if (p.name === 'token') return crypto.randomBytes(8 + d.int(40)).toString('base64url');
+  if (p.name === 'token') return d.int(5) ? crypto.randomBytes(8 + d.int(40)).toString('base64url') : d.pick(['%zz', '%E0%A4%A', '%2e%2e', 'x.y']);
   return `fuzz-${d.word()}`; // a template name
 }
 
@@ -177,19 +178,26 @@ export function casesFor(doc: Json, o: Operation, random: Random, opts: { apiKey
 
   // Query and path parameters.
   if (statusOf(400, 'unknown_property')) {
-    const unknown = `${d.pick(['x', 'q', 'filter', 'sort', 'page', 'Status'])}${d.word(4)}`;
+    const unknown = d.int(4) ? `${d.pick(['x', 'q', 'filter', 'sort', 'page', 'Status'])}${d.word(4)}` : d.pick(['a[b]', '%', 'pageSize[]', '__proto__']);
     if (!queryParams.some((p) => p.name === unknown)) add('unknown query parameter', { path: `${validPath()}?${unknown}=${d.word()}`, ...valid(), expect: { status: 400, errorId: 'unknown_property', detail: { path: `query.${unknown}` } } });
   }
   const badQuery = queryParams.map((p) => [p, badParameterValue(p, d)] as const).filter(([, bad]) => bad);
   if (badQuery.length) {
     const [p, bad] = d.pick(badQuery);
-    add('bad query value', { path: `${validPath()}?${p.name}=${encodeURIComponent(bad!.value)}`, ...valid(), expect: { status: 400, errorId: bad!.errorId, detail: { path: `query.${p.name}` } } });
+    // an integer given twice is refused as such
+    const query = p.schema?.type === 'integer' && !d.int(3) ? `${p.name}=1&${p.name}=2` : `${p.name}=${encodeURIComponent(bad!.value)}`;
+    add('bad query value', { path: `${validPath()}?${query}`, ...valid(), expect: { status: 400, errorId: bad!.errorId, detail: { path: `query.${p.name}` } } });
   }
   const badPath = pathParams.map((p) => [p, badParameterValue(p, d)] as const).filter(([, bad]) => bad);
   if (badPath.length) {
     const [p, bad] = d.pick(badPath);
     const values = Object.fromEntries(pathParams.map((q) => [q.name, q === p ? encodeURIComponent(bad!.value) : unknownPathValue(q, d)]));
     add('bad path value', { path: fill(values), ...valid(), expect: { status: 400, errorId: bad!.errorId, detail: { path: `path.${p.name}` } } });
+  }
+  if (pathParams.length) {
+    const p = d.pick(pathParams);
+    const values = Object.fromEntries(pathParams.map((q) => [q.name, q === p ? d.pick(['%zz', '%E0%A4%A', `${d.word()}%`]) : unknownPathValue(q, d)]));
+    add('malformed percent-encoding', { path: fill(values), ...valid(), expect: { status: 400, errorId: 'validation_failed' } });
   }
   // Well-formed ids (or names) that name nothing in the account: the path's own resource, which the
   // document lists first, is not found (before anything the body refers to is looked up).
@@ -256,4 +264,11 @@ export function wrongMethodCase(doc: Json, path: string, random: Random, apiKey:
     headers: { 'x-api-key': apiKey },
     expect: { status: 405, errorId: 'method_not_allowed', allow: allow.join(', ') },
   };
+}
+
+/** A path no operation has (the key is valid): 404 route_not_found. */
+export function unknownPathCase(random: Random, apiKey: string): Case {
+  const d = draw(random);
+  const path = `/${d.pick(['x', 'api', 'v1', 'subscriber', 'admin', 'Subscribers'])}${d.word(4)}/${d.word()}${d.pick(['', '/', `?q=${d.word()}`])}`;
+  return { operationId: '', kind: 'path outside the document', method: d.pick(['GET', 'POST', 'PUT', 'DELETE']), path, headers: { 'x-api-key': apiKey }, expect: { status: 404, errorId: 'route_not_found' } };
 }
