@@ -1,12 +1,11 @@
-import crypto from 'node:crypto';
-
 /**
  * Bad requests generated from the OpenAPI document itself, for every operation it lists: each case
- * changes one thing of an otherwise valid request (no key, a key in the URL, an unknown query
- * parameter, a malformed path id, an unknown resource, a body that is not JSON, too deep, too large,
- * truncated, not UTF-8, a member missing, unknown or of the wrong type, a bad Idempotency-Key, a
- * method the path lacks) and knows the answer the document promises for it: status, errorId and the
- * member `details` names. Random values come from the caller's seeded generator.
+ * changes one thing of an otherwise valid request (CASE_KINDS: no key, a key in the URL, an unknown
+ * query parameter, a malformed path id, an unknown resource, a body that is not JSON, too deep, too
+ * large, truncated, not UTF-8, a member missing, unknown or of the wrong type, a bad Idempotency-Key,
+ * a method the path lacks, ...) and knows the answer the document promises for it: status, errorId
+ * and the member `details` names. Random values come from the caller's seeded generator, so a seed
+ * replays a run.
  */
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -105,7 +104,7 @@ function unknownPathValue(p: Json, d: ReturnType<typeof draw>): string {
   if (s.format === 'uuid' || s.anyOf?.some((x: Json) => x.format === 'uuid')) return d.uuid();
   if (p.name === 'email') return encodeURIComponent(`fuzz-${d.word()}@example.org`);
   if (p.name === 'domain') return `fuzz-${d.word()}.example.com`;
-  if (p.name === 'token') return d.int(5) ? crypto.randomBytes(8 + d.int(40)).toString('base64url') : d.pick(['%zz', '%E0%A4%A', '%2e%2e', 'x.y']);
+  if (p.name === 'token') return d.int(5) ? Buffer.from(Array.from({ length: 8 + d.int(40) }, () => d.int(256))).toString('base64url') : d.pick(['%zz', '%E0%A4%A', '%2e%2e', 'x.y']);
   return `fuzz-${d.word()}`; // a template name
 }
 
@@ -136,7 +135,7 @@ const KEY_PARAMETERS = ['apikey', 'api_key', 'api-key', 'key', 'x-api-key', 'x_a
 
 /**
  * One case per kind that applies to the operation. `apiKey` is a valid key of the account the
- * requests run as; `limits` the body limits (bytes) by path and the JSON depth limit.
+ * requests run as; `bodyLimit` the largest body (bytes) of a path; `maxDepth` the JSON nesting limit.
  */
 export function casesFor(doc: Json, o: Operation, random: Random, opts: { apiKey: string; bodyLimit(path: string): number; maxDepth: number }): Case[] {
   const d = draw(random);
@@ -228,7 +227,10 @@ export function casesFor(doc: Json, o: Operation, random: Random, opts: { apiKey
       }
       if (bodySchema.additionalProperties === false) {
         const unknown = d.pick(['__proto__', 'constructor', 'accountId', 'id', `${d.pick(['x', 'extra', 'Name'])}${d.word(4)}`]);
-        if (!(unknown in props)) withBody('unknown member', json, `{"${unknown}":${JSON.stringify(d.pick([1, 'x', null, {}, []]))},${exampleText!.slice(1)}`, { status: 400, errorId: 'unknown_property', detail: { path: `body.${unknown}` } });
+        // written as text: "__proto__" stays a member (an object literal would set the prototype)
+        const member = `"${unknown}":${JSON.stringify(d.pick([1, 'x', null, {}, []]))}`;
+        const text = Object.keys(example).length ? `{${member},${exampleText!.slice(1)}` : `{${member}}`;
+        if (!(unknown in props)) withBody('unknown member', json, text, { status: 400, errorId: 'unknown_property', detail: { path: `body.${unknown}` } });
       }
       const typed = Object.keys(example).map((m) => [m, resolve(doc, props[m])] as const).map(([m, s]) => [m, s, wrongTyped(s, d)] as const).filter(([, , v]) => v !== undefined);
       if (typed.length) {
