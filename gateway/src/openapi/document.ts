@@ -1,7 +1,7 @@
 import { ERROR_CATALOGUE } from '../errors';
 import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
-import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
+import { authenticatedErrors, bodyErrors, errorResponse, instant, json, keyInUrlError, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
 import { EXAMPLE_FEED_URL, withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { webhookParameters, webhookPaths, webhookSchemas, webhookTags } from './webhook/webhooks';
@@ -28,6 +28,7 @@ const keyManagement = (summary: string, operationId: string) => ({
   description:
     'App-only: obtaining, rotating and deleting the key is done by an account user in the application (and by the operator through the admin listener), never with the key itself. Any call with a valid API key is answered `403 operation_not_allowed_for_api_key`; without one, `401`.',
   responses: {
+    '400': keyInUrlError(),
     '401': ref('responses', 'Unauthorized'),
     '403': ref('responses', 'Forbidden'),
     '429': ref('responses', 'TooManyRequests'),
@@ -35,9 +36,7 @@ const keyManagement = (summary: string, operationId: string) => ({
 });
 
 /** Public operations take no input, but a key in their URL is refused as on every path. */
-const publicErrors = {
-  '400': errorResponse('An API key in the URL: refused before anything else, as on every path (rotate that key).', ['api_key_in_url']),
-};
+const publicErrors = { '400': keyInUrlError() };
 
 const catalogueTable = [
   '| status | errorId | meaning |',

@@ -92,7 +92,7 @@ it('guard() fails a request in flight when NATS dies, fails at once while it is 
 
     const asked = Date.now();
     await expect(declared.guard(() => declared.kv('guarded').get('a'))).rejects.toBeInstanceOf(NatsUnavailable);
-    expect(Date.now() - asked).toBeLessThan(100);
+    expect(Date.now() - asked).toBeLessThan(1_000); // at once, without a request that waits for its timeout
 
     await restart();
     await waitFor(() => declared.ready(), 10_000, 'ready after the restart');

@@ -311,7 +311,8 @@ describe('engine rules', () => {
     await store.close();
   });
 
-  test('tenant-partitioned queries stay fast: a page of 50 plus counts over 100,000 documents', async () => {
+  // Their speed is measured by packages/store/bench/embedded.js, not here.
+  test('tenant-partitioned queries over 100,000 documents: a page of 50 plus counts, point lookups by the unique index', async () => {
     const store = await open(tempDir());
     const schema = new mongoose.Schema(
       { _id: String, accountId: String, email: String, status: String, registeredAt: String, tags: [String] },
@@ -338,24 +339,13 @@ describe('engine rules', () => {
       ]);
       return { rows, total, byStatus };
     };
-    await page(); // warm-up
-    const times: number[] = [];
-    let result!: Awaited<ReturnType<typeof page>>;
-    for (let i = 0; i < 5; i++) {
-      const t0 = process.hrtime.bigint();
-      result = await page();
-      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-    const median = times.sort((a, b) => a - b)[2];
-    console.log(`embedded: page of 50 + 2 counts over 100,000 documents: median ${median.toFixed(1)} ms`);
+    const result = await page();
     expect(result.rows).toHaveLength(50);
+    expect(result.rows.map((r) => r._id)).toEqual(docs.filter((d) => d.accountId === 'acc' && d.status === 'active').reverse().slice(100, 150).map((d) => d._id));
     expect(result.total).toBe(60_000);
     expect(result.byStatus).toBe(90_000);
-    expect(median).toBeLessThan(200); // generous for loaded CI machines; the target is < 50 ms
-    // the unique index serves point lookups by (accountId, email)
-    const t0 = process.hrtime.bigint();
-    for (let i = 1; i < 1000; i++) if (i % 10) await subs.findOne({ accountId: 'acc', email: `user${i}@example.com` });
-    expect(Number(process.hrtime.bigint() - t0) / 1e6).toBeLessThan(500);
+    for (const i of [1, 2, 99_999]) expect((await subs.findOne({ accountId: 'acc', email: `user${i}@example.com` }))?._id).toBe(docs[i]._id);
+    expect(await subs.findOne({ accountId: 'other', email: 'user1@example.com' })).toBeNull();
     await store.close();
   }, 120_000);
 });
