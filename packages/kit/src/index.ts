@@ -14,3 +14,4 @@ export * from './lifecycle';
 export * from './http-listener';
 export * from './semaphore';
 export * from './due-poller';
+export * from './time-zone';
