@@ -106,10 +106,14 @@ export class SqliteStore implements Store {
   async transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R> {
     this.assertUsable();
     this.assertNotInTransaction();
+    // One turn of the event loop first, as every plain write waits for its group commit: statements
+    // are synchronous, so a loop of transactions would otherwise never let I/O and timers run.
+    await new Promise((resolve) => setImmediate(resolve));
     await this.writeLock.lock();
     const tx = new SqliteTransaction(this);
     try {
       this.assertUsable();
+      this.runQueue(); // writes issued before the transaction are committed before it, in call order
       this.writer.exec('BEGIN IMMEDIATE');
       const result = await this.currentTx.run(tx, () => fn(tx));
       if (tx.failure !== undefined) throw tx.failure;
