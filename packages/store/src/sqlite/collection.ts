@@ -47,12 +47,16 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const limit = options.limit ? Math.abs(options.limit) : undefined; // 0 means no limit, as in MongoDB
-    const docs = this.table.find(this.store.reader(), this.castFilter(filter), { sort: options.sort, skip: options.skip, limit });
+    const cast = this.castFilter(filter);
+    const db = this.store.reader(this.table);
+    const docs = db ? this.table.find(db, cast, { sort: options.sort, skip: options.skip, limit }) : [];
     return project(docs, options.projection) as unknown as T[];
   }
 
   async countDocuments(filter: Filter): Promise<number> {
-    return this.table.count(this.store.reader(), this.castFilter(filter));
+    const cast = this.castFilter(filter);
+    const db = this.store.reader(this.table);
+    return db ? this.table.count(db, cast) : 0;
   }
 
   async aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]> {
@@ -64,13 +68,14 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
       filter = pipeline[0].$match as Filter;
       rest = pipeline.slice(1);
     }
-    const docs = this.table.find(this.store.reader(), filter);
+    const db = this.store.reader(this.table);
+    const docs = db ? this.table.find(db, filter) : [];
     return (rest.length ? new Aggregator(rest).run(docs) : docs) as R[];
   }
 
   /** @internal SQLite's plan for a find (tests prove index use). */
   explain(filter: Filter, options: FindOptions = {}) {
-    return this.table.explain(this.store.reader(), this.castFilter(filter), options);
+    return this.table.explain(this.store.reader(this.table)!, this.castFilter(filter), options);
   }
 
   // ---- writes ----
@@ -83,7 +88,7 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
     await this.guard(async () => {
       const prepared = docs.map((d) => this.prepareNew(d));
       if (prepared.length === 0) return;
-      await this.store.write(options?.tx, (db) => {
+      await this.store.write(options?.tx, this.table, (db) => {
         for (const doc of prepared) this.table.insert(db, doc);
       });
     });
@@ -108,14 +113,14 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
   async deleteOne(filter: Filter, options?: WriteOptions): Promise<number> {
     return this.guard(async () => {
       const cast = this.castFilter(filter);
-      return this.store.write(options?.tx, (db) => this.deleteIn(db, cast, false));
+      return this.store.write(options?.tx, this.table, (db) => this.deleteIn(db, cast, false));
     });
   }
 
   async deleteMany(filter: Filter, options?: WriteOptions): Promise<number> {
     return this.guard(async () => {
       const cast = this.castFilter(filter);
-      return this.store.write(options?.tx, (db) => this.deleteIn(db, cast, true));
+      return this.store.write(options?.tx, this.table, (db) => this.deleteIn(db, cast, true));
     });
   }
 
@@ -151,7 +156,7 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
         }
         throw new Error(`bulkWrite: unsupported operation ${Object.keys(op as object).join(',')}`);
       });
-      return this.store.write(options?.tx, (db) => {
+      return this.store.write(options?.tx, this.table, (db) => {
         const result: BulkWriteResult = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0 };
         for (const step of steps) step(db, result);
         return result;
@@ -163,7 +168,7 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
 
   private updateWith(tx: Transaction | undefined, filter: Filter, update: Update, multi: boolean, upsert: boolean): Promise<UpdateOutcome> {
     const cast = this.castFilter(filter);
-    return this.store.write(tx, (db) => this.updateIn(db, cast, update, multi, upsert));
+    return this.store.write(tx, this.table, (db) => this.updateIn(db, cast, update, multi, upsert));
   }
 
   private updateIn(db: Connection, filter: Filter, update: Update, multi: boolean, upsert: boolean): UpdateOutcome {

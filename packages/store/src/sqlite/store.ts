@@ -40,6 +40,7 @@ class SqliteTransaction implements Transaction {
 }
 
 interface QueuedWrite {
+  table: Table;
   op: (db: Connection) => unknown;
   resolve(value: unknown): void;
   reject(err: unknown): void;
@@ -53,6 +54,8 @@ export class SqliteStore implements Store {
   // A private mongoose instance, never connected: models on it only cast and validate.
   private readonly mongoose = new mongoose.Mongoose({ autoIndex: false, autoCreate: false, bufferCommands: false });
   private queue: QueuedWrite[] = [];
+  /** Tables created inside the writer's open transaction: not there any more if it rolls back. */
+  private created: Table[] = [];
   private flushScheduled = false;
   private closed = false;
 
@@ -94,9 +97,9 @@ export class SqliteStore implements Store {
     }
     if (name.startsWith('_store_') || name.startsWith('sqlite_')) throw new Error(`@mailer/store: collection name "${name}" is reserved`);
     assertStringId(name, schema);
-    if (this.writer.inTransaction) throw new Error(`@mailer/store: open collection "${name}" before starting transactions (its table and indexes are created when it is opened)`);
     const table = new Table(name, schema);
-    table.sync(this.writer);
+    // a collection first opened while a transaction holds the writer gets its table with its first write
+    if (!this.writer.inTransaction) table.sync(this.writer);
     const model = this.mongoose.model(name, schema, name);
     const collection = new SqliteCollection<T>(this, table, schema, model);
     this.collections.set(name, collection);
@@ -118,10 +121,11 @@ export class SqliteStore implements Store {
       const result = await this.currentTx.run(tx, () => fn(tx));
       if (tx.failure !== undefined) throw tx.failure;
       this.writer.exec('COMMIT');
+      this.created = [];
       return result;
     } finally {
       tx.active = false;
-      if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+      if (this.writer.inTransaction) this.rollback();
       this.writeLock.unlock();
       this.scheduleFlush();
     }
@@ -151,9 +155,16 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** @internal The connection reads use (committed state only). */
-  reader(): Connection {
+  /**
+   * @internal The connection reads of `table` use (committed state only), or undefined when the
+   * table does not exist yet (its collection was opened during a transaction and never written).
+   */
+  reader(table: Table): Connection | undefined {
     this.assertUsable();
+    if (!table.ready) {
+      if (!this.writer.inTransaction) table.sync(this.writer);
+      else if (!this.readerConnection.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table.name)) return undefined;
+    }
     return this.readerConnection;
   }
 
@@ -166,13 +177,14 @@ export class SqliteStore implements Store {
    * @internal Runs a synchronous write step on the writer: at once inside the caller's transaction
    * (`tx`), else at the next group commit. Resolves with the step's result once committed.
    */
-  write<R>(tx: Transaction | undefined, op: (db: Connection) => R): Promise<R> {
+  write<R>(tx: Transaction | undefined, table: Table, op: (db: Connection) => R): Promise<R> {
     this.assertUsable();
     if (tx !== undefined) {
       if (!(tx instanceof SqliteTransaction) || tx.store !== this) throw new Error('@mailer/store: transaction handle belongs to another store');
       if (!tx.active) throw new Error('@mailer/store: transaction is no longer active');
       if (tx.failure !== undefined) throw new Error(`@mailer/store: transaction aborted by an earlier failed write: ${(tx.failure as Error)?.message}`);
       try {
+        this.ensureTable(table);
         return Promise.resolve(op(this.writer));
       } catch (err) {
         tx.failure = err;
@@ -181,7 +193,7 @@ export class SqliteStore implements Store {
     }
     this.assertNotInTransaction();
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ table, op, resolve: resolve as (v: unknown) => void, reject });
       this.scheduleFlush();
     });
   }
@@ -212,6 +224,12 @@ export class SqliteStore implements Store {
     try {
       db.exec('BEGIN IMMEDIATE');
       for (const write of batch) {
+        try {
+          this.ensureTable(write.table); // outside the savepoint: the table stays for the next writes
+        } catch (err) {
+          outcomes.push({ ok: false, value: err });
+          continue;
+        }
         db.exec('SAVEPOINT w');
         try {
           outcomes.push({ ok: true, value: write.op(db) });
@@ -223,13 +241,27 @@ export class SqliteStore implements Store {
         }
       }
       db.exec('COMMIT');
+      this.created = [];
     } catch (err) {
       // the commit itself failed (disk full, I/O error): nothing of the batch is written
-      if (db.inTransaction) db.exec('ROLLBACK');
+      if (db.inTransaction) this.rollback();
       batch.forEach((w) => w.reject(err));
       return;
     }
     batch.forEach((w, i) => (outcomes[i].ok ? w.resolve(outcomes[i].value) : w.reject(outcomes[i].value)));
+  }
+
+  /** Creates the table of a collection opened while the writer was busy (see collection()). */
+  private ensureTable(table: Table): void {
+    if (table.ready) return;
+    table.sync(this.writer);
+    this.created.push(table);
+  }
+
+  private rollback(): void {
+    this.writer.exec('ROLLBACK');
+    for (const table of this.created) table.ready = false;
+    this.created = [];
   }
 
   private assertUsable(): void {

@@ -42,6 +42,8 @@ export class Table {
   readonly indexes: IndexDef[];
   /** Rows decoded by reads since the table was opened (tests prove index use with it). */
   rowsRead = 0;
+  /** The table and its indexes exist as the schema says (sync ran). */
+  ready = false;
 
   constructor(
     readonly name: string,
@@ -75,6 +77,7 @@ export class Table {
         throw this.duplicateOf(err, () => this.firstDuplicate(db, def)) ?? err;
       }
     }
+    this.ready = true;
   }
 
   plan(filter: Filter, sort: ReadOptions['sort']): Plan {

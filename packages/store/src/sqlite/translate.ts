@@ -77,15 +77,20 @@ export class FilterTranslator {
   private clause(key: string, cond: unknown, params: Params): SqlCondition {
     if (key === '$and' || key === '$or' || key === '$nor') {
       if (!Array.isArray(cond) || cond.length === 0 || !cond.every(isPlainObject)) return NONE;
+      const mark = params.values.length;
       const parts = cond.map((sub) => this.translate(sub as Filter, params));
       if (key === '$and') return and(parts);
+      const discard = (result: SqlCondition) => {
+        params.values.length = mark; // the branches' bound values go with their SQL
+        return result;
+      };
       // a branch every row matches: the $or matches every row, the $nor none
-      if (parts.some((p) => p.sql === undefined && p.exact)) return key === '$or' ? ALL : { sql: '0', exact: true };
-      if (parts.some((p) => p.sql === undefined)) return NONE; // a branch SQL cannot restrict
+      if (parts.some((p) => p.sql === undefined && p.exact)) return discard(key === '$or' ? ALL : { sql: '0', exact: true });
+      if (parts.some((p) => p.sql === undefined)) return discard(NONE); // a branch SQL cannot restrict
       const or = `(${parts.map((p) => p.sql).join(' OR ')})`;
       const exact = parts.every((p) => p.exact);
       if (key === '$or') return { sql: or, exact };
-      return exact ? { sql: `NOT coalesce(${or}, 0)`, exact } : NONE;
+      return exact ? { sql: `NOT coalesce(${or}, 0)`, exact } : discard(NONE);
     }
     if (key.startsWith('$')) return NONE;
     const kind = this.kindOf(key);
