@@ -80,6 +80,11 @@ function clause(cast: boolean, depth: number): Record<string, unknown> {
     const op = pick(['$and', '$or', '$nor']);
     return { [op]: Array.from({ length: 1 + Math.floor(rand() * 3) }, () => clause(cast, depth + 1)) };
   }
+  if (rand() < 0.1) {
+    const q: Record<string, unknown> = { sku: rand() < 0.8 ? pick(STRINGS) : null };
+    if (rand() < 0.6) q.qty = pick<unknown>([{ $gt: pick(NUMBERS) }, { $in: [pick(NUMBERS), pick(NUMBERS)] }, pick(NUMBERS), { $exists: false }]);
+    return { items: { $elemMatch: q } };
+  }
   const path = pick(Object.keys(PATHS));
   const v = () => operand(path, cast);
   const ops: (() => unknown)[] = [

@@ -220,4 +220,11 @@ test('rows of the new build interleave with converted ones in list order, pages 
   expect(days.map((d) => Number(d.confirmed))).toEqual([2, 1, 1]); // old rows 1 and 11 (day 1), 21 and 31 (days 2 and 3)
   const late = await countPerDay(60); // the new rows end on the 42nd day (8 of them: the 500th odd hour is 999)
   expect(late.map((d) => Number(d.newSubscribers))).toEqual([...Array(41).fill(24), 12 + 8, ...Array(18).fill(12)]);
+
+  // that start found nothing left: the starts after it skip the pass (it reads every subscriber)
+  await stop();
+  const third = await start();
+  expect(migrationLog(third)).toEqual({});
+  expect(third.output().split('\n').filter((l) => l.includes('string times: already converted'))).toHaveLength(4);
+  expect(await allPages(150)).toHaveLength(OLD + NEW + 1);
 }, 120_000);

@@ -29,32 +29,25 @@ export function pathKind(schema: mongoose.Schema, path: string): PathKind | unde
   const parts = path.split('.');
   if (parts.some((p) => p === '' || p.startsWith('$') || /^\d+$/.test(p))) return undefined;
   let current = schema;
-  let i = 0;
-  while (i < parts.length) {
-    // the longest declared path from here (nested objects are declared by their leaves: 'profile.city')
-    let type: AnyType | undefined;
-    let j = parts.length;
-    for (; j > i; j--) {
-      type = current.path(parts.slice(i, j).join('.')) as AnyType | undefined;
-      if (type) break;
-    }
-    if (!type) return undefined;
-    // mongoose also resolves paths inside document arrays ('items.sku'): those cross an array
-    for (let k = i + 1; k < j; k++) if (current.path(parts.slice(i, k).join('.'))) return undefined;
-    const last = j === parts.length;
-    if (type.instance === 'Embedded' && type.schema && !last) {
-      current = type.schema;
-      i = j;
-      continue;
-    }
-    if (!last) return undefined; // an array, Mixed or a leaf with more path after it
-    if (SCALARS[type.instance]) return SCALARS[type.instance];
-    if (type.instance === 'Array' && !type.$isMongooseDocumentArray) {
-      const element = (type.$embeddedSchemaType ?? type.caster)?.instance;
-      if (element === 'String') return 'string[]';
-      if (element === 'Number') return 'number[]';
-    }
-    return undefined;
+  let start = 0;
+  for (let k = 1; k <= parts.length; k++) {
+    // nested objects are declared by their leaves ('profile.city'): a prefix without a type is one of them
+    const type = current.path(parts.slice(start, k).join('.')) as AnyType | undefined;
+    if (!type) continue;
+    if (k === parts.length) return leafKind(type);
+    if (type.instance !== 'Embedded' || !type.schema) return undefined; // an array, Mixed or a scalar with more path after it
+    current = type.schema;
+    start = k;
+  }
+  return undefined;
+}
+
+function leafKind(type: AnyType): PathKind | undefined {
+  if (SCALARS[type.instance]) return SCALARS[type.instance];
+  if (type.instance === 'Array' && !type.$isMongooseDocumentArray) {
+    const element = (type.$embeddedSchemaType ?? type.caster)?.instance;
+    if (element === 'String') return 'string[]';
+    if (element === 'Number') return 'number[]';
   }
   return undefined;
 }
@@ -69,16 +62,31 @@ export function sqlString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
 }
 
-/** `json_extract(doc, path)`: the raw value (NULL when missing or null; JSON text for objects). */
-export function rawExpr(path: string): string {
-  return `json_extract(doc, ${sqlString(jsonPath(path))})`;
+/** `json_extract(doc, path)`: the raw value (NULL when missing or null; JSON text for objects). `base` is the JSON (a row's doc, an array element). */
+export function rawExpr(path: string, base = 'doc'): string {
+  return `json_extract(${base}, ${sqlString(jsonPath(path))})`;
 }
 
 /** The comparable key of a scalar path (see the file comment); `_id` is a column of its own. */
-export function keyExpr(path: string, kind: ScalarKind | 'id'): string {
+export function keyExpr(path: string, kind: ScalarKind | 'id', base = 'doc'): string {
   if (kind === 'id') return '_id';
   const json = kind === 'date' ? `${jsonPath(path)}."$date"` : jsonPath(path);
-  return `ifnull(json_extract(doc, ${sqlString(json)}), ${NULL_KEY})`;
+  return `ifnull(json_extract(${base}, ${sqlString(json)}), ${NULL_KEY})`;
+}
+
+/**
+ * A path into a document array (`optOuts.at`, `orders.sourceId`), or the array itself: its path, the
+ * path inside its elements, and the elements' schema. undefined for anything else.
+ */
+export function documentArrayOf(schema: mongoose.Schema, path: string): { array: string; rest: string; schema: mongoose.Schema } | undefined {
+  const parts = path.split('.');
+  for (let k = 1; k <= parts.length; k++) {
+    const type = schema.path(parts.slice(0, k).join('.')) as AnyType | undefined;
+    if (!type) continue;
+    if (!type.$isMongooseDocumentArray || !type.schema) return undefined;
+    return { array: parts.slice(0, k).join('.'), rest: parts.slice(k).join('.'), schema: type.schema };
+  }
+  return undefined;
 }
 
 /** A SQL identifier. */

@@ -17,7 +17,7 @@
 import mongoose from 'mongoose';
 import type { Filter } from '../types';
 import { isPlainObject } from '../values';
-import { keyExpr, NULL_KEY, pathKind, PathKind, rawExpr, ScalarKind, jsonPath, sqlString } from './paths';
+import { documentArrayOf, keyExpr, NULL_KEY, pathKind, PathKind, rawExpr, ScalarKind, jsonPath, sqlString } from './paths';
 
 export interface SqlCondition {
   /** undefined: every row. */
@@ -58,12 +58,21 @@ function sqlValue(kind: ScalarKind | 'id', v: unknown): string | number | undefi
 }
 
 export class FilterTranslator {
+  private readonly kinds = new Map<string, PathKind | null>();
+  private readonly elements = new Map<string, FilterTranslator>();
+
+  /**
+   * @param base the JSON the paths are read from: a row's `doc`, or inside a document array the
+   *   `value` of a json_each row (`e1.value`, numbered by depth).
+   */
   constructor(
     private readonly schema: mongoose.Schema,
-    private readonly kinds = new Map<string, PathKind | null>(),
+    private readonly base = 'doc',
+    private readonly depth = 0,
   ) {}
 
   kindOf(path: string): PathKind | undefined {
+    if (path === '_id' && this.depth > 0) return undefined; // an element's _id is an ObjectId, not the row's
     let kind = this.kinds.get(path);
     if (kind === undefined) this.kinds.set(path, (kind = pathKind(this.schema, path) ?? null));
     return kind ?? undefined;
@@ -95,8 +104,10 @@ export class FilterTranslator {
     if (key.startsWith('$')) return NONE;
     const kind = this.kindOf(key);
     if (kind === undefined) {
+      const inArray = this.inDocumentArray(key, cond, params);
+      if (inArray) return inArray;
       // $exists on a top-level field is exact whatever its type: a top-level field is never inside an array
-      if (!key.includes('.') && isPlainObject(cond) && Object.keys(cond).length === 1 && typeof cond.$exists === 'boolean') return exists(key, cond.$exists);
+      if (!key.includes('.') && isPlainObject(cond) && Object.keys(cond).length === 1 && typeof cond.$exists === 'boolean') return exists(key, cond.$exists, this.base);
       return NONE;
     }
     if (cond instanceof RegExp) return NONE;
@@ -108,15 +119,56 @@ export class FilterTranslator {
     return this.operator(key, kind, '$eq', cond, params);
   }
 
+  /**
+   * Conditions on the elements of a document array, each an EXISTS over json_each: `$elemMatch`
+   * (one element meets every condition), and `array.path` compared to values (some element's value
+   * does, each operator on its own, as MongoDB reads a dotted path through an array). Null, $ne,
+   * $nin and $exists through an array have rules of their own: left to JavaScript.
+   */
+  private inDocumentArray(key: string, cond: unknown, params: Params): SqlCondition | undefined {
+    const found = documentArrayOf(this.schema, key);
+    if (!found) return undefined;
+    let elements = this.elements.get(found.array);
+    if (!elements) this.elements.set(found.array, (elements = new FilterTranslator(found.schema, `e${this.depth + 1}.value`, this.depth + 1)));
+    const exists = (where: string) => `EXISTS (SELECT 1 FROM json_each(${this.base}, ${sqlString(jsonPath(found.array))}) AS e${this.depth + 1} WHERE ${where})`;
+    const mark = params.values.length;
+    const within = (filter: Filter): SqlCondition => {
+      const c = elements!.translate(filter, params);
+      return c.exact && c.sql !== undefined ? { sql: exists(c.sql), exact: true } : NONE;
+    };
+    let result: SqlCondition;
+    if (found.rest === '') {
+      const keys = isPlainObject(cond) ? Object.keys(cond) : [];
+      const query = keys.length === 1 && keys[0] === '$elemMatch' ? (cond as Record<string, unknown>).$elemMatch : undefined;
+      result = isPlainObject(query) && Object.keys(query).length > 0 && Object.keys(query).every((k) => !k.startsWith('$') || k === '$and' || k === '$or') ? within(query as Filter) : NONE;
+    } else {
+      const ops = isPlainObject(cond) && Object.keys(cond).length > 0 && Object.keys(cond).every((k) => k.startsWith('$')) ? cond : { $eq: cond };
+      const parts = Object.keys(ops).map((op) => {
+        const operand = ops[op];
+        const plain = operand !== null && operand !== undefined && !(Array.isArray(operand) && operand.some((x) => x === null));
+        return ['$eq', '$in', '$gt', '$gte', '$lt', '$lte'].includes(op) && plain ? within({ [found.rest]: { [op]: operand } }) : NONE;
+      });
+      result = and(parts);
+    }
+    if (result.sql === undefined || !result.exact) params.values.length = mark;
+    return result.sql === undefined || !result.exact ? NONE : result;
+  }
+
   private operator(path: string, kind: PathKind, op: string, operand: unknown, params: Params): SqlCondition {
     if (op === '$exists') {
       if (typeof operand !== 'boolean') return NONE;
-      return kind === 'id' ? (operand ? ALL : { sql: '0', exact: true }) : exists(path, operand);
+      return kind === 'id' ? (operand ? ALL : { sql: '0', exact: true }) : exists(path, operand, this.base);
     }
-    if (kind === 'string[]' || kind === 'number[]') return arrayOperator(path, kind, op, operand, params);
-    const key = keyExpr(path, kind);
-    const isNull = () => (kind === 'date' ? `(${key} = ${NULL_KEY} AND ${rawExpr(path)} IS NULL)` : `${key} = ${NULL_KEY}`);
-    const notNull = () => (kind === 'date' ? `${rawExpr(path)} IS NOT NULL` : `${key} != ${NULL_KEY}`);
+    if (kind === 'string[]' || kind === 'number[]') return arrayOperator(path, kind, op, operand, params, this.base);
+    const key = keyExpr(path, kind, this.base);
+    const raw = rawExpr(path, this.base);
+    if (kind === 'date' && typeof operand === 'string' && ['$eq', '$gt', '$gte', '$lt', '$lte'].includes(op)) {
+      // a time an older build stored as a string (before its migration) compares as a string
+      const sign = { $eq: '=', $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
+      return { sql: `(json_type(${this.base}, ${sqlString(jsonPath(path))}) = 'text' AND ${raw} ${sign} ${params.bind(operand)})`, exact: true };
+    }
+    const isNull = () => (kind === 'date' ? `(${key} = ${NULL_KEY} AND ${raw} IS NULL)` : `${key} = ${NULL_KEY}`);
+    const notNull = () => (kind === 'date' ? `${raw} IS NOT NULL` : `${key} != ${NULL_KEY}`);
     switch (op) {
       case '$eq':
       case '$ne': {
@@ -166,12 +218,12 @@ export class FilterTranslator {
   }
 }
 
-function exists(path: string, present: boolean): SqlCondition {
-  return { sql: `json_type(doc, ${sqlString(jsonPath(path))}) IS ${present ? 'NOT ' : ''}NULL`, exact: true };
+function exists(path: string, present: boolean, base: string): SqlCondition {
+  return { sql: `json_type(${base}, ${sqlString(jsonPath(path))}) IS ${present ? 'NOT ' : ''}NULL`, exact: true };
 }
 
 /** Arrays of strings or numbers: an element (or the value itself) equal to the operand, as MongoDB matches arrays. */
-function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, operand: unknown, params: Params): SqlCondition {
+function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, operand: unknown, params: Params, base: string): SqlCondition {
   const scalar = kind === 'string[]' ? 'string' : 'number';
   const values = op === '$eq' ? [operand] : op === '$in' && Array.isArray(operand) ? operand : undefined;
   if (!values) return NONE;
@@ -183,7 +235,7 @@ function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, 
   }
   if (bound.length === 0) return { sql: '0', exact: true };
   const test = bound.length === 1 ? `value = ${params.bind(bound[0])}` : `value IN (${bound.map((v) => params.bind(v)).join(', ')})`;
-  return { sql: `EXISTS (SELECT 1 FROM json_each(doc, ${sqlString(jsonPath(path))}) WHERE ${test})`, exact: true };
+  return { sql: `EXISTS (SELECT 1 FROM json_each(${base}, ${sqlString(jsonPath(path))}) WHERE ${test})`, exact: true };
 }
 
 function and(parts: SqlCondition[]): SqlCondition {
