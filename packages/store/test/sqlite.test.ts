@@ -218,6 +218,26 @@ describe('engine rules', () => {
     expect(await store.ping()).toBe(false);
   });
 
+  test('a collection first opened inside a transaction: its table comes with its first write, and goes if that rolls back', async () => {
+    const store = await open(tempDir());
+    const schema = new mongoose.Schema({ _id: String, accountId: String, n: Number }, { versionKey: false });
+    schema.index({ accountId: 1, n: 1 }, { unique: true });
+    let late!: ReturnType<typeof store.collection<{ _id: string; accountId: string; n: number }>>;
+    await expect(
+      store.transaction(async (tx) => {
+        late = store.collection('late', schema);
+        expect(await late.countDocuments({})).toBe(0); // no table yet: nothing to read
+        await late.insertOne({ _id: 'a', accountId: 'acc', n: 1 }, { tx });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await late.find({})).toEqual([]);
+    await late.insertOne({ _id: 'b', accountId: 'acc', n: 1 }); // the table (and its unique index) made again
+    await expect(late.insertOne({ _id: 'c', accountId: 'acc', n: 1 })).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect((await late.find({})).map((d) => d._id)).toEqual(['b']);
+    await store.close();
+  });
+
   test('declaring a unique index that existing data violates fails like syncIndexes would', async () => {
     const dir = tempDir();
     let store = await open(dir);
