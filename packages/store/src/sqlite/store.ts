@@ -73,7 +73,8 @@ export class SqliteStore implements Store {
     try {
       const file = path.join(dir, DATABASE_FILE);
       const common = ['busy_timeout = 5000', 'cache_size = -16000'];
-      const writer = new Connection(file, ['journal_mode = WAL', `synchronous = ${config.fsync ? 'FULL' : 'NORMAL'}`, 'journal_size_limit = 67108864', ...common]);
+      // analysis_limit: `PRAGMA optimize` at close samples indexes instead of reading them whole
+      const writer = new Connection(file, ['journal_mode = WAL', `synchronous = ${config.fsync ? 'FULL' : 'NORMAL'}`, 'journal_size_limit = 67108864', 'analysis_limit = 1000', ...common]);
       opened.push(writer);
       writer.exec(`CREATE TABLE IF NOT EXISTS _store_meta (key TEXT PRIMARY KEY, value TEXT)`);
       const reader = new Connection(file, [...common, 'query_only = 1']);
