@@ -347,6 +347,82 @@ describe('indexes from the schema serve filters and sorts', () => {
   });
 });
 
+describe('multikey indexes (arrays) are side tables the triggers keep in step', () => {
+  interface Doc {
+    _id: string;
+    accountId: string;
+    tags?: string[];
+    orders?: { sku: string; at: Date }[];
+    optOuts?: { topicId: string }[];
+  }
+  const schema = new mongoose.Schema(
+    {
+      _id: String,
+      accountId: String,
+      tags: { type: [String], default: undefined },
+      orders: { type: [{ _id: false, sku: String, at: Date }], default: undefined },
+      optOuts: { type: [{ _id: false, topicId: String }], default: undefined },
+    },
+    { versionKey: false },
+  );
+  schema.index({ accountId: 1, tags: 1 });
+  schema.index({ accountId: 1, 'orders.sku': 1, 'orders.at': 1 });
+  schema.index({ accountId: 1, 'optOuts.topicId': 1 });
+
+  test('lookups read only the rows holding the element; writes, deletes and rebuilds keep the table right', async () => {
+    const dir = tempDir();
+    let store = await open(dir);
+    let docs = store.collection<Doc>('docs', schema) as SqliteCollection<Doc>;
+    const N = 20_000;
+    await docs.insertMany(
+      Array.from({ length: N }, (_, i) => ({
+        _id: `d${i}`,
+        accountId: i % 2 ? 'a' : 'b',
+        tags: i % 100 === 1 ? ['rare', `t${i % 7}`] : [`t${i % 7}`],
+        orders: i % 3 ? [{ sku: `s${i % 50}`, at: new Date(i * 1000) }] : undefined,
+        optOuts: i % 500 === 1 ? [{ topicId: 'news' }] : undefined,
+      })),
+    );
+    const rowsOf = async (filter: Record<string, unknown>) => {
+      const before = docs.table.rowsRead;
+      const found = await docs.find(filter);
+      return { ids: found.map((d) => d._id).sort(), rows: docs.table.rowsRead - before };
+    };
+    const rare = await rowsOf({ accountId: 'a', tags: 'rare' });
+    expect(rare.ids).toHaveLength(N / 100);
+    expect(rare.rows).toBe(N / 100);
+    expect(docs.explain({ accountId: 'a', tags: 'rare' }).plan.join('\n')).toMatch(/docs\.accountId_1_tags_1\.keys/);
+    const bySku = await rowsOf({ accountId: 'a', 'orders.sku': { $in: ['s7', 's9'] } });
+    expect(bySku.rows).toBe(bySku.ids.length);
+    expect(bySku.ids).toHaveLength(Array.from({ length: N }, (_, i) => i).filter((i) => i % 2 && i % 3 && [7, 9].includes(i % 50)).length);
+    expect((await rowsOf({ accountId: 'a', orders: { $elemMatch: { sku: 's7' } } })).rows).toBe(bySku.ids.filter((id) => Number(id.slice(1)) % 50 === 7).length);
+    // an $or of element conditions (a topic removed: members and opt-outs), each branch through its side table
+    const either = await rowsOf({ accountId: 'a', $or: [{ tags: 'rare' }, { 'optOuts.topicId': 'news' }] });
+    expect(either.ids).toEqual([...new Set([...rare.ids, ...Array.from({ length: N }, (_, i) => i).filter((i) => i % 500 === 1).map((i) => `d${i}`)])].sort());
+    expect(either.rows).toBe(either.ids.length);
+
+    // updates and deletes move the entries
+    expect((await docs.updateMany({ accountId: 'a', tags: 'rare' }, { $pull: { tags: 'rare' } })).modifiedCount).toBe(N / 100);
+    await docs.updateOne({ _id: 'd2' }, { $push: { tags: 'rare' } });
+    await docs.deleteMany({ accountId: 'b', tags: 't0' });
+    expect((await rowsOf({ accountId: 'a', tags: 'rare' })).ids).toEqual([]);
+    expect((await rowsOf({ accountId: 'b', tags: 'rare' })).ids).toEqual(['d2']);
+    expect(await docs.countDocuments({ accountId: 'b', tags: 't0' })).toBe(0);
+    await store.close();
+
+    // a side table built from stored documents (an index added to a schema, an imported directory) gives the same answers
+    const renamed = schema.clone();
+    renamed.index({ accountId: 1, tags: 1 }, { name: 'by_tag' });
+    store = await open(dir);
+    docs = store.collection<Doc>('docs', renamed) as SqliteCollection<Doc>;
+    expect((await rowsOf({ accountId: 'b', tags: 'rare' })).ids).toEqual(['d2']);
+    const t3 = await rowsOf({ accountId: 'b', tags: 't3' });
+    expect(t3.rows).toBe(t3.ids.length);
+    expect(t3.ids).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => i % 2 === 0 && i % 7 === 3 && !(i % 7 === 0)).map((i) => `d${i}`).sort());
+    await store.close();
+  }, 120_000);
+});
+
 describe('import of a data directory written by the previous engine', () => {
   const line = (ops: JournalOp[]) => encodeRecord(ops);
   const people = new mongoose.Schema({ _id: String, accountId: String, email: String, joinedAt: Date }, { versionKey: false });

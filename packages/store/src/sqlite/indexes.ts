@@ -82,7 +82,7 @@ export function indexDefs(collection: string, schema: mongoose.Schema, translato
  * The values a filter pins a top-level path to (`path: v`, `{ $eq: v }`, `{ $in: [...] }`), if it does.
  * Values are what the filter names (scalars and Dates; anything else is not a pin).
  */
-function pinnedValues(filter: Filter, path: string): unknown[] | undefined {
+export function pinnedValues(filter: Filter, path: string): unknown[] | undefined {
   if (!Object.prototype.hasOwnProperty.call(filter, path)) return undefined;
   const cond = filter[path];
   const scalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v) || v instanceof Date;

@@ -19,6 +19,7 @@ import type { Filter } from '../types';
 import { Doc, getPath } from '../values';
 import type { Connection } from './connection';
 import { IndexDef, indexDefs } from './indexes';
+import { MultikeyIndexes } from './multikey';
 import { ident } from './paths';
 import { FilterTranslator, orderBy, Params } from './translate';
 
@@ -40,6 +41,7 @@ export class Table {
   readonly sqlName: string;
   readonly translator: FilterTranslator;
   readonly indexes: IndexDef[];
+  readonly multikey: MultikeyIndexes;
   /** Rows decoded by reads since the table was opened (tests prove index use with it). */
   rowsRead = 0;
   /** The table and its indexes exist as the schema says (sync ran). */
@@ -52,6 +54,7 @@ export class Table {
     this.sqlName = ident(name);
     this.translator = new FilterTranslator(schema);
     this.indexes = indexDefs(name, schema, this.translator);
+    this.multikey = new MultikeyIndexes(name, schema, this.translator);
   }
 
   static createSql(name: string): string {
@@ -77,6 +80,7 @@ export class Table {
         throw this.duplicateOf(err, () => this.firstDuplicate(db, def)) ?? err;
       }
     }
+    this.multikey.sync(db);
     this.ready = true;
   }
 
@@ -86,6 +90,9 @@ export class Table {
     const where = cond.sql === undefined ? [] : [cond.sql];
     // say what partial indexes the filter implies, so SQLite may use them
     for (const index of this.indexes) if (index.where && index.implied?.(filter)) where.push(index.where);
+    // array elements compared to values: read the rows a multikey side table names
+    const elements = this.multikey.restriction(filter, params.values);
+    if (elements) where.push(elements);
     return { where: where.length ? ` WHERE ${where.join(' AND ')}` : '', params: params.values, exact: cond.exact, order: orderBy(this.translator, sort) };
   }
 

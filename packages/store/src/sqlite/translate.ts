@@ -43,7 +43,7 @@ const NONE: SqlCondition = { exact: false };
 const ALL: SqlCondition = { exact: true };
 
 /** The SQL value of an operand for a path kind, or undefined when the operand is of another type. */
-function sqlValue(kind: ScalarKind | 'id', v: unknown): string | number | undefined {
+export function sqlValue(kind: ScalarKind | 'id', v: unknown): string | number | undefined {
   switch (kind) {
     case 'id':
     case 'string':
