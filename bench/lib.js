@@ -25,6 +25,13 @@ function rssMb(pid) {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
+/** The median of numbers (the middle of interleaved rounds: one disturbed round does not move it). */
+function median(xs) {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
 function verdict(ok) {
   return ok ? 'PASS' : 'MISS';
 }
@@ -57,12 +64,12 @@ async function benchAccount(gw, name) {
 }
 
 /**
- * A 3 s warm-up (JIT, connections, caches), then `load(opts)` while metering the CPU of each named
- * process (pid): the load result plus `cpuUs`, {name: CPU µs per successful request}. Shows where a
- * 2-core machine's time goes (the load tool itself is `process.pid`).
+ * A warm-up (`opts.warmup` s, default 3: JIT, connections, caches), then `load(opts)` while metering
+ * the CPU of each named process (pid): the load result plus `cpuUs`, {name: CPU µs per successful
+ * request}. Shows where a 2-core machine's time goes (the load tool itself is `process.pid`).
  */
-async function measure(opts, pids) {
-  await load({ ...opts, duration: 3 });
+async function measure({ warmup = 3, ...opts }, pids) {
+  if (warmup > 0) await load({ ...opts, duration: warmup });
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
   const result = await load(opts);
   const cpuUs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]) * 1e6) / result.ok)]));
@@ -87,4 +94,59 @@ async function startBaseline(kind, arg) {
   };
 }
 
-module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline };
+/** An SMTP sink on a free port that only counts mails (no parsing: the sink is not what is measured) and remembers the last one's time. */
+async function startCountingSink() {
+  const { SMTPServer } = require('smtp-server');
+  const { freePort } = require('@mailer/testing');
+  const port = await freePort();
+  const sink = { url: `smtp://127.0.0.1:${port}`, count: 0, lastAt: 0 };
+  const server = new SMTPServer({
+    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        sink.count++;
+        sink.lastAt = Date.now();
+        callback(null, 'Ok');
+      });
+    },
+  });
+  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  sink.close = () => new Promise((resolve) => server.close(resolve));
+  return sink;
+}
+
+let submissionNo = 0;
+/**
+ * autocannon `requests` of public form submissions: a new address each, from 1,000 reader addresses
+ * (X-Forwarded-For, as a proxy in front of the gateway forwards them; one address would make every
+ * request contend for one rate-limit key, which no real audience does).
+ */
+function submissionRequests() {
+  return [{
+    method: 'POST',
+    setupRequest: (req) => {
+      const n = ++submissionNo;
+      const headers = { ...req.headers, 'content-type': 'application/json', 'x-forwarded-for': `10.0.${(n % 1000) >> 8}.${n % 256}` };
+      return { ...req, headers, body: JSON.stringify({ values: { email: `reader${n}@example.org` } }) };
+    },
+  }];
+}
+
+/**
+ * Waits until the sink holds a mail for every accepted submission (`accepted()` counts them), or
+ * until nothing arrived for `quietMs`: the time of the last mail.
+ */
+async function drained(sink, accepted, quietMs = 20_000) {
+  const target = await accepted();
+  let last = -1;
+  let quietSince = Date.now();
+  while (sink.count < target) {
+    if (sink.count !== last) (last = sink.count), (quietSince = Date.now());
+    else if (Date.now() - quietSince > quietMs) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return sink.lastAt;
+}
+
+module.exports = { load, measure, median, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startCountingSink, submissionRequests, drained };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
-import { openKv } from '@mailer/nats';
+import { ackedPublisher, openKv } from '@mailer/nats';
 import { startNatsServer, startPausableProxy, type NatsServerHandle, type PausableProxy } from '@mailer/testing';
 import { AccountStore } from '../src/accounts/accounts';
 import { createKeyCrypto } from '../src/accounts/api-key';
@@ -31,17 +31,27 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function bucket(url: string) {
-  const nc = await connect({ servers: url, ...nats.auth });
-  connections.push(nc);
+async function bucket(nc: NatsConnection) {
   const b = BUCKETS.accounts;
   return openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false });
 }
 
+async function connection(url: string) {
+  const nc = await connect({ servers: url, ...nats.auth });
+  connections.push(nc);
+  return nc;
+}
+
+/** The accounts bucket as the gateway reads and writes it. */
+async function accountsKv(url: string) {
+  const nc = await connection(url);
+  return natsJsonKv(await bucket(nc), BUCKETS.accounts.name, ackedPublisher(nc));
+}
+
 async function replica(watchUrl: string, crypto: ReturnType<typeof createKeyCrypto>) {
-  const view = await WatchedKv.open<unknown>(await bucket(watchUrl), { key: '>', leaseMs: LEASE_MS, onError: () => {} });
+  const view = await WatchedKv.open<unknown>(await bucket(await connection(watchUrl)), { key: '>', leaseMs: LEASE_MS, onError: () => {} });
   views.push(view);
-  return { view, accounts: new AccountStore(natsJsonKv(await bucket(nats.url), 'accounts'), crypto, undefined, view) };
+  return { view, accounts: new AccountStore(await accountsKv(nats.url), crypto, undefined, view) };
 }
 
 const until = async (check: () => Promise<boolean> | boolean, ms = 3_000) => {

@@ -110,7 +110,15 @@ export class WatchedKv<T> {
    * watch to echo it (which it will; the newer revision wins either way).
    */
   wrote(key: string, value: T, revision: number): void {
-    if ((this.entries.get(key)?.revision ?? 0) < revision) this.entries.set(key, { value, revision });
+    if (this.covers(key) && (this.entries.get(key)?.revision ?? 0) < revision) this.entries.set(key, { value, revision });
+  }
+
+  /** Whether `key` is one the view follows (its key filter: `>`, `prefix.>` or `prefix.*`). */
+  covers(key: string): boolean {
+    if (this.key === '>') return true;
+    const prefix = this.key.slice(0, -1);
+    if (!key.startsWith(prefix) || key.length === prefix.length) return false;
+    return this.key.endsWith('>') || !key.includes('.', prefix.length);
   }
 
   /** Forgets local entries the predicate rejects (for buckets whose entries expire by TTL, which a watch does not report). */
