@@ -13,7 +13,7 @@ const { randomUUID } = require('node:crypto');
 const { connect, JSONCodec } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
 const { startNatsServer, startGateway, createAccount, operatorAuth } = require('@mailer/testing');
-const { measure, median, verdict, startBaseline, cpuSeconds } = require('./lib');
+const { GATEWAY_NODE_OPTIONS, measure, median, verdict, startBaseline, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '64' }, accounts: { type: 'string', default: '100' }, rounds: { type: 'string', default: '3' } },
@@ -61,7 +61,7 @@ async function main() {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
     // Run as the chart and the local runner run it (heap cap).
-    const gw = await startGateway({ NATS_URL: nats.url, NODE_OPTIONS: '--max-old-space-size=128' });
+    const gw = await startGateway({ NATS_URL: nats.url, NODE_OPTIONS: GATEWAY_NODE_OPTIONS });
     stops.push(() => gw.stop());
     const nc = await connect({ servers: nats.url, ...operatorAuth });
     await ensureStreams(nc);

@@ -20,7 +20,7 @@
 const { parseArgs } = require('node:util');
 const { FORM_DECISIONS } = require('@mailer/nats/facts');
 const { freePort, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { verdict, benchAccount, rssMb, measure, startCountingSink, submissionRequests, drained } = require('./lib');
+const { GATEWAY_NODE_OPTIONS, verdict, benchAccount, rssMb, measure, startCountingSink, submissionRequests, drained } = require('./lib');
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, settle: { type: 'string', default: '420' } },
@@ -50,6 +50,7 @@ async function main() {
     const gw = await startGateway({
       NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messaging.address, FORM_GRPC_ADDR: form.address,
       FORM_HTTP_ADDR: formHttpAddr, GATEWAY_PUBLIC_PER_MINUTE: '100000000', GATEWAY_TRUST_PROXY: '1',
+      NODE_OPTIONS: GATEWAY_NODE_OPTIONS, // as the chart and the local runner run it
     });
     stops.push(() => gw.stop());
 

@@ -8,14 +8,16 @@
 // --mode forms: public form submissions (a new address each, 1,000 reader addresses) forwarded by both
 // gateways to one form service (with subscriber and messaging deciding and mailing them into a counting
 // sink); each round starts once the previous rounds' confirmation mails are out.
-// --node-options-a / --node-options-b: NODE_OPTIONS of each (default the chart's heap cap), to compare
+// --mode pages: the same submissions forwarded to a bare node:http owner answering at once (no form
+// service): the gateway's own cost per forwarded request, without a slow owner setting the pace.
+// --node-options-a / --node-options-b: NODE_OPTIONS of each (default the chart's heap caps), to compare
 // runtime settings of one build (pass the same dir twice).
-// Usage: node bench/gateway-ab.js <dirA> <dirB> [--mode get|events|forms] [--rounds 3] [--duration 8]   (dirs relative to the repo root)
+// Usage: node bench/gateway-ab.js <dirA> <dirB> [--mode get|events|forms|pages] [--rounds 3] [--duration 8]   (dirs relative to the repo root)
 'use strict';
 const { parseArgs } = require('node:util');
 const { freePort, startNatsServer, startService, spawnReady, gatewaySecrets, createAccount, adminRequest, serviceAddresses, processCredentials } = require('@mailer/testing');
-const { measure, median, rssMb, startCountingSink, benchAccount, submissionRequests, drained } = require('./lib');
-const { values: a, positionals } = parseArgs({ allowPositionals: true, options: { mode: { type: 'string', default: 'get' }, rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '8' }, accounts: { type: 'string', default: '100' }, 'node-options-a': { type: 'string', default: '--max-old-space-size=128' }, 'node-options-b': { type: 'string', default: '--max-old-space-size=128' } } });
+const { GATEWAY_NODE_OPTIONS, measure, median, rssMb, startCountingSink, benchAccount, submissionRequests, drained, startBaseline } = require('./lib');
+const { values: a, positionals } = parseArgs({ allowPositionals: true, options: { mode: { type: 'string', default: 'get' }, rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '8' }, accounts: { type: 'string', default: '100' }, 'node-options-a': { type: 'string', default: GATEWAY_NODE_OPTIONS }, 'node-options-b': { type: 'string', default: GATEWAY_NODE_OPTIONS } } });
 const [A, B] = positionals;
 const duration = Number(a.duration);
 async function gateway(dir, env, secrets, nodeOptions) {
@@ -28,7 +30,11 @@ async function main() {
   try {
     const nats = await startNatsServer(); stops.push(() => nats.stop());
     const env = { NATS_URL: nats.url };
-    if (a.mode !== 'events') { const sub = await startService('subscriber', { NATS_URL: nats.url }); stops.push(() => sub.stop()); Object.assign(env, serviceAddresses([sub])); }
+    if (a.mode === 'pages') {
+      const owner = await startBaseline('node', '{"status":"accepted"}'); stops.push(() => owner.stop());
+      Object.assign(env, { FORM_HTTP_ADDR: new URL(owner.url).host, GATEWAY_PUBLIC_PER_MINUTE: '100000000', GATEWAY_TRUST_PROXY: '1' });
+    }
+    if (a.mode !== 'events' && a.mode !== 'pages') { const sub = await startService('subscriber', { NATS_URL: nats.url }); stops.push(() => sub.stop()); Object.assign(env, serviceAddresses([sub])); }
     let sink, form;
     if (a.mode === 'forms') {
       sink = await startCountingSink(); stops.push(() => sink.close());
@@ -47,6 +53,8 @@ async function main() {
       const r = await fetch(`${gA.url}/subscribers`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.org', firstName: 'Bench' }) });
       const s = await r.json(); if (r.status !== 201) throw new Error(JSON.stringify(s));
       opts = (gw) => ({ url: `${gw.url}/subscribers/${s.id}`, headers: { 'x-api-key': apiKey }, duration, connections: 64 });
+    } else if (a.mode === 'pages') {
+      opts = (gw) => ({ url: `${gw.url}/public/forms/f-1/submissions`, method: 'POST', requests: submissionRequests(), duration, connections: 32 });
     } else if (a.mode === 'forms') {
       const account = await benchAccount(gA, 'bench-forms');
       await account.call('POST', '/sender-profiles', { name: 'News', fromEmail: 'news@example.com', fromName: 'News' });

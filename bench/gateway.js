@@ -11,7 +11,7 @@
 'use strict';
 const { parseArgs } = require('node:util');
 const { startNatsServer, startService, startGateway, serviceAddresses } = require('@mailer/testing');
-const { measure, rssMb, verdict, startBaseline, benchAccount, median } = require('./lib');
+const { GATEWAY_NODE_OPTIONS, measure, rssMb, verdict, startBaseline, benchAccount, median } = require('./lib');
 
 const { values: args } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '64' }, rounds: { type: 'string', default: '3' } } });
 const duration = Number(args.duration);
@@ -24,8 +24,8 @@ async function main() {
     stops.push(() => nats.stop());
     const subscriber = await startService('subscriber', { NATS_URL: nats.url });
     stops.push(() => subscriber.stop());
-    // Run as the chart and the local runner run it (heap cap: RSS < 200 MB).
-    const gw = await startGateway({ NATS_URL: nats.url, ...serviceAddresses([subscriber]), NODE_OPTIONS: '--max-old-space-size=128' });
+    // Run as the chart and the local runner run it (heap caps: RSS < 200 MB).
+    const gw = await startGateway({ NATS_URL: nats.url, ...serviceAddresses([subscriber]), NODE_OPTIONS: GATEWAY_NODE_OPTIONS });
     stops.push(() => gw.stop());
 
     // The benchmark measures the request path, not the spec's 300/min budget (benchAccount raises it).

@@ -25,6 +25,9 @@ function rssMb(pid) {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
+/** The gateway's NODE_OPTIONS as the chart and the local runner set them (heap caps, values.yaml). */
+const GATEWAY_NODE_OPTIONS = '--max-old-space-size=128 --max-semi-space-size=16';
+
 /** The median of numbers (the middle of interleaved rounds: one disturbed round does not move it). */
 function median(xs) {
   const s = [...xs].sort((x, y) => x - y);
@@ -149,4 +152,4 @@ async function drained(sink, accepted, quietMs = 20_000) {
   return sink.lastAt;
 }
 
-module.exports = { load, measure, median, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startCountingSink, submissionRequests, drained };
+module.exports = { GATEWAY_NODE_OPTIONS, load, measure, median, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startCountingSink, submissionRequests, drained };

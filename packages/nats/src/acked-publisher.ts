@@ -102,18 +102,32 @@ export function ackedPublisher(nc: NatsConnection, opts: { timeoutMs?: number } 
   };
   void nc.closed().then(close, close);
 
+  // Publishes made during one turn of the event loop (the requests read in one poll) leave in one
+  // socket write: nats.js flushes its buffer in a microtask after the first buffered command, so
+  // publishes issued one per request callback would each cost a write system call.
+  let pending: { token: string; subject: string; data: Uint8Array; headers?: MsgHdrs }[] = [];
+  const flush = (): void => {
+    if (closed) return; // close() failed them all
+    const batch = pending;
+    pending = [];
+    for (const p of batch) {
+      try {
+        nc.publish(p.subject, p.data, { reply: `${prefix}.${p.token}`, headers: p.headers });
+      } catch (err) {
+        const w = waiting.get(p.token);
+        waiting.delete(p.token);
+        w?.reject(err as Error);
+      }
+    }
+  };
+
   return {
     publish(subject, data, headers) {
       if (closed) return Promise.reject(new PublishUnanswered('the publisher was closed', 'CLOSED'));
       const token = (++next).toString(36);
       return new Promise<PubAck>((resolve, reject) => {
         waiting.set(token, { resolve, reject, deadline: Date.now() + timeoutMs, subject });
-        try {
-          nc.publish(subject, data, { reply: `${prefix}.${token}`, headers });
-        } catch (err) {
-          waiting.delete(token);
-          reject(err as Error);
-        }
+        if (pending.push({ token, subject, data, headers }) === 1) setImmediate(flush);
       });
     },
     close,
