@@ -114,3 +114,24 @@ it('through the gateway processes: rotate takes the lease, and the other replica
     await Promise.all([gwA.stop(), gwB.stop()]);
   }
 });
+
+it('a copy nobody reads stops renewing its lease (no round trips while idle) and takes it again at the next read', async () => {
+  const kv = await bucket(await connection(nats.url));
+  let renewals = 0;
+  const counted = new Proxy(kv, {
+    get: (target, prop) => (prop === 'status' ? () => (renewals++, target.status()) : Reflect.get(target, prop)),
+  });
+  const view = await WatchedKv.open<unknown>(counted, { key: '>', leaseMs: LEASE_MS, onError: () => {} });
+  views.push(view);
+  // Idle for ten renewal periods: at most the one that found nobody asking.
+  renewals = 0;
+  await new Promise((r) => setTimeout(r, (LEASE_MS / 3) * 10));
+  expect(renewals).toBeLessThanOrEqual(1);
+  expect(view.fresh()).toBe(false); // the lease lapsed meanwhile; this read resumes renewing it
+  await until(() => view.fresh());
+  // While read, the lease is renewed every period.
+  const before = renewals;
+  for (const end = Date.now() + LEASE_MS * 2; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) view.fresh();
+  expect(renewals - before).toBeGreaterThanOrEqual(4);
+  await until(() => view.fresh());
+});
