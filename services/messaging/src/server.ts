@@ -121,9 +121,10 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     awaitPublished: async () => config.OUTBOX_PUBLISH_WAIT_MS === 0 || ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS),
     logger: ctx.logger,
   };
-  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers(accept));
-  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
+  // The subscriber service's audiences (RSS issues, broadcasts) and the recipients of a batch by address.
   const audience = audienceClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({ ...accept, batchRecipients: audience }));
+  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
   ctx.grpc.add(audienceSendsV1.AudienceSendServiceService, audienceSendHandlers({ ...accept, audience }));
 
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the

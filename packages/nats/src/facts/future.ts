@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { envelope, id, instant, json } from './schema';
 
-export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] as const;
+export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS', 'BROADCAST'] as const;
 
 /**
  * API.md's delivery fact `{messageId, accountId, email, subscriberId, kind, templateName,
