@@ -21,4 +21,6 @@ export const OPERATION_DEADLINES: Readonly<Record<string, number>> = {
   syncSubscribers: bulkWrite,
   addTagsToSubscribers: bulkWrite,
   removeTagsFromSubscribers: bulkWrite,
+  // A batch of mail: one lookup of every recipient, up to 500 renders, the PubAck wait.
+  sendEmailMessages: bulkWrite,
 };

@@ -77,6 +77,12 @@ export const otherFacts = {
      */
     consentDecision: z.string().nullable().default(null),
   }),
+  /** Every recipient's mail of the broadcast is queued (the broadcast is SENT). */
+  'broadcast.sent': z.object({
+    ...envelope('broadcast.sent'),
+    broadcastId: id,
+    recipientCount: z.number().int().min(0),
+  }),
   /** Every recipient's mail of the issue is queued. */
   'rss.issue_sent': z.object({
     ...envelope('rss.issue_sent'),

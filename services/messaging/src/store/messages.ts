@@ -231,6 +231,9 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       const withBody = composed.filter((c) => c.body);
       if (withBody.length) await bodies.insertMany(withBody.map(({ message, body }) => ({ _id: message._id, accountId, ...body! })), { tx });
     },
+    /** Of these messages, those a human opened (a resend to non-openers leaves their readers out). */
+    openedAmong: async (ids: string[]): Promise<Set<string>> =>
+      new Set(ids.length ? (await messages.find({ accountId, _id: { $in: ids }, firstOpenedAt: { $ne: null } }, { projection: { _id: 1 } })).map((m) => m._id) : []),
     /** An audience send's messages, and how many of them were delivered. */
     async audienceCounts(audienceKey: string): Promise<{ queued: number; delivered: number }> {
       const [queued, delivered] = await Promise.all([
