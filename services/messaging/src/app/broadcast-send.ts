@@ -84,18 +84,24 @@ async function nextReaders(deps: BroadcastDeps, b: BroadcastDoc): Promise<{ read
   return { readers, next: source.length < deps.settings.pageSize ? '' : source[source.length - 1]._id };
 }
 
-/** Each reader's mail composed; a reader whose values cannot be rendered gets a FAILED message. All failing: the content cannot be sent. */
+/**
+ * Each reader's mail composed. A render that fails is tried once more on its own (the render time
+ * limit is wall time: a burst on a busy machine can pass it); a reader whose mail still cannot be
+ * rendered gets a FAILED message. Every reader failing: the content cannot be sent at all.
+ */
 async function composeAll(deps: BroadcastDeps, b: BroadcastDoc, content: BroadcastContent, mails: ReaderMail[]): Promise<Composed[]> {
+  const compose = (mail: ReaderMail) => composeBroadcastMail(deps, b, content, mail).catch((err: unknown) => {
+    if (!isRenderFailure(err)) throw err;
+    return err;
+  });
+  const first = await Promise.all(mails.map(compose));
   let failure: DomainError | null = null;
-  const composed = await Promise.all(mails.map(async (mail) => {
-    try {
-      return await composeBroadcastMail(deps, b, content, mail);
-    } catch (err) {
-      if (!isRenderFailure(err)) throw err;
-      failure ??= err;
-      return failedMail(deps, b, content, mail, err);
-    }
-  }));
+  const composed: Composed[] = [];
+  for (const [i, result] of first.entries()) {
+    const again = result instanceof DomainError ? await compose(mails[i]) : result;
+    if (again instanceof DomainError) failure = again;
+    composed.push(again instanceof DomainError ? failedMail(deps, b, content, mails[i], again) : again);
+  }
   if (failure && composed.every((c) => c.message.status === 'FAILED')) throw failure;
   return composed;
 }
