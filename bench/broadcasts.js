@@ -21,9 +21,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
-const { SMTPServer } = require('smtp-server');
 const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { measure, verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
+const { measure, verdict, benchAccount, rssMb, cpuSeconds, startSmtpSink } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -46,24 +45,6 @@ const TEMPLATE = {
   subject: 'Spring news for {{ subscriber.firstName | default: "you" }}',
   html: `<p>Hi {{ subscriber.firstName | default: "reader" }}</p>${'<p><a href="https://shop.example/spring">Our spring picks</a> and a few words about them.</p>'.repeat(5)}`,
 };
-
-/** A sink that accepts everything and only counts arrivals. */
-async function startSink() {
-  const port = await freePort();
-  const times = [];
-  const server = new SMTPServer({
-    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
-    onData(stream, _session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        times.push(Date.now());
-        callback(null, 'Ok');
-      });
-    },
-  });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, times, reset: () => (times.length = 0), close: () => new Promise((resolve) => server.close(resolve)) };
-}
 
 /** One pooled transport, CONCURRENCY sends outstanding, `n` pre-rendered newsletter mails: mails/s. */
 async function rawNodemailer(sink, n) {
@@ -134,7 +115,7 @@ async function broadcastPart() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     stops.push(() => sink.close());
     // The raw floor first, on a quiet machine (a warm-up of 500, then the measured run).
     await rawNodemailer(sink, 500);

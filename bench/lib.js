@@ -84,4 +84,24 @@ async function startBaseline(kind, arg) {
   };
 }
 
-module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline };
+/** A local SMTP sink that accepts everything and only counts arrivals: {url, times (arrival ms), reset(), close()}. */
+async function startSmtpSink() {
+  const { SMTPServer } = require('smtp-server');
+  const { freePort } = require('@mailer/testing');
+  const port = await freePort();
+  const times = [];
+  const server = new SMTPServer({
+    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        times.push(Date.now());
+        callback(null, 'Ok');
+      });
+    },
+  });
+  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `smtp://127.0.0.1:${port}`, times, reset: () => (times.length = 0), close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startSmtpSink };

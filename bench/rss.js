@@ -16,33 +16,14 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
-const { SMTPServer } = require('smtp-server');
 const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
+const { verdict, benchAccount, rssMb, cpuSeconds, startSmtpSink } = require('./lib');
 
 const { values: args } = parseArgs({ options: { recipients: { type: 'string', default: '100000' }, page: { type: 'string', default: '500' } } });
 const total = Number(args.recipients);
 const POOL = 5; // the messaging service's SMTP_POOL_SIZE default
 const CONCURRENCY = 20; // its MAIL_SEND_CONCURRENCY default
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A sink that accepts everything and only counts arrivals. */
-async function startSink() {
-  const port = await freePort();
-  const times = [];
-  const server = new SMTPServer({
-    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
-    onData(stream, _session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        times.push(Date.now());
-        callback(null, 'Ok');
-      });
-    },
-  });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, times, reset: () => (times.length = 0), close: () => new Promise((resolve) => server.close(resolve)) };
-}
 
 /** One pooled transport, CONCURRENCY sends outstanding, `n` pre-rendered newsletter mails: mails/s. */
 async function rawNodemailer(sink, n) {
@@ -83,7 +64,7 @@ async function main() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     stops.push(() => sink.close());
     const feed = await startFeed();
     stops.push(() => feed.close());

@@ -226,6 +226,22 @@ it('cancel: readers whose mail waits get none and leave the reconciliation; queu
   expect((await messagesOfBroadcast(broadcastId)).length).toBe(1);
 });
 
+it("a reader whose own mail cannot be rendered gets a FAILED message with the reason; the others' mail goes", async () => {
+  const catalog = { store: tmp.store, now: clock.now, newId: randomUUID, allowedFromDomains: [], domains: deps.domains as never };
+  await createEmailTemplate(catalog, A, { name: 'heavy', subject: 'Hi', html: '{% if subscriber.fields.big %}{% for i in (1..100000000) %}xxxxxxxxxxxxxxxx{% endfor %}{% endif %}<p>ok</p>' });
+  readers.set(id(1), reader(1));
+  readers.set(id(2), reader(2, { fields: { big: 'yes' } }));
+  const broadcastId = await start({ templateName: 'heavy' });
+  await sendBroadcast(deps, A, broadcastId);
+  expect((await getBroadcast(deps, A, broadcastId)).status).toBe('SENT');
+  const mail = new Map((await messagesOfBroadcast(broadcastId)).map((m) => [m.subscriberId, m]));
+  expect(mail.get(id(1))).toMatchObject({ status: 'QUEUED' });
+  expect(mail.get(id(2))).toMatchObject({ status: 'FAILED', attempts: [{ outcome: 'FAILED', response: expect.stringMatching(/^template_render_failed: /) }] });
+  expect((await deps.messages.bodies.find({ _id: mail.get(id(2))!._id })).length).toBe(0);
+  expect((await reconciliation(broadcastId))[0]).toMatchObject({ audience: 2, recipients: 2, status: { PENDING: 1, FAILED: 1 } });
+  expect((await recipientsOf(deps.recipients, A).page(broadcastId, { status: 'FAILED' }, 1, 10)).items.map((r) => r.subscriberId)).toEqual([id(2)]);
+});
+
 it('FAILED with lastError after BROADCAST_SEND_MAX_ATTEMPTS failed tries in a row', async () => {
   readers.set(id(1), reader(1));
   const broadcastId = await start();

@@ -11,7 +11,7 @@ import { templateCall } from '../domain/email-template';
 import { Lru } from '../domain/lru';
 import type { BroadcastDoc } from '../store/broadcasts';
 import type { EmailTemplateDoc } from '../store/email-templates';
-import { noEngagementYet, type EmailMessageDoc, type SuppressionReason } from '../store/messages';
+import type { SuppressionReason } from '../store/messages';
 import type { SenderProfileDoc } from '../store/sender-profiles';
 import type { ComposeRecipient, Composed } from './compose-message';
 import { composeMessage } from './compose-message';
@@ -99,44 +99,18 @@ export async function composeBroadcastMail(deps: MailDeps, b: BroadcastDoc, cont
   return composed;
 }
 
+/** Nothing to render: the record of a mail that could not be rendered is composed with it. */
+const NOTHING = compileTemplate({ subject: '', html: '' });
+
 /**
  * A reader whose mail could not be rendered (a render limit hit by their values): recorded as a
  * FAILED message with the reason, never sent, so the reader is accounted for and the others go on.
  */
-export function failedMail(deps: MailDeps, b: BroadcastDoc, content: BroadcastContent, mail: ReaderMail, err: DomainError): Composed {
-  const now = deps.now();
-  const message: Omit<EmailMessageDoc, 'accountId'> = {
-    _id: deps.newId(),
-    kind: 'BROADCAST',
-    templateName: content.template.name,
-    email: mail.email,
-    subscriberId: mail.recipient?.id ?? null,
-    topicId: b.topicId,
-    senderProfileId: content.sender._id,
-    fromEmail: content.sender.fromEmail,
-    fromName: content.sender.fromName,
-    replyTo: content.sender.replyTo,
-    subject: '',
-    links: [],
-    tracking: content.template.tracking,
-    status: 'FAILED',
-    suppressionReason: null,
-    history: [{ status: 'FAILED', at: now }],
-    attempts: [{ at: now, outcome: 'FAILED', smtpCode: null, response: `${err.errorId}: ${err.message}`.slice(0, 500) }],
-    nextAttemptAt: null,
-    createdAt: now,
-    sentAt: null,
-    deliveredAt: null,
-    bouncedAt: null,
-    complainedAt: null,
-    ...noEngagementYet(),
-    eventProperties: null,
-    dedupeKey: `${audienceKeyOf(b._id)}:${mail.recipient!.id}`,
-    audienceKey: audienceKeyOf(b._id),
-    broadcastId: b._id,
-    ...(mail.variant === null ? {} : { variant: mail.variant }),
-  };
-  return { message, body: null };
+export async function failedMail(deps: MailDeps, b: BroadcastDoc, content: BroadcastContent, mail: ReaderMail, err: DomainError): Promise<Composed> {
+  const { message } = await composeBroadcastMail(deps, b, { ...content, variants: content.variants.map(() => NOTHING) }, mail);
+  const at = deps.now();
+  const attempt = { at, outcome: 'FAILED' as const, smtpCode: null, response: `${err.errorId}: ${err.message}`.slice(0, 500) };
+  return { message: { ...message, links: [], status: 'FAILED', history: [{ status: 'FAILED', at }], attempts: [attempt] }, body: null };
 }
 
 /** A render failure of one reader's mail (its values hit a limit); anything else is the send's failure. */

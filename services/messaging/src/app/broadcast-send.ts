@@ -100,7 +100,7 @@ async function composeAll(deps: BroadcastDeps, b: BroadcastDoc, content: Broadca
   for (const [i, result] of first.entries()) {
     const again = result instanceof DomainError ? await compose(mails[i]) : result;
     if (again instanceof DomainError) failure = again;
-    composed.push(again instanceof DomainError ? failedMail(deps, b, content, mails[i], again) : again);
+    composed.push(again instanceof DomainError ? await failedMail(deps, b, content, mails[i], again) : again);
   }
   if (failure && composed.every((c) => c.message.status === 'FAILED')) throw failure;
   return composed;
