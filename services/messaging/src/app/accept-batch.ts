@@ -9,7 +9,7 @@
 // hash of what was asked. The same key again answers the first message when the request is the same
 // and `idempotency_key_reused` when it is not, as the Idempotency-Key header does for one request.
 import { createHash } from 'node:crypto';
-import { DomainError, GrpcStatus, invalid } from '@mailer/kit';
+import { DomainError, GrpcStatus, invalid, TIME_LIMITS } from '@mailer/kit';
 import { job } from '@mailer/nats/facts';
 import { DuplicateKeyError } from '@mailer/store';
 import type { CompiledTemplate } from '@mailer/templates';
@@ -24,6 +24,11 @@ import { templateForSend } from './email-templates';
 import { senderForSend } from './sender-profiles';
 
 export const MAX_BATCH = 500;
+/**
+ * Lookups and renders of a batch end within this (the gateway's deadline allows for it); past it the
+ * batch is refused with nothing stored, rather than stored after its caller gave up.
+ */
+export const BATCH_RENDER_LIMIT_MS = TIME_LIMITS.batchRender;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 export interface BatchMessage {
@@ -42,7 +47,11 @@ export interface BatchRecipientLookup {
   recipientsByEmail(accountId: string, emails: string[]): Promise<Map<string, Recipient>>;
 }
 
-export type BatchDeps = AcceptDeps & { batchRecipients: BatchRecipientLookup };
+export type BatchDeps = AcceptDeps & {
+  batchRecipients: BatchRecipientLookup;
+  /** BATCH_RENDER_LIMIT_MS unless a test says otherwise. */
+  batchRenderLimitMs?: number;
+};
 
 /** A message on its way: refused (with why) or with what it needs next. */
 interface Item {
@@ -89,6 +98,7 @@ export async function acceptBatch(deps: BatchDeps, accountId: string, inputs: Ba
 }
 
 async function acceptOnce(deps: BatchDeps, accountId: string, inputs: BatchMessage[]): Promise<BatchResult[]> {
+  const started = Date.now();
   const repo = messagesOf(deps.messages, accountId);
   const items: Item[] = inputs.map((input, index) => ({ index, input, email: '', dedupeKey: null, requestHash: null }));
   const byKey = new Map<string, Item>();
@@ -174,6 +184,9 @@ async function acceptOnce(deps: BatchDeps, accountId: string, inputs: BatchMessa
     }
   }
 
+  if (Date.now() - started > (deps.batchRenderLimitMs ?? BATCH_RENDER_LIMIT_MS)) {
+    throw new DomainError(GrpcStatus.UNAVAILABLE, 'service_unavailable', 'The messaging service is too busy to accept this batch in time; nothing was stored, retry later.');
+  }
   if (composed.length) {
     const queued = composed.filter(({ mail }) => mail.message.status === 'QUEUED');
     await deps.store.transaction(async (tx) => {
