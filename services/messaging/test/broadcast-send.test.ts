@@ -17,7 +17,7 @@ import { domainPolicy } from '../src/app/sending-domains';
 import { createSenderProfile } from '../src/app/sender-profiles';
 import type { BroadcastRequest } from '../src/domain/broadcast';
 import { recipientCollections, recipientsOf } from '../src/store/broadcast-recipients';
-import { broadcastRepository } from '../src/store/broadcasts';
+import { broadcastCollection, broadcastRepository, dueBroadcasts } from '../src/store/broadcasts';
 import { emailTemplateCollection } from '../src/store/email-templates';
 import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
 import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
@@ -224,6 +224,23 @@ it('cancel: readers whose mail waits get none and leave the reconciliation; queu
   clock.set('2026-01-05T09:00:00Z');
   await sendBroadcast(deps, A, broadcastId);
   expect((await messagesOfBroadcast(broadcastId)).length).toBe(1);
+});
+
+it('a cancel during a page: the page is not recorded, the lease is given back at once, nothing is mailed', async () => {
+  for (let n = 1; n <= 5; n++) readers.set(id(n), reader(n));
+  const broadcastId = await start();
+  const readersOf = deps.audience.readers;
+  deps.audience.readers = async (accountId, q) => {
+    const page = await readersOf(accountId, q);
+    await cancelBroadcast(deps, A, broadcastId);
+    return page;
+  };
+  // As the send poller works it: claimed with a lease first.
+  expect(await dueBroadcasts(broadcastCollection(tmp.store)).claim(clock.now(), 60_000, 10)).toEqual([{ _id: broadcastId, accountId: A }]);
+  await sendBroadcast(deps, A, broadcastId);
+  expect(await getBroadcast(deps, A, broadcastId)).toMatchObject({ status: 'CANCELLED', cursor: '', leaseUntil: null });
+  expect(await messagesOfBroadcast(broadcastId)).toEqual([]);
+  expect((await reconciliation(broadcastId))[0]).toMatchObject({ audience: 0, recipients: 0 });
 });
 
 it("a reader whose own mail cannot be rendered gets a FAILED message with the reason; the others' mail goes", async () => {

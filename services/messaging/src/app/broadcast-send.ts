@@ -49,8 +49,11 @@ export async function sendBroadcast(deps: BroadcastDeps, accountId: string, broa
     }
     await finishOrWait(deps, b);
   } catch (err) {
-    if (err instanceof StepSuperseded || err instanceof RecipientChanged || err instanceof DuplicateKeyError) return;
-    await sendFailed(deps, b, err);
+    if (!(err instanceof StepSuperseded || err instanceof RecipientChanged || err instanceof DuplicateKeyError)) return sendFailed(deps, b, err);
+    // A cancel (or another replica) came first: whatever is due now (a cancel's clean-up) need not
+    // wait for this pass's lease to lapse.
+    await deps.broadcasts.releaseLease(accountId, broadcastId);
+    deps.wakeSend(deps.now());
   }
 }
 

@@ -110,6 +110,10 @@ export function broadcastRepository(store: Store) {
     setSendDue: async (accountId: string, id: string, sendDueAt: Date | null, changes: Changes = {}): Promise<void> => {
       await broadcasts.updateOne({ _id: id, accountId }, { $set: { ...changes, sendDueAt, leaseUntil: null } });
     },
+    /** The send poller's lease given back, the due time kept. */
+    releaseLease: async (accountId: string, id: string): Promise<void> => {
+      await broadcasts.updateOne({ _id: id, accountId }, { $set: { leaseUntil: null } });
+    },
     /** SCHEDULED or SENDING broadcasts naming `value` in `member` (the in-use checks): up to `limit` of them and their number. */
     async naming(accountId: string, member: 'templateName' | 'senderProfileId' | 'segmentId' | 'topicId', value: string, limit: number): Promise<{ count: number; broadcasts: BroadcastDoc[] }> {
       const filter = { accountId, status: { $in: ACTIVE }, [member]: value };
