@@ -250,7 +250,7 @@ const ALL_SECRET_KEYS = ['MONGODB_URI', 'API_KEY_MASTER_KEY', 'ADMIN_TOKEN', 'SM
 function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] } {
   if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN'], optional: ['API_KEY_MASTER_KEY_PREVIOUS'] };
   if (name === 'webhook') return { required: ['MONGODB_URI', 'SECRET_SEALING_KEY'], optional: ['SECRET_SEALING_KEY_PREVIOUS'] };
-  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
+  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET'], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'SECRET_SEALING_KEY_PREVIOUS', 'TRACKING_SECRET_PREVIOUS'] };
   if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET'], optional: ['TRACKING_SECRET_PREVIOUS'] };
   return { required: ['MONGODB_URI'], optional: [] };
 }

@@ -4,11 +4,11 @@
 // domain nor hold routes on it; mail carries a DKIM signature of the SENDING account's own key that a
 // receiver's verifier (mailauth, against the same DNS) accepts.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { startCaptureRelay, type CaptureRelay, type CapturedMail } from '@mailer/testing';
 import { startTestDns, type TestDns } from '@mailer/testing/dns';
 import { startFormStack, type FormStack } from './support/form-stack';
 import type { ApiResponse } from './support/harness';
+import { dkimOf as dkimIn, selectorOf, sendOne as sendOneVia, verifiedDomain as verifiedDomainIn } from './support/sending-domains';
 import { expectStatus, type Api } from './support/subscriber-stack';
 
 jest.setTimeout(120_000);
@@ -54,29 +54,9 @@ function expectError(res: ApiResponse, status: number, errorId: string, paths?: 
   if (paths) expect((res.json.details ?? []).map((d: { path: string }) => d.path)).toEqual(paths);
 }
 
-/** Adds the domain to the account, publishes its records in DNS and verifies it; the domain as answered. */
-async function verifiedDomain(api: Api, domain: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const added = expectStatus(await api.post('/sending-domains', { domain }), 201);
-  for (const r of added.records) dns.addTxt(r.name, r.value);
-  const verified = expectStatus(await api.post(`/sending-domains/${domain}/verify`), 200);
-  expect(verified).toMatchObject({ status: 'VERIFIED', problems: [] });
-  return verified;
-}
-
-/** Sends one transactional mail from the account's default profile; the mail as the relay got it. */
-async function sendOne(api: Api, to: string): Promise<CapturedMail> {
-  const template = `t-${randomBytes(4).toString('hex')}`;
-  expectStatus(await api.post('/email-templates', { name: template, subject: 'Hello', html: '<p>Hello from us</p>', tracking: { opens: false, clicks: false } }), 201);
-  expectStatus(await api.post('/email-messages', { name: template, email: to }), 202);
-  const [mail] = await relay.waitFor((all) => all.some((m) => m.rcptTo.includes(to)), 20_000);
-  return relay.receivedFor(to)[0] ?? mail;
-}
-
-/** What a receiving server concludes of the mail's DKIM signatures, looking keys up in the test DNS. */
-async function dkimOf(mail: CapturedMail) {
-  const { results } = await dkimVerify(Buffer.from(mail.raw), { resolver: (name: string, rr: string) => dns.resolve(name, rr) } as never);
-  return results.map((r: { signingDomain?: string; selector?: string; status: { result: string } }) => ({ domain: r.signingDomain, selector: r.selector, result: r.status.result }));
-}
+const verifiedDomain = (api: Api, domain: string) => verifiedDomainIn(api, dns, domain);
+const sendOne = (api: Api, to: string) => sendOneVia(api, relay, to);
+const dkimOf = (mail: CapturedMail) => dkimIn(dns, mail);
 
 describe('a tenant cannot send as another tenant\'s domain', () => {
   it('B\'s sender profile for A\'s verified domain is refused, so B\'s mail never carries a signature of A\'s domain; A\'s mail is signed with A\'s own key', async () => {
@@ -93,7 +73,7 @@ describe('a tenant cannot send as another tenant\'s domain', () => {
     for (const r of added.records) dns.addTxt(r.name, r.value);
     const verified = expectStatus(await a.post(`/sending-domains/${A_DOMAIN}/verify`), 200);
     expect(verified).toMatchObject({ status: 'VERIFIED', problems: [], verifiedAt: expect.any(String) });
-    const selectorOfA = added.records[1].name.split('._domainkey.')[0];
+    const selectorOfA = selectorOf(added);
 
     expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: `news@${A_DOMAIN}`, fromName: 'Shop A' }), 201);
     const mailOfA = await sendOne(a, 'ann@example.org');
@@ -114,15 +94,14 @@ describe('a tenant cannot send as another tenant\'s domain', () => {
     const shared = 'shared.test';
     const ofA = await verifiedDomain(a, shared);
     const ofB = await verifiedDomain(b, shared);
-    const selector = (d: { records: Array<{ name: string }> }) => d.records[1].name.split('._domainkey.')[0];
-    expect(selector(ofA)).not.toBe(selector(ofB));
+    expect(selectorOf(ofA)).not.toBe(selectorOf(ofB));
     expectStatus(await a.post('/sender-profiles', { name: 'Shared A', fromEmail: `a@${shared}`, fromName: 'A', isDefault: true }), 201);
     expectStatus(await b.post('/sender-profiles', { name: 'Shared B', fromEmail: `b@${shared}`, fromName: 'B', isDefault: true }), 201);
     const [mailOfA, mailOfB] = [await sendOne(a, 'reader-a@example.org'), await sendOne(b, 'reader-b@example.org')];
-    expect(await dkimOf(mailOfA)).toEqual([{ domain: shared, selector: selector(ofA), result: 'pass' }]);
-    expect(await dkimOf(mailOfB)).toEqual([{ domain: shared, selector: selector(ofB), result: 'pass' }]);
+    expect(await dkimOf(mailOfA)).toEqual([{ domain: shared, selector: selectorOf(ofA), result: 'pass' }]);
+    expect(await dkimOf(mailOfB)).toEqual([{ domain: shared, selector: selectorOf(ofB), result: 'pass' }]);
     // B's signature is B's key: claimed under A's selector it does not verify.
-    const forged = { ...mailOfB, raw: mailOfB.raw.replace(`s=${selector(ofB)};`, `s=${selector(ofA)};`) };
+    const forged = { ...mailOfB, raw: mailOfB.raw.replace(`s=${selectorOf(ofB)};`, `s=${selectorOf(ofA)};`) };
     expect(forged.raw).not.toBe(mailOfB.raw);
     expect((await dkimOf(forged))[0].result).toBe('fail');
   });
