@@ -2,8 +2,10 @@
 // subscriber, form, rss and messaging processes and the gateway, a real DNS server (dns2) the messaging
 // service resolves through DNS_SERVERS, and a capture relay. A tenant cannot send as another tenant's
 // domain nor hold routes on it; mail carries a DKIM signature of the SENDING account's own key that a
-// receiver's verifier (mailauth, against the same DNS) accepts.
+// receiver's verifier (mailauth, against the same DNS) accepts; a landing page whose domain lost its
+// verification is no longer served.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { startCaptureRelay, type CaptureRelay, type CapturedMail } from '@mailer/testing';
 import { startTestDns, type TestDns } from '@mailer/testing/dns';
 import { startFormStack, type FormStack } from './support/form-stack';
@@ -30,6 +32,8 @@ beforeAll(async () => {
   relay = await startCaptureRelay();
   dns.setTxt(`${OPERATOR_SELECTOR}._domainkey.${A_DOMAIN}`, [`v=DKIM1; k=rsa; p=${operatorKey.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
   env = await startFormStack({
+    // A landing page's domain is asked about again after a second (default: a minute).
+    formEnv: { FORM_PAGE_DOMAIN_RECHECK_SECONDS: '1' },
     messagingEnv: {
       SMTP_URL: relay.url,
       MAIL_SEND_PAUSED: 'false',
@@ -130,7 +134,49 @@ describe('landing pages on custom domains', () => {
     expect((await a.delete(`/sending-domains/${A_DOMAIN}`)).status).toBe(204);
     expectError(await a.get(`/sending-domains/${A_DOMAIN}`), 404, 'sending_domain_not_found');
   });
+
+  it('a published page whose domain loses its verification (the ownership record gone, verify: PENDING) is not found; verified again, it is back', async () => {
+    const domain = 'pages-a.test';
+    const { records } = await verifiedDomain(a, domain);
+    const form = expectStatus(await a.post('/forms', { name: 'Summer', type: 'PAGE', inputFields: [{ fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true }], routePath: 'summer', domain }), 201);
+    expectStatus(await a.post(`/forms/${form.id}/publish`), 200);
+    const pageStatus = () => readerGet('/public/pages/summer', domain);
+    expect(await pageStatus()).toBe(200);
+
+    dns.removeTxt(records[0].name); // the domain changed hands, say
+    expect(expectStatus(await a.post(`/sending-domains/${domain}/verify`), 200).status).toBe('PENDING');
+    expect(await statusWithin(pageStatus, 404)).toBe(404);
+    // Still published (the customer sees why in the domain's problems), and the domain cannot be deleted from under it.
+    expect(expectStatus(await a.get(`/forms/${form.id}`), 200).publishedStatus).toBe('PUBLISHED');
+    expectError(await a.delete(`/sending-domains/${domain}`), 409, 'sending_domain_in_use', [`forms.${form.id}`]);
+
+    dns.addTxt(records[0].name, records[0].value);
+    expect(expectStatus(await a.post(`/sending-domains/${domain}/verify`), 200).status).toBe('VERIFIED');
+    expect(await statusWithin(pageStatus, 200)).toBe(200);
+  });
 });
+
+/** A reader's GET through the gateway on `host` (the gateway keeps the Host it was asked for); the status. */
+function readerGet(pathname: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(env.gw.url);
+    http.get({ hostname, port, path: pathname, headers: { host, accept: 'text/html' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    }).on('error', reject);
+  });
+}
+
+/** Polls `status` until it answers `wanted` or 10 s passed; the last answer. */
+async function statusWithin(status: () => Promise<number>, wanted: number): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let last = await status();
+  while (last !== wanted && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    last = await status();
+  }
+  return last;
+}
 
 describe('the sending domains API', () => {
   it('answers the contract\'s errors: bad names, duplicates, unknown domains, another account\'s domain', async () => {
