@@ -2,7 +2,7 @@
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
 import { compileTemplate, htmlValue, renderTemplate, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
 import { invalid } from '@mailer/kit';
-import { unseenItems, type FeedItem } from './feed';
+import { sanitizeItemHtml, unseenItems, type FeedItem } from './feed';
 import { sanitizeFeedHtml } from './feed-html';
 import type { Newsletter, ReleasePolicy } from './newsletter';
 
@@ -18,6 +18,15 @@ export interface ItemSnapshot {
   content: string;
   author: string;
   imageUrl: string;
+}
+
+/** An item as a read of the feed gives it: its HTML still the feed's own (FeedItem.untrustedHtml). */
+export type ReadItem = Omit<ItemSnapshot, 'summary' | 'content'> & Pick<FeedItem, 'untrustedHtml'>;
+
+/** The item as it is kept, shown and mailed: its HTML sanitized. */
+export function cleanItem({ untrustedHtml, ...item }: ReadItem): ItemSnapshot {
+  const { summary, content } = sanitizeItemHtml(untrustedHtml);
+  return { ...item, summary: summary ?? '', content: content ?? '' };
 }
 
 /** An item found by a poll and not yet in an issue. */
@@ -118,8 +127,8 @@ export function initialIssueState(policy: ReleasePolicy, reviewAutoReleaseMinute
 
 /**
  * An item's HTML field for templates: trusted HTML (printed as markup in the html part, as text in the
- * subject). Sanitized when the feed was read; sanitized again here (the result is the same for clean
- * HTML) because items stored before the sanitizer existed may still wait in a queue or an issue.
+ * subject). Sanitized when the item was found (cleanItem); sanitized again here (the result is the same
+ * for clean HTML) because items stored before the sanitizer existed may still wait in a queue or an issue.
  */
 const itemHtml = (markup: string, base: string): HtmlValue | '' => {
   const clean = markup ? sanitizeFeedHtml(markup, base || null) : null;
