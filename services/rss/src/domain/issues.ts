@@ -1,6 +1,6 @@
 // When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
-import { compileTemplate, htmlValue, renderTemplate, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
+import { compileTemplate, htmlValue, renderTemplate, SAMPLE_READER, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
 import { invalid } from '@mailer/kit';
 import { sanitizeItemHtml, unseenItems, type FeedItem } from './feed';
 import { sanitizeFeedHtml } from './feed-html';
@@ -164,7 +164,7 @@ export const issueSendKey = (issueId: string) => `rss-issue:${issueId}`;
 type TemplateSettings = Pick<Newsletter, 'name' | 'subjectPattern' | 'htmlContent' | 'cssContent' | 'feedTitle' | 'siteUrl'>;
 
 /** Renders the newsletter's templates with the platform's engine, as the messaging service will. */
-function renderIssue(newsletter: TemplateSettings, items: readonly ItemSnapshot[], subscriber: Record<string, unknown>, links: Record<string, string> | null) {
+function renderIssue(newsletter: TemplateSettings, items: readonly ItemSnapshot[], subscriber: Record<string, unknown>, links: Record<string, unknown> | null) {
   const compiled = compileTemplate({ subject: newsletter.subjectPattern, html: newsletter.htmlContent, css: newsletter.cssContent });
   const { values, trustedHtml } = takeHtmlValues(issueValues(newsletter, items));
   return renderTemplate(compiled, { substitutionData: values, subscriber, links, trustedHtml });
@@ -197,8 +197,6 @@ const SAMPLE_ITEM: ItemSnapshot = {
   author: 'An author',
   imageUrl: 'https://feed.example/sample.png',
 };
-const SAMPLE_SUBSCRIBER = { email: 'reader@example.com', firstName: 'Reader', fields: {} };
-const SAMPLE_LINKS = { unsubscribe: 'https://mail.example/u/sample', preferences: 'https://mail.example/u/sample' };
 const MEMBER_OF_PART: Record<string, string> = { subject: 'subjectPattern', html: 'htmlContent', text: 'htmlContent', css: 'cssContent' };
 
 /**
@@ -210,7 +208,7 @@ const MEMBER_OF_PART: Record<string, string> = { subject: 'subjectPattern', html
 export async function checkIssueTemplates(newsletter: TemplateSettings & Pick<Newsletter, 'maxItemsPerIssue'>): Promise<void> {
   const items = Array.from({ length: newsletter.maxItemsPerIssue }, (_, i) => ({ ...SAMPLE_ITEM, key: `sample-${i}` }));
   try {
-    await renderIssue(newsletter, items, SAMPLE_SUBSCRIBER, SAMPLE_LINKS);
+    await renderIssue(newsletter, items, SAMPLE_READER.subscriber, SAMPLE_READER.links);
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
     const details = err.details.map((d) => ({ path: `body.${MEMBER_OF_PART[d.path] ?? d.path}`, problem: d.problem }));
