@@ -71,10 +71,9 @@ async function savedValues(deps: CatalogDeps, accountId: string, req: EmailTempl
   const text = req.text ?? null;
   const compiled = await templateCall(() => compileTemplate({ subject: req.subject, html: req.html, text }));
   await testRender(compiled);
-  const { variables } = compiled;
   const senderProfileId = req.senderProfileId ? req.senderProfileId.toLowerCase() : null;
   if (senderProfileId && !(await senderProfilesOf(deps.store, accountId).get(senderProfileId))) throw senderProfileNotFound(senderProfileId);
-  return { subject: req.subject, html: req.html, text, senderProfileId, tracking: trackingOf(req.tracking), variables };
+  return { subject: req.subject, html: req.html, text, senderProfileId, tracking: trackingOf(req.tracking), variables: compiled.variables };
 }
 
 async function testRender(compiled: CompiledTemplate): Promise<void> {

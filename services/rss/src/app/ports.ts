@@ -11,7 +11,7 @@ export interface FeedSnapshot {
   feedUrl: string | null;
   /**
    * Their HTML not sanitized yet: domain/issues.ts cleanItem makes an item fit to keep or show. It
-   * costs about as much as the parse, so callers clean only what they keep or show (a poll: the new
+   * costs several times the parse, so callers clean only what they keep or show (a poll: the new
    * items), never a whole feed on every poll.
    */
   items: ReadItem[];

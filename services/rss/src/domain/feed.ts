@@ -8,7 +8,7 @@
  * (`untrustedHtml`) and cleaned by `sanitizeItemHtml` (the allowlist sanitizer of feed-html.ts: no
  * script, style, form, iframe, object, event handler or tracking pixel; absolute http(s) URLs only,
  * relative ones resolved against the item's page, as a mail has no base URL) for the items that are
- * kept or shown: sanitizing costs about as much as the rest of the parse, and a poll keeps only the
+ * kept or shown: sanitizing costs several times the rest of the parse, and a poll keeps only the
  * items it has not seen before. Fields a feed declares as plain text (Atom type="text", JSON Feed
  * content_text) are escaped into HTML first. `title` and `author` are plain text. Links and image URLs are
  * absolute http(s) URLs, resolved against the feed's URL; anything else (javascript:, data:,
