@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import yaml from 'js-yaml';
+import { LONGEST_DEADLINE_MS, SHUTDOWN_EXIT_MS } from '@mailer/kit';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
@@ -255,7 +256,7 @@ function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] 
   const internal = ['INTERNAL_GRPC_SECRET', natsPasswordKey(name)];
   if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN', ...internal], optional: ['API_KEY_MASTER_KEY_PREVIOUS'] };
   if (name === 'webhook') return { required: ['MONGODB_URI', 'SECRET_SEALING_KEY', ...internal], optional: ['SECRET_SEALING_KEY_PREVIOUS'] };
-  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET', ...internal], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
+  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET', ...internal], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'SECRET_SEALING_KEY_PREVIOUS', 'TRACKING_SECRET_PREVIOUS'] };
   if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET', ...internal], optional: ['TRACKING_SECRET_PREVIOUS'] };
   return { required: ['MONGODB_URI', ...internal], optional: [] };
 }
@@ -659,12 +660,17 @@ describe('guards', () => {
   });
 
   test('rolling updates: every process keeps serving SHUTDOWN_DELAY_MS after SIGTERM, and the grace period outlasts the delay and the drain', () => {
+    // What the processes take after the delay at most (the drain covers the longest request deadline).
+    const exitSeconds = Math.ceil(SHUTDOWN_EXIT_MS / 1000);
+    expect(SHUTDOWN_EXIT_MS).toBeGreaterThan(LONGEST_DEADLINE_MS);
     const objs = render();
     expect(find(objs, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('5000');
-    for (const d of byKind(objs, 'Deployment')) expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + 15);
-    const longer = render(['--set', 'shutdownDelaySeconds=20', '--set', 'terminationGracePeriodSeconds=40']);
+    for (const d of byKind(objs, 'Deployment')) expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + exitSeconds);
+    const longer = render(['--set', 'shutdownDelaySeconds=20', '--set', `terminationGracePeriodSeconds=${20 + exitSeconds + 1}`]);
     expect(find(longer, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('20000');
-    expect(renderFails(['--set', 'shutdownDelaySeconds=20'])).toMatch(/terminationGracePeriodSeconds \(30\) must exceed shutdownDelaySeconds \+ 15 \(35\)/);
+    expect(renderFails(['--set', 'shutdownDelaySeconds=20', '--set', `terminationGracePeriodSeconds=${20 + exitSeconds}`])).toMatch(
+      new RegExp(`terminationGracePeriodSeconds \\(${20 + exitSeconds}\\) must exceed shutdownDelaySeconds \\+ ${exitSeconds} \\(${20 + exitSeconds}\\)`),
+    );
     expect(renderFails(['--set', 'shutdownDelaySeconds=61', '--set', 'terminationGracePeriodSeconds=90'])).toMatch(/shutdownDelaySeconds/);
   });
 

@@ -6,7 +6,7 @@ import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@ma
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
-import { resealWebhookSecrets } from './admin/webhook-reseal';
+import { resealDkimKeys, resealWebhookSecrets } from './admin/service-reseal';
 import { createApp } from './app';
 import { answerClientError } from './client-error';
 import { createServiceClients } from './clients';
@@ -81,7 +81,7 @@ async function main() {
       perMinute: config.GATEWAY_PUBLIC_PER_MINUTE,
     },
   });
-  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config) });
+  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config), resealDkimKeys: () => resealDkimKeys(config) });
 
   const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
   // Installed before any request is served: a graceful close must know every request in flight.
