@@ -481,9 +481,9 @@ describe('guards', () => {
     expect(byKind(objs, 'PrometheusRule')).toHaveLength(0);
   });
 
-  test('existingSecret: no Secret is rendered and every reference points at it', () => {
+  test('existingSecret: no Secret with a credential is rendered (the NATS users name variables) and every reference points at it', () => {
     const objs = render(['--set', 'secrets.existingSecret=mailer-prod-secrets']);
-    expect(byKind(objs, 'Secret')).toHaveLength(0);
+    expect(byKind(objs, 'Secret').map((s) => s.metadata.name)).toEqual([`${RELEASE}-nats-users`]);
     const refs = byKind(objs, 'Deployment').flatMap((d) =>
       d.spec.template.spec.containers.flatMap((c: Obj) => (c.env ?? []).filter((e: Obj) => e.valueFrom?.secretKeyRef)),
     );

@@ -56,8 +56,8 @@ export function helm(args: string[]) {
 }
 
 /** `helm template`; throws with helm's message when it fails. */
-export function render(args: string[] = []): K8sObject[] {
-  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...REQUIRED, ...args]);
+export function render(args: string[] = [], required = REQUIRED): K8sObject[] {
+  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...required, ...args]);
   if (res.status !== 0) throw new Error(`helm template ${args.join(' ')} failed:\n${res.stderr}`);
   return yaml.loadAll(res.stdout).filter((doc): doc is K8sObject => doc !== null && doc !== undefined);
 }
