@@ -25,7 +25,7 @@ believe the proxy in front of it. Call with (dict "root" $ "hosts" $given "what"
 {{- define "mailer.publicHosts" -}}
 {{- $v := .root.Values }}
 {{- if not $v.gateway.enabled }}
-{{- fail (printf "%s routes to the gateway: gateway.enabled must be true" .what) }}
+{{- fail (printf "%s routes to the gateway: gateway.enabled must be true" .entry) }}
 {{- end }}
 {{- if lt (int $v.gateway.trustProxy) 1 }}
 {{- fail (printf "gateway.trustProxy is 0 while %s puts a proxy in front of the gateway: set it to the proxy hops (1 for the proxy alone, one more per load balancer in front of it), or client addresses (rate limits) and https (HSTS) are wrong" .entry) }}
