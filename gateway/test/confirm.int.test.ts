@@ -2,7 +2,8 @@
 // messaging services; messaging sends to a capture relay): a submission's confirmation mail carries
 // a link that confirms (GET shows a button and changes nothing, POST makes the subscriber ACTIVE,
 // twice shows the same page), one mail for concurrent submissions of one address, the customer's
-// form name escaped in mail and page, expired (410) and forged or truncated (404) tokens, a page
+// form name escaped in mail and page, the page naming the account (its display name, from the
+// gateway's account records, escaped), expired (410) and forged or truncated (404) tokens, a page
 // that changes nothing for an unsubscribed subscriber, and no token in any log line; and the page in
 // headless Chromium with JavaScript off: the button posts and the reader sees the success page.
 import crypto from 'node:crypto';
@@ -18,6 +19,9 @@ const PUBLIC_BASE_URL = 'https://mail.forms.test';
 const SECRET = crypto.randomBytes(32).toString('base64url');
 const tokens = confirmTokens({ PUBLIC_BASE_URL, TRACKING_SECRET: SECRET, TRACKING_SECRET_PREVIOUS: [] });
 const HOSTILE_NAME = `<script>alert("x")</script> Ann's & News`;
+// The account's display name, as the operator set it: customer text like any other.
+const ACCOUNT_NAME = `Ann's <b>Shop</b> & Co`;
+const ACCOUNT_NAME_HTML = 'Ann&#39;s &lt;b&gt;Shop&lt;/b&gt; &amp; Co';
 let relay: CaptureRelay;
 let env: FormStack;
 let a: Api;
@@ -30,7 +34,7 @@ beforeAll(async () => {
     formEnv: { TRACKING_SECRET: SECRET },
     messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' },
   });
-  a = await env.account('confirm-a');
+  a = await env.account(ACCOUNT_NAME);
   expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'The Shop' }), 201);
 }, 240_000);
 
@@ -81,6 +85,9 @@ it('the mail links to a page whose GET changes nothing and whose button confirms
   expect(shown.text).toContain('<form method="post" action=""><button type="submit">Confirm</button></form>');
   expect(shown.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; Ann&#39;s &amp; News');
   expect(shown.text).not.toContain('<script>');
+  // whom the reader subscribes to: the account's display name
+  expect(shown.text).toContain(`receive emails from <strong>${ACCOUNT_NAME_HTML}</strong>`);
+  expect(shown.text).not.toContain('<b>');
   expect(await page(url)).toEqual(shown); // a scanner's second prefetch: the same, still nothing changed
   const before = await subscriberOf(email);
   expect(before.subscriberStatus).toBe('UNCONFIRMED');
@@ -88,6 +95,7 @@ it('the mail links to a page whose GET changes nothing and whose button confirms
   const confirmed = await page(url, 'POST');
   expect(confirmed.status).toBe(200);
   expect(confirmed.text).toContain('Subscription confirmed');
+  expect(confirmed.text).toContain(`You will receive emails from <strong>${ACCOUNT_NAME_HTML}</strong>`);
   const after = expectStatus(await a.get(`/subscribers/${before.id}`), 200);
   expect(after.subscriberStatus).toBe('ACTIVE');
   expect(await page(url, 'POST')).toEqual(confirmed);
@@ -173,8 +181,9 @@ describe('in a browser (headless Chromium, JavaScript off)', () => {
     const res = await page.goto(url, { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
     await expect(page.locator('h1').innerText()).resolves.toBe('Confirm your subscription');
-    // the customer's text is shown as the text it is
-    await expect(page.locator('strong').innerText()).resolves.toBe(HOSTILE_NAME);
+    // the customer's texts are shown as the texts they are: the account's name, the form's name
+    await expect(page.locator('strong').innerText()).resolves.toBe(ACCOUNT_NAME);
+    await expect(page.locator('em').innerText()).resolves.toBe(HOSTILE_NAME);
     const sub = await subscriberOf(email);
     expect(sub.subscriberStatus).toBe('UNCONFIRMED');
 
@@ -183,6 +192,7 @@ describe('in a browser (headless Chromium, JavaScript off)', () => {
     expect(answer?.request().method()).toBe('POST');
     expect(page.url()).toBe(url);
     await expect(page.locator('h1').innerText()).resolves.toBe('Subscription confirmed');
+    await expect(page.locator('strong').innerText()).resolves.toBe(ACCOUNT_NAME);
     expect(expectStatus(await a.get(`/subscribers/${sub.id}`), 200).subscriberStatus).toBe('ACTIVE');
     await page.close();
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SealedValueError } from '@mailer/tokens';
+import { accountRecordKey } from '@mailer/nats';
 import type { JsonKv } from '../kv/json-kv';
 import { KvConflict } from '../kv/json-kv';
 import type { WatchedKv } from '../kv/watched-kv';
@@ -56,7 +57,8 @@ export class ApiKeyNotFound extends Error {
   }
 }
 
-const accountKey = (accountId: string) => `account.${accountId}`;
+// The record's key is shared with its readers (@mailer/nats accountNames: the confirm page's account name).
+const accountKey = accountRecordKey;
 const indexKey = (lookupHash: string) => `apikey.${lookupHash}`;
 const MAX_CAS_ATTEMPTS = 10;
 const MAX_CACHED_KEY_OWNERS = 10_000;

@@ -1,10 +1,12 @@
+import { ACCOUNTS_BUCKET } from '@mailer/nats';
 import { MAX_STATE_AGE_MS } from '../ratelimit/policies';
 
 const HOUR = 3_600_000;
 
 /**
  * JetStream KV buckets shared by every gateway replica (history 1). Key layouts:
- *   gateway-accounts     account.<accountId> -> AccountRecord; apikey.<hmac hex> -> {accountId}   (src/accounts/accounts.ts)
+ *   gateway-accounts     account.<accountId> -> AccountRecord; apikey.<hmac hex> -> {accountId}   (src/accounts/accounts.ts;
+ *                        the form service reads an account's display name: @mailer/nats accountNames)
  *   gateway-rate-limits  account.<accountId>.default | account.<accountId>.events | address.<client address>
  *                        -> {<limit name>: bucket TAT ms | window slot counts}                       (src/ratelimit/limiter.ts)
  *   gateway-idempotency  <accountId>.<sha256(Idempotency-Key) hex> -> in-flight lease | stored response (src/idempotency/store.ts)
@@ -13,7 +15,7 @@ const HOUR = 3_600_000;
  * TTLs: rate-limit state outlives its longest window, so an expired entry equals a full bucket.
  */
 export const BUCKETS = {
-  accounts: { name: 'gateway-accounts', ttlMs: 0, storage: 'file' },
+  accounts: { name: ACCOUNTS_BUCKET, ttlMs: 0, storage: 'file' },
   // Memory storage: budgets lost with the NATS server simply refill, and every request writes here.
   rateLimits: { name: 'gateway-rate-limits', ttlMs: MAX_STATE_AGE_MS + HOUR, storage: 'memory' },
   idempotency: { name: 'gateway-idempotency', ttlMs: 24 * HOUR, storage: 'file' },

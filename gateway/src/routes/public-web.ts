@@ -1,11 +1,12 @@
 // The public web surface (API.md "Public web surface"): reader-facing pages that carry no API key are
 // forwarded as HTTP to the service that owns them (tracking /t/* and unsubscribe /u/* -> messaging;
-// /public/forms/*, /public/pages/*, /public/confirm/* -> form). Mounted before authentication and any
+// /public/forms/*, /public/pages/*, /public/confirm/* -> form); /favicon.ico is answered here. Mounted before authentication and any
 // body parser, so the owner gets the request's body untouched.
 import http from 'node:http';
 import type { RequestHandler, Request, Response } from 'express';
 import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin, type Plugin } from 'http-proxy-middleware';
-import type { Logger } from '@mailer/kit';
+import { contentSecurityPolicy, type Logger } from '@mailer/kit';
+import { messagePage, STYLESHEET } from '@mailer/kit/html';
 import type { GatewayMetrics } from '../metrics';
 import { rateLimitHeaders, type Limit } from '../ratelimit/decide';
 import { addressBudgetKey, type RateLimiter } from '../ratelimit/limiter';
@@ -19,6 +20,7 @@ export const PUBLIC_PREFIXES = [
   { prefix: '/public/confirm/', upstream: 'FORM_HTTP_ADDR' },
 ] as const;
 export type PublicUpstream = (typeof PUBLIC_PREFIXES)[number]['upstream'];
+const FAVICON = '/favicon.ico';
 
 /** Whether a request path (query allowed) is on the public web surface, forwarded to its owner. */
 export const isPublicWebPath = (url: string): boolean => PUBLIC_PREFIXES.some((p) => url.startsWith(p.prefix));
@@ -42,10 +44,10 @@ export function publicWebLimits(perMinute: number): Limit[] {
   return [{ kind: 'bucket', name: 'minute', count: perMinute, windowMs: 60_000, burst: perMinute }];
 }
 
-const page = (title: string, text: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>\n`;
+/** The owners' reader pages' policy: their one stylesheet (by hash), nothing else, no framing. */
+const PAGE_CSP = contentSecurityPolicy({ inlineStyles: [STYLESHEET] });
 
-/** A plain HTML answer (reader pages never get the API's JSON errors). */
+/** A plain HTML answer in the reader pages' style (reader pages never get the API's JSON errors). */
 function plainPage(res: Response | http.ServerResponse, status: number, title: string, text: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.destroy();
@@ -54,11 +56,11 @@ function plainPage(res: Response | http.ServerResponse, status: number, title: s
   res.writeHead(status, {
     'Content-Type': 'text/html; charset=utf-8',
     'Cache-Control': 'no-store',
-    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    'Content-Security-Policy': PAGE_CSP,
     'X-Content-Type-Options': 'nosniff',
     ...headers,
   });
-  res.end(page(title, text));
+  res.end(messagePage(title, text));
 }
 
 /**
@@ -90,6 +92,12 @@ export function publicWeb(deps: PublicWebDeps): RequestHandler {
 
   return async (req, res, next) => {
     const rawPath = req.originalUrl.split('?')[0];
+    // Browsers ask every host they show a page of for its icon (the landing pages' custom domains
+    // too): no icon, no authentication, and no reason to ask again for a day.
+    if (rawPath === FAVICON && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.locals.route = FAVICON;
+      return void res.status(204).set('Cache-Control', 'public, max-age=86400').end();
+    }
     const match = PUBLIC_PREFIXES.find((p) => rawPath.startsWith(p.prefix));
     if (!match) return next();
     // Metrics and the access log name the prefix, never the path: it carries a reader's token.

@@ -18,14 +18,24 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
+export interface HtmlPageOptions {
+  /**
+   * The page's own referrer policy (a `<meta name="referrer">`, which overrides the listener's
+   * `Referrer-Policy: no-referrer` for this page only), e.g. `same-origin` for a page whose form
+   * posts back to its own origin and must say which origin that is.
+   */
+  referrerPolicy?: 'same-origin';
+}
+
 /** The page around `body` (already HTML): one stylesheet, no script, not indexed. */
-export function htmlPage(title: string, body: string): string {
+export function htmlPage(title: string, body: string, opts: HtmlPageOptions = {}): string {
+  const referrer = opts.referrerPolicy ? `\n<meta name="referrer" content="${opts.referrerPolicy}">` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
+<meta name="robots" content="noindex">${referrer}
 <title>${escapeHtml(title)}</title>
 <style>${STYLESHEET}</style>
 </head>

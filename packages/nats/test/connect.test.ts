@@ -1,4 +1,5 @@
 import { freePort, startNatsServer, NatsServerHandle } from '../../testing/src/nats';
+import { operatorAuth } from '../../testing/src/internal-access';
 import { connectNats } from '../src';
 
 describe('connectNats', () => {
@@ -11,7 +12,7 @@ describe('connectNats', () => {
   it('keeps retrying until a server that starts later is up', async () => {
     const port = await freePort();
     const logs: string[] = [];
-    const connecting = connectNats({ url: `nats://127.0.0.1:${port}`, name: 'late-start', timeoutMs: 10_000, log: (m) => logs.push(m) });
+    const connecting = connectNats({ url: `nats://127.0.0.1:${port}`, name: 'late-start', ...operatorAuth, timeoutMs: 10_000, log: (m) => logs.push(m) });
     await new Promise((r) => setTimeout(r, 1_000));
     server = await startNatsServer({ port });
     const nc = await connecting;
@@ -39,7 +40,7 @@ describe('connectNats', () => {
     const port = await freePort();
     server = await startNatsServer({ port });
     const events: string[] = [];
-    const nc = await connectNats({ url: server.url, name: 'reconnect', log: (m) => events.push(m) });
+    const nc = await connectNats({ url: server.url, name: 'reconnect', ...server.auth, log: (m) => events.push(m) });
     try {
       await server.stop();
       server = await startNatsServer({ port });

@@ -47,7 +47,7 @@ export async function startSubscriberStack(extra: Record<string, string> = {}): 
     references,
     svc: await startService('subscriber', { NATS_URL: nats.url, FIELD_USAGE_DEADLINE_MS: '1000', ...extra }),
     client: undefined as unknown as Client,
-    nc: await connect({ servers: nats.url }),
+    nc: await connect({ servers: nats.url, ...nats.auth }),
     async restart() {
       await env.svc.kill9();
       env.client.close();

@@ -43,6 +43,8 @@ beforeEach(async () => {
         return { status: after, previousStatus: before };
       },
     },
+    // The account records are the gateway's (NATS KV); the real read is in gateway/test/confirm.int.test.ts.
+    accounts: { nameOf: async (accountId) => (accountId === A ? 'The Shop' : null) },
     now: () => NOW,
   };
   await formRepository(store).create(formFixture(FORM, A, { name: 'News' }));
@@ -63,12 +65,12 @@ async function submission(subscriberId: string | null): Promise<SubmissionDoc> {
 
 it('GET shows the page and calls nothing; POST confirms and records confirmedAt once; twice is confirmed again', async () => {
   const s = await submission('sub-1');
-  expect(await confirmationPageOf(deps, tokenOf(s._id))).toEqual({ kind: 'ready', formName: 'News', expiresAt: new Date(NOW.getTime() + 86_400_000) });
+  expect(await confirmationPageOf(deps, tokenOf(s._id))).toEqual({ kind: 'ready', formName: 'News', accountName: 'The Shop', expiresAt: new Date(NOW.getTime() + 86_400_000) });
   expect(calls).toEqual([]);
-  expect(await confirmSubscription(deps, tokenOf(s._id))).toEqual({ kind: 'confirmed', formName: 'News' });
+  expect(await confirmSubscription(deps, tokenOf(s._id))).toEqual({ kind: 'confirmed', formName: 'News', accountName: 'The Shop' });
   expect((await submissionRepository(store).get(A, s._id))?.confirmedAt).toEqual(NOW);
   deps.now = () => new Date(NOW.getTime() + 60_000);
-  expect(await confirmSubscription(deps, tokenOf(s._id))).toEqual({ kind: 'confirmed', formName: 'News' });
+  expect(await confirmSubscription(deps, tokenOf(s._id))).toEqual({ kind: 'confirmed', formName: 'News', accountName: 'The Shop' });
   expect((await submissionRepository(store).get(A, s._id))?.confirmedAt).toEqual(NOW); // the first time only
   expect(calls).toEqual(['sub-1', 'sub-1']);
 });

@@ -72,7 +72,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: nats.url, ...nats.auth });
     subscriberAddress = `127.0.0.1:${await freePort()}`;
     const messagingAddress = `127.0.0.1:${await freePort()}`;
     bouncePort = await freePort();

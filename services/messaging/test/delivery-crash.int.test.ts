@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openStore } from '@mailer/store';
-import { spawnReady, startCaptureRelay, startNatsServer, type CaptureRelay, type NatsServerHandle, type RunningProcess } from '@mailer/testing';
+import { processCredentials, spawnReady, startCaptureRelay, startNatsServer, type CaptureRelay, type NatsServerHandle, type RunningProcess } from '@mailer/testing';
 import { messageCollections, type EmailMessageDoc } from '../src/store/messages';
 
 jest.setTimeout(150_000);
@@ -34,6 +34,7 @@ describe('delivery after a crash', () => {
 
   const start = () =>
     spawnReady('services/messaging/test/support/delivery-worker.js', {
+      ...processCredentials('messaging'),
       NATS_URL: nats.url,
       DATA_DIR: dataDir,
       SMTP_URL: relay.url,

@@ -3,7 +3,7 @@
 // the double opt-in confirmation with its subscriber.confirmed fact.
 import { createClient } from '@mailer/kit';
 import { signupV1, subscriberV1 } from '@mailer/proto';
-import { add, addField, addTopic, errorOf, eventsOf, FT, newAccount, S, startSubscriberStack, type DomainEventJson, type SubscriberStack, text } from '@mailer/testing/subscriber';
+import { add, addField, addTopic, errorOf, eventsOf, fieldId, FT, newAccount, S, startSubscriberStack, type DomainEventJson, type SubscriberStack, text } from '@mailer/testing/subscriber';
 
 const OUT = signupV1.SignupOutcome;
 let env: SubscriberStack;
@@ -52,6 +52,25 @@ it('a new address with double opt-in: CREATED, UNCONFIRMED, values, topics and c
   const events = (await settledEvents(a)).filter((e) => e.type.startsWith('subscriber.'));
   expect(events.map((e) => e.type)).toEqual(['subscriber.created']);
   expect(events[0].subscriber).toMatchObject({ id: s.id, subscriberStatus: 'UNCONFIRMED', topicIds: [news.id] });
+});
+
+it("a form's choices come as the options' labels: stored as option ids, shown as labels; a label no active option has is left out", async () => {
+  const a = newAccount();
+  const plan = await addField(env.client, a, 'Plan', FT.FIELD_TYPE_SINGLE_CHOICE, { options: ['Free', 'Pro', 'Old'], personalizationTagName: 'plan' });
+  const likes = await addField(env.client, a, 'Likes', FT.FIELD_TYPE_MULTI_CHOICE, { options: ['Books', 'Films', 'Games'], personalizationTagName: 'likes' });
+  // 'Old' deactivated (a reader may have picked it just before)
+  const [free, pro] = plan.options;
+  await env.client.updateField({ accountId: a, fieldId: fieldId(plan), optionsGiven: true, options: [free, pro] });
+  const created = await signup(a, 'choices@example.org', { valuesJson: JSON.stringify({ plan: 'Pro', likes: ['Games', 'Books'] }) });
+  const s = await get(a, created.subscriberId);
+  expect(display(s)).toEqual({ plan: 'Pro', likes: expect.stringMatching(/^(Books, Games|Games, Books)$/) });
+  const stored = (await env.client.getSubscriberData({ accountId: a, subscriberId: s.id })).data!;
+  expect(JSON.stringify(stored)).toContain(pro.id);
+  expect(JSON.stringify(stored)).toContain(likes.options[0].id);
+
+  const stale = await signup(a, 'stale@example.org', { valuesJson: JSON.stringify({ plan: 'Old', likes: ['Films', 'Gone'] }) });
+  expect(stale.outcome).toBe(OUT.SIGNUP_OUTCOME_CREATED);
+  expect(display(await get(a, stale.subscriberId))).toEqual({ likes: 'Films' });
 });
 
 it("a custom event's consent (no form): the consent's source and givenAt are the gdprAgreement; a bad givenAt or event id is refused", async () => {

@@ -1,6 +1,7 @@
 // The public web surface served by the messaging service (API.md "Public web surface", "Delivery facts,
 // tracking, bounces, suppressions, unsubscribe"): what the gateway forwards to its HTTP listener. No
 // API key, HTML or a pixel rather than JSON, and a per-address budget instead of an account's.
+import { keyInUrlError } from '../common';
 
 export const PUBLIC_WEB_TAG = 'Public web surface';
 
@@ -9,7 +10,9 @@ export const publicWebTags = [
     name: PUBLIC_WEB_TAG,
     description: `Pages and links opened by readers, not integrators: they carry no API key and are forwarded as HTTP (not REST -> gRPC) to the service that owns them. \`/t/*\` (tracking) and \`/u/*\` (unsubscribe and preferences) go to the messaging service; \`/public/forms/*\`, \`/public/pages/*\` and \`/public/confirm/*\` to the form service. Every absolute link the system writes starts with the operator setting \`PUBLIC_BASE_URL\`.
 - Tokens are opaque, signed (HMAC), bound to one account and one purpose: a forged, edited, truncated or foreign token answers \`404\` with a plain page, never a redirect elsewhere.
-- Pages are server-rendered HTML that works without JavaScript, escape every customer-provided value, and send \`Content-Security-Policy\` (nothing loads but the page itself; no script; no framing), \`X-Content-Type-Options: nosniff\`, \`Referrer-Policy: no-referrer\` and \`Cache-Control: no-store\`. No GET changes anything but the open and click counters: mail scanners follow links.
+- Pages are server-rendered HTML that works without JavaScript, escape every customer-provided value, and send \`Content-Security-Policy\` (nothing loads but the page itself; no script; no framing), \`X-Content-Type-Options: nosniff\`, \`Referrer-Policy: no-referrer\` and \`Cache-Control: no-store\`. Pages holding a signup form (a landing page, the form again with its errors) declare \`<meta name="referrer" content="same-origin">\`: the browser then posts them with their own origin in \`Origin\` (accepted), never \`null\`, and tells other sites nothing.
+- A browser's post (\`Accept\` preferring \`text/html\`) is always answered with a page, never JSON: the thank-you page (\`303\`), the form again with the errors marked (\`400\`), or a plain page saying why (refused origin \`403\`, unknown or inactive form \`404\`, rate limited \`429\`, unreadable body \`413\`/\`415\`, a service away \`503\`).
+- \`/favicon.ico\` answers \`204\` (no icon; \`Cache-Control: public, max-age=86400\`) without an API key, on every host. No GET changes anything but the open and click counters: mail scanners follow links.
 - Limited per client address (\`GATEWAY_PUBLIC_PER_MINUTE\`, 600 a minute by default, token bucket), not per account: over it a plain \`429\` page with \`Retry-After\`.
 - A path that would leave its prefix once decoded (dot segments, encoded slashes or backslashes) answers \`404\` without being forwarded; an owner that does not answer gives a plain \`503\` page.`,
   },
@@ -31,7 +34,8 @@ const tooMany = {
   content: { 'text/html': { schema: { type: 'string' } } },
 };
 const unavailable = html('The owning service (or the subscriber service behind the preference page) does not answer: a plain page.');
-const common = { '404': notFound, '429': tooMany, '503': unavailable };
+// A key in the URL is refused by the gateway (JSON) before the page is asked for.
+const common = { '400': keyInUrlError(), '404': notFound, '429': tooMany, '503': unavailable };
 
 export const publicWebPaths = {
   '/t/o/{token}': {
@@ -93,9 +97,13 @@ export const publicWebPaths = {
       },
       responses: {
         '200': html('Done: an empty body for one-click, the confirmation page for the form.'),
-        '400': html('Neither a one-click body nor the form.'),
         '413': html('The body is over 16 KiB.'),
         ...common,
+        '400': {
+          ...keyInUrlError(),
+          description: 'Neither a one-click body nor the form (a plain page), or an API key in the URL (JSON).\n\nerrorId: `api_key_in_url`',
+          content: { ...html('').content, ...keyInUrlError().content },
+        },
       },
     },
   },

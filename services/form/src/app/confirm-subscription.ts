@@ -2,8 +2,11 @@
 // confirmation mail (GET: a page with a button, nothing changes: mail scanners prefetch links) and
 // presses the button (POST: the subscriber UNCONFIRMED -> ACTIVE through the subscriber service's
 // ConfirmSubscriber, which emits subscriber.confirmed). The token names the account and the
-// submission; the submission names the subscriber the job signed up.
+// submission; the submission names the subscriber the job signed up. The pages name the account the
+// reader subscribes to: its display name, read from the gateway's account records when the page is
+// shown (so it is always the current one, and no copy of it is kept here).
 import { DomainError } from '@mailer/kit';
+import type { AccountNames } from '@mailer/nats';
 import type { SubscriberConfirmation } from '../clients/confirm-subscriber';
 import type { FormRepository } from '../store/forms';
 import type { SubmissionRepository } from '../store/submissions';
@@ -14,6 +17,7 @@ export interface ConfirmDeps {
   submissions: Pick<SubmissionRepository, 'get' | 'recordConfirmation'>;
   forms: Pick<FormRepository, 'get'>;
   confirmations: Pick<SubscriberConfirmation, 'confirm'>;
+  accounts: AccountNames;
   now(): Date;
 }
 
@@ -29,8 +33,8 @@ export type ConfirmOutcome =
   | { kind: 'expired'; formName: string | null }
   | { kind: 'gone'; formName: string | null }
   | { kind: 'pending'; formName: string | null }
-  | { kind: 'ready'; formName: string | null; expiresAt: Date }
-  | { kind: 'confirmed'; formName: string | null }
+  | { kind: 'ready'; formName: string | null; accountName: string | null; expiresAt: Date }
+  | { kind: 'confirmed'; formName: string | null; accountName: string | null }
   | { kind: 'refused'; formName: string | null; status: string };
 
 type Located =
@@ -54,7 +58,7 @@ async function locate(deps: ConfirmDeps, token: string): Promise<Located> {
 export async function confirmationPageOf(deps: ConfirmDeps, token: string): Promise<ConfirmOutcome> {
   const at = await locate(deps, token);
   if (!at.ok) return at.outcome;
-  return { kind: 'ready', formName: at.formName, expiresAt: at.expiresAt };
+  return { kind: 'ready', formName: at.formName, accountName: await deps.accounts.nameOf(at.accountId), expiresAt: at.expiresAt };
 }
 
 /** POST: confirms the submission's subscriber; confirming twice answers `confirmed` again. */
@@ -74,5 +78,5 @@ export async function confirmSubscription(deps: ConfirmDeps, token: string): Pro
   }
   if (status !== 'ACTIVE') return { kind: 'refused', formName, status };
   await deps.submissions.recordConfirmation(at.accountId, at.submissionId, deps.now());
-  return { kind: 'confirmed', formName };
+  return { kind: 'confirmed', formName, accountName: await deps.accounts.nameOf(at.accountId) };
 }

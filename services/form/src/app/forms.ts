@@ -3,6 +3,8 @@
 // Decisions (published in the OpenAPI document, gateway/src/openapi/form/forms.ts):
 // - Input fields are resolved against the subscriber service's catalog at save time (fieldType,
 //   personalizationTagName, label default, active options' labels); rules in domain/form-request.ts.
+//   A form read back (GET, embedding, and the public pages and submissions) carries the field's tag
+//   name and options as the catalog has them now (domain/current-fields.ts): one ListFields per read.
 // - Sender profile and confirmation template are checked against the messaging service at save time.
 // - activate/deactivate and publish/unpublish are idempotent: the same transition twice answers the
 //   form unchanged. Unpublishing a page that is not PUBLISHED changes nothing (a DRAFT stays DRAFT).
@@ -13,9 +15,10 @@
 //   MAIL_DOMAIN_VERIFICATION): on create, on PUT and again on publish (`409 page_domain_not_verified`).
 //   So nobody can hold routes on a domain they have not proven to control; routePaths stay unique per
 //   domain across accounts (two accounts that both verified a domain share its routes).
-import { conflict, DomainError, GrpcStatus, notFound } from '@mailer/kit';
+import { conflict, DomainError, GrpcStatus, notFound, PeerUnavailable, type Logger } from '@mailer/kit';
 import type { CatalogSource } from '../clients/catalog';
 import type { MessagingCatalog } from '../clients/messaging';
+import { withCurrentFields } from '../domain/current-fields';
 import type { Form } from '../domain/form';
 import { activationProblem, publishProblem, resolveFormRequest, type FormRequest, type FormValues } from '../domain/form-request';
 import { RoutePathTakenError, type FormReference, type FormRepository } from '../store/forms';
@@ -65,7 +68,28 @@ const routeTaken = (err: unknown): unknown =>
 
 export const listForms = (deps: FormDeps, accountId: string): Promise<Form[]> => deps.forms.list(accountId);
 
-export const getForm = (deps: FormDeps, accountId: string, formId: string): Promise<Form> => existing(deps, accountId, formId);
+/** The form with its inputs' tag names and options as the field catalog has them now (one catalog read). */
+export async function currentForm(catalog: Pick<CatalogSource, 'fields'>, form: Form): Promise<Form> {
+  return withCurrentFields(form, await catalog.fields(form.accountId));
+}
+
+/**
+ * The form as readers meet it (landing page, submissions): as the catalog has it now, or, while the
+ * subscriber service does not answer, as it was saved. A reader's signup is not lost to an outage,
+ * and nothing stale gets through: a submission's choices are matched against the field's active
+ * options again when it is decided (the subscriber service's Signup leaves out one deactivated since).
+ */
+export async function readerForm(catalog: Pick<CatalogSource, 'fields'>, form: Form, log: Logger): Promise<Form> {
+  try {
+    return await currentForm(catalog, form);
+  } catch (err) {
+    if (!(err instanceof PeerUnavailable)) throw err;
+    log.warn({ formId: form.id }, 'field catalog unavailable: the form as saved is shown and checked');
+    return form;
+  }
+}
+
+export const getForm = async (deps: FormDeps, accountId: string, formId: string): Promise<Form> => currentForm(deps.catalog, await existing(deps, accountId, formId));
 
 export async function createForm(deps: FormDeps, accountId: string, req: FormRequest): Promise<Form> {
   const values = await valuesOf(deps, accountId, req, null);
@@ -131,7 +155,7 @@ export async function unpublishForm(deps: FormDeps, accountId: string, formId: s
 export async function getFormEmbedding(deps: FormDeps, accountId: string, formId: string): Promise<Form> {
   const form = await existing(deps, accountId, formId);
   if (form.status !== 'ACTIVE') throw notFound('form_inactive', 'the form is inactive: activate it to embed it');
-  return form;
+  return currentForm(deps.catalog, form);
 }
 
 export const formsUsing = (deps: Pick<FormDeps, 'forms'>, accountId: string, ref: FormReference) => deps.forms.referencing(accountId, ref);

@@ -1,5 +1,6 @@
 // The account's field catalog and topics, asked from the subscriber service (ListFields with archived
-// fields, ListTopics) whenever a form is saved or activated. Its own errors pass through; when it
+// fields, ListTopics) whenever a form is saved or activated; the fields alone whenever readers meet a
+// form (its options and tag names as they are now: domain/current-fields.ts). Its own errors pass through; when it
 // does not answer, 503 service_unavailable with a fixed text (the cause is logged here).
 import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
@@ -8,6 +9,8 @@ import type { BuiltInField, FieldRef, FieldType } from '../domain/form';
 
 export interface CatalogSource {
   snapshot(accountId: string): Promise<Catalog>;
+  /** The account's fields, archived ones included: one ListFields call. */
+  fields(accountId: string): Promise<CatalogField[]>;
   close(): void;
 }
 
@@ -41,17 +44,16 @@ export function subscriberCatalog(address: string, deadlineMs: number, logger?: 
   const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address, deadlineMs), {
     service: 'subscriber',
     errorId: 'service_unavailable',
-    message: 'The subscriber service, whose fields and topics a form is checked against, is unavailable; retry later.',
+    message: 'The subscriber service, which holds the fields and topics of forms, is unavailable; retry later.',
     logger,
   });
+  const fields = async (accountId: string) => (await client.listFields({ accountId, includeArchived: true })).fields.flatMap((f) => catalogFieldFromProto(f) ?? []);
   return {
     async snapshot(accountId) {
-      const [fields, topics] = await Promise.all([client.listFields({ accountId, includeArchived: true }), client.listTopics({ accountId })]);
-      return {
-        fields: fields.fields.flatMap((f) => catalogFieldFromProto(f) ?? []),
-        topics: topics.items.map((t) => ({ id: t.id, active: t.active })),
-      };
+      const [catalog, topics] = await Promise.all([fields(accountId), client.listTopics({ accountId })]);
+      return { fields: catalog, topics: topics.items.map((t) => ({ id: t.id, active: t.active })) };
     },
+    fields,
     close: () => client.close(),
   };
 }

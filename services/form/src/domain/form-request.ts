@@ -71,7 +71,8 @@ export interface ResolveContext {
   previous: Form | null;
 }
 
-const fieldKey = (ref: FieldRef): string => (ref.type === 'BUILT_IN' ? ref.builtInField : ref.fieldId.toLowerCase());
+/** A field's key in a form and in the catalog: the built-in field's name, or the custom field's id (lowercase). */
+export const fieldKey = (ref: FieldRef): string => (ref.type === 'BUILT_IN' ? ref.builtInField : ref.fieldId.toLowerCase());
 const refText = (ref: FieldRef): string => (ref.type === 'BUILT_IN' ? `built-in field ${ref.builtInField}` : `field ${ref.fieldId}`);
 const bad = (message: string, path: string, problem: string) => invalid('validation_failed', message, [{ path, problem }]);
 const notFoundAt = (errorId: string, message: string, path: string) => new DomainError(GrpcStatus.NOT_FOUND, errorId, message, [{ path, problem: 'not found in the account' }]);
@@ -112,7 +113,6 @@ function resolveInputs(req: FormRequest, ctx: ResolveContext): FormField[] {
         { path: `${at}.inputControl`, problem: `one of ${allowed.join(', ')}` },
       ]);
     }
-    const options = field.options.filter((o) => o.active).sort((a, b) => a.position - b.position);
     return {
       fieldRef: input.fieldRef.type === 'BUILT_IN' ? input.fieldRef : { type: 'CUSTOM', fieldId: key },
       fieldId: key,
@@ -123,9 +123,18 @@ function resolveInputs(req: FormRequest, ctx: ResolveContext): FormField[] {
       position,
       fieldType: field.fieldType,
       inputControl,
-      optionValues: field.fieldType === 'SINGLE_CHOICE' || field.fieldType === 'MULTI_CHOICE' ? options.map((o) => o.label) : [],
+      optionValues: optionValuesOf(field),
     };
   });
+}
+
+/** A choice field's active options' labels, in option order; empty for other fields. */
+export function optionValuesOf(field: CatalogField): string[] {
+  if (field.fieldType !== 'SINGLE_CHOICE' && field.fieldType !== 'MULTI_CHOICE') return [];
+  return field.options
+    .filter((o) => o.active)
+    .sort((a, b) => a.position - b.position)
+    .map((o) => o.label);
 }
 
 /** The built-in EMAIL input is required, and so is every field the catalog marks required (spec: "required in signup workflows"). */

@@ -1,8 +1,9 @@
 // GET/POST /public/confirm/{token} (API.md "Forms", "Public web surface"), forwarded by the gateway:
 // GET shows a page with a "Confirm" button and changes nothing (mail scanners prefetch links); the
 // button POSTs to the same address and confirms (app/confirm-subscription.ts). Plain server-rendered
-// pages, no script, every customer text (the form's name) escaped. The token travels in the path
-// only; the listener's access log and metrics name the route pattern, never the path.
+// pages, no script, every customer text (the account's display name, the form's name) escaped. The
+// token travels in the path only; the listener's access log and metrics name the route pattern,
+// never the path.
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { callLogger, PeerUnavailable } from '@mailer/kit';
 import { escapeHtml, htmlPage, messagePage } from '@mailer/kit/html';
@@ -17,8 +18,9 @@ const PATH = '/public/confirm/:token';
 
 const html = (res: Response, status: number, body: string) => void res.status(status).type('text/html; charset=utf-8').send(body);
 
-/** "to <form name>" (escaped), or nothing when the form is gone. */
-const toForm = (formName: string | null) => (formName ? ` to <strong>${escapeHtml(formName)}</strong>` : '');
+/** Whom the reader subscribes to: " from <account> (signup form <form name>)", each part when known; escaped. */
+const subscribedTo = (accountName: string | null, formName: string | null) =>
+  (accountName ? ` from <strong>${escapeHtml(accountName)}</strong>` : '') + (formName ? ` (signup form <em>${escapeHtml(formName)}</em>)` : '');
 
 /** The page (and status) of each outcome. */
 export function confirmPage(outcome: ConfirmOutcome): { status: number; body: string } {
@@ -36,14 +38,20 @@ export function confirmPage(outcome: ConfirmOutcome): { status: number; body: st
         status: 200,
         body: htmlPage(
           'Confirm your subscription',
-          `<h1>Confirm your subscription</h1>\n<p>Please confirm that you want to receive emails${toForm(outcome.formName)}.</p>\n` +
+          `<h1>Confirm your subscription</h1>\n<p>Please confirm that you want to receive emails${subscribedTo(outcome.accountName, outcome.formName)}.</p>\n` +
             // An empty action posts to this very address: the token stays in the path, never in a body or a query.
             `<form method="post" action=""><button type="submit">Confirm</button></form>\n` +
             `<p class="hint">This link is valid until ${escapeHtml(readableUtc(outcome.expiresAt))}.</p>`,
         ),
       };
     case 'confirmed':
-      return { status: 200, body: htmlPage('Subscription confirmed', `<h1>Subscription confirmed</h1>\n<p>Thank you: your subscription${toForm(outcome.formName)} is confirmed.</p>`) };
+      return {
+        status: 200,
+        body: htmlPage(
+          'Subscription confirmed',
+          `<h1>Subscription confirmed</h1>\n<p>Thank you: your subscription is confirmed. You will receive emails${subscribedTo(outcome.accountName, outcome.formName)}.</p>`,
+        ),
+      };
     case 'refused':
       return {
         status: 409,
@@ -61,6 +69,7 @@ export function confirmRoutes(deps: FormHttpDeps): Router {
     submissions: submissionRepository(deps.store),
     forms: formRepository(deps.store),
     confirmations: deps.confirmations,
+    accounts: deps.accounts,
     now: deps.now,
   };
   const router = Router();

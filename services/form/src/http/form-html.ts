@@ -81,9 +81,16 @@ function keptTexts(value: KeptValue): string[] {
   return [String(value)];
 }
 
-/** The whole landing page: heading, the form, its errors marked, the reader's values kept. */
+/**
+ * The whole landing page: heading, the form, its errors marked, the reader's values kept.
+ *
+ * Its referrer policy is `same-origin`: the browser then posts the form with this page's origin in
+ * `Origin` (under the listeners' `no-referrer` it would say `null`, which the submissions endpoint
+ * cannot tell from a sandboxed frame on any site), and sends nothing to any other site. The
+ * endpoint accepts our own origins (PUBLIC_BASE_URL's, the form's domain) and allowedOrigins.
+ */
 export function renderFormHtml(form: PageForm, state: FormHtmlState = {}): string {
-  return htmlPage(form.name, formBody(form, state));
+  return htmlPage(form.name, formBody(form, state), { referrerPolicy: 'same-origin' });
 }
 
 /** The form element alone (for a page that adds its own text around it). */

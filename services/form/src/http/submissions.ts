@@ -2,10 +2,14 @@
 // gateway. JSON or urlencoded (a plain HTML form); CORS for the form's allowedOrigins; a honeypot
 // input; a per client address and form limit. An accepted submission is stored with its job in one
 // transaction and answered 202 {received: true} whatever the address's state: the job decides later.
+// A browser (Accept preferring text/html) never sees JSON: the thank-you page, the form again with
+// the errors marked, or a plain page saying why the post was refused.
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { DomainError, type Problem } from '@mailer/kit';
+import { callLogger, DomainError, type Problem } from '@mailer/kit';
+import { messagePage } from '@mailer/kit/html';
 import { FormBodyError, readFormBody } from '@mailer/kit/form-body';
 import { job } from '@mailer/nats/facts';
+import { readerForm } from '../app/forms';
 import type { Form } from '../domain/form';
 import { validateSubmission } from '../domain/submission';
 import { outboxRepository } from '@mailer/nats';
@@ -19,8 +23,25 @@ import { slidingWindowLimiter } from './rate-limit';
 export const SUBMISSION_BODY_LIMIT_BYTES = 16 * 1024;
 const FORM_ID = /^[0-9a-f-]{36}$/i;
 
-const problem = (res: Response, status: number, errorId: string, message: string, details?: Problem[]) =>
-  void res.status(status).json(details?.length ? { errorId, message, details } : { errorId, message });
+/** What a reader's browser shows for each refusal, by errorId (anything else: the last entry). */
+const REFUSAL_PAGES: Record<string, [title: string, text: string]> = {
+  form_not_found: ['Form not found', 'This signup form does not exist.'],
+  form_inactive: ['Signup closed', 'This signup form no longer accepts signups.'],
+  origin_not_allowed: ['Signup not possible here', 'This signup form may not be sent from the page you used. Please sign up on the website of the newsletter itself.'],
+  rate_limited: ['Too many signups', 'Too many signups came from your connection. Please wait a minute, then send the form again.'],
+  internal_error: ['Something went wrong', 'Your signup could not be received. Please try again later.'],
+  '': ['The form could not be sent', 'What your browser sent could not be read. Please go back and send the form again.'],
+};
+
+/** A refusal: the API's `{errorId, message, details?}` for a program, a plain page for a browser. */
+function refuse(req: Request, res: Response, status: number, errorId: string, message: string, details?: Problem[]): void {
+  res.status(status);
+  if (prefersHtml(req)) {
+    const [title, text] = REFUSAL_PAGES[errorId] ?? REFUSAL_PAGES[''];
+    return void res.type('text/html; charset=utf-8').send(messagePage(title, text));
+  }
+  res.json(details?.length ? { errorId, message, details } : { errorId, message });
+}
 
 /** The address the gateway forwarded (it overwrites X-Forwarded-For with the reader's address), else the peer's. */
 export function clientAddress(req: Request): string {
@@ -29,7 +50,9 @@ export function clientAddress(req: Request): string {
 
 /**
  * Origins that may post: the form's allowedOrigins, and the hosts that serve its landing page (a
- * browser posting the page's own form sends that page's origin).
+ * browser posting the page's own form sends that page's origin: the page asks for it with its
+ * referrer policy, see form-html.ts). `null` (a sandboxed frame, a page that hides its origin) is
+ * none of these.
  */
 function originAllowed(form: Form, origin: string, publicBaseUrl: string): boolean {
   if (form.allowedOrigins.some((o) => o.toLowerCase() === origin.toLowerCase())) return true;
@@ -55,8 +78,8 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
   async function activeForm(req: Request, res: Response): Promise<Form | null> {
     const formId = String(req.params.formId);
     const form = FORM_ID.test(formId) ? await forms.getAcrossAccounts(formId.toLowerCase()) : null;
-    if (!form) problem(res, 404, 'form_not_found', 'There is no such form.');
-    else if (form.status !== 'ACTIVE') problem(res, 404, 'form_inactive', 'The form is inactive and accepts no submissions.');
+    if (!form) refuse(req, res, 404, 'form_not_found', 'There is no such form.');
+    else if (form.status !== 'ACTIVE') refuse(req, res, 404, 'form_inactive', 'The form is inactive and accepts no submissions.');
     else return form;
     return null;
   }
@@ -68,7 +91,7 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
       const origin = req.get('origin');
       const form = await activeForm(req, res);
       if (!form) return;
-      if (!origin || !originAllowed(form, origin, deps.config.PUBLIC_BASE_URL)) return problem(res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
+      if (!origin || !originAllowed(form, origin, deps.config.PUBLIC_BASE_URL)) return refuse(req, res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
       corsHeaders(res, origin).status(204).end();
     }),
   );
@@ -82,15 +105,17 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
       const limited = limiter.take(`${address} ${String(req.params.formId).slice(0, 64).toLowerCase()}`);
       if (limited > 0) {
         res.set('Retry-After', String(Math.ceil(limited / 1000)));
-        return problem(res, 429, 'rate_limited', 'Too many submissions from this address; try again in a minute.');
+        return refuse(req, res, 429, 'rate_limited', 'Too many submissions from this address; try again in a minute.');
       }
-      const form = await activeForm(req, res);
-      if (!form) return;
+      const stored = await activeForm(req, res);
+      if (!stored) return;
       const origin = req.get('origin');
       if (origin) {
-        if (!originAllowed(form, origin, deps.config.PUBLIC_BASE_URL)) return problem(res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
+        if (!originAllowed(stored, origin, deps.config.PUBLIC_BASE_URL)) return refuse(req, res, 403, 'origin_not_allowed', 'This origin may not post to the form.');
         corsHeaders(res, origin);
       }
+      // The inputs' names and options as the field catalog has them now (as saved while it is away).
+      const form = await readerForm(deps.catalog, stored, callLogger(deps.logger));
       const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       let body: unknown;
       let honeypot = '';
@@ -100,9 +125,9 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
           body = await new Promise<unknown>((resolve, reject) => json(req, res, (err?: unknown) => (err ? reject(err) : resolve(req.body))));
         } catch (err) {
           const e = err as { type?: string };
-          if (e.type === 'entity.too.large') return problem(res, 413, 'payload_too_large', `The body exceeds ${SUBMISSION_BODY_LIMIT_BYTES} bytes.`);
-          if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return problem(res, 415, 'unsupported_media_type', 'Send UTF-8 JSON.');
-          return problem(res, 400, 'malformed_json', 'The body is not valid JSON.');
+          if (e.type === 'entity.too.large') return refuse(req, res, 413, 'payload_too_large', `The body exceeds ${SUBMISSION_BODY_LIMIT_BYTES} bytes.`);
+          if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return refuse(req, res, 415, 'unsupported_media_type', 'Send UTF-8 JSON.');
+          return refuse(req, res, 400, 'malformed_json', 'The body is not valid JSON.');
         }
         // The honeypot may come as a top-level member of a JSON body too (an embedded form serialised as is).
         if (body && typeof body === 'object' && !Array.isArray(body) && HONEYPOT_NAME in body) {
@@ -115,12 +140,12 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
           posted = postedSubmission(form, await readFormBody(req, SUBMISSION_BODY_LIMIT_BYTES));
         } catch (err) {
           if (!(err instanceof FormBodyError)) throw err;
-          return problem(res, err.status, err.status === 413 ? 'payload_too_large' : err.status === 415 ? 'unsupported_media_type' : 'validation_failed', err.message);
+          return refuse(req, res, err.status, err.status === 413 ? 'payload_too_large' : err.status === 415 ? 'unsupported_media_type' : 'validation_failed', err.message);
         }
         honeypot = posted.honeypot;
         body = { values: posted.values, ...(posted.consent ? { consent: posted.consent } : {}) };
       } else {
-        return problem(res, 415, 'unsupported_media_type', 'Send application/json or application/x-www-form-urlencoded.');
+        return refuse(req, res, 415, 'unsupported_media_type', 'Send application/json or application/x-www-form-urlencoded.');
       }
       const html = prefersHtml(req);
       if (honeypot.trim() !== '') {
@@ -134,7 +159,7 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         if (html) return sendSubmissionHtml(res, form, { accepted: false, details: err.details ?? [], posted: posted ?? { values: {}, consent: null } });
-        return problem(res, 400, err.errorId, err.message, err.details);
+        return refuse(req, res, 400, err.errorId, err.message, err.details);
       }
       const now = deps.now();
       const submissionId = deps.newId();
@@ -165,10 +190,11 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
     }),
   );
 
-  // Errors of this router answer as JSON problems, never a stack trace.
-  router.use(path, (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    deps.logger.error({ err }, 'submission failed');
-    if (!res.headersSent) problem(res, 500, 'internal_error', 'The submission could not be stored; try again.');
+  // Errors of this router answer a 500 (a page, or JSON), never a stack trace.
+  router.use(path, (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return void res.destroy();
+    callLogger(deps.logger).error({ err }, 'submission failed');
+    refuse(req, res, 500, 'internal_error', 'The submission could not be stored; try again.');
   });
   return router;
 }

@@ -1,5 +1,6 @@
 // A complete form record for tests that write forms straight into a store.
 import type { Form, FormField } from '../../src/domain/form';
+import type { CatalogField } from '../../src/domain/form-request';
 
 export const emailInput = (): FormField => ({
   fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' },
@@ -50,3 +51,15 @@ export function formFixture(id: string, accountId: string, over: Partial<Form> =
     ...over,
   };
 }
+
+/** The catalog field a stored input was resolved from (active, its options active, in order). */
+export const catalogFieldOf = (input: FormField): CatalogField => ({
+  ref: input.fieldRef,
+  personalizationTagName: input.personalizationTagName,
+  label: input.label,
+  fieldType: input.fieldType,
+  required: false,
+  internal: false,
+  active: true,
+  options: input.optionValues.map((label, position) => ({ label, position, active: true })),
+});

@@ -6,7 +6,7 @@ import { diffSubscriber, newSubscriber, type AccountDefinitions } from '../domai
 import { canonicalEmail } from '../domain/email';
 import type { SubscriberStatus } from '../domain/subscriber';
 import { joinTopics, validateTopicRefs } from '../domain/topics';
-import type { Consent, FieldValueInput, StoredValue, SubscriberState } from '../domain/types';
+import type { Consent, FieldDef, FieldValueInput, StoredValue, SubscriberState } from '../domain/types';
 import { KIND_OF_TYPE } from '../domain/values';
 import { changeEvents, createdEvent } from '../events/subscriber-events';
 import { atomically, ConcurrentChange } from '../store/atomic';
@@ -102,6 +102,8 @@ function existing(before: SubscriberState, after: SubscriberState): SignupResult
 /**
  * The submitted values: the built-in `email` is the request's address (ignored here), `first_name`
  * the first name; every other name must be a custom field of the account, whose type gives the kind.
+ * A form submits a choice as its option's label (what the reader saw and picked); a subscriber holds
+ * option ids (optionIdsOf).
  */
 function submittedValues(values: Record<string, unknown>, defs: AccountDefinitions): { firstName: string | null; fields: FieldValueInput[] } {
   const byTag = new Map(defs.catalog.fields.map((f) => [f.personalizationTagName, f] as const));
@@ -109,12 +111,25 @@ function submittedValues(values: Record<string, unknown>, defs: AccountDefinitio
   if (firstName !== undefined && firstName !== null && typeof firstName !== 'string') {
     throw invalid('validation_failed', 'first_name must be text', [{ path: 'values.first_name', problem: 'must be a string' }]);
   }
-  const fields = Object.entries(custom).map(([name, value]) => {
+  const fields = Object.entries(custom).flatMap(([name, value]) => {
     const field = byTag.get(name);
     if (!field) throw invalid('validation_failed', `no field has the personalizationTagName ${name}`, [{ path: `values.${name}`, problem: 'unknown field' }]);
-    return { fieldId: field.id, value: { kind: KIND_OF_TYPE[field.fieldType], value: value as StoredValue } };
+    const stored = field.fieldType === 'SINGLE_CHOICE' || field.fieldType === 'MULTI_CHOICE' ? optionIdsOf(field, value) : (value as StoredValue);
+    return stored === null ? [] : [{ fieldId: field.id, value: { kind: KIND_OF_TYPE[field.fieldType], value: stored } }];
   });
   return { firstName: firstName ?? null, fields };
+}
+
+/**
+ * The ids of the active options a choice's labels name (labels are unique in a field). A label that
+ * names no active option (deactivated between the reader's submission and this signup) is no choice:
+ * left out, so that the signup itself still goes through rather than failing for good.
+ */
+function optionIdsOf(field: FieldDef, value: unknown): string | string[] | null {
+  const named = (label: unknown) => field.options.find((o) => o.active && o.label === label);
+  if (field.fieldType === 'SINGLE_CHOICE') return named(value)?.id ?? null;
+  const ids = (Array.isArray(value) ? value : [value]).flatMap((label) => named(label)?.id ?? []);
+  return ids.length ? ids : null;
 }
 
 /** UNCONFIRMED -> ACTIVE (subscriber.confirmed); any other status stays as it is. */
