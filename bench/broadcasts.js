@@ -20,9 +20,8 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
 const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { measure, verdict, benchAccount, rssMb, cpuSeconds, startSmtpSink } = require('./lib');
+const { measure, verdict, benchAccount, rssMb, cpuSeconds, startSmtpSink, rawNodemailer, rawNodemailerLabel } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -35,38 +34,16 @@ const { values: args } = parseArgs({
   },
 });
 const total = Number(args.readers);
-const POOL = 5; // the messaging service's SMTP_POOL_SIZE default
-const CONCURRENCY = 20; // its MAIL_SEND_CONCURRENCY default
 const BATCH = 500;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const profile = process.env.BENCH_PROFILE ? { NODE_EXEC_ARGS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {};
+/** The newsletter as the raw floor sends it, pre-rendered (the template below, for a reader without a name). */
+const RAW_HTML = `<p>Hi reader</p>${'<p><a href="https://shop.example/spring">Our spring picks</a> and a few words about them.</p>'.repeat(5)}`;
 const TEMPLATE = {
   name: 'newsletter',
   subject: 'Spring news for {{ subscriber.firstName | default: "you" }}',
   html: `<p>Hi {{ subscriber.firstName | default: "reader" }}</p>${'<p><a href="https://shop.example/spring">Our spring picks</a> and a few words about them.</p>'.repeat(5)}`,
 };
-
-/** One pooled transport, CONCURRENCY sends outstanding, `n` pre-rendered newsletter mails: mails/s. */
-async function rawNodemailer(sink, n) {
-  const html = `<p>Hi reader</p>${'<p><a href="https://shop.example/spring">Our spring picks</a> and a few words about them.</p>'.repeat(5)}`;
-  const transport = nodemailer.createTransport({ url: sink.url, pool: true, maxConnections: POOL, maxMessages: Infinity });
-  sink.reset();
-  const start = Date.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const i = next++;
-      await transport.sendMail({
-        from: { name: 'News', address: 'news@example.com' }, to: `raw${i}@example.org`, subject: `Spring news for Reader ${i}`, html, text: 'Hi reader',
-        messageId: `<${crypto.randomUUID()}@example.com>`, envelope: { from: 'bounce@bounces.localhost', to: [`raw${i}@example.org`] },
-        headers: { 'List-Unsubscribe': '<https://mail.example/u/token>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  transport.close();
-  return (n * 1000) / (Date.now() - start);
-}
 
 const dirs = [];
 const dir = (name) => {
@@ -119,9 +96,10 @@ async function broadcastPart() {
     const sink = await startSmtpSink();
     stops.push(() => sink.close());
     // The raw floor first, on a quiet machine (a warm-up of 500, then the measured run).
-    await rawNodemailer(sink, 500);
-    const raw = await rawNodemailer(sink, total);
-    console.log(`\nraw nodemailer (pooled ${POOL}, ${CONCURRENCY} in flight, pre-rendered): ${Math.round(raw)} mails/s over ${total}`);
+    const rawMail = { from: { name: 'News', address: 'news@example.com' }, subject: (i) => `Spring news for Reader ${i}`, html: RAW_HTML };
+    await rawNodemailer(sink, 500, rawMail);
+    const raw = await rawNodemailer(sink, total, rawMail);
+    console.log(`\n${rawNodemailerLabel}: ${Math.round(raw)} mails/s over ${total}`);
 
     const subscriberAddr = `127.0.0.1:${await freePort()}`;
     const messagingAddr = `127.0.0.1:${await freePort()}`;
