@@ -3,7 +3,7 @@ import type { ServiceClients } from '../clients';
 import { broadcastJson, broadcastPageJson, broadcastToProto, BroadcastStatuses, recipientPageJson, RecipientStatuses, type BroadcastBody } from '../mapping/broadcasts';
 import { accepted, created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Broadcasts (messaging service): one operation per row of API.md's "Broadcasts" table.
+// Broadcasts (messaging service): one route per operation of the OpenAPI document's "Broadcasts" tag.
 
 type ById = { broadcastId: string };
 type Page = { pageNumber: number; pageSize: number };

@@ -2,7 +2,7 @@ import { errorResponse, instant, ok, rateLimitHeaders, ref, schemaRef, uuid } fr
 import { body, created, idempotencyKey, noContent, object, posted, responses } from '../operations';
 import { int32, nullable } from '../subscriber/shared';
 
-/** Broadcasts (messaging service; API.md "Broadcasts and batch sending"). Rules: services/messaging/src/app/broadcasts.ts, broadcast-send.ts, domain/broadcast.ts. */
+/** Broadcasts (messaging service; README "Broadcasts and batch sending"). Rules: services/messaging/src/app/broadcasts.ts, broadcast-send.ts, domain/broadcast.ts. */
 
 export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED', 'FAILED'] as const;
 export const EXCLUSION_REASONS = ['NOT_ACTIVE', 'NOT_IN_TOPIC', 'OPTED_OUT', 'NOT_IN_SEGMENT', 'SEGMENT_UNKNOWN', 'SUPPRESSED'] as const;
@@ -209,7 +209,7 @@ export const broadcastSchemas = {
       lastError: { type: ['string', 'null'], description: 'Why the last step of the send failed (`<errorId>: <text>`): set while it is retried and on FAILED.', examples: ['template_not_found: no email template named "spring" exists in the account'] },
       reconciliation: schemaRef('BroadcastReconciliation'),
       variants: { type: 'array', items: schemaRef('BroadcastVariant'), description: 'One per A/B subject; empty without an A/B test.' },
-      resendOf: { ...nullableUuid, description: 'The broadcast whose non-openers this one is sent to (beyond API.md).' },
+      resendOf: { ...nullableUuid, description: 'The broadcast whose non-openers this one is sent to.' },
       createdAt: instant,
       updatedAt: instant,
     },

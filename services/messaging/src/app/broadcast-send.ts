@@ -1,7 +1,7 @@
 // Use case SendBroadcast (the send poller, on a claimed broadcast with something due), step by step,
 // each step ONE store transaction guarded by the broadcast's status and audience cursor:
 // 1. SCHEDULED and due -> SENDING (its tally opened).
-// 2. The audience, page by page (DESIGN.md "Audiences"): every reader of the page is recorded as a
+// 2. The audience, page by page (as for RSS issues): every reader of the page is recorded as a
 //    recipient or excluded with its reason; recipients whose mail may go now (inside their send
 //    window, not waiting for an A/B winner) get it queued in the same transaction, the others wait
 //    with a due time. After a kill -9 a page is wholly recorded or not at all; asked again, the

@@ -1,4 +1,4 @@
-// The broadcast send poller (DESIGN.md "Durable time"): a broadcast with something due (its sendAt,
+// The broadcast send poller (durable time: a due row, not a timer): a broadcast with something due (its sendAt,
 // the next page of its audience, a recipient's send window, the A/B decision, a cancel's clean-up)
 // is a row with `sendDueAt`, claimed with a lease by the kit's due poller and worked by
 // app/broadcast-send.ts. After a restart the poller looks at the store at once, so a broadcast that
