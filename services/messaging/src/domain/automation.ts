@@ -4,6 +4,7 @@
 // for the field a SET_FIELD step writes. Every problem carries the errorId it is refused with and
 // the request path of the offending member (`body.steps[2].duration`).
 import type { Problem } from '@mailer/kit';
+import type { FieldValue } from '@mailer/proto'; // the API's shape, shared with the gateway (types only)
 
 export const ENTRY_RULES = ['EVERY_EVENT', 'ONCE', 'ONE_AT_A_TIME'] as const;
 export type EntryRule = (typeof ENTRY_RULES)[number];
@@ -18,15 +19,8 @@ const LOCAL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** `a.b.0.c`: members of the event's properties (array items by index), split at dots. */
 const PROPERTY_PATH = /^[^.\s]+(\.[^.\s]+)*$/;
 
-/** A request field value (API.md "TEXT field value" and the other kinds). */
-export type FieldValue =
-  | { kind: 'TEXT'; text: string }
-  | { kind: 'EMAIL'; text: string }
-  | { kind: 'NUMBER'; number: number }
-  | { kind: 'DATE'; date: string }
-  | { kind: 'BOOLEAN'; booleanValue: boolean }
-  | { kind: 'SINGLE_OPTION'; optionId: string }
-  | { kind: 'MULTI_OPTION'; optionIds: string[] };
+/** A request field value: one shape for the API, the gateway and this service. */
+export type { FieldValue };
 
 export type Step =
   | { type: 'SEND_EMAIL'; templateName: string; topicId: string | null }

@@ -1,7 +1,7 @@
 // mailer.messaging.v1.AutomationService: the automations CRUD and their runs, translated to the use
 // cases (app/automations.ts). Steps travel as a oneof per type; here they become the API's shape.
 import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
-import { automationsV1 } from '@mailer/proto';
+import { automationsV1, fieldValueFromCase, fieldValueToCase } from '@mailer/proto';
 import {
   createAutomation,
   deleteAutomation,
@@ -22,27 +22,8 @@ const MAX_PAGE_SIZE = 1000;
 
 // ---- proto -> domain ---------------------------------------------------------------------------
 
-function fieldValueFromProto(v: automationsV1.AutomationFieldValue | undefined): FieldValue {
-  const c = v?.value;
-  switch (c?.$case) {
-    case 'text':
-      return { kind: 'TEXT', text: c.value };
-    case 'email':
-      return { kind: 'EMAIL', text: c.value };
-    case 'number':
-      return { kind: 'NUMBER', number: c.value };
-    case 'date':
-      return { kind: 'DATE', date: c.value };
-    case 'booleanValue':
-      return { kind: 'BOOLEAN', booleanValue: c.value };
-    case 'optionId':
-      return { kind: 'SINGLE_OPTION', optionId: c.value };
-    case 'optionIds':
-      return { kind: 'MULTI_OPTION', optionIds: c.value.ids };
-    default:
-      return { kind: 'UNSPECIFIED' } as unknown as FieldValue; // reported by the domain at `.value.kind`
-  }
-}
+// An unset value is reported by the domain at `.value.kind`.
+const fieldValueFromProto = (v: automationsV1.AutomationFieldValue | undefined): FieldValue => fieldValueFromCase(v?.value) ?? ({ kind: 'UNSPECIFIED' } as unknown as FieldValue);
 
 export function stepFromProto(s: automationsV1.AutomationStep): StepInput {
   const c = s.step;
@@ -85,24 +66,7 @@ export function automationInputFromProto(a: automationsV1.AutomationInput | unde
 
 // ---- domain -> proto ---------------------------------------------------------------------------
 
-function fieldValueToProto(v: FieldValue): automationsV1.AutomationFieldValue {
-  switch (v.kind) {
-    case 'TEXT':
-      return { value: { $case: 'text', value: v.text } };
-    case 'EMAIL':
-      return { value: { $case: 'email', value: v.text } };
-    case 'NUMBER':
-      return { value: { $case: 'number', value: v.number } };
-    case 'DATE':
-      return { value: { $case: 'date', value: v.date } };
-    case 'BOOLEAN':
-      return { value: { $case: 'booleanValue', value: v.booleanValue } };
-    case 'SINGLE_OPTION':
-      return { value: { $case: 'optionId', value: v.optionId } };
-    case 'MULTI_OPTION':
-      return { value: { $case: 'optionIds', value: { ids: v.optionIds } } };
-  }
-}
+const fieldValueToProto = (v: FieldValue): automationsV1.AutomationFieldValue => ({ value: fieldValueToCase(v) });
 
 export function stepToProto(stored: AutomationDoc['steps'][number]): automationsV1.AutomationStep {
   const s = stored as Step;
