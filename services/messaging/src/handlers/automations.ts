@@ -1,6 +1,6 @@
 // mailer.messaging.v1.AutomationService: the automations CRUD and their runs, translated to the use
 // cases (app/automations.ts). Steps travel as a oneof per type; here they become the API's shape.
-import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers, invalid, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
 import { automationsV1, fieldValueFromCase, fieldValueToCase } from '@mailer/proto';
 import {
   createAutomation,
@@ -18,7 +18,6 @@ import type { RunDoc, RunStatus } from '../store/runs';
 const Entries = protoEnum(automationsV1.AutomationEntry, 'AUTOMATION_ENTRY_');
 const TriggerTypes = protoEnum(automationsV1.AutomationTriggerType, 'AUTOMATION_TRIGGER_TYPE_');
 const RunStatuses = protoEnum(automationsV1.AutomationRunStatus, 'AUTOMATION_RUN_STATUS_');
-const MAX_PAGE_SIZE = 1000;
 
 // ---- proto -> domain ---------------------------------------------------------------------------
 
@@ -143,14 +142,10 @@ export function automationHandlers(deps: AutomationDeps): AsyncHandlers<automati
       return {};
     },
     async listAutomationRuns(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
-      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
-      }
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const status = req.status ? RunStatuses.tryFromProto(req.status) : undefined;
       const { items, totalItems } = await listAutomationRuns(deps, accountOf(req), req.automationId, { status: status as RunStatus | undefined, pageNumber, pageSize });
-      return { items: items.map(runToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+      return { items: items.map(runToProto), ...pageAnswer({ pageNumber, pageSize }, totalItems) };
     },
   };
 }

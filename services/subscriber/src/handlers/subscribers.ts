@@ -1,11 +1,11 @@
 // SubscriberService RPCs of subscribers: each parses its request and calls its use case in app/subscribers.ts.
-import { accountOf, DomainError, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers, DomainError, pageOf } from '@mailer/kit';
 import type { subscriberV1 } from '@mailer/proto';
 import type { Deps } from '../app/deps';
 import * as subscribers from '../app/subscribers';
 import { canonicalEmail } from '../domain/email';
 import { parseId } from '../domain/ids';
-import { pageWindow, prefixPattern } from '../domain/subscriber';
+import { prefixPattern } from '../domain/subscriber';
 import { assertSyncSize, type SyncRow } from '../domain/sync';
 import { overviewToProto, statusFromProto, subscriberInputFromProto, subscriberToProto, syncModeFromProto, syncOutcomeToProto } from './mapping';
 
@@ -39,7 +39,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
 
     async listSubscribers(req) {
       const accountId = accountOf(req);
-      const page = pageWindow(req.pageNumber, req.pageSize);
+      const page = pageOf(req.pageNumber, req.pageSize);
       const status = statusFromProto(req.status, 'status');
       const tagId = req.tagId ? parseId(req.tagId, 'tagId') : undefined;
       const topicId = req.topicId ? parseId(req.topicId, 'topicId') : undefined;
