@@ -26,3 +26,4 @@ export * as audienceSendsV1 from './gen/mailer/messaging/v1/audience_sends';
 export * as sendingDomainsV1 from './gen/mailer/messaging/v1/sending_domains';
 export * as broadcastsV1 from './gen/mailer/messaging/v1/broadcasts';
 export * from './values';
+export * from './automation-steps';

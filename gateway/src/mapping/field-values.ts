@@ -21,11 +21,14 @@ export function fieldValueToProto(v: FieldValueRequest): subscriberV1.FieldValue
   return { value: protoCase(v), labels: [] };
 }
 
-/** The proto oneof of a value (also the automations' SET_FIELD value, which has the same cases); option ids in lower case. */
-export function protoCase(v: FieldValueRequest): FieldValueCase {
-  if (v.kind === 'SINGLE_OPTION') return fieldValueToCase({ ...v, optionId: v.optionId.toLowerCase() });
-  if (v.kind === 'MULTI_OPTION') return fieldValueToCase({ ...v, optionIds: v.optionIds.map((id) => id.toLowerCase()) });
-  return fieldValueToCase(v);
+/** The proto oneof of a value; option ids in lower case. */
+export const protoCase = (v: FieldValueRequest): FieldValueCase => fieldValueToCase(canonicalFieldValue(v));
+
+/** Option ids in lower case, as the services store them. */
+export function canonicalFieldValue(v: FieldValueRequest): FieldValueRequest {
+  if (v.kind === 'SINGLE_OPTION') return { ...v, optionId: v.optionId.toLowerCase() };
+  if (v.kind === 'MULTI_OPTION') return { ...v, optionIds: v.optionIds.map((id) => id.toLowerCase()) };
+  return v;
 }
 
 /** The request variant of a stored value (what SubscriberData carries, so it can be PUT back as is). */

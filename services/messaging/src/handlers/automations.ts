@@ -1,7 +1,7 @@
 // mailer.messaging.v1.AutomationService: the automations CRUD and their runs, translated to the use
 // cases (app/automations.ts). Steps travel as a oneof per type; here they become the API's shape.
 import { accountOf, type AsyncHandlers, invalid, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
-import { automationsV1, fieldValueFromCase, fieldValueToCase } from '@mailer/proto';
+import { automationStepFromProto, automationStepToProto, automationsV1 } from '@mailer/proto';
 import {
   createAutomation,
   deleteAutomation,
@@ -21,34 +21,14 @@ const RunStatuses = protoEnum(automationsV1.AutomationRunStatus, 'AUTOMATION_RUN
 
 // ---- proto -> domain ---------------------------------------------------------------------------
 
-// An unset value is reported by the domain at `.value.kind`.
-const fieldValueFromProto = (v: automationsV1.AutomationFieldValue | undefined): FieldValue => fieldValueFromCase(v?.value) ?? ({ kind: 'UNSPECIFIED' } as unknown as FieldValue);
-
 export function stepFromProto(s: automationsV1.AutomationStep): StepInput {
-  const c = s.step;
-  switch (c?.$case) {
-    case 'sendEmail':
-      return { type: 'SEND_EMAIL', templateName: c.value.templateName, topicId: c.value.topicId ?? null };
-    case 'wait':
-      return { type: 'WAIT', duration: c.value.duration };
-    case 'addTags':
-      return { type: 'ADD_TAGS', tagIds: c.value.tagIds };
-    case 'removeTags':
-      return { type: 'REMOVE_TAGS', tagIds: c.value.tagIds };
-    case 'setField': {
-      const source = c.value.source;
-      return {
-        type: 'SET_FIELD',
-        fieldId: c.value.fieldId,
-        ...(source?.$case === 'value' ? { value: fieldValueFromProto(source.value) } : {}),
-        ...(source?.$case === 'fromProperty' ? { fromProperty: source.value } : {}),
-      };
-    }
-    case 'ifInSegment':
-      return { type: 'IF_IN_SEGMENT', segmentId: c.value.segmentId };
-    default:
-      return { type: 'UNSPECIFIED' };
+  const step = automationStepFromProto(s);
+  if (!step) return { type: 'UNSPECIFIED' };
+  // A value without a kind is reported by the domain at `.value.kind`.
+  if (step.type === 'SET_FIELD' && s.step?.$case === 'setField' && s.step.value.source?.$case === 'value' && !step.value) {
+    return { ...step, value: { kind: 'UNSPECIFIED' } as unknown as FieldValue };
   }
+  return step as StepInput;
 }
 
 export function automationInputFromProto(a: automationsV1.AutomationInput | undefined): AutomationInput {
@@ -65,32 +45,7 @@ export function automationInputFromProto(a: automationsV1.AutomationInput | unde
 
 // ---- domain -> proto ---------------------------------------------------------------------------
 
-const fieldValueToProto = (v: FieldValue): automationsV1.AutomationFieldValue => ({ value: fieldValueToCase(v) });
-
-export function stepToProto(stored: AutomationDoc['steps'][number]): automationsV1.AutomationStep {
-  const s = stored as Step;
-  switch (s.type) {
-    case 'SEND_EMAIL':
-      return { step: { $case: 'sendEmail', value: { templateName: s.templateName, topicId: s.topicId ?? undefined } } };
-    case 'WAIT':
-      return { step: { $case: 'wait', value: { duration: s.duration } } };
-    case 'ADD_TAGS':
-      return { step: { $case: 'addTags', value: { tagIds: s.tagIds } } };
-    case 'REMOVE_TAGS':
-      return { step: { $case: 'removeTags', value: { tagIds: s.tagIds } } };
-    case 'SET_FIELD':
-      return {
-        step: {
-          $case: 'setField',
-          value: { fieldId: s.fieldId, source: 'fromProperty' in s ? { $case: 'fromProperty', value: s.fromProperty } : { $case: 'value', value: fieldValueToProto(s.value) } },
-        },
-      };
-    case 'IF_IN_SEGMENT':
-      return { step: { $case: 'ifInSegment', value: { segmentId: s.segmentId } } };
-    default:
-      throw new Error(`stored automation step of unknown type ${(s as { type: string }).type}`);
-  }
-}
+export const stepToProto = (stored: AutomationDoc['steps'][number]): automationsV1.AutomationStep => automationStepToProto(stored as Step);
 
 export function automationToProto(a: AutomationDoc): automationsV1.Automation {
   const createdAt = new Date(a.createdAt).toISOString();
