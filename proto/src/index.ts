@@ -27,3 +27,4 @@ export * as sendingDomainsV1 from './gen/mailer/messaging/v1/sending_domains';
 export * as broadcastsV1 from './gen/mailer/messaging/v1/broadcasts';
 export * from './values';
 export * from './automation-steps';
+export * from './status-counts';
