@@ -14,6 +14,21 @@ export type FieldValue =
 
 export type FieldValueKind = FieldValue['kind'];
 
+/** The types of a custom field. */
+export type FieldTypeName = 'TEXT' | 'LONG_TEXT' | 'EMAIL' | 'NUMBER' | 'DATE' | 'BOOLEAN' | 'SINGLE_CHOICE' | 'MULTI_CHOICE';
+
+/** The one value kind each field type takes (a value of another kind is refused). */
+export const KIND_OF_FIELD_TYPE: Readonly<Record<FieldTypeName, FieldValueKind>> = {
+  TEXT: 'TEXT',
+  LONG_TEXT: 'TEXT',
+  EMAIL: 'EMAIL',
+  NUMBER: 'NUMBER',
+  DATE: 'DATE',
+  BOOLEAN: 'BOOLEAN',
+  SINGLE_CHOICE: 'SINGLE_OPTION',
+  MULTI_CHOICE: 'MULTI_OPTION',
+};
+
 /** The oneof of a field value (`FieldValue.value`, `AutomationFieldValue.value`). */
 export type FieldValueCase =
   | { $case: 'text'; value: string }
