@@ -20,7 +20,7 @@
 const { parseArgs } = require('node:util');
 const { FORM_DECISIONS } = require('@mailer/nats/facts');
 const { freePort, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { GATEWAY_NODE_OPTIONS, verdict, benchAccount, rssMb, measure, startCountingSink, submissionRequests, drained } = require('./lib');
+const { GATEWAY_NODE_OPTIONS, verdict, benchAccount, rssMb, measure, startSmtpSink, submissionRequests, drained } = require('./lib');
 
 const { values: args } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, settle: { type: 'string', default: '420' } },
@@ -34,7 +34,7 @@ async function main() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const sink = await startCountingSink();
+    const sink = await startSmtpSink();
     stops.push(() => sink.close());
     const subscriber = await startService('subscriber', { NATS_URL: nats.url });
     stops.push(() => subscriber.stop());
@@ -80,12 +80,12 @@ async function main() {
     for (let r = 0; r < 2; r++) {
       for (const leg of Object.keys(legs)) {
         if (leg !== 'api') await drained(sink, submissions);
-        const mailedBefore = sink.count;
+        const mailedBefore = sink.times.length;
         const roundStart = Date.now();
         const result = await measure({ ...legs[leg], duration: duration / 2, connections, warmup: 0 }, pids);
         if (leg !== 'api') {
           const lastMail = await drained(sink, submissions);
-          result.endToEnd = Math.round((sink.count - mailedBefore) / ((lastMail - roundStart) / 1000));
+          result.endToEnd = Math.round((sink.times.length - mailedBefore) / ((lastMail - roundStart) / 1000));
         }
         rounds.push([leg, result]);
       }
@@ -112,7 +112,7 @@ async function main() {
 
     // Every accepted submission decided and mailed: what is missing now is waited for, and told late or lost.
     const endedAt = Date.now();
-    const state = async () => ({ accepted: await submissions(), decided: await decided(), queued: await submissions('QUEUED'), mailed: sink.count });
+    const state = async () => ({ accepted: await submissions(), decided: await decided(), queued: await submissions('QUEUED'), mailed: sink.times.length });
     let now = await state();
     const atEnd = now;
     let allDecidedAt = now.decided === now.accepted ? endedAt : 0;
@@ -129,7 +129,7 @@ async function main() {
     const complete = now.decided === now.accepted && now.queued === now.accepted && now.mailed === now.queued;
     if (complete) {
       const late = atEnd.decided < atEnd.accepted || atEnd.mailed < atEnd.queued;
-      console.log(`every accepted submission decided and mailed: PASS${late ? ` (the last ones late, not lost: all decided ${secs(allDecidedAt)} s and all mailed ${secs(sink.lastAt)} s after the rounds)` : ''}`);
+      console.log(`every accepted submission decided and mailed: PASS${late ? ` (the last ones late, not lost: all decided ${secs(allDecidedAt)} s and all mailed ${secs(sink.times.at(-1))} s after the rounds)` : ''}`);
     } else {
       console.log(`MISS: after ${args.settle} s, ${now.accepted - now.decided} undecided, ${now.accepted - now.queued} not QUEUED, ${now.queued - now.mailed} QUEUED without a captured mail (lost)`);
       const undecided = [];

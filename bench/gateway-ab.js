@@ -16,7 +16,7 @@
 'use strict';
 const { parseArgs } = require('node:util');
 const { freePort, startNatsServer, startService, spawnReady, gatewaySecrets, createAccount, adminRequest, serviceAddresses, processCredentials } = require('@mailer/testing');
-const { GATEWAY_NODE_OPTIONS, measure, median, rssMb, startCountingSink, benchAccount, submissionRequests, drained, startBaseline } = require('./lib');
+const { GATEWAY_NODE_OPTIONS, measure, median, rssMb, startSmtpSink, benchAccount, submissionRequests, drained, startBaseline } = require('./lib');
 const { values: a, positionals } = parseArgs({ allowPositionals: true, options: { mode: { type: 'string', default: 'get' }, rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '8' }, accounts: { type: 'string', default: '100' }, 'node-options-a': { type: 'string', default: GATEWAY_NODE_OPTIONS }, 'node-options-b': { type: 'string', default: GATEWAY_NODE_OPTIONS } } });
 const [A, B] = positionals;
 const duration = Number(a.duration);
@@ -37,7 +37,7 @@ async function main() {
     if (a.mode !== 'events' && a.mode !== 'pages') { const sub = await startService('subscriber', { NATS_URL: nats.url }); stops.push(() => sub.stop()); Object.assign(env, serviceAddresses([sub])); }
     let sink, form;
     if (a.mode === 'forms') {
-      sink = await startCountingSink(); stops.push(() => sink.close());
+      sink = await startSmtpSink(); stops.push(() => sink.close());
       const messaging = await startService('messaging', { NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: env.SUBSCRIBER_GRPC_ADDR, SMTP_URL: sink.url, MAIL_ACCOUNT_RATE_PER_SECOND: '100000' }); stops.push(() => messaging.stop());
       const formHttpAddr = `127.0.0.1:${await freePort()}`;
       form = await startService('form', { NATS_URL: nats.url, FORM_HTTP_ADDR: formHttpAddr, SUBSCRIBER_GRPC_ADDR: env.SUBSCRIBER_GRPC_ADDR, MESSAGING_GRPC_ADDR: messaging.address, PUBLIC_BASE_URL: 'https://forms.bench.test', FORM_SUBMISSIONS_PER_MINUTE: '100000000', FORM_ACCOUNT_DAILY_CONFIRMATIONS: '0' }); stops.push(() => form.stop());

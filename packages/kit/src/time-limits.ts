@@ -26,6 +26,11 @@ export const TIME_LIMITS = {
   publishWait: 2_000,
   /** A bulk write waits at most this long for the backlog of unpublished events to shrink. */
   backlogWait: 3_000,
+  /**
+   * A batch of mail (POST /email-messages/batch, up to 500 messages) is looked up and rendered within
+   * this, else refused with nothing stored (a busy replica): never stored after its caller gave up.
+   */
+  batchRender: 8_000,
 } as const;
 
 /** What a callee keeps after its limited steps: its store work and the answer's way back. */
@@ -68,4 +73,24 @@ export const GATEWAY_DEADLINES = {
   segmentMembers: deadlineOver(PEER_DEADLINES.segmentMembers),
   /** Bulk subscriber writes (sync, bulk tagging): the backlog wait, the write, the PubAck wait. */
   bulkWrite: deadlineOver(L.backlogWait, L.publishWait),
+  /** A batch of mail: its lookups and renders, then the PubAck wait. */
+  batchSend: deadlineOver(L.batchRender, L.publishWait),
 } as const;
+
+/**
+ * The longest any call may wait for its answer: the longest gateway deadline (a service's own calls to
+ * another have shorter deadlines, within the call they serve). A process that stops drains for at
+ * least this long, or a rolling update would cut off the longest operations in flight (an RSS feed
+ * preview) instead of answering them.
+ */
+export const LONGEST_DEADLINE_MS = Math.max(...Object.values(GATEWAY_DEADLINES));
+
+/** How long a stopping process lets the calls in flight finish: the longest deadline, and the margin for the answer's way back. */
+export const SHUTDOWN_DRAIN_MS = LONGEST_DEADLINE_MS + DEADLINE_MARGIN_MS;
+
+/**
+ * A process exits at most this long after it stopped accepting (SIGTERM + SHUTDOWN_DELAY_MS): the drain,
+ * then its consumers, NATS and the store. The chart refuses a terminationGracePeriodSeconds that does
+ * not exceed shutdownDelaySeconds plus this (in whole seconds).
+ */
+export const SHUTDOWN_EXIT_MS = SHUTDOWN_DRAIN_MS + 5_000;

@@ -11,7 +11,7 @@ export type { PublishOptions, PublishResult } from './publish';
 export { runConsumer, consumerConfig, runningConsumers } from './consumer';
 export type { HandlerResult, BatchHandlerResult, ConsumerOptions, ConsumedMessage, ConsumerHandle, ConsumerCounts } from './consumer';
 export { openKv } from './kv';
-export { ACCOUNTS_BUCKET, accountRecordKey, accountNames } from './accounts';
+export { ACCOUNT_NAMES_BUCKET, accountNames, type AccountName } from './accounts';
 export type { AccountNames } from './accounts';
 export { declareJetStream } from './declared';
 export { NatsUnavailable } from './errors';

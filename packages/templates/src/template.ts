@@ -79,6 +79,18 @@ export interface RenderValues {
 
 export interface RenderedMessage { subject: string; html: string; text: string }
 
+/**
+ * The reader a template is test-rendered for when it is saved (email templates, RSS newsletters): one
+ * render with the engine's limits and none of a caller's data, so a template that passes a limit
+ * whatever its data (a loop over a huge range, a string doubled in a loop, loops nested too deep) is
+ * refused when it is written, `template_render_failed`, not at every send. Limits a caller's values
+ * make a template reach are enforced at every render.
+ */
+export const SAMPLE_READER: Readonly<Required<Pick<RenderValues, 'subscriber' | 'links'>>> = {
+  subscriber: { email: 'reader@example.com', firstName: 'Reader', fields: {} },
+  links: { unsubscribe: 'https://mail.example/u/sample', preferences: 'https://mail.example/u/sample' },
+};
+
 /** The engine's fs: no template may read a file, whatever tag or option a later version adds. */
 const noFiles = {
   exists: async () => false,
@@ -241,9 +253,12 @@ async function render(compiled: CompiledTemplate, values: RenderValues): Promise
   const trusted = values.trustedHtml;
   const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject', trusted);
   const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html', trusted);
-  let html: string;
+  let html = rawHtml;
   try {
-    html = compiled.css ? juice(rawHtml, { extraCss: compiled.css }) : juice(rawHtml);
+    // juice inlines CSS: the template's css, or <style> blocks of the html. Without either it would
+    // only parse and re-serialize the html (most of a render's cost), so it is skipped.
+    if (compiled.css) html = juice(rawHtml, { extraCss: compiled.css });
+    else if (/<style[\s>]/i.test(rawHtml)) html = juice(rawHtml);
   } catch (err) {
     throw new TemplateError('template_render_failed', `html: ${(err as Error).message}`, [{ path: 'html', problem: (err as Error).message }]);
   }

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, previousMasterKeys, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
 const commaList = z
@@ -118,6 +118,11 @@ export const configSchema = z.object({
       }
       return bytes;
     }),
+  /**
+   * Former sealing keys (comma list, newest first) during a rotation: DKIM keys they sealed still open,
+   * and are re-sealed under SECRET_SEALING_KEY when used or by the operator's `reseal-secrets`.
+   */
+  SECRET_SEALING_KEY_PREVIOUS: previousMasterKeys,
   /** VERP domain of return paths, and the inbound SMTP listener for DSNs and complaints. */
   BOUNCE_DOMAIN: z.string().min(1).default('bounces.localhost'),
   BOUNCE_SMTP_PORT: port.default(2525),
@@ -149,9 +154,25 @@ export const configSchema = z.object({
    * wait; never longer than the gateway's deadline allows for).
    */
   OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(TIME_LIMITS.publishWait).default(TIME_LIMITS.publishWait),
+  /** Readers per page of a broadcast's audience, and recipients per queueing step: one store transaction each. */
+  BROADCAST_SEND_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
+  /** How long a broadcast's send is held by the replica sending it without progress: after a crash it resumes this much later. */
+  BROADCAST_SEND_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** After a step of a broadcast's send fails, it is tried again this much later. */
+  BROADCAST_SEND_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /**
+   * Failed tries in a row (for a reason other than a service not answering) after which a broadcast is
+   * FAILED with lastError, counted in mailer_broadcasts_failed_total.
+   */
+  BROADCAST_SEND_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Tests only: the length in ms of one of abTest.decideAfterMinutes' minutes (keep 60000 in production). */
+  BROADCAST_AB_MINUTE_MS: z.coerce.number().int().min(1).max(60_000).default(60_000),
 }).refine((c) => c.MAIL_DOMAIN_VERIFICATION === 'off' || c.SECRET_SEALING_KEY !== null, {
   message: 'SECRET_SEALING_KEY is required with MAIL_DOMAIN_VERIFICATION=required (base64 of 32 random bytes: the DKIM keys of sending domains are sealed under it)',
   path: ['SECRET_SEALING_KEY'],
+}).refine((c) => c.SECRET_SEALING_KEY !== null || c.SECRET_SEALING_KEY_PREVIOUS.length === 0, {
+  message: 'SECRET_SEALING_KEY_PREVIOUS needs SECRET_SEALING_KEY (the current key, which re-seals what the previous ones sealed)',
+  path: ['SECRET_SEALING_KEY_PREVIOUS'],
 });
 export type Config = z.infer<typeof configSchema>;
 

@@ -1,7 +1,7 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { referenceHandlers } from '@mailer/kit/references';
-import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, referencesV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
+import { audienceSendsV1, automationsV1, broadcastsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, referencesV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
 import { sealer } from '@mailer/tokens';
 import { listReferences } from './app/list-references';
 import { bounceDeps } from './app/bounces';
@@ -20,6 +20,10 @@ import { AccountSendRate } from './domain/send-rate';
 import { startAutomationRuns } from './events/automation-runs';
 import { startCustomEventsConsumer } from './events/custom-events';
 import { startRunScheduler } from './events/run-scheduler';
+import { broadcastFailureCounter, startBroadcastSends } from './events/broadcast-sends';
+import { broadcastHandlers } from './handlers/broadcasts';
+import { broadcastRepository } from './store/broadcasts';
+import { recipientCollections } from './store/broadcast-recipients';
 import { semaphore } from '@mailer/kit';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
@@ -30,6 +34,7 @@ import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
 import { eventHandlers } from './handlers/events';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { messagingHandlers } from './handlers/messaging';
 import { senderProfileHandlers } from './handlers/sender-profiles';
 import { sendingDomainHandlers } from './handlers/sending-domains';
 import { suppressionHandlers } from './handlers/suppressions';
@@ -46,15 +51,13 @@ import { suppressionCollection } from './store/suppressions';
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = ctx;
-  ctx.grpc.add(messagingV1.MessagingServiceService, {
-    describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
-  });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   const automations = automationRepository(ctx.store);
+  const broadcasts = broadcastRepository(ctx.store);
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations }));
-  // The segment and subscriber services ask before a segment or topic is deleted: the automations naming it.
-  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations }, accountId, kind, id)));
+  // The segment and subscriber services ask before a segment or topic is deleted: the automations and broadcasts naming it.
+  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations, broadcasts }, accountId, kind, id)));
 
   const messages = messageCollections(ctx.store);
   const suppressions = suppressionCollection(ctx.store);
@@ -91,7 +94,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const newsletters = rssNewslettersClient(config.RSS_GRPC_ADDR, ctx.logger);
   // Sending domains: the proof an account controls a domain, its own DKIM key for it, and the policy
   // (MAIL_DOMAIN_VERIFICATION) that sender profiles, sends, landing pages and signing go through.
-  const keys = config.SECRET_SEALING_KEY ? sealer(config.SECRET_SEALING_KEY, 'dkim-private-key') : null;
+  const keys = config.SECRET_SEALING_KEY ? sealer([config.SECRET_SEALING_KEY, ...config.SECRET_SEALING_KEY_PREVIOUS], 'dkim-private-key') : null;
+  ctx.grpc.add(messagingV1.MessagingServiceService, messagingHandlers({ store: ctx.store, keys }));
   const domains = domainPolicy({ store: ctx.store, verification: config.MAIL_DOMAIN_VERIFICATION, keys, operatorKeys: config.DKIM_KEYS, logger: ctx.logger });
   if (config.MAIL_DOMAIN_VERIFICATION === 'off') {
     ctx.logger.warn('MAIL_DOMAIN_VERIFICATION=off: any account may send from (and serve landing pages on) any domain, signed with DKIM_KEYS; set it to required in production');
@@ -102,7 +106,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     sendingDomainsV1.SendingDomainServiceService,
     sendingDomainHandlers({ store: ctx.store, now: ctx.now, newId: ctx.newId, keys, dns: dnsTxtLookup(config.DNS_SERVERS), forms, policy: domains }),
   );
-  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, domains, subscribers, forms, newsletters };
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, domains, subscribers, forms, newsletters, broadcasts };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
@@ -121,10 +125,33 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     awaitPublished: async () => config.OUTBOX_PUBLISH_WAIT_MS === 0 || ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS),
     logger: ctx.logger,
   };
-  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers(accept));
-  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
+  // The subscriber service's audiences (RSS issues, broadcasts) and the recipients of a batch by address.
   const audience = audienceClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({ ...accept, batchRecipients: audience }));
+  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
   ctx.grpc.add(audienceSendsV1.AudienceSendServiceService, audienceSendHandlers({ ...accept, audience }));
+  // Broadcasts: CRUD and the send poller (due rows with a lease: sendAt, pages, windows, the A/B decision).
+  let broadcastSends: ReturnType<typeof startBroadcastSends> | null = null;
+  const broadcastDeps = {
+    ...accept,
+    broadcasts,
+    recipients: recipientCollections(ctx.store),
+    audience,
+    catalog: { segmentExists: segments.segmentExists, topicIds: subscribers.topicIds, customFields: subscribers.customFields },
+    recipientLookup: subscribers,
+    notifyOutbox: ctx.notifyOutbox,
+    settings: {
+      pageSize: config.BROADCAST_SEND_PAGE_SIZE,
+      leaseMs: config.BROADCAST_SEND_LEASE_SECONDS * 1000,
+      retryMs: config.BROADCAST_SEND_RETRY_SECONDS * 1000,
+      maxAttempts: config.BROADCAST_SEND_MAX_ATTEMPTS,
+      minuteMs: config.BROADCAST_AB_MINUTE_MS,
+    },
+    wakeSend: (at: Date) => broadcastSends?.wake(at),
+    broadcastFailed: broadcastFailureCounter(ctx.metrics.registry),
+  };
+  ctx.grpc.add(broadcastsV1.BroadcastServiceService, broadcastHandlers(broadcastDeps));
+  broadcastSends = startBroadcastSends(broadcastDeps, ctx.logger);
 
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
@@ -245,6 +272,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     // Runs in work finish their step before the peers' clients close.
     () => runsConsumer.stop(),
     async () => scheduler?.stop(),
+    async () => broadcastSends?.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),
     async () => transport.close(),
