@@ -172,7 +172,7 @@ async function queueRecipients(
   if (composed.length) {
     await deps.store.transaction(async (tx) => {
       await repo.insertMany(composed, tx);
-      await deps.outbox.record(tx, composed.map(({ message }) => job('email', { accountId, messageId: message._id })));
+      await deps.outbox.recordTogether(tx, composed.map(({ message }) => job('email', { accountId, messageId: message._id })));
     });
     deps.notify();
   }

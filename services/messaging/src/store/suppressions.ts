@@ -49,6 +49,9 @@ export function suppressionsOf(suppressions: Collection<SuppressionDoc>, account
     /** The suppressed addresses among these (canonical) ones. */
     findMany: async (emails: string[]): Promise<Set<string>> =>
       new Set(emails.length ? (await suppressions.find({ accountId, email: { $in: emails } }, { projection: { email: 1 } })).map((s) => s.email) : []),
+    /** The reasons of the suppressed addresses among these (canonical) ones. */
+    reasons: async (emails: string[]): Promise<Map<string, SuppressionListReason>> =>
+      new Map(emails.length ? (await suppressions.find({ accountId, email: { $in: emails } }, { projection: { email: 1, reason: 1 } })).map((s) => [s.email, s.reason]) : []),
     /** Adds the address; false when it was already suppressed (the first reason stays). */
     async add(doc: Omit<SuppressionDoc, 'accountId'>, tx?: Transaction): Promise<boolean> {
       try {
