@@ -18,3 +18,4 @@ export * from './time-limits';
 export * from './service-token';
 export * from './time-zone';
 export * from './lru';
+export * from './group-by';

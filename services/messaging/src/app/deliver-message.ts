@@ -19,6 +19,7 @@
 //    and retried per MAIL_RETRY_SCHEDULE_SECONDS, then FAILED; 5xx -> BOUNCED (hard) at once through
 //    recordBounce (suppression, subscriber status). Once a message can no longer be sent its rendered
 //    body is deleted.
+import { groupBy } from '@mailer/kit';
 import type { DomainMessage } from '@mailer/nats/facts';
 import type { Collection, Store, Transaction } from '@mailer/store';
 import type { MailTransport } from '../clients/smtp-transport';
@@ -82,12 +83,6 @@ const DUE_SLACK_MS = 1_000;
 const IN_FLIGHT: DeliveryResult = { outcome: 'IN_FLIGHT', retryInMs: IN_FLIGHT_RETRY_MS };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Appends `value` to the list of `key`. */
-function add<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
-  const list = lists.get(key);
-  if (list) list.push(value);
-  else lists.set(key, [value]);
-}
 
 /** One message of the batch on its way: what was read, then claimed, then sent. */
 interface Delivery {
@@ -119,11 +114,9 @@ export async function deliverMessages(deps: DeliveryDeps, jobs: readonly Deliver
 
 /** Reads the batch and decides which messages may be sent now; the others get their result. */
 async function readBatch(deps: DeliveryDeps, jobs: readonly DeliveryJob[], results: DeliveryJobResult[]): Promise<Map<number, Delivery>> {
-  const byAccount = new Map<string, number[]>();
-  jobs.forEach((job, i) => add(byAccount, job.accountId, i));
   const batch = new Map<number, Delivery>();
   const now = deps.now();
-  await Promise.all([...byAccount].map(async ([accountId, indexes]) => {
+  await Promise.all([...groupBy(jobs.keys(), (i) => jobs[i].accountId)].map(async ([accountId, indexes]) => {
     const repo = messagesOf(deps.messages, accountId);
     const found = new Map((await repo.getMany([...new Set(indexes.map((i) => jobs[i].messageId))])).map((m) => [m._id, m]));
     const suppressed = await suppressionsOf(deps.suppressions, accountId).reasons([...new Set([...found.values()].map((m) => m.email))]);
@@ -173,18 +166,18 @@ function decide(message: EmailMessageDoc | undefined, job: DeliveryJob, now: Dat
 async function claim(deps: DeliveryDeps, batch: Map<number, Delivery>, results: DeliveryJobResult[]): Promise<void> {
   const at = deps.now();
   await deps.store.transaction(async (tx) => {
-    const dropped = new Map<MessageRepository, string[]>();
+    const suppressed: Delivery[] = [];
     for (const [i, d] of batch) {
       const id = d.message._id;
       if (d.suppressedFor) {
         const done = await d.repo.suppressBeforeSending(id, d.seen, d.suppressedFor, at, tx);
         results[i] = done ? { outcome: 'SUPPRESSED' } : IN_FLIGHT;
-        if (done) add(dropped, d.repo, id);
+        if (done) suppressed.push(d);
         continue;
       }
       d.claimed = (await d.repo.claimForSending(id, d.seen, { token: d.token, job: d.job.jobId, deliveryCount: d.job.deliveryCount, at }, tx)) ?? undefined;
     }
-    for (const [repo, ids] of dropped) await repo.dropBodies(ids, tx);
+    await dropBodies(suppressed, tx);
   });
   // Someone else settled or claimed a message between the read and the claim.
   const lost = [...batch].filter(([, d]) => !d.suppressedFor && !d.claimed);
@@ -194,13 +187,16 @@ async function claim(deps: DeliveryDeps, batch: Map<number, Delivery>, results: 
   }));
 }
 
+/** Drops the bodies of messages that can no longer be sent: one write per account. */
+async function dropBodies(deliveries: Delivery[], tx: Transaction): Promise<void> {
+  for (const [repo, ds] of groupBy(deliveries, (d) => d.repo)) await repo.dropBodies(ds.map((d) => d.message._id), tx);
+}
+
 /** Sends every claimed message (concurrently; the transport bounds how many are in flight). */
 async function send(deps: DeliveryDeps, deliveries: Delivery[]): Promise<void> {
   const bodies = new Map<string, EmailBodyDoc>();
-  const byRepo = new Map<MessageRepository, string[]>();
-  for (const d of deliveries) add(byRepo, d.repo, d.message._id);
-  await Promise.all([...byRepo].map(async ([repo, ids]) => {
-    for (const body of await repo.bodies(ids)) bodies.set(body._id, body);
+  await Promise.all([...groupBy(deliveries, (d) => d.repo)].map(async ([repo, ds]) => {
+    for (const body of await repo.bodies(ds.map((d) => d.message._id))) bodies.set(body._id, body);
   }));
   // One key lookup per sending account and domain in the batch.
   const keys = new Map<string, Promise<DkimKey | null>>();
@@ -236,14 +232,14 @@ async function settle(deps: DeliveryDeps, claimed: Array<[number, Delivery]>, re
   const settled = new Map<number, DeliveryResult | null>();
   await deps.store.transaction(async (tx) => {
     const facts: DomainMessage[] = [];
-    const dropped = new Map<MessageRepository, string[]>();
+    const done: Delivery[] = [];
     for (const [i, d] of claimed) {
       const outcome = await settleOne(deps, d, at, tx, facts);
       settled.set(i, outcome?.result ?? null);
-      if (outcome?.dropBody) add(dropped, d.repo, d.message._id);
+      if (outcome?.dropBody) done.push(d);
     }
     await deps.outbox.recordTogether(tx, facts);
-    for (const [repo, ids] of dropped) await repo.dropBodies(ids, tx);
+    await dropBodies(done, tx);
   });
   deps.notifyOutbox?.();
   await Promise.all(claimed.map(async ([i, d]) => {
