@@ -24,7 +24,7 @@ export interface OutboundClient {
 }
 
 export interface AttemptDeps {
-  deliveries: Pick<DeliveryRepository, 'claim' | 'settle'>;
+  deliveries: Pick<DeliveryRepository, 'claimAcrossAccounts' | 'settle'>;
   subscriptions: Pick<SubscriptionRepository, 'get' | 'disable' | 'markFailing' | 'markHealthy'>;
   outbound: OutboundClient;
   now: () => Date;
@@ -63,13 +63,13 @@ export interface Outcome extends Settlement {
 }
 
 /**
- * Claims the due deliveries among the requested ones in one transaction, and reads each subscription
+ * Claims the due deliveries among the requested ones in one write, and reads each subscription
  * that got any. The rest are not due (delivered, failed, scheduled later, or held by another attempt).
  */
 export async function claimDeliveries(deps: AttemptDeps, requests: ClaimRequest[]): Promise<Claimed[]> {
   const now = deps.now();
   const claimId = randomUUID();
-  const claimed = await deps.deliveries.claim(requests, now, new Date(now.getTime() + deps.claimMs), claimId);
+  const claimed = await deps.deliveries.claimAcrossAccounts(requests, now, new Date(now.getTime() + deps.claimMs), claimId);
   return Promise.all(
     requests.map(async (r, i) => ({
       subscription: claimed[i].length ? await deps.subscriptions.get(r.accountId, r.subscriptionId) : null,

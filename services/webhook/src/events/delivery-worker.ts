@@ -6,7 +6,7 @@
 // MAX_WAITING; beyond that they stay due in the store for the scan) and its attempts in flight, with its
 // own timeout per attempt. Lanes share no slots, so a slow or dead target holds only its own.
 //
-// Work moves in batches, not one store round trip per delivery: the pump claims, in one transaction,
+// Work moves in batches, not one store round trip per delivery: the pump claims, in one write,
 // what every lane has room for; the attempts run concurrently; their outcomes are recorded in one
 // transaction per batch (whatever ended while the previous batch was being written). A job is
 // acknowledged once its ids are queued: the stored delivery is the truth (due, claimed, settled), so the
@@ -157,7 +157,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     running.add(p);
   };
 
-  // ---- the pump: claims what every lane has room for, in one transaction ----
+  // ---- the pump: claims what every lane has room for, in one write ----
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
   let pumpScheduled = false;

@@ -4,7 +4,7 @@
 // claim's id `claimId`), so two workers never attempt one delivery at once, and a worker killed
 // mid-attempt leaves a claim that expires and a due record that the due-time scan picks up again. Claims
 // and outcomes are written in batches, one transaction each. Every query filters by accountId first,
-// except the due-time scan, which is cross-account by nature (named so).
+// except the due-time scan and the claim of a batch, which are cross-account by nature (named so).
 import { DuplicateKeyError, mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
 
 const { Schema } = mongoose;
@@ -115,34 +115,35 @@ export function deliveryRepository(store: Store) {
     },
 
     /**
-     * Takes, in one transaction, the deliveries among each group's ids (of one subscription) that are due
-     * and held by nobody, for one attempt each under the claim `claimId` until `until`; answers them per
+     * Takes, in one write, the deliveries among each group's ids (of one subscription) that are due and
+     * held by nobody, for one attempt each under the claim `claimId` until `until`; answers them per
      * group (the others are delivered, failed, not due yet, or in another worker's attempt). The claim
      * outlives the request timeout, so it only expires when its worker died.
+     *
+     * By id across accounts (the ids come from this service's jobs and scan, never from a request):
+     * naming the accounts too would let SQLite, before it has statistics, read a whole subscription's
+     * deliveries through an account index instead of the ids through the unique one. Each claimed record
+     * is checked against its group's account and subscription; one that does not match (none can) is
+     * not attempted and its claim expires.
      */
-    async claim(
+    async claimAcrossAccounts(
       groups: Array<{ accountId: string; subscriptionId: string; deliveryIds: string[] }>,
       now: Date,
       until: Date,
       claimId: string,
     ): Promise<DeliveryDoc[][]> {
-      await store.transaction(async (tx) => {
-        for (const g of groups) {
-          await deliveries.updateMany(
-            {
-              accountId: g.accountId,
-              subscriptionId: g.subscriptionId,
-              _id: { $in: g.deliveryIds },
-              status: { $in: ['PENDING', 'RETRYING'] },
-              nextAttemptAt: { $lte: now },
-              claimedUntil: { $lte: now },
-            },
-            { $set: { claimedUntil: until, claimId } },
-            { tx },
-          );
-        }
-      });
-      return Promise.all(groups.map((g) => deliveries.find({ accountId: g.accountId, _id: { $in: g.deliveryIds }, claimId })));
+      const ids = groups.flatMap((g) => g.deliveryIds);
+      await deliveries.updateMany(
+        { _id: { $in: ids }, status: { $in: ['PENDING', 'RETRYING'] }, nextAttemptAt: { $lte: now }, claimedUntil: { $lte: now } },
+        { $set: { claimedUntil: until, claimId } },
+      );
+      const claimed = new Map((await deliveries.find({ _id: { $in: ids }, claimId })).map((d) => [d._id, d]));
+      return groups.map((g) =>
+        g.deliveryIds.flatMap((id) => {
+          const d = claimed.get(id);
+          return d && d.accountId === g.accountId && d.subscriptionId === g.subscriptionId ? [d] : [];
+        }),
+      );
     },
 
     /**
