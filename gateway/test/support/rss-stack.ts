@@ -24,8 +24,8 @@ export interface RssStack {
   messaging: RunningProcess;
   /** SIGTERM (or kill -9) of the rss service, then a new process on the same data, ports and settings. */
   restartRss(opts?: { kill9?: boolean }): Promise<void>;
-  /** The same for the messaging service. */
-  restartMessaging(opts?: { kill9?: boolean }): Promise<void>;
+  /** The same for the messaging service (`downMs`: how long it stays down; `env`: settings changed from then on). */
+  restartMessaging(opts?: { kill9?: boolean; downMs?: number; env?: NodeJS.ProcessEnv }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -189,6 +189,8 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv; messagin
       async restartMessaging(o = {}) {
         if (o.kill9) await messaging.kill9();
         else await messaging.stop();
+        if (o.downMs) await new Promise((resolve) => setTimeout(resolve, o.downMs));
+        Object.assign(messagingEnv, o.env);
         messaging = await spawnReady('services/messaging/dist/main.js', messagingEnv);
       },
       async stop() {
