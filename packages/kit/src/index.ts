@@ -18,3 +18,5 @@ export * from './time-limits';
 export * from './service-token';
 export * from './time-zone';
 export * from './pages';
+export * from './lru';
+export * from './group-by';

@@ -25,7 +25,7 @@ export interface ServiceTokens {
 export function serviceTokens(secret: string): ServiceTokens {
   if (Buffer.byteLength(secret) < 32) throw new Error('INTERNAL_GRPC_SECRET must be at least 32 characters');
   // A key of its own: the secret is never used directly, so this use cannot be confused with another.
-  // A KeyObject made once (servers verify a token per call; createHmac would wrap a Buffer key anew each time).
+  // (a KeyObject: createHmac would import a Buffer key anew on every call, several times the MAC's cost)
   const key = createSecretKey(Buffer.from(hkdfSync('sha256', secret, 'mailer.grpc', 'service-token.v1', 32)));
   const mac = (body: string) => createHmac('sha256', key).update(body).digest();
 

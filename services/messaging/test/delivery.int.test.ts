@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
+import { messageCollections, messagesOf } from '../src/store/messages';
 import { bodyOf, queuedMessage, startDeliveryHarness, type DeliveryHarness } from './support/delivery';
 
 jest.setTimeout(60_000);
@@ -180,6 +181,25 @@ describe('delivery worker', () => {
     expect(after!.attempts).toHaveLength(1);
     expect(after!.history.map((s) => s.status)).toEqual(['QUEUED', 'SENT', 'DELIVERED']);
     expect(await counted(before)).toEqual({ ...none, sent: 1, delivered: 1 }); // counted once too
+  });
+
+  it('works in batches: 60 jobs at once are sent once each, with fewer store commits than mails (a batch is claimed in one and settled in one)', async () => {
+    const accountId = account();
+    const before = await baseline();
+    const repo = messagesOf(messageCollections(h.store.store), accountId);
+    const msgs = Array.from({ length: 60 }, (_, i) => queuedMessage({ email: `batch${i}@example.org` }));
+    for (const m of msgs) await repo.insert(m, bodyOf());
+    const commits = h.store.store.stats!().commits;
+    await Promise.all(msgs.map((m) => h.publishJob(accountId, m._id)));
+    await h.waitForJobsDone();
+    const done = await Promise.all(msgs.map((m) => repo.get(m._id)));
+    expect(done.map((m) => m?.status)).toEqual(msgs.map(() => 'DELIVERED'));
+    for (const m of msgs) expect(relay.receivedFor(m.email)).toHaveLength(1);
+    // one message at a time took a commit to claim and one to settle each (two per mail, the outbox's aside)
+    expect(h.store.store.stats!().commits - commits).toBeLessThan(msgs.length);
+    expect(await counted(before)).toEqual({ ...none, sent: 60, delivered: 60 });
+    const facts = await eventsOf(h.nc, accountId, (es) => es.length >= 120);
+    expect(facts.filter((f) => f.type === 'email.delivered').map((f) => f.messageId).sort()).toEqual(msgs.map((m) => m._id).sort());
   });
 
   it('terminates a job that does not parse, acknowledges one for an unknown message, and goes on', async () => {
