@@ -4,3 +4,5 @@ export * from './gateway';
 export * from './proxy';
 export * from './smtp';
 export * from './health';
+export * from './wait';
+export * from './mesh';
