@@ -5,7 +5,7 @@
 // durations, 0 and 51 steps, SET_FIELD values that do not fit their field), never a 5xx, also for
 // generated bodies; templates an automation sends cannot be deleted and the fields it sets cannot be
 // archived; tenant isolation; and an active automation matching an event's key shows in its outcome.
-import { startMesh, type ServiceMesh } from '@mailer/testing';
+import { startMesh, waitFor, type ServiceMesh } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
 import { expectError, sleep, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
 import { expectStatus, INSTANT_PATTERN, newAccount, UNKNOWN_ID, UUID_PATTERN, type Api } from './support/subscriber-stack';
@@ -290,13 +290,10 @@ describe('events and automations', () => {
     expectStatus(await a.post('/automations', { ...body(wait), trigger: { type: 'API_REQUEST', eventKey: 'cart.left' }, active: false }), 201);
     const post = async (eventKey: string) => expectStatus(await a.post('/events', { eventKey, email: 'ann@example.org' }), 202).eventId as string;
     const ids = { paid: await post('order.paid'), left: await post('cart.left'), other: await post('other.key') };
-    const deadline = Date.now() + 30_000;
-    let items: Array<{ eventId: string; outcome: string; runIds: string[] }> = [];
-    while (Date.now() < deadline) {
-      items = expectStatus(await a.get('/events'), 200).items;
-      if (items.length === 3) break;
-      await sleep(150);
-    }
+    const items: Array<{ eventId: string; outcome: string; runIds: string[] }> = await waitFor('the 3 events recorded', async () => {
+      const listed = expectStatus(await a.get('/events'), 200).items;
+      return listed.length === 3 && listed;
+    }, 30_000);
     const outcome = (id: string) => items.find((e) => e.eventId === id);
     expect(outcome(ids.paid)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [expect.stringMatching(UUID_PATTERN)] });
     expect(outcome(ids.left)).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });

@@ -39,9 +39,10 @@ export function outboxOf(proc: Pick<RunningProcess, 'ready'>): OutboxCount {
   if (typeof port !== 'number') throw new Error('the process did not report a metricsPort in its ready line');
   return async () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith('outbox_pending_events '));
+    // `outbox_pending_events{service="..."} 3` (the registry's default labels), or without labels
+    const line = text.split('\n').find((l) => /^outbox_pending_events[{ ]/.test(l));
     if (!line) throw new Error('outbox_pending_events is not exported');
-    return Number(line.split(' ')[1]);
+    return Number(line.split(' ').at(-1));
   };
 }
 
