@@ -12,7 +12,7 @@ const POLL_MS = 50;
  * Polls `check` until it returns something truthy and resolves with it; fails after `timeoutMs` with
  * `what` and the last value seen. A check that throws fails the wait at once (its error is the story).
  */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 15_000): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
