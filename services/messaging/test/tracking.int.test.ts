@@ -9,20 +9,13 @@ import { ensureStreams, startOutboxRelay, type OutboxRelay } from '@mailer/nats'
 import { openStore, type Store } from '@mailer/store';
 import { startCaptureRelay, startNatsServer, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
 import { eventsOf, type DomainEventJson } from '@mailer/testing/subscriber';
-import { acceptMessage } from '../src/app/accept-message';
-import { bounceDeps } from '../src/app/bounces';
-import { deliverMessage } from '../src/app/deliver-message';
-import { createEmailTemplate } from '../src/app/email-templates';
 import { publicLinks } from '../src/app/public-links';
-import { createSenderProfile } from '../src/app/sender-profiles';
-import { domainPolicy } from '../src/app/sending-domains';
 import { smtpTransport, type MailTransport } from '../src/clients/smtp-transport';
 import { subscriberClient } from '../src/clients/subscribers';
-import { AccountSendRate } from '../src/domain/send-rate';
 import { STYLESHEET } from '../src/http/html';
 import { PIXEL, publicPages } from '../src/http/pages';
 import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
-import { suppressionCollection } from '../src/store/suppressions';
+import { useCases } from './support/use-cases';
 import { outboxRepository } from '@mailer/nats';
 
 // The open pixel and click redirect as a reader's mail client meets them: the messaging service's
@@ -99,29 +92,10 @@ afterAll(async () => {
  * delivered by the use cases, at `deliveredAt` (by default a minute ago: a reader's open is human).
  */
 async function deliveredMessage(deliveredAt = new Date(Date.now() - 60_000)): Promise<EmailMessageDoc> {
-  const accountId = crypto.randomUUID();
-  const at = () => deliveredAt;
-  const catalog = { store, now: at, newId: crypto.randomUUID, allowedFromDomains: [], domains: domainPolicy({ store, verification: 'off', keys: null, operatorKeys: {} }) };
-  await createSenderProfile(catalog, accountId, { name: 'News', fromEmail: 'news@example.com', fromName: 'News' });
-  await createEmailTemplate(catalog, accountId, { name: 'welcome', subject: 'Hello', html: '<a href="https://shop.example.com/a?x=1&amp;y=2">a</a> <a href="http://example.org/b#frag">b</a>' });
-  const common = { store, messages: messageCollections(store), suppressions: suppressionCollection(store), outbox: outboxRepository(store), links, now: at, newId: crypto.randomUUID };
-  const { messageId } = await acceptMessage(
-    { ...common, recipients: { recipientByEmail: async () => null }, domains: catalog.domains, notify: relay.notify, awaitPublished: async () => true },
-    { accountId, kind: 'TRANSACTIONAL', templateName: 'welcome', email: 'ann@example.org', topicId: null, eventProperties: { orderId: 'o-1' } },
-  );
-  const delivered = await deliverMessage(
-    {
-      ...common,
-      transport,
-      sendRate: new AccountSendRate(1000),
-      settings: { MAIL_DELIVERY_CONFIRMATION: 'accept', MAIL_RETRY_SCHEDULE_SECONDS: [1] },
-      domains: catalog.domains,
-      notifyOutbox: relay.notify,
-      bounces: bounceDeps({ store, notifyOutbox: relay.notify, now: at, newId: crypto.randomUUID }),
-    },
-    { accountId, messageId, jobId: 'seq:1', deliveryCount: 1 },
-  );
-  expect(delivered).toEqual({ outcome: 'DELIVERED' });
+  const uc = useCases({ store, links, transport, now: () => deliveredAt, notify: relay.notify });
+  const accountId = await uc.account({ html: '<a href="https://shop.example.com/a?x=1&amp;y=2">a</a> <a href="http://example.org/b#frag">b</a>' });
+  const messageId = await uc.send(accountId, { eventProperties: { orderId: 'o-1' } });
+  expect(await uc.deliver(accountId, messageId)).toEqual({ outcome: 'DELIVERED' });
   return (await messagesOf(messageCollections(store), accountId).get(messageId))!;
 }
 
