@@ -2,8 +2,12 @@
 // addresses are chosen first, so each process starts knowing all its peers, whichever starts first. A
 // test starts only the services it needs; a peer it does not start has nothing listening at its
 // address (its callers get UNAVAILABLE, as from a service that is down), never a stand-in.
+//
+// The addresses are held by this process until their service starts (a listener that cuts every
+// connection off at once): other test processes picking free ports meanwhile cannot take them.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import { freePort } from './nats';
 import { SERVICES, startService, type RunningService, type ServiceName } from './processes';
 import { outboxOf, type OutboxCount } from './wait';
@@ -25,23 +29,42 @@ export interface ServiceMesh {
 
 /** `env` goes to every service (NATS_URL at least); started services are listed in `start`. */
 export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, start: ServiceName[] = [], envOf: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {}): Promise<ServiceMesh> {
-  const addr = async () => `127.0.0.1:${await freePort()}`;
+  const held = new Map<ServiceName, HeldPort[]>();
+  const hold = async (name: ServiceName) => {
+    const port = await holdPort();
+    held.set(name, [...(held.get(name) ?? []), port]);
+    return port.port;
+  };
   const wiring: Record<string, string> = {};
-  for (const name of SERVICES) wiring[`${name.toUpperCase()}_GRPC_ADDR`] = await addr();
-  wiring.FORM_HTTP_ADDR = await addr();
-  wiring.MESSAGING_HTTP_ADDR = await addr();
+  for (const name of SERVICES) wiring[`${name.toUpperCase()}_GRPC_ADDR`] = `127.0.0.1:${await hold(name)}`;
+  wiring.FORM_HTTP_ADDR = `127.0.0.1:${await hold('form')}`;
+  wiring.MESSAGING_HTTP_ADDR = `127.0.0.1:${await hold('messaging')}`;
   // Settings a restart must keep: the listeners and the secrets that sign what readers hold.
   const own: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {
     form: { TRACKING_SECRET: crypto.randomBytes(32).toString('base64url') },
-    messaging: { BOUNCE_SMTP_PORT: String(await freePort()), TRACKING_SECRET: crypto.randomBytes(32).toString('base64url') },
+    messaging: { BOUNCE_SMTP_PORT: String(await hold('messaging')), TRACKING_SECRET: crypto.randomBytes(32).toString('base64url') },
     webhook: { SECRET_SEALING_KEY: crypto.randomBytes(32).toString('base64') },
+  };
+  const release = async (name: ServiceName) => {
+    await Promise.all((held.get(name) ?? []).map((p) => p.release()));
+    held.delete(name);
   };
   const running = new Map<ServiceName, { svc: RunningService; env: NodeJS.ProcessEnv }>();
   const launch = async (name: ServiceName, extra: NodeJS.ProcessEnv = {}) => {
-    // Generous: several services start at once on a loaded machine (a failure is still loud).
-    const svc = await startService(name, { ...wiring, ...own[name], ...env, ...extra } as { NATS_URL: string } & NodeJS.ProcessEnv, 60_000);
-    running.set(name, { svc, env: { ...extra, DATA_DIR: svc.dataDir } });
-    return svc;
+    await release(name);
+    const full = { ...wiring, ...own[name], ...env, ...extra } as { NATS_URL: string } & NodeJS.ProcessEnv;
+    // Generous: several services start at once on a loaded machine (a failure is still loud). A port
+    // taken in the instant between its release and the bind is tried again (its peers know it).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const svc = await startService(name, full, 60_000);
+        running.set(name, { svc, env: { ...extra, DATA_DIR: svc.dataDir } });
+        return svc;
+      } catch (err) {
+        if (attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   };
   const mesh: ServiceMesh = {
     env: wiring,
@@ -51,7 +74,10 @@ export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, s
       return r.svc;
     },
     async start(names, more = {}) {
-      await Promise.all(names.map((name) => launch(name, { ...envOf[name], ...more[name] })));
+      const fresh = [...new Set(names)];
+      const already = fresh.filter((name) => running.has(name));
+      if (already.length) throw new Error(`already running in this mesh: ${already.join(', ')}`);
+      await Promise.all(fresh.map((name) => launch(name, { ...envOf[name], ...more[name] })));
     },
     async restart(name, opts = {}) {
       const svc = mesh.get(name);
@@ -62,6 +88,7 @@ export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, s
     },
     outboxes: () => [...running.values()].map(({ svc }) => outboxOf(svc)),
     async stop() {
+      for (const name of [...held.keys()]) await release(name);
       for (const { svc } of [...running.values()].reverse()) await svc.stop();
       for (const { svc } of running.values()) fs.rmSync(svc.dataDir, { recursive: true, force: true });
       running.clear();
@@ -74,4 +101,27 @@ export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, s
     throw err;
   }
   return mesh;
+}
+
+interface HeldPort {
+  port: number;
+  release(): Promise<void>;
+}
+
+/** A free loopback port, listened on (every connection cut off at once) until released. */
+async function holdPort(): Promise<HeldPort> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const server = net.createServer((socket) => socket.destroy());
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) {
+      server.unref();
+      let released: Promise<void> | undefined;
+      return { port, release: () => (released ??= new Promise((resolve) => server.close(() => resolve()))) };
+    }
+    if (attempt >= 20) throw new Error('could not hold a free port');
+  }
 }
