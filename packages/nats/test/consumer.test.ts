@@ -266,8 +266,10 @@ it('filters by subject and hands over subject, headers, seq and msgID', async ()
 it('waits for a stream created after the consumer started', async () => {
   const name = `LATE${process.pid}`;
   const got: number[] = [];
-  consume({ stream: name, durable: 'late', handler: async (m) => (got.push(m.data.i), 'ack') });
-  await sleep(300);
+  const logged: string[] = [];
+  consume({ stream: name, durable: 'late', handler: async (m) => (got.push(m.data.i), 'ack'), log: (msg) => logged.push(msg) });
+  // it tried, found no stream, and keeps trying
+  await waitFor('a failed pull', () => logged.includes('consumer pull failed; retrying'), 10_000);
   await ensureStreams(nc, [{ name, subjects: ['late.>'], retention: 'workqueue', maxAgeMs: 60_000, duplicateWindowMs: 10_000 }]);
   await publish(nc.jetstream(), 'late.x', { i: 7 });
   await waitFor('message on late stream', () => got.length === 1, 10_000);
