@@ -6,3 +6,4 @@ export * from './smtp';
 export * from './health';
 export * from './wait';
 export * from './mesh';
+export * from './refusal';

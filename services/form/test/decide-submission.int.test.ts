@@ -5,10 +5,10 @@
 // with its form.submitted fact, the subscriber, and at most one confirmation mail, whatever fails.
 import crypto from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
-import { createClient, DomainError, PeerUnavailable } from '@mailer/kit';
+import { createClient, PeerUnavailable } from '@mailer/kit';
 import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { senderProfilesV1, subscriberV1, suppressionsV1 } from '@mailer/proto';
-import { freePort, outboxOf, startCaptureRelay, startNatsServer, startService, waitForSettled, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { freePort, outboxOf, refusal, startCaptureRelay, startNatsServer, startService, waitForSettled, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { addReq } from '@mailer/testing/subscriber';
 import { confirmTokens } from '../src/app/confirm-token';
@@ -118,15 +118,6 @@ async function subscriberOf(accountId: string, email: string) {
 async function mailsTo(email: string) {
   await waitForSettled(nc, { outboxes: [outboxOf(messaging), outboxOf(subscriber)] });
   return relay.receivedFor(email);
-}
-async function refusal(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    return err as DomainError;
-  }
-  throw new Error('expected the decision to fail');
 }
 
 it('QUEUED: the subscriber signed up UNCONFIRMED, one confirmation mail, the decision and its fact recorded once; decided again: ALREADY_DECIDED, nothing more', async () => {

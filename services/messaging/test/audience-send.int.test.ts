@@ -3,10 +3,10 @@
 // refusal, a peer that does not answer or a render that fails for one reader queues nobody of it; a
 // page asked again queues nobody twice; suppressed readers are counted, never mailed.
 import crypto from 'node:crypto';
-import { createClient, DomainError, PeerUnavailable } from '@mailer/kit';
+import { createClient, PeerUnavailable } from '@mailer/kit';
 import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { subscriberV1 } from '@mailer/proto';
-import { freePort, startMesh, startNatsServer, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
+import { freePort, refusal, startMesh, startNatsServer, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { addReq } from '@mailer/testing/subscriber';
 import { queueAudiencePage, type AudienceContent, type AudiencePageInput, type AudienceSendDeps } from '../src/app/audience-send';
@@ -94,15 +94,6 @@ const page = (a: { accountId: string; profileId: string; topicId: string }, over
 const queued = async (accountId: string) => (await messagesOf(messageCollections(tmp.store), accountId).list({ pageNumber: 1, pageSize: 100 })).items;
 const jobs = () => tmp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({});
 
-async function refusal(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    return err as DomainError;
-  }
-  throw new Error('expected the page to be refused');
-}
 
 it('queues a page: one rendered RSS message and one delivery job per reader, keyed by the send; the cursor walks the audience to its end', async () => {
   const a = await account(3);
