@@ -4,7 +4,7 @@
 # workspaces share the root lockfile):
 #   docker build --build-arg WORKSPACE=services/segment -t mailer-segment .
 # skaffold.yaml builds the seven images from it; charts/test checks the wiring.
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 ARG WORKSPACE
 
 FROM ${NODE_IMAGE} AS build

@@ -19,7 +19,7 @@ const path = require('node:path');
 const { connect, JSONCodec, AckPolicy, DeliverPolicy } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
 const { SMTPServer } = require('smtp-server');
-const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
+const { freePort, spawnReady, startNatsServer, startService, startGateway, operatorAuth } = require('@mailer/testing');
 const { verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
@@ -68,7 +68,7 @@ async function metric(port, name) {
 
 /** Publishes `count` events of `eventKey` for `email` straight to EVENTS (as the gateway stores them). */
 async function publishEvents(natsUrl, accountId, email, eventKey, count) {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({ servers: natsUrl, ...operatorAuth });
   await ensureStreams(nc);
   const js = nc.jetstream();
   const codec = JSONCodec();
@@ -87,7 +87,7 @@ async function publishEvents(natsUrl, accountId, email, eventKey, count) {
 
 /** A bare nats.js pull consumer on EVENTS that only acks `total` messages: messages/s. */
 async function rawConsume(natsUrl, total) {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({ servers: natsUrl, ...operatorAuth });
   const jsm = await nc.jetstreamManager();
   const durable = 'bench-raw-events';
   await jsm.consumers.add('EVENTS', { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: 'events.>' });

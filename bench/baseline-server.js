@@ -35,7 +35,7 @@ async function app(kind, arg) {
   }
   if (kind === 'express-events') {
     const { connect, JSONCodec } = require('nats');
-    const nc = await connect({ servers: arg, noAsyncTraces: true });
+    const nc = await connect({ servers: arg, user: process.env.NATS_USER, pass: process.env.NATS_PASSWORD, noAsyncTraces: true });
     const js = nc.jetstream();
     const codec = JSONCodec();
     server.post('/events', express.json(), async (req, res) => {
@@ -49,7 +49,7 @@ async function app(kind, arg) {
     const { connect, JSONCodec } = require('nats');
     // The platform's one template engine (same limits, escaping, CSS inlining and derived text).
     const { compileTemplate, renderTemplate } = require('@mailer/templates');
-    const nc = await connect({ servers: arg, noAsyncTraces: true });
+    const nc = await connect({ servers: arg, user: process.env.NATS_USER, pass: process.env.NATS_PASSWORD, noAsyncTraces: true });
     const js = nc.jetstream();
     const codec = JSONCodec();
     const compiled = compileTemplate({

@@ -17,7 +17,7 @@ const path = require('node:path');
 // The very nodemailer the messaging service runs (its own dependency, not whatever is hoisted).
 const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
 const { SMTPServer } = require('smtp-server');
-const { freePort, spawnReady, startNatsServer } = require('@mailer/testing');
+const { freePort, spawnReady, startNatsServer, processCredentials } = require('@mailer/testing');
 const { verdict, rssMb, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
@@ -103,6 +103,7 @@ async function main() {
     const worker = await spawnReady(
       'services/messaging/test/support/delivery-worker.js',
       {
+        ...processCredentials('messaging'),
         NATS_URL: nats.url,
         DATA_DIR: dataDir,
         SMTP_URL: sink.url,

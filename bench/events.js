@@ -10,7 +10,7 @@ const { parseArgs } = require('node:util');
 const { randomUUID } = require('node:crypto');
 const { connect, JSONCodec } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
-const { startNatsServer, startGateway, createAccount } = require('@mailer/testing');
+const { startNatsServer, startGateway, createAccount, operatorAuth } = require('@mailer/testing');
 const { measure, verdict, startBaseline } = require('./lib');
 
 const { values: args } = parseArgs({
@@ -33,7 +33,7 @@ const event = (accountId) => ({
 
 /** Raw JetStream: one client, `inflight` publishes outstanding, for `seconds`. */
 async function rawPublish(url, seconds, inflight) {
-  const nc = await connect({ servers: url });
+  const nc = await connect({ servers: url, ...operatorAuth });
   const js = nc.jetstream();
   const codec = JSONCodec();
   let acked = 0;
@@ -59,7 +59,7 @@ async function main() {
     // Run as the chart and the local runner run it (heap cap).
     const gw = await startGateway({ NATS_URL: nats.url, NODE_OPTIONS: '--max-old-space-size=128' });
     stops.push(() => gw.stop());
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: nats.url, ...operatorAuth });
     await ensureStreams(nc);
     await nc.close();
 

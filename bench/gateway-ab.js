@@ -8,13 +8,13 @@
 // Usage: node bench/gateway-ab.js <dirA> <dirB> [--mode get|events] [--rounds 3] [--duration 8]   (dirs relative to the repo root)
 'use strict';
 const { parseArgs } = require('node:util');
-const { startNatsServer, startService, spawnReady, gatewaySecrets, createAccount, adminRequest, serviceAddresses } = require('@mailer/testing');
+const { startNatsServer, startService, spawnReady, gatewaySecrets, createAccount, adminRequest, serviceAddresses, processCredentials } = require('@mailer/testing');
 const { measure, rssMb } = require('./lib');
 const { values: a, positionals } = parseArgs({ allowPositionals: true, options: { mode: { type: 'string', default: 'get' }, rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '8' }, accounts: { type: 'string', default: '100' } } });
 const [A, B] = positionals;
 const duration = Number(a.duration);
 async function gateway(dir, env, secrets) {
-  const p = await spawnReady(`${dir}/main.js`, { LOG_LEVEL: 'info', GATEWAY_PORT: '0', ADMIN_PORT: '0', METRICS_PORT: '0', ADMIN_HOST: '127.0.0.1', MAILER_SERVICE: 'gateway', NODE_OPTIONS: '--max-old-space-size=128', ...env, ...secrets });
+  const p = await spawnReady(`${dir}/main.js`, { LOG_LEVEL: 'info', GATEWAY_PORT: '0', ADMIN_PORT: '0', METRICS_PORT: '0', ADMIN_HOST: '127.0.0.1', MAILER_SERVICE: 'gateway', NODE_OPTIONS: '--max-old-space-size=128', ...processCredentials('gateway'), ...env, ...secrets });
   const { port, adminPort } = p.ready;
   return { output: p.output, url: `http://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${adminPort}`, adminToken: secrets.ADMIN_TOKEN, pid: p.pid, stop: () => p.stop('SIGTERM') };
 }

@@ -72,7 +72,10 @@ async function measure(opts, pids) {
 /** Starts a calibration server of bench/baseline-server.js in its own process: {url, pid, stop()}. */
 async function startBaseline(kind, arg) {
   const { fork } = require('node:child_process');
-  const child = fork(require.resolve('./baseline-server'), [kind, arg], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // A NATS-backed baseline connects as the harness's operator (its servers require credentials).
+  const { operatorAuth } = require('@mailer/testing/internal-access');
+  const env = { ...process.env, NATS_USER: operatorAuth.user, NATS_PASSWORD: operatorAuth.pass };
+  const child = fork(require.resolve('./baseline-server'), [kind, arg], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { port } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`baseline ${kind} exited (${code}) before listening`)));

@@ -12,7 +12,7 @@ const { parseArgs } = require('node:util');
 const fs = require('node:fs');
 const { connect, JSONCodec, AckPolicy, DeliverPolicy } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
-const { startNatsServer, startService } = require('@mailer/testing');
+const { startNatsServer, startService, operatorAuth } = require('@mailer/testing');
 const { createdEvent, changeEvents, deletedEvent } = require('../services/subscriber/dist/events/subscriber-events');
 const { tagEvent, topicEvent } = require('../services/subscriber/dist/events/catalog-events');
 const { diffSubscriber } = require('../services/subscriber/dist/domain/contacts');
@@ -146,7 +146,7 @@ function buildBacklog() {
 }
 
 async function publishBacklog(url, events) {
-  const nc = await connect({ servers: url });
+  const nc = await connect({ servers: url, ...operatorAuth });
   await ensureStreams(nc);
   const js = nc.jetstream();
   const codec = JSONCodec();
@@ -168,7 +168,7 @@ async function publishBacklog(url, events) {
 
 /** A bare nats.js pull consumer on the same stream and filter that only acks. Events/s. */
 async function rawConsume(url, total, run) {
-  const nc = await connect({ servers: url });
+  const nc = await connect({ servers: url, ...operatorAuth });
   const jsm = await nc.jetstreamManager();
   const durable = `bench-raw-${run}`;
   await jsm.consumers.add('DOMAIN', { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: 'domain.>' });

@@ -10,7 +10,8 @@
 //
 // Loading: syncing 1M subscribers and ingesting 3M orders through the API would take hours here, so
 // the contacts are written straight into the segment service's data directory while it is stopped,
-// in the very format it reads at start (snapshot.jsonl, whole-document records, store/codec.ts): the
+// in the previous embedded engine's format (snapshot.jsonl, whole-document records, store/codec.ts),
+// which the store imports into its SQLite database at the service's first start: the
 // same state the projection and the order ingest would have built (contact documents with their
 // orders, plus one purchase_orders idempotency record per order). A sample of the generated documents
 // is first put through the store API (schema casting) to check they are stored exactly as written.

@@ -18,7 +18,7 @@ const path = require('node:path');
 const { connect } = require('nats');
 const { Agent, request } = require('undici');
 const { Webhook } = require('standardwebhooks');
-const { freePort, startNatsServer, startService } = require('@mailer/testing');
+const { freePort, startNatsServer, startService, operatorAuth } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
 const { ensureStreams, publish } = require('@mailer/nats');
 const { secretKeyring, subscriptionRepository } = require('../services/webhook/dist/store/subscriptions');
@@ -97,7 +97,7 @@ async function serviceRun(nats, receivers, hangIndex) {
   }
   await store.close();
   // The backlog, spread round-robin over the accounts (one delivery per fact).
-  const nc = await connect({ servers: nats.url });
+  const nc = await connect({ servers: nats.url, ...operatorAuth });
   await ensureStreams(nc);
   const js = nc.jetstream();
   for (let i = 0; i < FACTS; i += 1000) {

@@ -2,6 +2,9 @@
 // Runs the whole system on one machine as plain processes (what `npm run up` ends with):
 // nats-server (JetStream, data in .data/nats), maildev when SMTP_URL is unset (scripts/run-local-mail.js),
 // the six gRPC services (embedded storage in .data/<service>) and the gateway, all on loopback. Logs go to .data/logs/<name>.log.
+// Internal traffic is authenticated as in production: nats-server runs with a user per process
+// (.data/nats.conf, its permissions derived from each process's declarations) and every gRPC call is
+// signed; the credentials are generated once into .data/secrets.json.
 // A child that dies is restarted with backoff (see supervise); only Ctrl-C / SIGTERM stops every
 // child. The next run keeps the data. One runner per data directory
 // (<data>/runner.lock).
@@ -50,6 +53,10 @@ function secrets() {
     adminToken: () => crypto.randomBytes(32).toString('hex'),
     trackingSecret: () => crypto.randomBytes(32).toString('base64url'),
     secretSealingKey: () => crypto.randomBytes(32).toString('base64'),
+    // Each process's NATS password is derived from it (natsPassword); .data/nats.conf lists them all,
+    // the operator's (every permission, for the nats CLI) included.
+    natsSecret: () => crypto.randomBytes(32).toString('base64url'),
+    internalGrpcSecret: () => crypto.randomBytes(32).toString('base64url'),
   };
   const stored = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
   // A data directory from an older version lacks the newer secrets: add them, keep the others.
@@ -57,6 +64,21 @@ function secrets() {
   for (const k of missing) stored[k] = fresh[k]();
   if (missing.length) fs.writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   return stored;
+}
+
+const natsPassword = (natsSecret, user) => crypto.createHmac('sha256', natsSecret).update(`nats:${user}`).digest('base64url');
+
+/**
+ * Writes <data>/nats.conf (0600): one NATS user per process with the permissions its build declares,
+ * and the operator user (every permission, for the nats CLI). Rewritten at every start, so a rebuilt
+ * process with a new consumer gets its permission.
+ */
+function natsConfig(natsSecret) {
+  const { natsServerConfig } = require(path.join(root, 'packages/testing/dist/internal-access'));
+  const file = path.join(data, 'nats.conf');
+  fs.writeFileSync(file, natsServerConfig((user) => natsPassword(natsSecret, user)), { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  return file;
 }
 
 function natsServerBinary() {
@@ -167,7 +189,8 @@ async function stopAll(code) {
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((resolve) => {
-        const t = setTimeout(() => child.kill('SIGKILL'), 10000);
+        // as long as a process may take to drain (its longest request deadline, then exit)
+        const t = setTimeout(() => child.kill('SIGKILL'), require('../packages/kit/dist/time-limits').SHUTDOWN_EXIT_MS);
         child.once('exit', () => (clearTimeout(t), resolve()));
       });
     }
@@ -285,12 +308,12 @@ async function main() {
   // version left with wider modes narrowed (the services do the same for their own directories).
   require('../packages/kit/dist/file-modes').ownerOnlyFiles(data, data, (extra, msg) => console.error(`up: ${msg}: ${extra.path} (${extra.err})`));
   fs.mkdirSync(logs, { recursive: true });
-  const { apiKeyMasterKey, adminToken, trackingSecret, secretSealingKey } = secrets();
+  const { apiKeyMasterKey, adminToken, trackingSecret, secretSealingKey, natsSecret, internalGrpcSecret } = secrets();
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
   const ports = await portTable();
-  const nats = supervise('nats', natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, (text) => text.includes('Server is ready') && {});
+  const nats = supervise('nats', natsServerBinary(), ['-c', natsConfig(natsSecret), '-js', '-a', '127.0.0.1', '-p', String(ports.nats), '-sd', path.join(data, 'nats')], {}, (text) => text.includes('Server is ready') && {});
   // Without SMTP_URL, maildev catches every mail the messaging service sends (its web UI shows it).
   const catcher = env.SMTP_URL ? undefined : maildevCommand(data, ports.mail);
   const maildev = catcher && supervise('maildev', process.execPath, catcher.args, {}, catcher.isReady);
@@ -302,7 +325,9 @@ async function main() {
   // Every process gets every service's address: the gateway dials them all, and services dial
   // their peers (segment -> subscriber, subscriber -> every source of field usages and segments).
   // Loopback only, every listener: gRPC (the addresses above), /metrics, the gateway, NATS (-a).
-  const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', METRICS_HOST: '127.0.0.1', ...ports.grpc };
+  const common = { NATS_URL: `nats://127.0.0.1:${ports.nats}`, DATA_DIR: data, LOG_LEVEL: env.LOG_LEVEL || 'info', METRICS_HOST: '127.0.0.1', INTERNAL_GRPC_SECRET: internalGrpcSecret, ...ports.grpc };
+  // Each process connects to NATS as its own user.
+  const natsUser = (name) => ({ NATS_USER: name, NATS_PASSWORD: natsPassword(natsSecret, name) });
   // The webhook service seals its subscriptions' signing secrets under SECRET_SEALING_KEY.
   const sealing = { webhook: { SECRET_SEALING_KEY: env.SECRET_SEALING_KEY || secretSealingKey } };
   await Promise.all(
@@ -311,7 +336,7 @@ async function main() {
         s,
         process.execPath,
         [`services/${s}/dist/main.js`],
-        { ...common, METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...mail[s], ...sealing[s] },
+        { ...common, ...natsUser(s), METRICS_PORT: String(ports.metrics[s]), MAILER_SERVICE: s, ...NODE_OPTIONS[s], ...mail[s], ...sealing[s] },
         readyLine,
       ),
     ),
@@ -322,6 +347,7 @@ async function main() {
     ['gateway/dist/main.js'],
     {
       ...common,
+      ...natsUser('gateway'),
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(ports.gateway),
       ADMIN_PORT: String(ports.admin),

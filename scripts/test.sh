@@ -3,6 +3,8 @@
 # real processes: nats-server, the services and the gateway). Extra arguments go to jest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# Node 24 first on PATH for everything below (jest and the processes tests start with process.execPath).
+source "$root/scripts/node-env.sh"
 bash "$root/scripts/setup.sh"
 # Chromium (Debian package) for the browser tests (/docs, reader pages, landing pages): installed
 # when missing and running as root, else a loud failure with the command to run (@mailer/testing/browser).

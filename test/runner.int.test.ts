@@ -285,6 +285,29 @@ it('every setting of API.md section 4 reaches the process that reads it (runner 
   expect(runner.output()).toContain('warning:  OUTBOUND_ALLOW_HTTP=true OUTBOUND_ALLOWED_CIDRS=127.0.0.0/8,::1/128: webhooks and RSS feeds may reach these addresses (development only)');
 });
 
+it('internal traffic is authenticated: each process its own NATS user, credentials in 0600 files, nothing unauthenticated gets in', async () => {
+  const { natsSecret, internalGrpcSecret } = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).toBe(0o600);
+  expect(fs.statSync(path.join(dataDir, 'nats.conf')).mode & 0o777).toBe(0o600);
+  for (const name of ['gateway', 'subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook']) {
+    const childEnv = envOf(name);
+    expect({ name, user: childEnv.NATS_USER, secret: childEnv.INTERNAL_GRPC_SECRET }).toEqual({ name, user: name, secret: internalGrpcSecret });
+  }
+  expect(envOf('form').NATS_PASSWORD).not.toBe(envOf('messaging').NATS_PASSWORD);
+  expect(runner.output()).not.toContain(natsSecret);
+  expect(runner.output()).not.toContain(internalGrpcSecret);
+  // The runner's NATS refuses a client without credentials...
+  const { connect } = await import('nats');
+  await expect(connect({ servers: `127.0.0.1:${env.NATS_PORT}`, maxReconnectAttempts: 0 })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  // ...and a service refuses a call without a service token.
+  const { credentials, Metadata, status } = await import('@grpc/grpc-js');
+  const { subscriberV1 } = await import('@mailer/proto');
+  const client = new subscriberV1.SubscriberServiceClient(envOf('gateway').SUBSCRIBER_GRPC_ADDR, credentials.createInsecure());
+  const code = await new Promise<number>((resolve) => client.listTags({ accountId: 'a1' }, new Metadata(), (err) => resolve(err ? err.code : 0)));
+  client.close();
+  expect(status[code]).toBe('UNAUTHENTICATED');
+});
+
 it('a service killed with SIGKILL is restarted on the same address with backoff, says so with the cause, and answers again', async () => {
   const runnerPid = runner.child.pid!;
   const gatewayPid = pidOf(runnerPid, 'gateway')!;

@@ -8,7 +8,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath } from 'grpc-health-check';
 import { createClient } from '@mailer/kit';
 import * as proto from '@mailer/proto';
-import { repoRoot, SERVICES, startNatsServer, startService, type RunningService, type ServiceName } from '@mailer/testing';
+import { repoRoot, SERVICES, spawnReady, startNatsServer, startService, type RunningService, type ServiceName } from '@mailer/testing';
 
 const healthPkg = grpc.loadPackageDefinition(protoLoader.loadSync(protoPath, { keepCase: true, enums: String, defaults: true })) as any;
 
@@ -63,13 +63,18 @@ describe.each(SERVICES.filter((s) => s !== 'subscriber') as Exclude<ServiceName,
     expect(metrics).toContain('process_resident_memory_bytes');
   });
 
-  it('answers mailer.common.v1.FieldUsageService (no usages of its own yet)', async () => {
-    if (name === 'webhook') return; // webhooks never reference subscriber fields
-    expect(await healthCheck(svc.address, 'mailer.common.v1.FieldUsageService')).toBe('SERVING');
-    const client = createClient(proto.commonV1.FieldUsageServiceClient, svc.address);
-    expect(await client.listFieldUsages({ accountId: 'a', fieldId: '00000000-0000-4000-8000-000000000001', personalizationTagName: 'company' })).toEqual({ usages: [] });
-    client.close();
-  });
+  if (name === 'webhook') {
+    it('does not serve mailer.common.v1.FieldUsageService (webhooks never reference subscriber fields)', async () => {
+      await expect(healthCheck(svc.address, 'mailer.common.v1.FieldUsageService')).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    });
+  } else {
+    it('answers mailer.common.v1.FieldUsageService (no usages of its own yet)', async () => {
+      expect(await healthCheck(svc.address, 'mailer.common.v1.FieldUsageService')).toBe('SERVING');
+      const client = createClient(proto.commonV1.FieldUsageServiceClient, svc.address);
+      expect(await client.listFieldUsages({ accountId: 'a', fieldId: '00000000-0000-4000-8000-000000000001', personalizationTagName: 'company' })).toEqual({ usages: [] });
+      client.close();
+    });
+  }
 
   it('stops gracefully on SIGTERM (exit code 0)', async () => {
     expect(await svc.stop('SIGTERM')).toBe(0);
@@ -86,6 +91,12 @@ it('refuses to start with bad configuration, naming the variable', () => {
   expect(res.status).toBe(78);
   expect(res.stderr).toContain('SEGMENT_GRPC_ADDR');
   expect(res.stderr).toContain('METRICS_PORT');
+});
+
+// What every test that needs a service gets when it is not built (gateway/test/support/full-stack.ts and the
+// fuzz included): a failure naming the command, never a run without it.
+it('a service that is not built fails the start loudly, naming the build command', async () => {
+  await expect(spawnReady('services/not-built/dist/main.js', {})).rejects.toThrow('services/not-built/dist/main.js is not built: run `npm run build` first');
 });
 
 it('fails loudly when NATS cannot be reached', () => {

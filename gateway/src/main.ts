@@ -1,12 +1,12 @@
 import './telemetry';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger, gracefulHttpClose, onShutdown, startMetricsServer } from '@mailer/kit';
+import { createLogger, gracefulHttpClose, natsConnection, onShutdown, startMetricsServer, useServiceIdentity, warnIfUnauthenticated } from '@mailer/kit';
 import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats';
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
-import { resealWebhookSecrets } from './admin/webhook-reseal';
+import { resealDkimKeys, resealWebhookSecrets } from './admin/service-reseal';
 import { createApp } from './app';
 import { answerClientError } from './client-error';
 import { createServiceClients } from './clients';
@@ -19,6 +19,7 @@ import { WatchedKv } from './kv/watched-kv';
 import { createGatewayMetrics } from './metrics';
 import type { LimitState } from './ratelimit/decide';
 import { RateLimiter } from './ratelimit/limiter';
+import { NATS_ACCESS } from './nats-access';
 
 async function main() {
   const config = readConfig();
@@ -26,13 +27,14 @@ async function main() {
   const metrics = createGatewayMetrics();
   let stopping = false;
 
-  const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
+  warnIfUnauthenticated(logger, config);
+  const nc = await connectNats({ ...natsConnection(config), name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
   // Streams and buckets are re-created after every reconnect (a NATS restart loses the memory-stored
   // rate-limit budgets), and the watched copies reloaded; /readyz says no until that is done.
   const jetStream = await declareJetStream(
     nc,
     {
-      streams: [STREAMS.EVENTS],
+      streams: NATS_ACCESS.streams.map((s) => STREAMS[s as keyof typeof STREAMS]),
       buckets: Object.values(BUCKETS).map((b) => ({ name: b.name, ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false })),
     },
     { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
@@ -55,6 +57,8 @@ async function main() {
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
   const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView);
+  // Every call to a service carries the gateway's signed service token (INTERNAL_GRPC_SECRET).
+  useServiceIdentity('gateway', config.INTERNAL_GRPC_SECRET);
   const clients = createServiceClients(config);
   const app = createApp({
     logger,
@@ -77,7 +81,7 @@ async function main() {
       perMinute: config.GATEWAY_PUBLIC_PER_MINUTE,
     },
   });
-  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config) });
+  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config), resealDkimKeys: () => resealDkimKeys(config) });
 
   const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
   // Installed before any request is served: a graceful close must know every request in flight.

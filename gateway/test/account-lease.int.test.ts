@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 async function bucket(url: string) {
-  const nc = await connect({ servers: url });
+  const nc = await connect({ servers: url, ...nats.auth });
   connections.push(nc);
   const b = BUCKETS.accounts;
   return openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false });

@@ -139,8 +139,9 @@ describe('POST /email-messages', () => {
   });
 
   it('422 template_render_failed with the engine\'s message for a template that passes a render limit (nothing queued)', async () => {
-    expectStatus(await acme.post('/email-templates', { name: 'hostile', subject: 'x', html: '{% for i in (1..100000000) %}xxxxxxxxxxxxxxxxxxxxxxxx{% endfor %}' }), 201);
-    const res = await send(acme, { name: 'hostile', email: 'h@example.org' });
+    // Hostile with the caller's data only (one hostile alone is refused at save: email-catalog.int.test.ts).
+    expectStatus(await acme.post('/email-templates', { name: 'hostile', subject: 'x', html: '{% for i in (1..n) %}xxxxxxxxxxxxxxxxxxxxxxxx{% endfor %}' }), 201);
+    const res = await send(acme, { name: 'hostile', email: 'h@example.org', substitutionData: { n: 100_000_000 } });
     expectError(res, 422, 'template_render_failed');
     expect(res.json.message).toMatch(/html/);
     expect(expectStatus(await acme.get('/email-messages?templateName=hostile'), 200).totalItems).toBe(0);
@@ -215,30 +216,59 @@ describe('POST /email-messages', () => {
     expect(expectStatus(await send(acme, { name: 'welcome', email: 'free@example.org', substitutionData: { any: { deep: [1, { x: null }] } }, eventProperties: { k: [true] } }), 202).status).toBe('QUEUED');
   });
 
-  it('never answers 5xx to bad bodies', async () => {
-    const bodies: unknown[] = [
-      {}, { name: 'welcome' }, { email: 'a@example.org' }, { name: 1, email: 'a@example.org' }, { name: 'welcome', email: 7 },
-      { name: '', email: 'a@example.org' }, { name: 'x'.repeat(500), email: 'a@example.org' }, { name: 'welcome', email: 'a'.repeat(300) + '@example.org' },
-      { name: 'welcome', email: 'a@example.org', substitutionData: [] }, { name: 'welcome', email: 'a@example.org', substitutionData: 'x' },
-      { name: 'welcome', email: 'a@example.org', eventProperties: 3 }, { name: 'welcome', email: 'a@example.org', substitutionData: { subscriber: 1, event: 2 } },
-      { name: '../../etc', email: 'a@example.org' }, { name: '{{ x }}', email: 'a@example.org' }, { name: 'welcome', email: 'a@example.org\r\nBcc: x@evil.example' },
-      [], null, 'text', 42,
+  it('answers each bad body with its precise 400 or 404, naming the member', async () => {
+    const ok = { name: 'welcome', email: 'a@example.org' };
+    // [body, status, errorId, the member `details` names (400s)]
+    const cases: Array<[unknown, number, string, string?]> = [
+      [{}, 400, 'validation_failed', 'body.name'],
+      [{ name: 'welcome' }, 400, 'validation_failed', 'body.email'],
+      [{ email: 'a@example.org' }, 400, 'validation_failed', 'body.name'],
+      [{ ...ok, name: 1 }, 400, 'validation_failed', 'body.name'],
+      [{ ...ok, email: 7 }, 400, 'validation_failed', 'body.email'],
+      [{ ...ok, name: '' }, 400, 'validation_failed', 'body.name'],
+      [{ ...ok, name: 'x'.repeat(500) }, 400, 'validation_failed', 'body.name'],
+      [{ ...ok, email: 'a'.repeat(300) + '@example.org' }, 400, 'invalid_email', 'body.email'],
+      [{ ...ok, substitutionData: [] }, 400, 'validation_failed', 'body.substitutionData'],
+      [{ ...ok, substitutionData: 'x' }, 400, 'validation_failed', 'body.substitutionData'],
+      [{ ...ok, eventProperties: 3 }, 400, 'validation_failed', 'body.eventProperties'],
+      [{ ...ok, substitutionData: { subscriber: 1, event: 2 } }, 400, 'reserved_substitution_key'],
+      [{ ...ok, name: '../../etc' }, 404, 'template_not_found'],
+      [{ ...ok, name: '{{ x }}' }, 404, 'template_not_found'],
+      [{ ...ok, email: 'a@example.org\r\nBcc: x@evil.example' }, 400, 'invalid_email'],
+      [{ ...ok, email: 'a@example.org\nBcc: x@evil.example' }, 400, 'invalid_email'],
+      [[], 400, 'validation_failed', 'body'],
+      [null, 400, 'validation_failed', 'body'],
+      ['text', 400, 'validation_failed', 'body'],
+      [42, 400, 'validation_failed', 'body'],
     ];
-    for (const body of bodies) {
+    for (const [body, status, errorId, member] of cases) {
       const res = await call(gw, 'POST', '/email-messages', { apiKey: acme.apiKey, rawBody: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-      expect({ body, status: res.status, text: res.text }).toMatchObject({ status: expect.any(Number) });
-      expect([JSON.stringify(body), res.status < 500]).toEqual([JSON.stringify(body), true]);
-      if (res.status >= 400) expect(typeof res.json?.errorId).toBe('string');
+      const label = JSON.stringify(body).slice(0, 80);
+      expect({ label, status: res.status, errorId: res.json?.errorId }).toEqual({ label, status, errorId });
+      expect(schemaErrors('ErrorMessageDto', res.json)).toEqual([]);
+      if (member) expect({ label, paths: res.json.details?.map((d: { path: string }) => d.path) }).toEqual({ label, paths: expect.arrayContaining([member]) });
     }
+    expect(expectStatus(await acme.get('/email-messages?email=a@example.org'), 200).totalItems).toBe(0); // nothing stored
     const raw = await call(gw, 'POST', '/email-messages', { apiKey: acme.apiKey, rawBody: '{"name": "welcome", "email": ', headers: { 'content-type': 'application/json' } });
     expectError(raw, 400, 'malformed_json');
-    // Prototype keys in free-form values are plain data: accepted, stored, never rendered as members.
-    const proto = await call(gw, 'POST', '/email-messages', {
-      apiKey: acme.apiKey,
-      rawBody: '{"name":"welcome","email":"proto@example.org","substitutionData":{"__proto__":{"name":"polluted"},"constructor":{"prototype":{"x":1}}}}',
-      headers: { 'content-type': 'application/json' },
-    });
-    expect(proto.status).toBeLessThan(500);
+  });
+
+  const PROTO_BODY = '{"name":"welcome","email":"proto@example.org","substitutionData":{"__proto__":{"name":"polluted"},"constructor":{"prototype":{"x":1}}},"eventProperties":{"__proto__":{"admin":true},"k":1}}';
+  const sendProto = () => call(gw, 'POST', '/email-messages', { apiKey: acme.apiKey, rawBody: PROTO_BODY, headers: { 'content-type': 'application/json' } });
+
+  it('prototype keys in free-form values are plain data: 202 QUEUED, and nothing is merged into the stored object', async () => {
+    const accepted = expectStatus(await sendProto(), 202);
+    expect(accepted.status).toBe('QUEUED');
+    const stored = expectStatus(await acme.get(`/email-messages/${accepted.messageId}`), 200);
+    expect(stored.eventProperties.k).toBe(1);
+    expect(stored.eventProperties).not.toHaveProperty('admin');
+  });
+
+  // Mongoose drops "__proto__" members of Mixed values when a document is built (embedded store and MongoDB alike).
+  it.skip('prototype keys in free-form values are stored as sent (skipped: known defect: the "__proto__" member of eventProperties is dropped on save; store it or refuse it with 400)', async () => {
+    const accepted = expectStatus(await sendProto(), 202);
+    const stored = await acme.get(`/email-messages/${accepted.messageId}`);
+    expect(stored.text).toContain('"eventProperties":{"__proto__":{"admin":true},"k":1}');
   });
 });
 

@@ -1,9 +1,10 @@
-import { REQUEST_EXAMPLES } from '../src/openapi/examples';
+import { EXAMPLE_IDS, REQUEST_EXAMPLES } from '../src/openapi/examples';
 import { openApiDocument } from '../src/openapi/document';
 import { requestValidator, schemaErrors } from '../src/openapi/validator';
 
 interface Operation {
   operationId: string;
+  description?: string;
   requestBody?: { content: Record<string, { schema: { $ref?: string }; example?: unknown }> };
 }
 const operations = Object.entries(openApiDocument.paths as unknown as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
@@ -40,6 +41,19 @@ describe('request body examples of the OpenAPI document', () => {
     const schema = media.schema.$ref?.replace('#/components/schemas/', '');
     expect(schema).toBeTruthy();
     expect([name, schemaErrors(schema!, media.example)]).toEqual([name, []]);
+  });
+
+  it('an id in an example is a placeholder, and the operation says which call answers the real one (they work in a fresh account)', () => {
+    const placeholders = Object.values(EXAMPLE_IDS).map((id) => id.placeholder);
+    for (const { op } of withBody) {
+      const text = JSON.stringify(op.requestBody!.content['application/json'].example);
+      const uuids = text.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi) ?? [];
+      expect([op.operationId, uuids.filter((u) => !placeholders.includes(u))]).toEqual([op.operationId, []]);
+      for (const id of Object.values(EXAMPLE_IDS).filter((i) => text.includes(i.placeholder))) {
+        expect(op.description).toContain(`\`${id.placeholder}\` stands for ${id.what}: the \`${id.answer}\` answered by`);
+        expect(op.description).toContain(`(${id.from})`);
+      }
+    }
   });
 
   it('the check catches a bad example (an unknown member, a wrong kind, a bad sync row)', () => {

@@ -33,7 +33,7 @@ const reader = () => ({ 'x-forwarded-for': `198.51.100.${++addressNo}` });
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   subscriber = await startService('subscriber', { NATS_URL: nats.url });
   const httpAddr = `127.0.0.1:${await freePort()}`;
   messaging = await startService('messaging', { NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_HTTP_ADDR: httpAddr, TRACKING_SECRET });

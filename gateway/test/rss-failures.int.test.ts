@@ -5,7 +5,7 @@
 // - an issue whose send cannot proceed (its template fails to render for a reader) becomes FAILED
 //   after RSS_SEND_MAX_ATTEMPTS tries with lastError, counted in mailer_rss_issues_failed_total;
 //   fixed and released again, it resumes at its cursor and every reader gets it exactly once.
-import { GATEWAY_DEADLINES, TIME_LIMITS } from '@mailer/kit';
+import { TIME_LIMITS } from '@mailer/kit';
 import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
 import { expectError } from './support/harness';
 import { rss2, startRssStack, type RssStack } from './support/rss-stack';
@@ -80,9 +80,8 @@ it('a feed that answers after 13 s: preview, create, PUT, check and resume with 
   for (const { res, ms } of answers) {
     expectError(res, 422, 'feed_timeout');
     expect(res.json.message).toBe('the feed could not be read: the feed did not answer completely within 10 s');
-    // The feed limit ended the read, and the answer came before the gateway would have given up.
+    // The feed limit ended the read (a 422, not the gateway's 503 at its own deadline), not earlier.
     expect(ms).toBeGreaterThanOrEqual(TIME_LIMITS.feedRead - 50);
-    expect(ms).toBeLessThan(GATEWAY_DEADLINES.feedRead);
   }
   // The check recorded why; nothing else changed.
   expect(expectStatus(await a.get(`/rss-newsletters/${checked.id}`), 200).lastError).toBe('feed_timeout: the feed did not answer completely within 10 s');

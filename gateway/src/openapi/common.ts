@@ -56,3 +56,6 @@ export function errorResponse(description: string, errorIds: string[], extraHead
     content: json(schemaRef('ErrorMessageDto')),
   };
 }
+
+/** The answer on every path, operations without other input included, to a key in the URL. */
+export const keyInUrlError = () => errorResponse('An API key in the URL: refused before anything else, as on every path (rotate that key).', ['api_key_in_url']);

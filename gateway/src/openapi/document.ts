@@ -1,8 +1,8 @@
 import { ERROR_CATALOGUE } from '../errors';
 import { MAX_JSON_DEPTH } from '../middleware/json-scan';
 import { DEFAULT_RATE_LIMITS } from '../ratelimit/policies';
-import { authenticatedErrors, bodyErrors, errorResponse, instant, json, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
-import { withRequestExamples } from './examples';
+import { authenticatedErrors, bodyErrors, errorResponse, instant, json, keyInUrlError, ok, rateLimitHeaders, ref, schemaRef, uuid } from './common';
+import { EXAMPLE_FEED_URL, withRequestExamples } from './examples';
 import { formParameters, formPaths, formSchemas, formTags } from './form/forms';
 import { webhookParameters, webhookPaths, webhookSchemas, webhookTags } from './webhook/webhooks';
 import { rssParameters, rssPaths, rssSchemas, rssTags } from './rss/newsletters';
@@ -28,6 +28,7 @@ const keyManagement = (summary: string, operationId: string) => ({
   description:
     'App-only: obtaining, rotating and deleting the key is done by an account user in the application (and by the operator through the admin listener), never with the key itself. Any call with a valid API key is answered `403 operation_not_allowed_for_api_key`; without one, `401`.',
   responses: {
+    '400': keyInUrlError(),
     '401': ref('responses', 'Unauthorized'),
     '403': ref('responses', 'Forbidden'),
     '429': ref('responses', 'TooManyRequests'),
@@ -35,9 +36,7 @@ const keyManagement = (summary: string, operationId: string) => ({
 });
 
 /** Public operations take no input, but a key in their URL is refused as on every path. */
-const publicErrors = {
-  '400': errorResponse('An API key in the URL: refused before anything else, as on every path (rotate that key).', ['api_key_in_url']),
-};
+const publicErrors = { '400': keyInUrlError() };
 
 const catalogueTable = [
   '| status | errorId | meaning |',
@@ -74,7 +73,10 @@ Any \`POST\` may carry \`Idempotency-Key\` (1-255 printable ASCII characters, no
 JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\`) answer \`413\`. Objects and arrays may nest at most ${MAX_JSON_DEPTH} levels (the top-level value is level 1, free-form \`properties\` included), else \`400 json_too_deep\`. A number beyond the range of a double (\`1e400\`, 400 digits) anywhere in the body answers \`400 validation_failed\` naming it: it could not be stored as sent. Text must be valid Unicode: invalid UTF-8 answers \`400 malformed_json\`, an unpaired surrogate escape (\`"\\ud800"\`) \`400 validation_failed\` naming the member. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
 
 ## Identifiers and time
-UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Integer query and path parameters (\`pageNumber\`, \`pageSize\`) are plain decimal digits within their documented range (no \`+\`, exponent, fraction, hex or spaces; given once); anything else answers \`400 validation_failed\` naming the parameter. Body integers are checked against their range too (int32: -2147483648 to 2147483647). Instants are UTC ISO 8601 with \`Z\`.`;
+UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Integer query and path parameters (\`pageNumber\`, \`pageSize\`) are plain decimal digits within their documented range (no \`+\`, exponent, fraction, hex or spaces; given once); anything else answers \`400 validation_failed\` naming the parameter. Body integers are checked against their range too (int32: -2147483648 to 2147483647). Instants are UTC ISO 8601 with \`Z\`.
+
+## Examples
+Every request body has an example, which "Try it out" starts from, and together they work in a fresh account. An id of another resource in an example is a placeholder, \`00000000-0000-4000-8000-0000000000NN\`: the operation's description lists each one under **Example ids** with the call whose own example creates that resource in a fresh account and answers its real id; put that id in its place. Path parameters are filled the same way (a \`tagId\` is the \`id\` that \`POST /tags\` answered). Optional ids are left out of examples that make their point without them. Names refer to each other too: the sending, rendering and automation examples use the template that the \`POST /email-templates\` example creates (\`order-confirmation\`). \`${EXAMPLE_FEED_URL}\` stands for your feed (the RSS operations read it while you wait, so it must answer) and \`https://hooks.example.com/mailer\` for your webhook receiver.`;
 
 export const openApiDocument = {
   openapi: '3.1.0',

@@ -1,22 +1,41 @@
 // Request body examples of the OpenAPI document, by operationId. Swagger UI prefills "Try it out"
 // with them and generated docs show them; gateway/test/openapi-examples.test.ts checks that every
-// operation with a body has one and that each passes the request validator.
+// operation with a body has one and that each passes the request validator, and
+// gateway/test/openapi-examples.int.test.ts runs every one against a fresh account.
 
-const subscriberId = '0b7e6d2c-4f1a-4c3e-9d8b-2a6f5e4c3b21';
-const tagId = '5d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d';
-const topicId = '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d';
-const fieldId = '9c8b7a6f-5e4d-4c3b-8a29-1f0e9d8c7b6a';
-const optionId = '2e1d0c9b-8a7f-4e6d-9c5b-4a3f2e1d0c9b';
-const segmentId = '4f3e2d1c-0b9a-4877-a665-5d4c3b2a1f0e';
-const sourceId = '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2e';
+/**
+ * Where the examples' ids come from. A fresh account has no tags, topics, custom fields, segments,
+ * purchase sources or sender profiles, so an example that needs one names it by a placeholder id
+ * that stands for the id another operation answers (`from`, whose own example creates it; `answer`
+ * is where its response carries the id). `withRequestExamples` writes this into the description of
+ * every operation whose example holds a placeholder; path parameters of the same names come from the
+ * same calls. Optional ids are left out of examples that need none to make their point.
+ */
+const placeholder = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+export const EXAMPLE_IDS = {
+  subscriberId: { placeholder: placeholder(1), what: 'a subscriber', from: 'addSubscriber', answer: 'id' },
+  tagId: { placeholder: placeholder(2), what: 'a tag', from: 'addTag', answer: 'id' },
+  topicId: { placeholder: placeholder(3), what: 'a topic', from: 'addTopic', answer: 'id' },
+  fieldId: { placeholder: placeholder(4), what: 'the custom choice field', from: 'addField', answer: 'fieldId' },
+  optionId: { placeholder: placeholder(5), what: 'its option "Red"', from: 'addField', answer: 'options[0].id' },
+  segmentId: { placeholder: placeholder(6), what: 'a segment', from: 'createSegment', answer: 'id' },
+  sourceId: { placeholder: placeholder(7), what: 'a purchase source', from: 'createPurchaseSource', answer: 'id' },
+  senderProfileId: { placeholder: placeholder(8), what: 'a sender profile', from: 'createSenderProfile', answer: 'id' },
+} as const;
+/** Stands for the customer's own feed (no feed answers at this address). */
+export const EXAMPLE_FEED_URL = 'https://blog.example.com/feed.xml';
+
+const { subscriberId, tagId, topicId, fieldId, optionId, segmentId, sourceId, senderProfileId } = Object.fromEntries(
+  Object.entries(EXAMPLE_IDS).map(([name, id]) => [name, id.placeholder]),
+) as Record<keyof typeof EXAMPLE_IDS, string>;
+
+/** The template the email template examples create, which the sending and automation examples use. */
+const template = 'order-confirmation';
 
 const subscriber = {
   email: 'ann@example.org',
   firstName: 'Ann',
-  fields: [
-    { fieldId, value: { kind: 'TEXT', text: 'Berlin' } },
-    { fieldId: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', value: { kind: 'SINGLE_OPTION', optionId } },
-  ],
+  fields: [{ fieldId, value: { kind: 'SINGLE_OPTION', optionId } }],
   tags: [tagId],
 };
 
@@ -42,28 +61,27 @@ const expression = {
 };
 
 const automation = {
-  name: 'Welcome series',
-  trigger: { type: 'API_REQUEST', eventKey: 'account.created' },
+  name: 'Order follow-up',
+  trigger: { type: 'API_REQUEST', eventKey: 'order.completed' },
   entry: 'ONCE',
   steps: [
-    { type: 'SEND_EMAIL', templateName: 'welcome', topicId },
+    { type: 'SET_FIELD', fieldId, fromProperty: 'colour' },
     { type: 'WAIT', duration: 'P3D' },
     { type: 'IF_IN_SEGMENT', segmentId },
     { type: 'ADD_TAGS', tagIds: [tagId] },
-    { type: 'SET_FIELD', fieldId, fromProperty: 'plan.name' },
-    { type: 'SEND_EMAIL', templateName: 'tips' },
+    { type: 'SEND_EMAIL', templateName: template, topicId },
   ],
   active: true,
 };
 
 const rssNewsletter = {
   name: 'Blog digest',
-  sourceUrl: 'https://blog.example.com/feed.xml',
+  sourceUrl: EXAMPLE_FEED_URL,
   triggerMode: 'SCHEDULE',
   schedule: 'CRON_TZ=Europe/Berlin 0 8 * * 1',
   releasePolicy: 'REVIEW',
   reviewAutoReleaseMinutes: 120,
-  senderProfileId: '8b7a6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+  senderProfileId,
   topicId,
   subjectPattern: '{{ newsletter.feedTitle }}: {{ items[0].title }}',
   htmlContent: '<h1>{{ newsletter.feedTitle }}</h1>{% for item in items %}<h2><a href="{{ item.link }}">{{ item.title }}</a></h2><p>{{ item.summary }}</p>{% endfor %}',
@@ -74,7 +92,7 @@ const rssNewsletter = {
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createRssNewsletter: rssNewsletter,
   updateRssNewsletter: { ...rssNewsletter, triggerMode: 'THRESHOLD', schedule: null, minItems: 3, thresholdMaxAgeDays: 14 },
-  previewRssFeed: { url: 'https://blog.example.com/feed.xml' },
+  previewRssFeed: { url: EXAMPLE_FEED_URL },
   resumeRssNewsletter: { rebaseline: true },
   addSubscriber: { ...subscriber, subscriberStatus: 'ACTIVE', topicIds: [topicId] },
   syncSubscribers: {
@@ -90,7 +108,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   replaceSubscriberStatus: { subscriberStatus: 'UNSUBSCRIBED' },
   replaceSubscriberTopics: { topicIds: [topicId], overrideOptOuts: false },
   optOutOfTopic: { source: 'preference-center' },
-  setFieldValue: { kind: 'NUMBER', number: 42 },
+  setFieldValue: { kind: 'SINGLE_OPTION', optionId },
   addField: { label: 'Favourite colour', fieldType: 'SINGLE_CHOICE', personalizationTagName: 'favourite_colour', options: ['Red', 'Green', 'Blue'] },
   updateField: { label: 'Favourite colour', required: false, options: [{ id: optionId, label: 'Red' }, { label: 'Yellow' }] },
   addTag: { name: 'vip' },
@@ -124,13 +142,13 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   updateSenderProfile: { name: 'Newsletter', fromEmail: 'news@example.com', fromName: 'Example Weekly', replyTo: null },
   createSendingDomain: { domain: 'example.com' },
   createEmailTemplate: {
-    name: 'order-confirmation',
+    name: template,
     subject: 'Your order {{ orderId }}',
     html: '<p>Hello {{ subscriber.firstName }}, thank you for order {{ orderId }}.</p>',
     tracking: { opens: true, clicks: false },
   },
   updateEmailTemplate: {
-    name: 'order-confirmation',
+    name: template,
     subject: 'Order {{ orderId }} confirmed',
     html: '<p>Hello {{ subscriber.firstName }}, order {{ orderId }} is confirmed.</p>',
     text: 'Hello {{ subscriber.firstName }}, order {{ orderId }} is confirmed.',
@@ -146,7 +164,6 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     ],
     topicIds: [topicId],
     doubleOptIn: true,
-    confirmationTemplateName: 'signup-confirmation',
     routePath: 'join',
     allowedOrigins: ['https://shop.example.com'],
   },
@@ -162,10 +179,10 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     email: 'ann@example.org',
     occurredAt: '2024-05-01T10:15:00Z',
     idempotencyKey: 'order-1001',
-    properties: { orderId: 'order-1001', total: 59.9 },
+    properties: { orderId: 'order-1001', total: 59.9, colour: 'Red' },
   },
   sendEmailMessage: {
-    name: 'order-confirmation',
+    name: template,
     email: 'ann@example.org',
     substitutionData: { orderId: 'order-1001', total: '59.90 EUR', items: [{ name: 'Earl Grey', quantity: 2 }] },
     eventProperties: { orderId: 'order-1001' },
@@ -174,14 +191,28 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   updateWebhookSubscription: { targetUrl: 'https://hooks.example.com/mailer', event: '*', deliveryContentType: 'application/json', active: true },
 };
 
-/** The paths with each JSON request body's example (from REQUEST_EXAMPLES, by operationId) filled in. */
+type Operation = { operationId?: string; description?: string; requestBody?: { content?: Record<string, { example?: unknown }> } };
+
+/**
+ * The paths with each JSON request body's example (from REQUEST_EXAMPLES, by operationId) filled in,
+ * and, in the description of an operation whose example holds placeholder ids, which call answers
+ * each real id.
+ */
 export function withRequestExamples<T>(paths: T): T {
-  for (const item of Object.values(paths as Record<string, Record<string, { operationId?: string; requestBody?: { content?: Record<string, { example?: unknown }> } }>>)) {
-    for (const op of Object.values(item)) {
-      const media = op.requestBody?.content?.['application/json'];
-      const example = op.operationId ? REQUEST_EXAMPLES[op.operationId] : undefined;
-      if (media && example !== undefined) media.example = example;
-    }
+  const operations = Object.entries(paths as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ call: `${method.toUpperCase()} ${path}`, op })),
+  );
+  const callOf = new Map(operations.map(({ call, op }) => [op.operationId, call]));
+  for (const { op } of operations) {
+    const media = op.requestBody?.content?.['application/json'];
+    const example = op.operationId ? REQUEST_EXAMPLES[op.operationId] : undefined;
+    if (!media || example === undefined) continue;
+    media.example = example;
+    const text = JSON.stringify(example);
+    const used = Object.values(EXAMPLE_IDS).filter((id) => text.includes(id.placeholder));
+    if (used.length === 0) continue;
+    const lines = used.map((id) => `\`${id.placeholder}\` stands for ${id.what}: the \`${id.answer}\` answered by \`${callOf.get(id.from)}\` (${id.from}).`);
+    op.description = `${op.description ? `${op.description}\n\n` : ''}**Example ids** (replace them with your own; see "Examples" above):\n${lines.map((l) => `- ${l}`).join('\n')}`;
   }
   return paths;
 }

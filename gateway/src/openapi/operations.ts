@@ -22,7 +22,7 @@ export function responses(method: Method, success: Record<string, unknown>, errs
   const bad = [
     'validation_failed',
     'unknown_property',
-    ...(hasBody ? ['malformed_json'] : []),
+    ...(hasBody ? ['malformed_json', 'json_too_deep'] : []),
     ...(method === 'post' ? ['invalid_idempotency_key'] : []),
     'api_key_in_url',
     ...(errs[400] ?? []),

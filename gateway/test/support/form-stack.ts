@@ -7,8 +7,9 @@ import { newAccount, type Api } from './subscriber-stack';
  * service processes (each knowing the others' addresses: the form service checks fields, topics,
  * sender profiles and templates; the subscriber service asks it for field usages; messaging asks it
  * which forms name a profile or template, and rss which newsletters send from a profile) and a real
- * gateway. `peers` adds the segment service (the subscriber service's last field usage source: a test
- * that archives or deletes a field needs it); not started, it answers nothing.
+ * gateway. `peers` adds more: the segment service (the subscriber service's last field usage source: a
+ * test that archives or deletes a field needs it), the webhook service (the gateway's `reseal-secrets`
+ * asks it); one not started answers nothing.
  */
 export interface FormStack {
   stack: Stack;
@@ -27,6 +28,8 @@ export interface FormStack {
   restartFormAfterKill9(): Promise<void>;
   /** The barrier before counting: JetStream consumers and the services' outboxes idle. */
   settled(): Promise<void>;
+  /** SIGTERM of the messaging service, then a new process on the same data and ports with `env` changed. */
+  restartMessaging(env: NodeJS.ProcessEnv): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,6 +69,9 @@ export async function startFormStack(
     account: (name) => newAccount(gw, name),
     async restartFormAfterKill9() {
       await mesh.restart('form', { kill9: true });
+    },
+    async restartMessaging(env) {
+      await mesh.restart('messaging', { env });
     },
     settled: () => waitForSettled(stack.nc, { outboxes: mesh.outboxes() }),
     async stop() {

@@ -38,7 +38,7 @@ export async function startStack(count = 1, env: NodeJS.ProcessEnv = {}): Promis
     await nats.stop();
     throw err;
   }
-  const nc = await connect({ servers: nats.url });
+  const nc = await connect({ servers: nats.url, ...nats.auth });
   return {
     nats,
     gateways,

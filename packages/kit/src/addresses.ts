@@ -35,3 +35,41 @@ type AddressFields<S extends ServiceName> = { [K in S as ServiceAddressVar<K>]: 
 export function serviceAddressDefaults<S extends ServiceName>(...services: S[]): AddressFields<S> {
   return Object.fromEntries(services.map((s) => [serviceAddressVar(s), hostPort.default(defaultServiceAddress(s))])) as AddressFields<S>;
 }
+
+/** Every process: the gateway and the services. */
+export type ProcessName = 'gateway' | ServiceName;
+
+/**
+ * Which services each process calls over gRPC: the one table that gives a process its peers'
+ * addresses (peerAddressDefaults) and tells every server which callers it accepts (grpcCallers),
+ * so a process can be allowed exactly the calls it makes. The chart's network policies follow it too
+ * (charts/mailer/files/internal-access.json, generated from it).
+ */
+export const GRPC_CALLS = {
+  // Every REST call becomes a call on one service.
+  gateway: ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'],
+  // Audience pages and segment members; field usages before a field is archived or deleted.
+  subscriber: ['segment', 'form', 'rss', 'messaging'],
+  // The field catalog of segment conditions; whether a newsletter or an automation names a segment
+  // before it is deleted.
+  segment: ['subscriber', 'rss', 'messaging'],
+  // Catalog and sender checks when a form is saved; signups and confirmation mails.
+  form: ['subscriber', 'messaging'],
+  // Segments, topics and sender profiles when a newsletter is saved; the issue's audience send.
+  rss: ['segment', 'subscriber', 'messaging'],
+  // Recipients' statuses, topics and bounce effects; segments of automation steps; forms and
+  // newsletters naming a sender profile or template; consent signups of custom events.
+  messaging: ['subscriber', 'segment', 'form', 'rss'],
+  webhook: [],
+} as const satisfies Record<ProcessName, readonly ServiceName[]>;
+
+/** The processes that may call `service` (the inverse of GRPC_CALLS). */
+export function grpcCallers(service: ServiceName): ProcessName[] {
+  return (Object.keys(GRPC_CALLS) as ProcessName[]).filter((caller) => (GRPC_CALLS[caller] as readonly string[]).includes(service));
+}
+
+/** Config fields `<SERVICE>_GRPC_ADDR` of a process: its own listen address (a service) and its peers'. */
+export function peerAddressDefaults<P extends ProcessName>(process: P) {
+  const own = (process === 'gateway' ? [] : [process]) as Array<Exclude<P, 'gateway'>>;
+  return serviceAddressDefaults<Exclude<P, 'gateway'> | (typeof GRPC_CALLS)[P][number]>(...own, ...GRPC_CALLS[process]);
+}

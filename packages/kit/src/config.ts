@@ -32,6 +32,12 @@ export const port = z.coerce.number().int().min(0).max(65535);
 
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 
+/** An optional setting: unset and empty both mean absent. */
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
 /** Settings every process shares: metrics port, log level, NATS and storage. */
 export const commonConfig = {
   METRICS_PORT: port.default(0),
@@ -47,7 +53,42 @@ export const commonConfig = {
    * orchestrator needs to stop sending it new connections. 0 locally; the chart sets it.
    */
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  /** This process's NATS user and password: the server grants each process only its own subjects. */
+  NATS_USER: optionalText,
+  NATS_PASSWORD: optionalText,
+  /** TLS to NATS (PEM file paths): the CA of the server's certificate; a client certificate and key if the server asks for one. */
+  NATS_TLS_CA: optionalText,
+  NATS_TLS_CERT: optionalText,
+  NATS_TLS_KEY: optionalText,
+  /**
+   * Signs this process's calls to the gRPC services and verifies calls to its own (at least 32
+   * characters, the same in every process). Unset: calls are neither signed nor checked.
+   */
+  INTERNAL_GRPC_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
 };
+
+/** NATS settings of commonConfig, as read from the environment. */
+export interface NatsSettings {
+  NATS_URL: string;
+  NATS_CONNECT_TIMEOUT_MS: number;
+  NATS_USER?: string;
+  NATS_PASSWORD?: string;
+  NATS_TLS_CA?: string;
+  NATS_TLS_CERT?: string;
+  NATS_TLS_KEY?: string;
+}
+
+/**
+ * connectNats options from the settings (URL, timeout, credentials, TLS). A user without a password
+ * (or a certificate without its key) is a configuration error, said before anything connects.
+ */
+export function natsConnection(config: NatsSettings) {
+  const { NATS_USER: user, NATS_PASSWORD: pass, NATS_TLS_CA: caFile, NATS_TLS_CERT: certFile, NATS_TLS_KEY: keyFile } = config;
+  if ((user === undefined) !== (pass === undefined)) throw new Error('invalid configuration: NATS_USER and NATS_PASSWORD go together');
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new Error('invalid configuration: NATS_TLS_CERT and NATS_TLS_KEY go together');
+  const tls = caFile || certFile ? { ...(caFile ? { caFile } : {}), ...(certFile ? { certFile, keyFile } : {}) } : undefined;
+  return { url: config.NATS_URL, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, ...(user !== undefined ? { user, pass } : {}), ...(tls ? { tls } : {}) };
+}
 
 /** Storage of a gRPC service: MongoDB when MONGODB_URI is set, else the embedded store in DATA_DIR. */
 export const storeConfig = {
@@ -90,3 +131,8 @@ export const previousMasterKeys = z
         }
       }),
   );
+/** Said once at start: a process without internal credentials is open to anything on its network. */
+export function warnIfUnauthenticated(logger: { warn(msg: string): void }, config: { NATS_USER?: string; INTERNAL_GRPC_SECRET?: string }): void {
+  if (!config.NATS_USER) logger.warn('NATS_USER is not set: connecting to NATS without credentials');
+  if (!config.INTERNAL_GRPC_SECRET) logger.warn('INTERNAL_GRPC_SECRET is not set: internal gRPC calls are neither signed nor checked');
+}

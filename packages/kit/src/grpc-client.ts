@@ -8,6 +8,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { currentCall, REQUEST_ID_KEY } from './call-context';
+import { outgoingServiceToken, SERVICE_TOKEN_KEY } from './service-token';
 
 type UnaryMethod<Req, Res> = (
   request: Req,
@@ -56,6 +57,9 @@ export function createClient<C extends Client>(Ctor: ClientConstructor<C>, addre
         // A call made while serving one carries its request id on, so one id follows a request through every service.
         const requestId = currentCall()?.requestId;
         if (requestId && !md.get(REQUEST_ID_KEY).length) md.set(REQUEST_ID_KEY, requestId);
+        // Who is calling, signed (service-token.ts): servers that check refuse calls without it.
+        const token = outgoingServiceToken();
+        if (token) md.set(SERVICE_TOKEN_KEY, token);
         const deadline = new Date(Date.now() + (settings.deadlineMs ?? defaultDeadlineMs));
         method.call(raw, request, md, { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
       });

@@ -13,6 +13,8 @@ import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { DomainError } from './errors';
 import { REQUEST_ID_KEY, runInCall, sanitizeRequestId } from './call-context';
+import { grpcCallers, type ServiceName } from './addresses';
+import { SERVICE_TOKEN_KEY, serviceTokens } from './service-token';
 
 // Domain errors that say the caller asked for something wrong: info. The others (UNAVAILABLE,
 // RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ...) say this service or a dependency is struggling: warn.
@@ -39,6 +41,11 @@ export interface GrpcServerOptions {
   metrics: Metrics;
   /** Connections are closed after this age so clients reconnect and pods rebalance. */
   maxConnectionAgeMs?: number;
+  /**
+   * Refuse calls without a valid service token (UNAUTHENTICATED) or from a process GRPC_CALLS does
+   * not let call `service` (PERMISSION_DENIED). grpc.health.v1 stays open for probes.
+   */
+  auth?: { service: ServiceName; secret: string };
 }
 
 /**
@@ -62,6 +69,7 @@ export function createGrpcServer(opts: GrpcServerOptions) {
   const health = new HealthImplementation({ '': 'NOT_SERVING', liveness: 'SERVING' });
   health.addToServer(server);
   const serviceNames: string[] = [];
+  const checkCaller = opts.auth ? callerCheck(opts.auth.service, opts.auth.secret) : undefined;
 
   function add<S extends UntypedServiceImplementation>(definition: ServiceDefinition<S>, handlers: AsyncHandlers<S>): void {
     const impl: UntypedServiceImplementation = {};
@@ -93,6 +101,14 @@ export function createGrpcServer(opts: GrpcServerOptions) {
         },
       };
       const durationMs = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+      const refused = checkCaller?.(call.metadata.get(SERVICE_TOKEN_KEY)[0]);
+      if (refused) {
+        stop();
+        metrics.grpcHandled.inc({ method: path, code: status[refused.code] });
+        ctx.log.warn({ code: status[refused.code], reason: refused.reason, durationMs: durationMs() }, 'rpc refused: caller not authenticated or not allowed');
+        callback({ code: refused.code, details: refused.details });
+        return;
+      }
       // Outcome lines carry the status and errorId only: never the request (bodies hold personal
       // data) nor the domain error's message (it can quote an email address); the client has it.
       runInCall(ctx, () => handler(call.request, call)).then(
@@ -159,3 +175,18 @@ export function createGrpcServer(opts: GrpcServerOptions) {
   return { server, add, listen, setServing, shutdown };
 }
 export type GrpcServer = ReturnType<typeof createGrpcServer>;
+
+type Refusal = { code: status; details: string; reason: string };
+
+/** Checks a call's `authorization` value: a valid token, from a process allowed to call `service`. */
+function callerCheck(service: ServiceName, secret: string): (header: unknown) => Refusal | undefined {
+  const tokens = serviceTokens(secret);
+  const callers = new Set<string>(grpcCallers(service));
+  return (header) => {
+    const check = tokens.verify(typeof header === 'string' ? header : undefined);
+    // The details never say which part failed: a prober learns nothing; the log has the reason.
+    if (!check.ok) return { code: status.UNAUTHENTICATED, details: 'a valid service token is required', reason: check.reason };
+    if (!callers.has(check.caller)) return { code: status.PERMISSION_DENIED, details: `${check.caller} may not call the ${service} service`, reason: `caller ${check.caller}` };
+    return undefined;
+  };
+}

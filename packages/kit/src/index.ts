@@ -15,3 +15,5 @@ export * from './http-listener';
 export * from './semaphore';
 export * from './due-poller';
 export * from './time-limits';
+export * from './service-token';
+export * from './time-zone';

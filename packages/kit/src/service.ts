@@ -4,7 +4,10 @@
 import path from 'node:path';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { openStore, type Store } from '@mailer/store';
-import { connectNats, declareJetStream, STREAMS, startOutboxRelay } from '@mailer/nats';
+import { connectNats, declareJetStream, STREAMS, startOutboxRelay, type NatsAccess } from '@mailer/nats';
+import type { ServiceName } from './addresses';
+import { natsConnection, warnIfUnauthenticated, type NatsSettings } from './config';
+import { useServiceIdentity } from './service-token';
 import { randomIds, systemClock, type Clock, type IdSource } from './clock';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, startMetricsServer, type Metrics } from './metrics';
@@ -13,6 +16,7 @@ import { startHttpListener, type HttpListener, type HttpListenerOptions } from '
 import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
 import { ownerOnlyFiles } from './file-modes';
+import { SHUTDOWN_DRAIN_MS, SHUTDOWN_EXIT_MS } from './time-limits';
 import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
 /**
@@ -51,12 +55,11 @@ export interface ServiceRuntime<C> extends Clock, IdSource {
   serveHttp(options: Pick<HttpListenerOptions, 'address' | 'app' | 'contentSecurityPolicy'>): void;
 }
 
-export interface ServiceConfig {
+export interface ServiceConfig extends NatsSettings {
   METRICS_PORT: number;
   METRICS_HOST?: string;
   LOG_LEVEL: string;
-  NATS_URL: string;
-  NATS_CONNECT_TIMEOUT_MS: number;
+  INTERNAL_GRPC_SECRET?: string;
   MONGODB_URI?: string;
   MONGODB_DATABASE?: string;
   DATA_DIR: string;
@@ -72,8 +75,10 @@ export interface ServiceConfig {
  * NATS, close the store.
  */
 export async function runService<C extends ServiceConfig>(opts: {
-  name: string;
+  name: ServiceName;
   config: C;
+  /** What the service does on NATS (its src/nats-access.ts): the streams declared here come from it. */
+  nats: NatsAccess;
   grpcAddress: string;
   setup: (ctx: ServiceRuntime<C>) => Promise<Array<() => Promise<unknown>> | void>;
   /** Outbox relay tuning (see startOutboxRelay); defaults suit services that emit few events. */
@@ -92,15 +97,20 @@ export async function runService<C extends ServiceConfig>(opts: {
       mongodbUri: config.MONGODB_URI ? withDatabase(config.MONGODB_URI, config.MONGODB_DATABASE ?? `mailer_${name}`) : undefined,
       dataDir: path.join(config.DATA_DIR, name),
       fsync: config.STORE_FSYNC,
+      log: (message, fields) => logger.info(fields, message),
     });
     const store = instrumentStore(rawStore, metrics.registry);
-    const nc = await connectNats({ url: config.NATS_URL, name, timeoutMs: config.NATS_CONNECT_TIMEOUT_MS, log: (msg, extra) => logger.info(extra ?? {}, msg) });
+    warnIfUnauthenticated(logger, config);
+    const nc = await connectNats({ ...natsConnection(config), name, log: (msg, extra) => logger.info(extra ?? {}, msg) });
     // Re-ensured after every reconnect, so a NATS server that lost them (restart without its store) heals.
-    const jetStream = await declareJetStream(nc, { streams: Object.values(STREAMS) }, { log: (msg, extra) => logger.warn(extra ?? {}, msg) });
+    const streams = opts.nats.streams.map((s) => STREAMS[s as keyof typeof STREAMS]);
+    const jetStream = await declareJetStream(nc, { streams }, { log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     exportOutboxMetrics(metrics.registry, relay);
-    const grpc = createGrpcServer({ logger, metrics });
+    useServiceIdentity(name, config.INTERNAL_GRPC_SECRET);
+    const auth = config.INTERNAL_GRPC_SECRET ? { service: name, secret: config.INTERNAL_GRPC_SECRET } : undefined;
+    const grpc = createGrpcServer({ logger, metrics, auth });
     let httpOptions: Parameters<ServiceRuntime<C>['serveHttp']>[0] | undefined;
     const serveHttp: ServiceRuntime<C>['serveHttp'] = (options) => {
       if (httpOptions) throw new Error('serveHttp: a service runs at most one HTTP listener');
@@ -130,7 +140,8 @@ export async function runService<C extends ServiceConfig>(opts: {
         async () => stopHealth(),
         // Both front doors at once: neither waits for the other's slow clients. Each keeps serving for
         // the delay (NOT_SERVING; HTTP answers say Connection: close), then drains.
-        () => Promise.all([grpc.shutdown(10_000, delay), http?.close(5_000, delay)]),
+        // gRPC calls in flight get as long as the longest deadline (a feed preview); reader pages answer fast.
+        () => Promise.all([grpc.shutdown(SHUTDOWN_DRAIN_MS, delay), http?.close(5_000, delay)]),
         stopConsumerMetrics,
         ...stops,
         async () => jetStream.close(),
@@ -139,7 +150,7 @@ export async function runService<C extends ServiceConfig>(opts: {
         () => store.close(),
         () => closeMetricsServer(1_000),
       ],
-      delay + 15_000,
+      delay + SHUTDOWN_EXIT_MS,
     );
     logger.info({ grpcPort, ...(http ? { httpPort: http.port } : {}), metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {

@@ -1,4 +1,5 @@
 import { connect, ErrorCode, NatsConnection } from 'nats';
+import { inboxPrefix } from './access';
 import { errorInfo, Log, silent } from './log';
 
 export interface ConnectNatsOptions {
@@ -9,6 +10,14 @@ export interface ConnectNatsOptions {
   log?: Log;
   /** How long to keep trying to reach the server at start-up. Default 30 s. */
   timeoutMs?: number;
+  /** This process's NATS user and password (its permissions: access.ts); absent: none sent. */
+  user?: string;
+  pass?: string;
+  /**
+   * TLS to the server (PEM files): the CA that signed the server's certificate, and a client
+   * certificate and key where the server verifies clients. Absent: TLS only if the URL says tls://.
+   */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
 
 const FIRST_RETRY_MS = 100;
@@ -49,6 +58,11 @@ export async function connectNats(opts: ConnectNatsOptions): Promise<NatsConnect
       const nc = await connect({
         servers,
         name: opts.name,
+        ...(opts.user !== undefined ? { user: opts.user, pass: opts.pass } : {}),
+        ...(opts.tls ? { tls: opts.tls } : {}),
+        // Replies (and KV watch deliveries) arrive under the process's own prefix, the only inbox
+        // its NATS user may subscribe to: no process reads another's answers.
+        inboxPrefix: inboxPrefix(opts.name),
         // Each attempt gives up quickly so the loop, not the client, owns the overall deadline.
         timeout: Math.max(500, Math.min(remaining, 5_000)),
         waitOnFirstConnect: false,

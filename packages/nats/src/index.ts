@@ -14,6 +14,8 @@ export { ACCOUNTS_BUCKET, accountRecordKey, accountNames } from './accounts';
 export type { AccountNames } from './accounts';
 export { declareJetStream } from './declared';
 export { NatsUnavailable } from './errors';
+export { ANY_DURABLE, covers, inboxPrefix, natsPermissions, natsUsers, serviceAccess } from './access';
+export type { ConsumerDeclaration, NatsAccess, NatsPermissions, NatsUser } from './access';
 export type { JetStreamDeclarations, DeclaredJetStream } from './declared';
 export type { KvOptions } from './kv';
 export type { Log } from './log';

@@ -1,5 +1,6 @@
 import { freePort, startNatsServer, NatsServerHandle } from '../../testing/src/nats';
 import { waitFor } from '../../testing/src/wait';
+import { operatorAuth } from '../../testing/src/internal-access';
 import { connectNats } from '../src';
 
 describe('connectNats', () => {
@@ -12,7 +13,7 @@ describe('connectNats', () => {
   it('keeps retrying until a server that starts later is up', async () => {
     const port = await freePort();
     const logs: string[] = [];
-    const connecting = connectNats({ url: `nats://127.0.0.1:${port}`, name: 'late-start', timeoutMs: 10_000, log: (m) => logs.push(m) });
+    const connecting = connectNats({ url: `nats://127.0.0.1:${port}`, name: 'late-start', ...operatorAuth, timeoutMs: 10_000, log: (m) => logs.push(m) });
     await waitFor('a failed try', () => logs.some((l) => l.includes('retrying')), 10_000);
     server = await startNatsServer({ port });
     const nc = await connecting;
@@ -40,7 +41,7 @@ describe('connectNats', () => {
     const port = await freePort();
     server = await startNatsServer({ port });
     const events: string[] = [];
-    const nc = await connectNats({ url: server.url, name: 'reconnect', log: (m) => events.push(m) });
+    const nc = await connectNats({ url: server.url, name: 'reconnect', ...server.auth, log: (m) => events.push(m) });
     try {
       await server.stop();
       server = await startNatsServer({ port });

@@ -14,7 +14,7 @@ const handles: { stop(): Promise<void> }[] = [];
 
 beforeAll(async () => {
   server = await startNatsServer();
-  nc = await connectNats({ url: server.url, name: 'consumer-test' });
+  nc = await connectNats({ url: server.url, name: 'consumer-test', ...server.auth });
 });
 
 afterEach(async () => {
@@ -294,7 +294,7 @@ it('keeps consuming across a nats-server restart', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-restart-'));
   const port = await freePort();
   let own = await startNatsServer({ storeDir: dir, port });
-  const conn = await connectNats({ url: own.url, name: 'restart' });
+  const conn = await connectNats({ url: own.url, name: 'restart', ...own.auth });
   const got: number[] = [];
   const h = runConsumer(conn, { stream: 'RESTART', durable: 'r', handler: async (m) => (got.push(m.data.i), 'ack') });
   try {

@@ -17,7 +17,7 @@ let streamNo = 0;
 
 beforeAll(async () => {
   server = await startNatsServer();
-  nc = await connectNats({ url: server.url, name: 'outbox-test' });
+  nc = await connectNats({ url: server.url, name: 'outbox-test', ...server.auth });
 });
 
 afterEach(async () => {

@@ -7,7 +7,7 @@ let nc: NatsConnection;
 
 beforeAll(async () => {
   server = await startNatsServer();
-  nc = await connectNats({ url: server.url, name: 'streams-test' });
+  nc = await connectNats({ url: server.url, name: 'streams-test', ...server.auth });
 });
 
 afterAll(async () => {
@@ -35,7 +35,7 @@ describe('ensureStreams', () => {
 
   it('survives several processes creating the same streams at the same moment', async () => {
     const specs = Object.values(streamSpecs({ retentionDays: 3 })).map((s) => ({ ...s, name: `C_${s.name}`, subjects: [`c${s.subjects[0]}`] }));
-    const conns = await Promise.all([1, 2, 3, 4].map((i) => connectNats({ url: server.url, name: `racer-${i}` })));
+    const conns = await Promise.all([1, 2, 3, 4].map((i) => connectNats({ url: server.url, name: `racer-${i}`, ...server.auth })));
     try {
       await Promise.all(conns.map((c) => ensureStreams(c, specs)));
       await Promise.all(conns.map((c) => ensureStreams(c, specs)));
@@ -105,7 +105,7 @@ describe('openKv', () => {
     expect(status.history).toBe(2);
 
     // A second process (own connection) binds to the same state.
-    const nc2 = await connectNats({ url: server.url, name: 'kv-2' });
+    const nc2 = await connectNats({ url: server.url, name: 'kv-2', ...server.auth });
     try {
       const d = await openKv(nc2, 'api_keys');
       expect((await d.get('k1'))?.string()).toBe('revoked');

@@ -86,7 +86,7 @@ describe('readAfterWrite on a real JetStream consumer', () => {
 
   beforeAll(async () => {
     server = await startNatsServer();
-    nc = await connectNats({ url: server.url, name: 'watermark-test' });
+    nc = await connectNats({ url: server.url, name: 'watermark-test', ...server.auth });
   });
   afterEach(async () => {
     for (const stop of stops.splice(0).reverse()) await stop();

@@ -2,7 +2,8 @@
 // optional IANA `timeZone` (default UTC). Dates are LocalDates, both inclusive. Every report of the
 // API validates its body here, so the same period answers the same errors everywhere.
 import { invalid, type Problem } from '@mailer/kit';
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
+import { isIanaTimeZone } from '@mailer/kit';
 
 export const REPORT_INTERVALS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
 export type ReportInterval = (typeof REPORT_INTERVALS)[number];
@@ -47,9 +48,7 @@ export function parseLocalDate(value: unknown): DateTime | null {
 }
 
 /** Whether the runtime knows the zone as an IANA id (fixed offsets such as "+01:00" are refused). */
-export function isIanaTimeZone(zone: unknown): zone is string {
-  return typeof zone === 'string' && zone.length > 0 && zone.length <= 100 && IANAZone.isValidZone(zone);
-}
+export { isIanaTimeZone };
 
 const UNIT: Record<ReportInterval, 'day' | 'week' | 'month' | 'quarter' | 'year'> = {
   DAY: 'day',

@@ -1,11 +1,11 @@
 /**
  * @mailer/store: the storage layer every service uses. Data access is written once in the
  * MongoDB query/update language against `Collection`; `openStore` picks the adapter:
- * MongoDB (mongoose) when `mongodbUri` is set, else the embedded engine in `dataDir`.
+ * MongoDB (mongoose) when `mongodbUri` is set, else the embedded engine (SQLite) in `dataDir`.
  * Mongoose schemas are the one definition of shape, validation and indexes for both.
  */
 import mongoose from 'mongoose';
-import { EmbeddedStore } from './embedded/store';
+import { SqliteStore } from './sqlite/store';
 import { MongoStore } from './mongo/store';
 import type { Store, StoreConfig } from './types';
 
@@ -20,5 +20,5 @@ export { mongoose };
 export async function openStore(config: StoreConfig): Promise<Store> {
   if (config.mongodbUri) return MongoStore.open(config.mongodbUri);
   if (!config.dataDir) throw new Error('@mailer/store: dataDir is required when mongodbUri is unset');
-  return EmbeddedStore.open(config);
+  return SqliteStore.open(config);
 }

@@ -87,10 +87,10 @@ export interface Store {
 export interface StoreConfig {
   /** When set, the mongo adapter is used; otherwise the embedded one. */
   mongodbUri?: string;
-  /** Embedded adapter: directory holding the snapshot and the journal (created if missing). */
+  /** Embedded adapter: directory holding the SQLite database (created if missing). */
   dataDir: string;
-  /** Embedded adapter: fdatasync the journal before acknowledging a write (survives power loss, not only process death). Default false. */
+  /** Embedded adapter: sync the WAL at every commit (`synchronous=FULL`: survives power loss, not only process death). Default false (`NORMAL`). */
   fsync?: boolean;
-  /** Embedded adapter tuning: compact at start once the journal is larger than this (and than half the snapshot). Default 64 MiB. */
-  compactThresholdBytes?: number;
+  /** Embedded adapter: where one-off events are told (the import of an older engine's files). Default: a JSON line on stderr. */
+  log?: (message: string, fields: Record<string, unknown>) => void;
 }

@@ -1,6 +1,6 @@
 /**
  * Pure helpers over stored values: dotted paths, deep copy, deep equality.
- * Stored documents only ever contain JSON-like values plus Date and ObjectId (the journal codec
+ * Stored documents only ever contain JSON-like values plus Date and ObjectId (the document codec
  * preserves exactly those), so the helpers only need to understand those shapes.
  */
 

@@ -7,3 +7,5 @@ export * from './health';
 export * from './wait';
 export * from './mesh';
 export * from './refusal';
+export * from './internal-access';
+export * from './local-system';

@@ -7,12 +7,21 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { harnessCredentials, natsServerConfig, operatorAuth, type NatsServerTls } from './internal-access';
 
 export interface NatsServerHandle {
   url: string;
   port: number;
   pid: number;
   storeDir: string;
+  /**
+   * The operator's credentials (every permission), for a test's own connections:
+   * `connect({ servers: nats.url, ...nats.auth })`, `connectNats({ url: nats.url, name, ...nats.auth })`.
+   * Processes started by startService / startGateway get their own user without asking.
+   */
+  auth: { user: string; pass: string };
+  /** The server's log lines about refused publishes and subscriptions (a permission test's evidence). */
+  permissionViolations(): string[];
   stop(): Promise<void>;
 }
 
@@ -137,10 +146,11 @@ async function killChild(child: ChildProcess): Promise<void> {
 async function startOnce(
   bin: string,
   storeDir: string,
+  configFile: string,
   fixedPort: number | undefined,
-): Promise<{ ok: true; handle: Omit<NatsServerHandle, 'storeDir' | 'stop'>; child: ChildProcess } | { ok: false; portInUse: boolean; message: string }> {
+): Promise<{ ok: true; handle: Pick<NatsServerHandle, 'url' | 'port' | 'pid' | 'permissionViolations'>; child: ChildProcess } | { ok: false; portInUse: boolean; message: string }> {
   const port = fixedPort ?? (await freePort());
-  const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
+  const args = ['-c', configFile, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // nats-server logs to stderr; keep a bounded tail for the failure message.
@@ -161,12 +171,21 @@ async function startOnce(
     // "Server is ready" comes from our own child, so another process answering on a fixed port is not
     // mistaken for it; the INFO greeting then proves clients are actually served.
     if (/Server is ready/.test(output) && (await canConnect(port))) {
-      // Stop buffering output once up; the pipes must still be drained or the server could block.
+      // Stop buffering output once up (the pipes must still be drained or the server could block);
+      // only permission violations are kept.
       child.stdout!.off('data', collect);
       child.stderr!.off('data', collect);
-      child.stdout!.resume();
-      child.stderr!.resume();
-      return { ok: true, handle: { url: `nats://127.0.0.1:${port}`, port, pid: child.pid! }, child };
+      const violations: string[] = [];
+      const keepViolations = (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) {
+          if (!/Violation/.test(line)) continue;
+          if (violations.length < 1000) violations.push(line);
+          if (process.env.NATS_PRINT_VIOLATIONS) process.stderr.write(`nats-server: ${line}\n`);
+        }
+      };
+      child.stdout!.on('data', keepViolations);
+      child.stderr!.on('data', keepViolations);
+      return { ok: true, handle: { url: `nats://127.0.0.1:${port}`, port, pid: child.pid!, permissionViolations: () => [...violations] }, child };
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -190,33 +209,44 @@ export interface StartNatsServerOptions {
   storeDir?: string;
   /** Fixed port, for tests that must know it before the server runs (connect retries, restarts); default: a free one. */
   port?: number;
+  /** Serve TLS with this certificate (and require client certificates signed by caFile when given). */
+  tls?: NatsServerTls;
 }
 
-/** Starts a JetStream-enabled nats-server on loopback and resolves once it serves clients. */
+/**
+ * Starts a JetStream-enabled nats-server on loopback and resolves once it serves clients. It runs
+ * with authorization: one user per process with that process's permissions (internal-access.ts) and
+ * the operator user (`auth`); clients without credentials are refused.
+ */
 export async function startNatsServer(opts: StartNatsServerOptions = {}): Promise<NatsServerHandle> {
   const bin = natsServerBinary();
   installExitHandler();
-  const tempDir = opts.storeDir ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'nats-test-'));
-  const storeDir = opts.storeDir ?? tempDir!;
+  const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-test-'));
+  const storeDir = opts.storeDir ?? path.join(tempDir, 'store');
   fs.mkdirSync(storeDir, { recursive: true });
+  // The configuration holds passwords: readable by this user only.
+  const configFile = path.join(tempDir, 'nats.conf');
+  fs.writeFileSync(configFile, natsServerConfig(harnessCredentials.natsPassword, opts.tls), { mode: 0o600 });
 
   let last = '';
   // A port taken between freePort() and the server's bind is retried with a fresh port; any other
   // failure is reported at once.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const res = await startOnce(bin, storeDir, opts.port);
+    const res = await startOnce(bin, storeDir, configFile, opts.port);
     if (res.ok) {
       const { child, handle } = res;
       running.set(handle.pid, { child, tempDir });
       let stopped: Promise<void> | undefined;
       return {
         ...handle,
+        ...(opts.tls ? { url: handle.url.replace(/^nats:/, 'tls:') } : {}),
         storeDir,
+        auth: operatorAuth,
         stop() {
           stopped ??= (async () => {
             await killChild(child);
             running.delete(handle.pid);
-            if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+            fs.rmSync(tempDir, { recursive: true, force: true });
           })();
           return stopped;
         },
@@ -226,6 +256,6 @@ export async function startNatsServer(opts: StartNatsServerOptions = {}): Promis
     // A fixed port taken by someone else will not free itself: report it rather than retry.
     if (!res.portInUse || opts.port !== undefined) break;
   }
-  if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+  fs.rmSync(tempDir, { recursive: true, force: true });
   throw new Error(last);
 }

@@ -3,6 +3,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { SHUTDOWN_EXIT_MS, type ProcessName } from '@mailer/kit';
+import { processCredentials } from './internal-access';
 import { freePort } from './nats';
 
 /** The repository root (packages/testing/dist/.. or src/..). */
@@ -46,12 +48,16 @@ process.on('exit', () => {
  * at info level: LOG_LEVEL must stay info or lower). Fails loudly with the process's output when
  * it exits or is not ready in time. NODE_EXEC_ARGS (space-separated; from `env`, else the environment)
  * goes on node's command line, for flags NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` when profiling a bench).
+ * A process's own entry point (`gateway/dist/main.js`, `services/<name>/dist/main.js`) runs as its
+ * own NATS user with the run's gRPC secret (internal-access.ts), unless `env` says otherwise.
  */
 export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<RunningProcess> {
   const file = path.join(repoRoot, script);
   if (!fs.existsSync(file)) throw new Error(`${script} is not built: run \`npm run build\` first`);
   const execArgs = (env.NODE_EXEC_ARGS ?? process.env.NODE_EXEC_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...execArgs, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const entry = /^(?:services\/([a-z-]+)|(gateway))\/dist\/main\.js$/.exec(script);
+  const credentials = entry ? processCredentials((entry[1] ?? entry[2]) as ProcessName) : {};
+  const child = spawn(process.execPath, [...execArgs, file], { env: { ...process.env, ...credentials, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   // Output is kept for assertions on logs and for failure messages; the "ready" scan looks only
   // at new lines and stops once found (rescanning everything per chunk would be quadratic).
@@ -100,7 +106,8 @@ export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeout
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A process answers what is in flight before it exits (SHUTDOWN_EXIT_MS after its SHUTDOWN_DELAY_MS): only a hung one is killed.
+      const timer = setTimeout(() => child.kill('SIGKILL'), SHUTDOWN_EXIT_MS + 10_000);
       const code = await exited;
       clearTimeout(timer);
       return code;

@@ -46,7 +46,7 @@ export async function startSubscriberStack(extra: Record<string, string> = {}, p
     mesh,
     svc: mesh.get('subscriber'),
     client: undefined as unknown as Client,
-    nc: await connect({ servers: nats.url }),
+    nc: await connect({ servers: nats.url, ...nats.auth }),
     async restart() {
       env.client.close();
       env.svc = await mesh.restart('subscriber', { kill9: true });

@@ -1,9 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import * as ts from 'typescript';
 import { freePort, natsServerBinary, startNatsServer } from '../src/nats';
 
 // A killed child whose parent is gone stays a zombie until init reaps it, which some sandboxes do
@@ -85,17 +83,10 @@ describe('startNatsServer', () => {
 });
 
 describe('exit handler', () => {
-  // A child process loads the module (transpiled on the fly), starts a server, reports it and then
-  // dies the way a broken test run does; the server it started must not outlive it.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-exit-test-'));
-  const modulePath = path.join(dir, 'nats.js');
-  fs.writeFileSync(
-    modulePath,
-    ts.transpileModule(fs.readFileSync(path.join(__dirname, '../src/nats.ts'), 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-    }).outputText,
-  );
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // A child process loads the module (as built: it needs its workspace dependencies), starts a
+  // server, reports it and then dies the way a broken test run does; the server it started must not
+  // outlive it.
+  const modulePath = path.join(__dirname, '../dist/nats.js');
 
   async function orphanCheck(death: string, signal?: NodeJS.Signals): Promise<void> {
     const script = `

@@ -13,7 +13,7 @@ let nats: NatsServerHandle;
 let nc: NatsConnection;
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   const jsm = await nc.jetstreamManager();
   await jsm.streams.add({ name: 'W', subjects: ['w.>'] });
   await jsm.consumers.add('W', { durable_name: 'worker', ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000 });

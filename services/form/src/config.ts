@@ -1,9 +1,9 @@
-import { commonConfig, hostPort, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  ...serviceAddressDefaults('form'),
+  ...peerAddressDefaults('form'),
   /** Public listener (/public/forms, /public/pages, /public/confirm); the gateway forwards those prefixes here. */
   FORM_HTTP_ADDR: hostPort.default('127.0.0.1:7153'),
   /** Absolute prefix of every link written into mail and pages (the gateway's public address). */
@@ -18,9 +18,6 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  // The services a form is checked against when saved: the subscriber service (field catalog,
-  // topics) and the messaging service (sender profiles, templates).
-  ...serviceAddressDefaults('subscriber', 'messaging'),
   /** Public submissions accepted per client address and form in any 60 s (429 beyond). */
   FORM_SUBMISSIONS_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   /** Subscribers an account may have before forms stop adding any (SUPPRESSED_SUBSCRIBER_LIMIT); 0 = no limit. */
@@ -29,6 +26,11 @@ export const configSchema = z.object({
   FORM_ACCOUNT_DAILY_CONFIRMATIONS: z.coerce.number().int().min(0).default(1000),
   /** Submission jobs decided at once by this process. */
   FORM_SUBMISSION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /**
+   * How long the answer "this account still has this landing page's custom domain verified" is kept
+   * (app/page-domains.ts): a page on a domain that lost its verification is not found within it.
+   */
+  FORM_PAGE_DOMAIN_RECHECK_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   /** Days a double opt-in confirm link works (API.md: 7). */
   FORM_CONFIRM_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(7),
 });

@@ -31,7 +31,7 @@ let send: SendConfirmationMail;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   relay = await startCaptureRelay();
   subscriber = await startService('subscriber', { NATS_URL: nats.url });
   messaging = await startService('messaging', { NATS_URL: nats.url, SMTP_URL: relay.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, PUBLIC_BASE_URL: BASE });

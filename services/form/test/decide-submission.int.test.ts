@@ -41,7 +41,7 @@ const mailer = (messagingAddress: string) => {
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   relay = await startCaptureRelay();
   subscriber = await startService('subscriber', { NATS_URL: nats.url });
   messaging = await startService('messaging', { NATS_URL: nats.url, SMTP_URL: relay.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });

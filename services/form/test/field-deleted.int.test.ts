@@ -35,7 +35,7 @@ beforeAll(async () => {
   await store.close();
   nats = await startNatsServer();
   svc = await startService('form', { NATS_URL: nats.url, DATA_DIR: dataDir });
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   client = createClient(commonV1.FieldUsageServiceClient, svc.address, 10_000);
 }, 60_000);
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { commonConfig, hostPort, loadConfig, port, serviceAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, previousMasterKeys, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
 const commaList = z
@@ -10,9 +10,8 @@ const commaList = z
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  // Its own address, then the subscriber service (recipients' statuses, topics, bounce effects; tags,
-  // topics and fields of automation steps) and the segment service (segments of automation steps).
-  ...serviceAddressDefaults('messaging', 'subscriber', 'segment'),
+  // Its own address and its peers' (GRPC_CALLS in @mailer/kit says why each).
+  ...peerAddressDefaults('messaging'),
   /** Reader-facing listener (/t/* tracking, /u/* unsubscribe); the gateway forwards those prefixes here. */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),
   /** Absolute prefix of every link written into mail (the gateway's public address). */
@@ -119,6 +118,11 @@ export const configSchema = z.object({
       }
       return bytes;
     }),
+  /**
+   * Former sealing keys (comma list, newest first) during a rotation: DKIM keys they sealed still open,
+   * and are re-sealed under SECRET_SEALING_KEY when used or by the operator's `reseal-secrets`.
+   */
+  SECRET_SEALING_KEY_PREVIOUS: previousMasterKeys,
   /** VERP domain of return paths, and the inbound SMTP listener for DSNs and complaints. */
   BOUNCE_DOMAIN: z.string().min(1).default('bounces.localhost'),
   BOUNCE_SMTP_PORT: port.default(2525),
@@ -150,12 +154,12 @@ export const configSchema = z.object({
    * wait; never longer than the gateway's deadline allows for).
    */
   OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(TIME_LIMITS.publishWait).default(TIME_LIMITS.publishWait),
-  // The form and rss services: asked which forms / newsletters name a sender profile (or template)
-  // before one is deleted.
-  ...serviceAddressDefaults('form', 'rss'),
 }).refine((c) => c.MAIL_DOMAIN_VERIFICATION === 'off' || c.SECRET_SEALING_KEY !== null, {
   message: 'SECRET_SEALING_KEY is required with MAIL_DOMAIN_VERIFICATION=required (base64 of 32 random bytes: the DKIM keys of sending domains are sealed under it)',
   path: ['SECRET_SEALING_KEY'],
+}).refine((c) => c.SECRET_SEALING_KEY !== null || c.SECRET_SEALING_KEY_PREVIOUS.length === 0, {
+  message: 'SECRET_SEALING_KEY_PREVIOUS needs SECRET_SEALING_KEY (the current key, which re-seals what the previous ones sealed)',
+  path: ['SECRET_SEALING_KEY_PREVIOUS'],
 });
 export type Config = z.infer<typeof configSchema>;
 

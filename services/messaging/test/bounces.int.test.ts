@@ -64,7 +64,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: nats.url, ...nats.auth });
     relay = await startCaptureRelay();
     bouncePort = await freePort();
     mesh = await startMesh({ NATS_URL: nats.url }, ['subscriber', 'messaging'], {

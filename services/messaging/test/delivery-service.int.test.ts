@@ -19,7 +19,7 @@ describe('messaging service delivery worker', () => {
     nats = await startNatsServer();
     relay = await startCaptureRelay();
     messaging = await startService('messaging', { NATS_URL: nats.url, SMTP_URL: relay.url, MAIL_SEND_CONCURRENCY: '7' });
-    nc = await connectNats({ url: nats.url, name: 'delivery-service-test' });
+    nc = await connectNats({ url: nats.url, name: 'delivery-service-test', ...nats.auth });
   });
   afterAll(async () => {
     await nc?.drain();

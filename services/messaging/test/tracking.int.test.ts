@@ -47,7 +47,7 @@ const subscribers = subscriberClient('127.0.0.1:1'); // the /t routes never call
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   await ensureStreams(nc);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-tracking-'));
   store = await openStore({ dataDir });

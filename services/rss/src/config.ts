@@ -1,12 +1,10 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
 import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  ...serviceAddressDefaults('rss'),
-  // The services a newsletter is checked against when saved: segments, topics, sender profiles.
-  ...serviceAddressDefaults('segment', 'subscriber', 'messaging'),
+  ...peerAddressDefaults('rss'),
   // The outbound URL guard's exceptions (API.md section 4): every feed fetch goes through @mailer/outbound.
   ...outboundConfig,
   /** How often each ACTIVE newsletter's feed is polled (API.md "RSS newsletters"; tests shorten it). */

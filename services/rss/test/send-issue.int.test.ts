@@ -40,7 +40,7 @@ let failed: SendFailureReason[] = [];
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   relay = await startCaptureRelay();
   mesh = await startMesh({ NATS_URL: nats.url }, ['subscriber', 'segment', 'messaging'], { messaging: { SMTP_URL: relay.url } });
   feeds = await startFeedServer();

@@ -1,13 +1,13 @@
-import { commonConfig, loadConfig, serviceAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
+import { commonConfig, loadConfig, peerAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   /**
-   * Its own address and the subscriber service's (field catalog, tags and topics for validating
-   * expressions); the rss and messaging services are asked what uses a segment before it is deleted.
+   * Its own address and its peers' (GRPC_CALLS): the subscriber service's (field catalog, tags and topics for
+   * validating expressions); the rss and messaging services are asked what uses a segment before it is deleted.
    */
-  ...serviceAddressDefaults('segment', 'subscriber', 'rss', 'messaging'),
+  ...peerAddressDefaults('segment'),
   /** Deadline of each call to the subscriber service. */
   SUBSCRIBER_DEADLINE_MS: z.coerce.number().int().min(100).max(TIME_LIMITS.peerCall).default(TIME_LIMITS.peerCall),
   /**

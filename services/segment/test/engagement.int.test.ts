@@ -10,7 +10,7 @@ import { add, newAccount } from '@mailer/testing/subscriber';
 const stack = useSegmentStack();
 let nc: NatsConnection;
 beforeAll(async () => {
-  nc = await connect({ servers: stack.env.nats.url });
+  nc = await connect({ servers: stack.env.nats.url, ...stack.env.nats.auth });
 });
 afterAll(async () => {
   await nc?.close();

@@ -1,10 +1,10 @@
-import { commonConfig, loadConfig, PEER_DEADLINES, serviceAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
+import { commonConfig, loadConfig, PEER_DEADLINES, peerAddressDefaults, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   // Its own address, then the services asked for their usages of a field (FieldUsageService).
-  ...serviceAddressDefaults('subscriber', 'segment', 'form', 'rss', 'messaging'),
+  ...peerAddressDefaults('subscriber'),
   /**
    * Deadline of each ListSegmentMembers call (GET /subscribers?segmentId=): above the segment service's
    * projection wait and catalog calls, below the gateway's deadline for that request, so a lagging

@@ -1,14 +1,17 @@
-// Issue 10: a data directory written by the build that stored times as ISO strings. The real
-// subscriber process starts on it, converts every string time to a Date before it listens (one log
-// line per collection), and answers with the same ISO strings as before; rows the new build writes
-// (Dates) sort, page and count together with the converted ones; a second start converts nothing.
+// Issue 10: a data directory written by the build that stored times as ISO strings (in the files of
+// the previous embedded engine: issue 25). The real subscriber process starts on it, imports the
+// files into SQLite (one log line per collection), converts every string time to a Date before it
+// listens (one log line per collection), and answers with the same ISO strings as before; rows the
+// new build writes (Dates) sort, page and count together with the converted ones; a second start
+// converts nothing, and the starts after it skip the migration's pass.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { createClient } from '@mailer/kit';
 import { subscriberReportsV1, subscriberV1 } from '@mailer/proto';
-import { mongoose, openStore, type Store } from '@mailer/store';
+import { openStore, type Store } from '@mailer/store';
+import { encodeRecord, type JournalOp } from '@mailer/store/dist/codec';
 import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { add, eventsOf, S, type Client } from './support';
 import { defaultTopicId } from '../src/app/default-topic';
@@ -30,6 +33,7 @@ const newId = (i: number) => uuid(200_000 + i);
 const NEWS = uuid(300_001);
 const TAG = uuid(300_002);
 const FIELD = uuid(300_003);
+const GONE = uuid(300_004);
 
 let dataDir: string;
 let nats: NatsServerHandle;
@@ -37,8 +41,6 @@ let nc: NatsConnection;
 let svc: RunningService | undefined;
 let client: Client | undefined;
 
-/** Whatever the old build stored, as it stored it: no schema casting (strict: false keeps the strings). */
-const asStored = new mongoose.Schema({ _id: String }, { strict: false, versionKey: false });
 
 /** The subscriber documents of the old build: registeredAt, updatedAt, consent.at and optOuts[].at as ISO strings. */
 function oldSubscriber(i: number): Record<string, unknown> {
@@ -60,20 +62,30 @@ function oldSubscriber(i: number): Record<string, unknown> {
   };
 }
 
-async function writeOldDataDir(dir: string): Promise<void> {
-  const store = await openStore({ dataDir: dir });
-  const raw = (name: string) => store.collection<any>(name, asStored); // eslint-disable-line @typescript-eslint/no-explicit-any
-  await raw('topics').insertMany([
-    { _id: defaultTopicId(A), accountId: A, label: 'General', description: null, active: true, isDefault: true, createdAt: '2023-12-01T08:00:00.000Z', updatedAt: '2023-12-01T08:00:00.000Z' },
-    { _id: NEWS, accountId: A, label: 'News', description: null, active: true, isDefault: false, createdAt: '2023-12-02T08:00:00.123Z', updatedAt: '2023-12-03T08:00:00.000Z' },
-  ]);
-  await raw('tags').insertOne({ _id: TAG, accountId: A, name: 'Imported', nameKey: 'imported', createdAt: '2023-12-04T08:00:00.456Z' });
-  await raw('fields').insertOne({
-    _id: FIELD, accountId: A, label: 'Company', personalizationTagName: 'company', fieldType: 'TEXT', required: false, internal: false, active: true, position: 10, options: [],
-    createdAt: '2023-12-05T08:00:00.000Z', updatedAt: '2023-12-06T08:00:00.000Z',
-  });
-  for (let b = 0; b < OLD; b += 500) await raw('subscribers').insertMany(Array.from({ length: Math.min(500, OLD - b) }, (_v, k) => oldSubscriber(b + k)));
-  await store.close();
+/**
+ * The data directory as that build left it: the previous embedded engine's files (a snapshot, then a
+ * journal of whole-document records, codec.ts), which the store imports into SQLite at the first start.
+ */
+function writeOldDataDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const line = (collection: string, docs: Record<string, unknown>[]) => encodeRecord(docs.map((d): JournalOp => [collection, d._id as string, d]));
+  const snapshot = [
+    line('topics', [
+      { _id: defaultTopicId(A), accountId: A, label: 'General', description: null, active: true, isDefault: true, createdAt: '2023-12-01T08:00:00.000Z', updatedAt: '2023-12-01T08:00:00.000Z' },
+      { _id: NEWS, accountId: A, label: 'News', description: null, active: true, isDefault: false, createdAt: '2023-12-02T08:00:00.123Z', updatedAt: '2023-12-03T08:00:00.000Z' },
+    ]),
+    line('tags', [{ _id: TAG, accountId: A, name: 'Imported', nameKey: 'imported', createdAt: '2023-12-04T08:00:00.456Z' }]),
+    line('fields', [{
+      _id: FIELD, accountId: A, label: 'Company', personalizationTagName: 'company', fieldType: 'TEXT', required: false, internal: false, active: true, position: 10, options: [],
+      createdAt: '2023-12-05T08:00:00.000Z', updatedAt: '2023-12-06T08:00:00.000Z',
+    }]),
+    line('subscribers', [{ ...oldSubscriber(OLD), _id: GONE, email: 'gone@example.org' }]),
+  ];
+  const journal: string[] = [];
+  for (let b = 0; b < OLD; b += 500) journal.push(line('subscribers', Array.from({ length: Math.min(500, OLD - b) }, (_v, k) => oldSubscriber(b + k))));
+  journal.push(encodeRecord([['subscribers', GONE, null]])); // deleted later: not imported
+  fs.writeFileSync(path.join(dir, 'snapshot.jsonl'), snapshot.join(''));
+  fs.writeFileSync(path.join(dir, 'journal.jsonl'), journal.join(''));
 }
 
 /** The service's store, opened with the service's own schemas (the service must be stopped: the directory is locked). */
@@ -127,9 +139,9 @@ async function countPerDay(days: number): Promise<subscriberReportsV1.Subscriber
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-times-'));
-  await writeOldDataDir(path.join(dataDir, 'subscriber')); // the service's store lives in DATA_DIR/<name>
+  writeOldDataDir(path.join(dataDir, 'subscriber')); // the service's store lives in DATA_DIR/<name>
 }, 60_000);
 
 afterAll(async () => {
@@ -142,6 +154,9 @@ afterAll(async () => {
 test('the first start converts every string time before it listens, and the API shows the same ISO strings', async () => {
   const started = Date.now();
   const s = await start();
+  const imported = s.output().split('\n').filter((l) => l.includes("imported a collection from the previous engine's data files")).map((l) => JSON.parse(l));
+  expect(Object.fromEntries(imported.map((l) => [l.collection, l.documents]))).toEqual({ topics: 2, tags: 1, fields: 1, subscribers: OLD });
+  expect(fs.readdirSync(path.join(dataDir, 'subscriber')).filter((f) => f.endsWith('.jsonl'))).toEqual([]); // kept aside as *.jsonl.imported
   const log = migrationLog(s);
   expect(log).toEqual({
     subscribers: { found: OLD, converted: OLD },
@@ -220,4 +235,11 @@ test('rows of the new build interleave with converted ones in list order, pages 
   expect(days.map((d) => Number(d.confirmed))).toEqual([2, 1, 1]); // old rows 1 and 11 (day 1), 21 and 31 (days 2 and 3)
   const late = await countPerDay(60); // the new rows end on the 42nd day (8 of them: the 500th odd hour is 999)
   expect(late.map((d) => Number(d.newSubscribers))).toEqual([...Array(41).fill(24), 12 + 8, ...Array(18).fill(12)]);
+
+  // that start found nothing left: the starts after it skip the pass (it reads every subscriber)
+  await stop();
+  const third = await start();
+  expect(migrationLog(third)).toEqual({});
+  expect(third.output().split('\n').filter((l) => l.includes('string times: already converted'))).toHaveLength(4);
+  expect(await allPages(150)).toHaveLength(OLD + NEW + 1);
 }, 120_000);

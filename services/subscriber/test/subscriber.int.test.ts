@@ -19,7 +19,7 @@ beforeAll(async () => {
   nats = await startNatsServer();
   svc = await startService('subscriber', { NATS_URL: nats.url });
   client = createClient(subscriberV1.SubscriberServiceClient, svc.address);
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
 });
 
 afterAll(async () => {

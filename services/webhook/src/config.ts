@@ -1,10 +1,10 @@
-import { commonConfig, loadConfig, masterKey, previousMasterKeys, serviceAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, masterKey, peerAddressDefaults, previousMasterKeys, storeConfig, z } from '@mailer/kit';
 import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
-  ...serviceAddressDefaults('webhook'),
+  ...peerAddressDefaults('webhook'),
   // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
   ...outboundConfig,
   /** Seals the subscriptions' signing secrets at rest (a key derived from it). */

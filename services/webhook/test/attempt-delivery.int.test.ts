@@ -12,7 +12,8 @@ import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { attemptDelivery, type AttemptDeps } from '../src/app/attempt-delivery';
 import { sendTestEvent } from '../src/app/deliveries';
 import { DISABLE_AFTER_FAILING_MS, newSecret, type DisabledReason, type Subscription } from '../src/domain/subscription';
-import { startDeliveryWorker, WEBHOOK_JOBS_DURABLE } from '../src/events/delivery-worker';
+import { startDeliveryWorker } from '../src/events/delivery-worker';
+import { NATS_ACCESS } from '../src/nats-access';
 import { deliveryRepository } from '../src/store/deliveries';
 import { secretKeyring, subscriptionRepository } from '../src/store/subscriptions';
 import { subscription } from './support/fixtures';
@@ -144,7 +145,7 @@ describe('the delivery worker', () => {
   let nc: NatsConnection;
   beforeAll(async () => {
     nats = await startNatsServer();
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: nats.url, ...nats.auth });
     await ensureStreams(nc);
   });
   afterAll(async () => {
@@ -158,7 +159,7 @@ describe('the delivery worker', () => {
     const worker = startDeliveryWorker({ nc, deps: deps(), perSubscription: 1, concurrency: 2, scanIntervalMs: 60_000, logger: { warn: () => undefined, error: (_o: object, msg: string) => errors.push(msg) } as never });
     try {
       await publish(nc.jetstream(), `jobs.webhook.${ACC}`, { accountId: ACC });
-      await waitForSettled(nc, { consumers: [WEBHOOK_JOBS_DURABLE] });
+      await waitForSettled(nc, { consumers: [NATS_ACCESS.consumers.deliveries.durable] });
       expect(errors).toEqual(['terminating malformed webhook job']);
       await tmp.store.close();
       await publish(nc.jetstream(), `jobs.webhook.${ACC}`, { accountId: ACC, subscriptionId: crypto.randomUUID(), deliveryId, eventId: crypto.randomUUID() });

@@ -74,7 +74,7 @@ beforeAll(async () => {
     OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
     WEBHOOK_SCAN_INTERVAL_MS: '200',
   });
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   client = createClient(v1.WebhookDeliveryServiceClient, svc.address, 10_000);
   const js = nc.jetstream();
   for (const f of facts) await publish(js, f.subject, f.payload);

@@ -36,7 +36,7 @@ it('records a refused target as a failed attempt and never connects to it', asyn
   await seedSubscriptions(dataDir, [sub]);
   nats = await startNatsServer();
   svc = await startService('webhook', { NATS_URL: nats.url, DATA_DIR: dataDir, ...sealingEnv, OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '', WEBHOOK_SCAN_INTERVAL_MS: '200' });
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   const fact = subscriberCreated(ACC);
   await publish(nc.jetstream(), fact.subject, fact.payload);
 

@@ -50,7 +50,7 @@ it('loses nothing and never attempts one delivery twice at once across a kill -9
     WEBHOOK_SCAN_INTERVAL_MS: '200',
   };
   svc = await startService('webhook', env);
-  nc = await connect({ servers: nats.url });
+  nc = await connect({ servers: nats.url, ...nats.auth });
   const js = nc.jetstream();
   const before = Array.from({ length: 6 }, () => subscriberCreated(ACC));
   for (const f of before) await publish(js, f.subject, f.payload);

@@ -1,5 +1,6 @@
 // The double opt-in confirm page served by the form service (API.md "Forms", "Public web surface"):
 // what the gateway forwards to its HTTP listener under /public/confirm/*.
+import { keyInUrlError } from '../common';
 import { PUBLIC_WEB_TAG } from '../messaging/public-web';
 
 const token = {
@@ -11,6 +12,7 @@ const token = {
 };
 const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
 const common = {
+  '400': keyInUrlError(), // by the gateway, before the page is asked for
   '404': html('Forged, edited, truncated or foreign token, or a submission that does not exist: a plain page.'),
   '410': html('The link expired (a plain page saying so; nothing changes), or the subscriber was deleted since.'),
   '429': { description: 'The client address used up its public-page budget: a plain page.', headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }, content: { 'text/html': { schema: { type: 'string' } } } },

@@ -1,6 +1,7 @@
 // The public web surface served by the messaging service (API.md "Public web surface", "Delivery facts,
 // tracking, bounces, suppressions, unsubscribe"): what the gateway forwards to its HTTP listener. No
 // API key, HTML or a pixel rather than JSON, and a per-address budget instead of an account's.
+import { keyInUrlError } from '../common';
 
 export const PUBLIC_WEB_TAG = 'Public web surface';
 
@@ -33,7 +34,8 @@ const tooMany = {
   content: { 'text/html': { schema: { type: 'string' } } },
 };
 const unavailable = html('The owning service (or the subscriber service behind the preference page) does not answer: a plain page.');
-const common = { '404': notFound, '429': tooMany, '503': unavailable };
+// A key in the URL is refused by the gateway (JSON) before the page is asked for.
+const common = { '400': keyInUrlError(), '404': notFound, '429': tooMany, '503': unavailable };
 
 export const publicWebPaths = {
   '/t/o/{token}': {
@@ -95,9 +97,13 @@ export const publicWebPaths = {
       },
       responses: {
         '200': html('Done: an empty body for one-click, the confirmation page for the form.'),
-        '400': html('Neither a one-click body nor the form.'),
         '413': html('The body is over 16 KiB.'),
         ...common,
+        '400': {
+          ...keyInUrlError(),
+          description: 'Neither a one-click body nor the form (a plain page), or an API key in the URL (JSON).\n\nerrorId: `api_key_in_url`',
+          content: { ...html('').content, ...keyInUrlError().content },
+        },
       },
     },
   },

@@ -67,8 +67,8 @@ export const suppressionParameters = {
     in: 'path',
     required: true,
     schema: emailSchema,
-    description: 'Percent-encoded email address.',
-    examples: { plain: { value: 'ann%40example.org' } },
+    description: 'The email address, percent-encoded in the URL (`ann%40example.org`; Swagger UI encodes what is typed, so type it plain).',
+    examples: { plain: { value: 'ann@example.org' } },
   },
 };
 

@@ -104,7 +104,13 @@ export const fieldValueSchemas = {
   SubscriberFieldValues: object(['values'], { values: { type: 'array', items: schemaRef('FieldValueEntry') } }),
   BuiltInFieldRef: object(['type', 'builtInField'], { type: { const: 'BUILT_IN' }, builtInField: { type: 'string', enum: [...['EMAIL', 'FIRST_NAME']] } }),
   CustomFieldRef: object(['type', 'fieldId'], { type: { const: 'CUSTOM' }, fieldId: uuid }),
-  FieldRef: { oneOf: [schemaRef('BuiltInFieldRef'), schemaRef('CustomFieldRef')] },
+  // Discriminated by `type`: a bad member of one shape is named as such, not reported as unknown in the other.
+  FieldRef: {
+    type: 'object',
+    required: ['type'],
+    oneOf: [schemaRef('BuiltInFieldRef'), schemaRef('CustomFieldRef')],
+    discriminator: { propertyName: 'type', mapping: { BUILT_IN: '#/components/schemas/BuiltInFieldRef', CUSTOM: '#/components/schemas/CustomFieldRef' } },
+  },
   SubscriberFieldValue: object(['fieldRef', 'personalizationTagName', 'label', 'displayValue'], {
     fieldRef: schemaRef('FieldRef'),
     personalizationTagName: { type: 'string' },

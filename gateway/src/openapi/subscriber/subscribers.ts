@@ -223,8 +223,8 @@ export const subscriberParameters = {
     in: 'path',
     required: true,
     schema: { type: 'string', minLength: 1, maxLength: MAX.email, [ERROR_IDS_KEYWORD]: { minLength: 'invalid_email', maxLength: 'invalid_email' } },
-    description: 'Percent-encoded email address.',
-    examples: { plain: { value: 'ann%40example.org' } },
+    description: 'The email address, percent-encoded in the URL (`ann%40example.org`; Swagger UI encodes what is typed, so type it plain).',
+    examples: { plain: { value: 'ann@example.org' } },
   },
 };
 

@@ -20,7 +20,7 @@ export { EMAIL_KINDS, FORM_DECISIONS, EVENT_OUTCOMES } from './future';
  */
 export { contact, fieldEntry, fieldValue, optOut } from './subscriber';
 export { field, tag, topic } from './catalog';
-export { customEvent, customEventSubject, parseCustomEvent, job, parseJob, type CustomEvent, type Job, type JobKind } from './streams';
+export { customEvent, customEventSubject, parseCustomEvent, job, jobSubjects, parseJob, type CustomEvent, type Job, type JobKind } from './streams';
 
 /** Every DOMAIN fact type (the subject is `domain.<type>`) and its schema. */
 export const DOMAIN_FACTS = { ...subscriberFacts, ...catalogFacts, ...emailFacts, ...otherFacts };
@@ -40,6 +40,9 @@ export interface DomainMessage<F extends DomainFact = DomainFact> {
 }
 
 export const factSubject = (type: FactType) => `domain.${type}`;
+
+/** The subjects of every fact type starting with one of `prefixes` (e.g. `email.`): what one producer publishes. */
+export const factSubjects = (...prefixes: string[]): string[] => FACT_TYPES.filter((t) => prefixes.some((p) => t.startsWith(p))).map(factSubject);
 
 /** Builds a fact: the payload is typed by its definition, the subject follows from its type. */
 export function domainFact<F extends DomainFact>(payload: F): DomainMessage<F> {

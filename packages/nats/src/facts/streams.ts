@@ -46,6 +46,9 @@ export function job<K extends JobKind>(kind: K, payload: Job<K>): { subject: str
   return { subject: `jobs.${kind}.${payload.accountId}`, payload };
 }
 
+/** Every subject of one kind of job (any account): what its producers publish and its consumer reads. */
+export const jobSubjects = (kind: JobKind): string => `jobs.${kind}.>`;
+
 /** Parses a JOBS message of the given kind; throws MalformedFactError. */
 export function parseJob<K extends JobKind>(kind: K, data: unknown): Job<K> {
   return parseWith(jobs[kind], data, `${kind} job`) as Job<K>;

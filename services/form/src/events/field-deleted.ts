@@ -2,12 +2,10 @@
 // term for a message that is not such a fact (retrying cannot fix it). Removing a field twice
 // changes nothing, so redeliveries need no processed-id record.
 import { runConsumer, type ConsumedMessage, type ConsumerHandle, type HandlerResult, type Log, type NatsConnection } from '@mailer/nats';
-import { factSubject, MalformedFactError, parseFact } from '@mailer/nats/facts';
+import { MalformedFactError, parseFact } from '@mailer/nats/facts';
 import { forgetDeletedField } from '../app/forget-deleted-field';
 import type { FormRepository } from '../store/forms';
-
-export const FIELD_DELETED_SUBJECT = factSubject('field.deleted');
-export const FIELD_DELETED_DURABLE = 'form-field-deleted';
+import { NATS_ACCESS } from '../nats-access';
 
 /** The members this consumer reads, from the shared fact definition; null when the message is not such a fact. */
 export function parseFieldDeleted(data: unknown): { accountId: string; fieldId: string } | null {
@@ -34,9 +32,7 @@ export function fieldDeletedHandler(deps: { forms: FormRepository; log?: Log }) 
 
 export function startFieldDeletedConsumer(nc: NatsConnection, deps: { forms: FormRepository; log?: Log }): ConsumerHandle {
   return runConsumer(nc, {
-    stream: 'DOMAIN',
-    durable: FIELD_DELETED_DURABLE,
-    filterSubject: FIELD_DELETED_SUBJECT,
+    ...NATS_ACCESS.consumers.fieldDeleted,
     handler: fieldDeletedHandler(deps),
     log: deps.log,
   });

@@ -6,9 +6,8 @@ import type { Logger } from '@mailer/kit';
 import { runConsumer, type ConsumedMessage, type ConsumerHandle, type HandlerResult, type NatsConnection } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { decideSubmission, type DecideSubmissionDeps } from '../app/decide-submission';
+import { NATS_ACCESS } from '../nats-access';
 
-export const SUBMISSION_JOBS_DURABLE = 'form-submission-decisions';
-export const SUBMISSION_JOBS_FILTER = 'jobs.form-submission.>';
 /** A job whose handler keeps failing (a peer down for hours) is given up after about a day. */
 export const SUBMISSION_JOBS_MAX_DELIVER = 300;
 
@@ -30,9 +29,7 @@ export function submissionJobHandler(deps: DecideSubmissionDeps, logger: Pick<Lo
 
 export function startSubmissionJobs(nc: NatsConnection, deps: DecideSubmissionDeps, opts: { concurrency: number; logger: Pick<Logger, 'warn' | 'error' | 'info'> }): ConsumerHandle {
   return runConsumer(nc, {
-    stream: 'JOBS',
-    durable: SUBMISSION_JOBS_DURABLE,
-    filterSubject: SUBMISSION_JOBS_FILTER,
+    ...NATS_ACCESS.consumers.submissionJobs,
     concurrency: opts.concurrency,
     maxDeliver: SUBMISSION_JOBS_MAX_DELIVER,
     backoffMs: [1_000, 5_000, 30_000, 60_000, 300_000],

@@ -7,10 +7,9 @@ import type { Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { runAutomation, type RunAutomationDeps } from '../app/run-automation';
+import { NATS_ACCESS } from '../nats-access';
 import { semaphore } from '@mailer/kit';
 
-export const AUTOMATION_RUN_DURABLE = 'messaging-automation-runs';
-export const AUTOMATION_RUN_FILTER = 'jobs.automation-run.>';
 const BATCHES_IN_FLIGHT = 4;
 
 export interface AutomationRunsOptions {
@@ -47,9 +46,7 @@ export function startAutomationRuns(opts: AutomationRunsOptions): ConsumerHandle
     return 'ack';
   };
   return runConsumer(opts.nc, {
-    stream: 'JOBS',
-    durable: AUTOMATION_RUN_DURABLE,
-    filterSubject: AUTOMATION_RUN_FILTER,
+    ...NATS_ACCESS.consumers.automationRuns,
     concurrency: BATCHES_IN_FLIGHT,
     batchSize: Math.max(1, opts.batchSize),
     maxDeliver: 300,

@@ -7,9 +7,8 @@ import { semaphore, type Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult, type NatsConnection } from '@mailer/nats';
 import { MalformedFactError, parseCustomEvent } from '@mailer/nats/facts';
 import { recordEvent, type RecordEventDeps } from '../app/record-event';
+import { NATS_ACCESS } from '../nats-access';
 
-export const EVENTS_DURABLE = 'messaging-events';
-export const EVENTS_FILTER = 'events.>';
 const BACKOFF_MS = [1_000, 5_000, 30_000, 60_000, 300_000];
 /** The last delay repeats: about a day of subscriber-service or store outage before an event is given up (logged). */
 const MAX_DELIVER = 300;
@@ -55,9 +54,7 @@ export function startCustomEventsConsumer(opts: CustomEventsOptions): ConsumerHa
     return 'ack';
   };
   return runConsumer(opts.nc, {
-    stream: 'EVENTS',
-    durable: EVENTS_DURABLE,
-    filterSubject: EVENTS_FILTER,
+    ...NATS_ACCESS.consumers.customEvents,
     concurrency: BATCHES_IN_FLIGHT,
     batchSize: Math.max(1, Math.ceil(opts.concurrency / 2)),
     maxDeliver: MAX_DELIVER,

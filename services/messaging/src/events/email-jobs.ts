@@ -9,9 +9,9 @@ import { semaphore, type Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { deliverMessage, type DeliveryDeps } from '../app/deliver-message';
+import { NATS_ACCESS } from '../nats-access';
 
-export const EMAIL_JOBS_DURABLE = 'messaging-email-delivery';
-export const EMAIL_JOBS_FILTER = 'jobs.email.>';
+export const EMAIL_JOBS_DURABLE = NATS_ACCESS.consumers.emailJobs.durable;
 /**
  * Deliveries of one job before JetStream gives it up. Retries of a deferred message (7 tries in
  * all) and waits for the account's rate each take one, so this is far above what a message needs;
@@ -56,9 +56,7 @@ export function startEmailJobs(opts: EmailJobsOptions): ConsumerHandle {
     return 'retryInMs' in result ? { nakDelayMs: result.retryInMs } : 'ack';
   };
   return runConsumer(opts.nc, {
-    stream: 'JOBS',
-    durable: EMAIL_JOBS_DURABLE,
-    filterSubject: EMAIL_JOBS_FILTER,
+    ...NATS_ACCESS.consumers.emailJobs,
     concurrency: BATCHES_IN_FLIGHT,
     batchSize: Math.max(1, Math.ceil(opts.concurrency / 2)),
     maxDeliver: EMAIL_JOBS_MAX_DELIVER,

@@ -11,8 +11,8 @@ import { runConsumer, type ConsumerHandle, type NatsConnection } from '@mailer/n
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import type { SubscriberStatuses } from '../clients/subscribers';
 import { messagesOf, type MessageCollections } from '../store/messages';
+import { NATS_ACCESS } from '../nats-access';
 
-export const SUBSCRIBER_STATUS_CONSUMER = 'messaging-subscriber-status';
 const BACKOFF_MS = [1_000, 5_000, 30_000, 60_000, 300_000];
 const MAX_DELIVER = 300; // the last delay repeats: ~25 h of subscriber-service outage
 
@@ -24,9 +24,7 @@ export interface SubscriberStatusDeps {
 
 export function startSubscriberStatusConsumer(nc: NatsConnection, deps: SubscriberStatusDeps): ConsumerHandle {
   return runConsumer(nc, {
-    stream: 'JOBS',
-    durable: SUBSCRIBER_STATUS_CONSUMER,
-    filterSubject: 'jobs.subscriber-status.>',
+    ...NATS_ACCESS.consumers.subscriberStatus,
     concurrency: 4,
     maxDeliver: MAX_DELIVER,
     backoffMs: BACKOFF_MS,

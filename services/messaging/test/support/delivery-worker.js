@@ -6,6 +6,7 @@
 // it prints the "ready" line spawnReady waits for.
 const crypto = require('node:crypto');
 const { openStore } = require('@mailer/store');
+const { natsConnection } = require('@mailer/kit');
 const { connectNats, ensureStreams, publish, startOutboxRelay } = require('@mailer/nats');
 const { job } = require('@mailer/nats/facts');
 const { loadMessagingConfig } = require('../../dist/config');
@@ -22,7 +23,8 @@ const { suppressionCollection } = require('../../dist/store/suppressions');
 async function main() {
   const config = loadMessagingConfig(process.env);
   const store = await openStore({ dataDir: config.DATA_DIR });
-  const nc = await connectNats({ url: config.NATS_URL, name: 'delivery-worker' });
+  // As the messaging service's NATS user (NATS_USER / NATS_PASSWORD from the test): its permissions.
+  const nc = await connectNats({ ...natsConnection(config), name: 'messaging' });
   await ensureStreams(nc);
   const js = nc.jetstream();
   const messages = messageCollections(store);

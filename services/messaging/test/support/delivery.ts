@@ -55,7 +55,7 @@ export interface DeliveryHarness {
 
 export async function startDeliveryHarness(relay: CaptureRelay, env: Record<string, string> = {}): Promise<DeliveryHarness> {
   const nats = await startNatsServer();
-  const nc = await connectNats({ url: nats.url, name: 'delivery-test' });
+  const nc = await connectNats({ url: nats.url, name: 'delivery-test', ...nats.auth });
   await ensureStreams(nc);
   const js = nc.jetstream();
   const store = await openTempStore('mailer-delivery');

@@ -2,6 +2,7 @@
 // default UTC), read with croner (DESIGN.md pick: cron with time zones). Pure: no timers are started
 // here; the poller stores the next tick as a due time (DESIGN.md "Durable time").
 import { Cron } from 'croner';
+import { isIanaTimeZone } from '@mailer/kit';
 
 export interface ParsedSchedule {
   /** The five fields as given (whitespace normalised). */
@@ -19,15 +20,6 @@ export class ScheduleError extends Error {
 
 const PREFIX = /^CRON_TZ=(\S+)\s+(.*)$/s;
 
-function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The expression's fields and zone; throws ScheduleError naming what is wrong. */
 export function parseSchedule(expression: string): ParsedSchedule {
   let rest = expression.trim();
@@ -36,7 +28,7 @@ export function parseSchedule(expression: string): ParsedSchedule {
   if (prefixed) {
     timeZone = prefixed[1];
     rest = prefixed[2].trim();
-    if (!validZone(timeZone)) throw new ScheduleError(`CRON_TZ names no IANA time zone: ${timeZone}`);
+    if (!isIanaTimeZone(timeZone)) throw new ScheduleError(`CRON_TZ names no IANA time zone: ${timeZone}`);
   } else if (rest.startsWith('CRON_TZ=')) {
     throw new ScheduleError('CRON_TZ=<zone> must be followed by a space and the five cron fields');
   }

@@ -1,6 +1,6 @@
 // Use cases of SegmentService's purchase part: purchase sources, order ingest and the capture baseline,
 // one function per RPC (createPurchaseSource, listPurchaseSources, setPurchaseBaseline, ingestOrders).
-import { invalid, notFound, type Problem } from '@mailer/kit';
+import { invalid, isIanaTimeZone, notFound, type Problem } from '@mailer/kit';
 import { toContactOrder } from '../domain/contact';
 import { canonicalEmail, purchaseSourcesOf, type PurchaseSourceDoc } from '../store/purchase-sources';
 import { newIdOf, nowOf, type PurchaseDeps } from './deps';
@@ -25,17 +25,6 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}
 
 const sourceNotFound = (id: string) => notFound('purchase_source_not_found', `purchase source ${id} does not exist`);
 const fail = (message: string, details: Problem[]) => invalid('validation_failed', message, details);
-
-/** Whether the runtime knows the IANA zone (Intl refuses unknown ones with a RangeError). */
-export function isIanaZone(zone: string): boolean {
-  if (typeof zone !== 'string' || zone.trim() === '' || zone.length > 100) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function instantOf(raw: string | undefined): Date | null {
   if (typeof raw !== 'string' || !INSTANT.test(raw)) return null;
@@ -73,7 +62,7 @@ export async function createPurchaseSource(deps: PurchaseDeps, accountId: string
   const name = (input.name ?? '').trim();
   if (name === '' || name.length > NAME_MAX) throw fail(`name must be 1 to ${NAME_MAX} characters`, [{ path: 'name', problem: `must be 1 to ${NAME_MAX} characters, not blank` }]);
   const zone = (input.timeZone ?? '').trim();
-  if (!isIanaZone(zone)) throw invalid('purchase_source_invalid_time_zone', `"${zone}" is not an IANA time zone`, [{ path: 'timeZone', problem: 'must be an IANA time zone id, e.g. Europe/Berlin' }]);
+  if (!isIanaTimeZone(zone)) throw invalid('purchase_source_invalid_time_zone', `"${zone}" is not an IANA time zone`, [{ path: 'timeZone', problem: 'must be an IANA time zone id, e.g. Europe/Berlin' }]);
   const at = nowOf(deps);
   return purchaseSourcesOf(deps.purchases, accountId).insert({
     _id: newIdOf(deps),

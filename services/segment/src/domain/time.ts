@@ -4,6 +4,8 @@
  * LocalDates are 'YYYY-MM-DD' strings; they compare correctly as strings.
  */
 
+import { isIanaTimeZone } from '@mailer/kit';
+
 const DAY_MS = 86_400_000;
 const LOCAL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -72,16 +74,8 @@ function wallClock(instantMs: number, zone: string): WallClock {
   return out as unknown as WallClock;
 }
 
-/** Whether the runtime knows this IANA zone name ('Asia/Tokyo', 'UTC'); offsets like '+09:00' are refused. */
-export function isTimeZone(zone: unknown): zone is string {
-  if (typeof zone !== 'string' || !/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
-  try {
-    formatter(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether this is an IANA zone name the runtime knows ('Asia/Tokyo', 'UTC'); offsets like '+09:00' are refused. */
+export const isTimeZone = isIanaTimeZone;
 
 /** The calendar date an instant falls on in a zone. */
 export function localDateOf(instant: Date | number, zone: string): string {

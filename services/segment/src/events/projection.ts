@@ -15,6 +15,7 @@ import { Gauge, type Registry } from '@mailer/kit';
 import { readAfterWrite, runConsumer, type AppliedWatermark, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
 import type { ContactProjection } from '../store/contacts';
 import { MalformedEventError } from './facts';
+import { NATS_ACCESS } from '../nats-access';
 
 export interface ProjectionLogger {
   info(obj: object, msg: string): void;
@@ -42,7 +43,7 @@ export interface ProjectionOptions {
 }
 
 /** One filter for everything the projection reads (nats-server 2.9 has no multi-subject filters). */
-export const PROJECTION_FILTER = 'domain.>';
+export const PROJECTION_FILTER = NATS_ACCESS.consumers.projection.filterSubject;
 
 /** The applied watermark moved to @mailer/nats (readAfterWrite); re-exported for existing imports. */
 export { AppliedWatermark } from '@mailer/nats';
@@ -131,9 +132,8 @@ export function startProjection(opts: ProjectionOptions): ProjectionHandle {
   }
 
   const handle = runConsumer(opts.nc, {
-    stream: 'DOMAIN',
+    ...NATS_ACCESS.consumers.projection,
     durable: opts.durable,
-    filterSubject: PROJECTION_FILTER,
     concurrency: opts.concurrency ?? 8,
     batchSize: opts.batchSize ?? 512,
     ...(opts.backoffMs ? { backoffMs: opts.backoffMs } : {}),

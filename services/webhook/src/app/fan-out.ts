@@ -53,7 +53,7 @@ export async function recordDeliveries(deps: Pick<FanOutDeps, 'deliveries' | 'ou
 class AlreadyProcessed extends Error {}
 
 /**
- * Fans a batch of facts out in one transaction (one journal commit for the batch instead of one per
+ * Fans a batch of facts out in one transaction (one store commit for the batch instead of one per
  * fact). When any fact of the batch was processed already (a redelivery), the transaction is dropped
  * and each fact goes through fanOut alone, which skips the processed ones.
  */

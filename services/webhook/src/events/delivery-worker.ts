@@ -13,9 +13,8 @@ import type { Logger } from '@mailer/kit';
 import { runConsumer, type BatchHandlerResult, type ConsumedMessage } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import { attemptDelivery, type AttemptDeps } from '../app/attempt-delivery';
+import { NATS_ACCESS } from '../nats-access';
 
-export const WEBHOOK_JOBS_DURABLE = 'webhook-delivery';
-export const WEBHOOK_JOBS_FILTER = 'jobs.webhook.>';
 /** Deliveries one subscription may have waiting in memory for its in-flight bound. */
 const MAX_WAITING = 1000;
 
@@ -171,9 +170,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     return results;
   };
   const consumer = runConsumer(opts.nc, {
-    stream: 'JOBS',
-    durable: WEBHOOK_JOBS_DURABLE,
-    filterSubject: WEBHOOK_JOBS_FILTER,
+    ...NATS_ACCESS.consumers.deliveries,
     concurrency: 2,
     batchSize: 64,
     maxDeliver: 20,

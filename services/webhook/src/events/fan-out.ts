@@ -9,9 +9,9 @@ import { MalformedFactError, parseFact, type DomainFact } from '@mailer/nats/fac
 import { DuplicateKeyError } from '@mailer/store';
 import { fanOutBatch, type FanOutDeps } from '../app/fan-out';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../domain/webhook-events';
+import { NATS_ACCESS } from '../nats-access';
 
-export const FAN_OUT_DURABLE = 'webhook-fan-out';
-export const FAN_OUT_CONSUMER = FAN_OUT_DURABLE;
+export const FAN_OUT_CONSUMER = NATS_ACCESS.consumers.fanOut.durable;
 const EVENTS = new Set<string>(WEBHOOK_EVENTS);
 
 /**
@@ -42,9 +42,7 @@ export function startFanOut(nc: NatsConnection, deps: FanOutDeps, logger: Pick<L
     return results;
   };
   return runConsumer(nc, {
-    stream: 'DOMAIN',
-    durable: FAN_OUT_DURABLE,
-    filterSubject: 'domain.>',
+    ...NATS_ACCESS.consumers.fanOut,
     concurrency: 2,
     batchSize: 200,
     maxDeliver: 50,

@@ -11,6 +11,13 @@ export class Mutex {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /** Takes the lock only when it is free at once. */
+  tryLock(): boolean {
+    if (this.locked) return false;
+    this.locked = true;
+    return true;
+  }
+
   unlock(): void {
     const next = this.waiters.shift();
     if (next) next();

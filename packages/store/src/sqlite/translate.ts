@@ -1,0 +1,259 @@
+/**
+ * Translating MongoDB filters and sorts into SQL over the stored JSON (pure).
+ *
+ * A filter becomes `{ sql, exact }`: `sql` selects a superset of the matching documents (undefined:
+ * no restriction), and `exact` says it selects exactly them, so nothing needs checking in
+ * JavaScript. Only clauses on paths the schema types (paths.ts) with operands of that type are
+ * translated; everything else (regexes, $elemMatch, $size, $type, Mixed paths, an operand of another
+ * type than the path's...) is left out of the SQL and the whole filter is then evaluated by the
+ * JavaScript filter (filter.ts) on the rows SQL returns. The translations rely on what the store
+ * guarantees: every write is cast through the schema, so a typed path holds its type or null.
+ * (Times stored as strings by an older build before their migration are the one known exception:
+ * their Date key is null, so they never match a Date comparison, as on MongoDB, and sort as null.)
+ *
+ * Every generated condition is two-valued once NULL is read as false, which is what `$nor`'s
+ * `NOT coalesce(..., 0)` relies on.
+ */
+import mongoose from 'mongoose';
+import type { Filter } from '../types';
+import { isPlainObject } from '../values';
+import { documentArrayOf, keyExpr, NULL_KEY, pathKind, PathKind, rawExpr, ScalarKind, jsonPath, sqlString } from './paths';
+
+export interface SqlCondition {
+  /** undefined: every row. */
+  sql?: string;
+  exact: boolean;
+}
+
+/** Collects bound values (`?`), or inlines them as literals (index definitions take no parameters). */
+export class Params {
+  readonly values: (string | number)[] = [];
+  constructor(readonly inline = false) {}
+
+  bind(v: string | number): string {
+    if (!this.inline) {
+      this.values.push(v);
+      return '?';
+    }
+    return typeof v === 'string' ? sqlString(v) : String(v);
+  }
+}
+
+const NONE: SqlCondition = { exact: false };
+const ALL: SqlCondition = { exact: true };
+
+/** The SQL value of an operand for a path kind, or undefined when the operand is of another type. */
+export function sqlValue(kind: ScalarKind | 'id', v: unknown): string | number | undefined {
+  switch (kind) {
+    case 'id':
+    case 'string':
+      return typeof v === 'string' ? v : undefined;
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+    case 'boolean':
+      return typeof v === 'boolean' ? (v ? 1 : 0) : undefined;
+    case 'date':
+      return v instanceof Date && !Number.isNaN(v.getTime()) ? v.getTime() : undefined;
+  }
+}
+
+export class FilterTranslator {
+  private readonly kinds = new Map<string, PathKind | null>();
+  private readonly elements = new Map<string, FilterTranslator>();
+
+  /**
+   * @param base the JSON the paths are read from: a row's `doc`, or inside a document array the
+   *   `value` of a json_each row (`e1.value`, numbered by depth).
+   */
+  constructor(
+    private readonly schema: mongoose.Schema,
+    private readonly base = 'doc',
+    private readonly depth = 0,
+  ) {}
+
+  kindOf(path: string): PathKind | undefined {
+    if (path === '_id' && this.depth > 0) return undefined; // an element's _id is an ObjectId, not the row's
+    let kind = this.kinds.get(path);
+    if (kind === undefined) this.kinds.set(path, (kind = pathKind(this.schema, path) ?? null));
+    return kind ?? undefined;
+  }
+
+  translate(filter: Filter, params: Params): SqlCondition {
+    if (!isPlainObject(filter)) return NONE;
+    return and(Object.keys(filter).map((key) => this.clause(key, filter[key], params)));
+  }
+
+  private clause(key: string, cond: unknown, params: Params): SqlCondition {
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      if (!Array.isArray(cond) || cond.length === 0 || !cond.every(isPlainObject)) return NONE;
+      const mark = params.values.length;
+      const parts = cond.map((sub) => this.translate(sub as Filter, params));
+      if (key === '$and') return and(parts);
+      const discard = (result: SqlCondition) => {
+        params.values.length = mark; // the branches' bound values go with their SQL
+        return result;
+      };
+      // a branch every row matches: the $or matches every row, the $nor none
+      if (parts.some((p) => p.sql === undefined && p.exact)) return discard(key === '$or' ? ALL : { sql: '0', exact: true });
+      if (parts.some((p) => p.sql === undefined)) return discard(NONE); // a branch SQL cannot restrict
+      const or = `(${parts.map((p) => p.sql).join(' OR ')})`;
+      const exact = parts.every((p) => p.exact);
+      if (key === '$or') return { sql: or, exact };
+      return exact ? { sql: `NOT coalesce(${or}, 0)`, exact } : discard(NONE);
+    }
+    if (key.startsWith('$')) return NONE;
+    const kind = this.kindOf(key);
+    if (kind === undefined) {
+      const inArray = this.inDocumentArray(key, cond, params);
+      if (inArray) return inArray;
+      // $exists on a top-level field is exact whatever its type: a top-level field is never inside an array
+      if (!key.includes('.') && isPlainObject(cond) && Object.keys(cond).length === 1 && typeof cond.$exists === 'boolean') return exists(key, cond.$exists, this.base);
+      return NONE;
+    }
+    if (cond instanceof RegExp) return NONE;
+    if (isPlainObject(cond)) {
+      const ops = Object.keys(cond);
+      if (ops.length === 0 || !ops.every((op) => op.startsWith('$'))) return NONE; // sub-document equality
+      return and(ops.map((op) => this.operator(key, kind, op, cond[op], params)));
+    }
+    return this.operator(key, kind, '$eq', cond, params);
+  }
+
+  /**
+   * Conditions on the elements of a document array, each an EXISTS over json_each: `$elemMatch`
+   * (one element meets every condition), and `array.path` compared to values (some element's value
+   * does, each operator on its own, as MongoDB reads a dotted path through an array). Null, $ne,
+   * $nin and $exists through an array have rules of their own: left to JavaScript.
+   */
+  private inDocumentArray(key: string, cond: unknown, params: Params): SqlCondition | undefined {
+    const found = documentArrayOf(this.schema, key);
+    if (!found) return undefined;
+    let elements = this.elements.get(found.array);
+    if (!elements) this.elements.set(found.array, (elements = new FilterTranslator(found.schema, `e${this.depth + 1}.value`, this.depth + 1)));
+    const array = sqlString(jsonPath(found.array));
+    // the json_type test first: most documents hold no such array, and it costs far less than json_each
+    const exists = (where: string) => `(json_type(${this.base}, ${array}) = 'array' AND EXISTS (SELECT 1 FROM json_each(${this.base}, ${array}) AS e${this.depth + 1} WHERE ${where}))`;
+    const mark = params.values.length;
+    const within = (filter: Filter): SqlCondition => {
+      const c = elements!.translate(filter, params);
+      return c.exact && c.sql !== undefined ? { sql: exists(c.sql), exact: true } : NONE;
+    };
+    let result: SqlCondition;
+    if (found.rest === '') {
+      const keys = isPlainObject(cond) ? Object.keys(cond) : [];
+      const query = keys.length === 1 && keys[0] === '$elemMatch' ? (cond as Record<string, unknown>).$elemMatch : undefined;
+      result = isPlainObject(query) && Object.keys(query).length > 0 && Object.keys(query).every((k) => !k.startsWith('$') || k === '$and' || k === '$or') ? within(query as Filter) : NONE;
+    } else {
+      const ops = isPlainObject(cond) && Object.keys(cond).length > 0 && Object.keys(cond).every((k) => k.startsWith('$')) ? cond : { $eq: cond };
+      const parts = Object.keys(ops).map((op) => {
+        const operand = ops[op];
+        const plain = operand !== null && operand !== undefined && !(Array.isArray(operand) && operand.some((x) => x === null));
+        return ['$eq', '$in', '$gt', '$gte', '$lt', '$lte'].includes(op) && plain ? within({ [found.rest]: { [op]: operand } }) : NONE;
+      });
+      result = and(parts);
+    }
+    if (result.sql === undefined || !result.exact) params.values.length = mark;
+    return result.sql === undefined || !result.exact ? NONE : result;
+  }
+
+  private operator(path: string, kind: PathKind, op: string, operand: unknown, params: Params): SqlCondition {
+    if (op === '$exists') {
+      if (typeof operand !== 'boolean') return NONE;
+      return kind === 'id' ? (operand ? ALL : { sql: '0', exact: true }) : exists(path, operand, this.base);
+    }
+    if (kind === 'string[]' || kind === 'number[]') return arrayOperator(path, kind, op, operand, params, this.base);
+    const key = keyExpr(path, kind, this.base);
+    const raw = rawExpr(path, this.base);
+    if (kind === 'date' && typeof operand === 'string' && ['$eq', '$gt', '$gte', '$lt', '$lte'].includes(op)) {
+      // a time an older build stored as a string (before its migration) compares as a string
+      const sign = { $eq: '=', $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
+      return { sql: `(json_type(${this.base}, ${sqlString(jsonPath(path))}) = 'text' AND ${raw} ${sign} ${params.bind(operand)})`, exact: true };
+    }
+    const isNull = () => (kind === 'date' ? `(${key} = ${NULL_KEY} AND ${raw} IS NULL)` : `${key} = ${NULL_KEY}`);
+    const notNull = () => (kind === 'date' ? `${raw} IS NOT NULL` : `${key} != ${NULL_KEY}`);
+    switch (op) {
+      case '$eq':
+      case '$ne': {
+        if (operand === null || operand === undefined) return { sql: op === '$eq' ? isNull() : notNull(), exact: true };
+        const v = sqlValue(kind, operand);
+        if (v === undefined) return NONE;
+        return { sql: `${key} ${op === '$eq' ? '=' : '!='} ${params.bind(v)}`, exact: true };
+      }
+      case '$in':
+      case '$nin': {
+        if (!Array.isArray(operand)) return NONE;
+        const values: (string | number)[] = [];
+        let withNull = false;
+        for (const x of operand) {
+          if (x === null) withNull = true;
+          else {
+            const v = sqlValue(kind, x);
+            if (v === undefined) return NONE;
+            values.push(v);
+          }
+        }
+        const list = values.length ? `${key} IN (${values.map((v) => params.bind(v)).join(', ')})` : undefined;
+        if (op === '$in') {
+          const parts = [list, withNull ? isNull() : undefined].filter(Boolean);
+          return { sql: parts.length === 0 ? '0' : parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`, exact: true };
+        }
+        const parts = [list && `NOT (${list})`, withNull ? notNull() : undefined].filter(Boolean);
+        return parts.length === 0 ? ALL : { sql: parts.join(' AND '), exact: true };
+      }
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte': {
+        if (kind === 'boolean') return NONE;
+        const v = sqlValue(kind, operand);
+        if (v === undefined) return NONE;
+        const sign = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
+        // MongoDB compares within one type: keep the other types' keys out of the range
+        // (numbers sort below strings in SQLite, and null is the -Infinity key)
+        const upward = op === '$gt' || op === '$gte';
+        const bracket = kind === 'string' || kind === 'id' ? (upward ? '' : ` AND ${key} >= ''`) : upward ? (kind === 'number' ? ` AND ${key} < ''` : '') : ` AND ${key} > ${NULL_KEY}`;
+        return { sql: `${key} ${sign} ${params.bind(v)}${bracket}`, exact: true };
+      }
+      default:
+        return NONE;
+    }
+  }
+}
+
+function exists(path: string, present: boolean, base: string): SqlCondition {
+  return { sql: `json_type(${base}, ${sqlString(jsonPath(path))}) IS ${present ? 'NOT ' : ''}NULL`, exact: true };
+}
+
+/** Arrays of strings or numbers: an element (or the value itself) equal to the operand, as MongoDB matches arrays. */
+function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, operand: unknown, params: Params, base: string): SqlCondition {
+  const scalar = kind === 'string[]' ? 'string' : 'number';
+  const values = op === '$eq' ? [operand] : op === '$in' && Array.isArray(operand) ? operand : undefined;
+  if (!values) return NONE;
+  const bound: (string | number)[] = [];
+  for (const x of values) {
+    const v = sqlValue(scalar, x);
+    if (v === undefined) return NONE; // null, arrays, other types: JavaScript decides
+    bound.push(v);
+  }
+  if (bound.length === 0) return { sql: '0', exact: true };
+  const test = bound.length === 1 ? `value = ${params.bind(bound[0])}` : `value IN (${bound.map((v) => params.bind(v)).join(', ')})`;
+  return { sql: `EXISTS (SELECT 1 FROM json_each(${base}, ${sqlString(jsonPath(path))}) WHERE ${test})`, exact: true };
+}
+
+function and(parts: SqlCondition[]): SqlCondition {
+  const sql = parts.filter((p) => p.sql !== undefined).map((p) => p.sql!);
+  return { sql: sql.length === 0 ? undefined : sql.length === 1 ? sql[0] : sql.join(' AND '), exact: parts.every((p) => p.exact) };
+}
+
+/** ORDER BY for a sort on typed scalar paths (or undefined: the sort runs in JavaScript). */
+export function orderBy(translator: FilterTranslator, sort: Record<string, 1 | -1> | undefined): string | undefined {
+  const paths = sort ? Object.keys(sort) : [];
+  if (paths.length === 0) return undefined;
+  const terms: string[] = [];
+  for (const path of paths) {
+    const kind = translator.kindOf(path);
+    if (kind === undefined || kind === 'string[]' || kind === 'number[]') return undefined;
+    terms.push(`${keyExpr(path, kind)} ${sort![path] === -1 ? 'DESC' : 'ASC'}`);
+  }
+  return terms.join(', ');
+}

@@ -1,0 +1,10 @@
+// What the rss service does on NATS (publish its facts, through the outbox); its NATS user's
+// permissions are derived from this declaration (README "Internal traffic").
+import { serviceAccess } from '@mailer/nats';
+import { factSubjects } from '@mailer/nats/facts';
+
+export const NATS_ACCESS = serviceAccess({
+  name: 'rss',
+  publishes: factSubjects('rss.'),
+  consumers: {},
+});
