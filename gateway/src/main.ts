@@ -56,7 +56,12 @@ async function main() {
   const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
-  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView);
+  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView, kv(BUCKETS.accountNames));
+  // Accounts created before the names bucket existed get their name there once; pages lack it until then.
+  accounts.publishMissingNames().then(
+    (written) => written > 0 && logger.info({ accounts: written }, 'account names published for reader pages'),
+    (err) => logger.warn({ err }, 'account names not published; retried at the next start'),
+  );
   // Every call to a service carries the gateway's signed service token (INTERNAL_GRPC_SECRET).
   useServiceIdentity('gateway', config.INTERNAL_GRPC_SECRET);
   const clients = createServiceClients(config);
