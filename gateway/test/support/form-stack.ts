@@ -1,5 +1,5 @@
 import { startMesh, waitForSettled, type RunningService, type ServiceMesh, type ServiceName } from '@mailer/testing';
-import { startGateway, startStack, type GatewayHandle, type Stack } from './harness';
+import { startMeshGateway, startStack, type GatewayHandle, type Stack } from './harness';
 import { newAccount, type Api } from './subscriber-stack';
 
 /**
@@ -49,7 +49,7 @@ export async function startFormStack(
     await stack.stop();
     throw err;
   }
-  const gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000', ...opts.gatewayEnv });
+  const gw = await startMeshGateway(stack, mesh, opts.gatewayEnv);
   return {
     stack,
     mesh,

@@ -1,5 +1,5 @@
 import { SERVICES, startMesh, type ServiceMesh } from '@mailer/testing';
-import { startGateway, startStack, type GatewayHandle, type Stack } from './harness';
+import { startMeshGateway, startStack, type GatewayHandle, type Stack } from './harness';
 
 /**
  * Every service as a real process, each knowing every other's address (as in a deployment: startMesh),
@@ -26,21 +26,15 @@ export async function startFullStack(gatewayEnv: NodeJS.ProcessEnv = {}): Promis
     await stack.stop();
     throw err;
   }
-  try {
-    const gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '1000000', ...gatewayEnv });
-    return {
-      stack,
-      gw,
-      mesh,
-      async stop() {
-        await gw.stop();
-        await mesh.stop();
-        await stack.stop();
-      },
-    };
-  } catch (err) {
-    await mesh.stop();
-    await stack.stop();
-    throw err;
-  }
+  const gw = await startMeshGateway(stack, mesh, { GATEWAY_UNAUTHENTICATED_PER_MINUTE: '1000000', ...gatewayEnv });
+  return {
+    stack,
+    gw,
+    mesh,
+    async stop() {
+      await gw.stop();
+      await mesh.stop();
+      await stack.stop();
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { startMesh, waitForSettled, type RunningService, type ServiceMesh } from '@mailer/testing';
-import { startGateway, startStack, type GatewayHandle, type Stack } from './harness';
+import { startMeshGateway, startStack, type GatewayHandle, type Stack } from './harness';
 import { newAccount, type Api } from './subscriber-stack';
 
 /**
@@ -104,7 +104,7 @@ export async function startRssStack(opts: { rssEnv?: NodeJS.ProcessEnv; messagin
     await stack.stop();
     throw err;
   }
-  const gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  const gw = await startMeshGateway(stack, mesh, {}, () => feeds.close());
   return {
     stack,
     mesh,

@@ -1,5 +1,5 @@
 import { startMesh, waitForSettled, type RunningService, type ServiceMesh, type ServiceName } from '@mailer/testing';
-import { startGateway, startStack, type GatewayHandle, type Stack } from './harness';
+import { startMeshGateway, startStack, type GatewayHandle, type Stack } from './harness';
 import { newAccount, type Api } from './subscriber-stack';
 
 /**
@@ -31,7 +31,7 @@ export async function startWiredStack(serviceEnv: NodeJS.ProcessEnv = {}, peers:
     await stack.stop();
     throw err;
   }
-  const gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  const gw = await startMeshGateway(stack, mesh);
   return {
     stack,
     mesh,

@@ -1,6 +1,6 @@
 import { adminRequest, startMesh, waitForSettled, type RunningService, type ServiceMesh, type ServiceName } from '@mailer/testing';
 import { startFaultyFieldUsagePeer, type FaultyFieldUsagePeer } from './faulty-peer';
-import { call, createAccount, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './harness';
+import { call, createAccount, startMeshGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './harness';
 
 /**
  * The subscriber domain end to end: a real nats-server, the real subscriber service process, the real
@@ -47,7 +47,7 @@ export async function startSubscriberStack(opts: { peers?: readonly ServiceName[
     throw err;
   }
   const segment = opts.peers?.includes('segment') ? mesh.get('segment') : undefined;
-  const gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  const gw = await startMeshGateway(stack, mesh, {}, () => Promise.all(Object.values(faulty).map((p) => p.close())));
   return {
     stack,
     mesh,

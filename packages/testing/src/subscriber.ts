@@ -39,8 +39,20 @@ export interface SubscriberStack {
 /** nats-server + subscriber service (+ extra env) + the real `peers`; stop() ends them all. */
 export async function startSubscriberStack(extra: Record<string, string> = {}, peers: ServiceName[] = []): Promise<SubscriberStack> {
   const nats = await startNatsServer();
-  const mesh = await startMesh({ NATS_URL: nats.url }, peers);
-  await mesh.start(['subscriber'], { subscriber: { FIELD_USAGE_DEADLINE_MS: '1000', ...extra } });
+  let mesh: ServiceMesh;
+  try {
+    mesh = await startMesh({ NATS_URL: nats.url }, peers);
+  } catch (err) {
+    await nats.stop();
+    throw err;
+  }
+  try {
+    await mesh.start(['subscriber'], { subscriber: { FIELD_USAGE_DEADLINE_MS: '1000', ...extra } });
+  } catch (err) {
+    await mesh.stop();
+    await nats.stop();
+    throw err;
+  }
   const env: SubscriberStack = {
     nats,
     mesh,
