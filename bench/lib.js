@@ -87,4 +87,56 @@ async function startBaseline(kind, arg) {
   };
 }
 
-module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline };
+/** A local SMTP sink that accepts everything and only counts arrivals: {url, times (arrival ms), reset(), close()}. */
+async function startSmtpSink() {
+  const { SMTPServer } = require('smtp-server');
+  const { freePort } = require('@mailer/testing');
+  const port = await freePort();
+  const times = [];
+  const server = new SMTPServer({
+    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        times.push(Date.now());
+        callback(null, 'Ok');
+      });
+    },
+  });
+  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `smtp://127.0.0.1:${port}`, times, reset: () => (times.length = 0), close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** The messaging service's SMTP_POOL_SIZE and MAIL_SEND_CONCURRENCY defaults: what the raw floor below uses too. */
+const RAW_POOL = 5;
+const RAW_CONCURRENCY = 20;
+
+/**
+ * The floor a mail pipeline is compared with: one pooled nodemailer transport, RAW_CONCURRENCY sends
+ * outstanding, `n` pre-rendered newsletter mails (`from`, `subject(i)`, `html`) to the sink: mails/s.
+ */
+async function rawNodemailer(sink, n, { from, subject, html }) {
+  const crypto = require('node:crypto');
+  const path = require('node:path');
+  const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
+  const transport = nodemailer.createTransport({ url: sink.url, pool: true, maxConnections: RAW_POOL, maxMessages: Infinity });
+  sink.reset();
+  const start = Date.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      await transport.sendMail({
+        from, to: `raw${i}@example.org`, subject: subject(i), html, text: 'Hi reader',
+        messageId: `<${crypto.randomUUID()}@example.com>`, envelope: { from: 'bounce@bounces.localhost', to: [`raw${i}@example.org`] },
+        headers: { 'List-Unsubscribe': '<https://mail.example/u/token>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: RAW_CONCURRENCY }, worker));
+  transport.close();
+  return (n * 1000) / (Date.now() - start);
+}
+const rawNodemailerLabel = `raw nodemailer (pooled ${RAW_POOL}, ${RAW_CONCURRENCY} in flight, pre-rendered)`;
+
+module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startSmtpSink, rawNodemailer, rawNodemailerLabel };

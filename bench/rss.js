@@ -15,56 +15,14 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
-const { SMTPServer } = require('smtp-server');
 const { freePort, spawnReady, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { verdict, benchAccount, rssMb, cpuSeconds } = require('./lib');
+const { verdict, benchAccount, rssMb, cpuSeconds, startSmtpSink, rawNodemailer, rawNodemailerLabel } = require('./lib');
 
 const { values: args } = parseArgs({ options: { recipients: { type: 'string', default: '100000' }, page: { type: 'string', default: '500' } } });
 const total = Number(args.recipients);
-const POOL = 5; // the messaging service's SMTP_POOL_SIZE default
-const CONCURRENCY = 20; // its MAIL_SEND_CONCURRENCY default
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A sink that accepts everything and only counts arrivals. */
-async function startSink() {
-  const port = await freePort();
-  const times = [];
-  const server = new SMTPServer({
-    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
-    onData(stream, _session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        times.push(Date.now());
-        callback(null, 'Ok');
-      });
-    },
-  });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, times, reset: () => (times.length = 0), close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
-/** One pooled transport, CONCURRENCY sends outstanding, `n` pre-rendered newsletter mails: mails/s. */
-async function rawNodemailer(sink, n) {
-  const html = `<p>Hi reader</p>${'<p><a href="https://blog.example/post">A post of the feed</a> with its summary text.</p>'.repeat(5)}`;
-  const transport = nodemailer.createTransport({ url: sink.url, pool: true, maxConnections: POOL, maxMessages: Infinity });
-  sink.reset();
-  const start = Date.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const i = next++;
-      await transport.sendMail({
-        from: { name: 'Blog', address: 'blog@example.com' }, to: `raw${i}@example.org`, subject: `New posts ${i}`, html, text: 'Hi reader',
-        messageId: `<${crypto.randomUUID()}@example.com>`, envelope: { from: 'bounce@bounces.localhost', to: [`raw${i}@example.org`] },
-        headers: { 'List-Unsubscribe': '<https://mail.example/u/token>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  transport.close();
-  return (n * 1000) / (Date.now() - start);
-}
+/** An issue as the raw floor sends it, pre-rendered. */
+const RAW_HTML = `<p>Hi reader</p>${'<p><a href="https://blog.example/post">A post of the feed</a> with its summary text.</p>'.repeat(5)}`;
 
 function startFeed() {
   let body = '';
@@ -83,15 +41,16 @@ async function main() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     stops.push(() => sink.close());
     const feed = await startFeed();
     stops.push(() => feed.close());
 
     // The raw floor first, on a quiet machine (a warm-up of 500, then the measured run).
-    await rawNodemailer(sink, 500);
-    const raw = await rawNodemailer(sink, total);
-    console.log(`raw nodemailer (pooled ${POOL}, ${CONCURRENCY} in flight, pre-rendered): ${Math.round(raw)} mails/s over ${total}`);
+    const rawMail = { from: { name: 'Blog', address: 'blog@example.com' }, subject: (i) => `New posts ${i}`, html: RAW_HTML };
+    await rawNodemailer(sink, 500, rawMail);
+    const raw = await rawNodemailer(sink, total, rawMail);
+    console.log(`${rawNodemailerLabel}: ${Math.round(raw)} mails/s over ${total}`);
 
     const addr = async () => `127.0.0.1:${await freePort()}`;
     const [subscriberAddr, messagingAddr, rssAddr] = [await addr(), await addr(), await addr()];

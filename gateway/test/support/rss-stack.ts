@@ -21,8 +21,8 @@ export interface RssStack {
   messaging: RunningService;
   /** SIGTERM (or kill -9) of the rss service, then a new process on the same data, ports and settings. */
   restartRss(opts?: { kill9?: boolean }): Promise<void>;
-  /** The same for the messaging service. */
-  restartMessaging(opts?: { kill9?: boolean }): Promise<void>;
+  /** The same for the messaging service (`downMs`: how long it stays down; `env`: settings changed from then on). */
+  restartMessaging(opts?: { kill9?: boolean; downMs?: number; env?: NodeJS.ProcessEnv }): Promise<void>;
   /** The barrier before counting: JetStream consumers and the services' outboxes idle. */
   settled(): Promise<void>;
   stop(): Promise<void>;

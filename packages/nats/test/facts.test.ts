@@ -93,6 +93,7 @@ const SAMPLES: { [T in FactType]: Fact<T> } = {
     consentDecision: 'QUEUED',
   },
   'rss.issue_sent': { ...env('rss.issue_sent'), newsletterId: 'r1', issueId: 'i1', itemCount: 3, recipientCount: 1200 },
+  'broadcast.sent': { ...env('broadcast.sent'), broadcastId: 'b1', recipientCount: 5000 },
 };
 
 const wire = (x: unknown) => JSON.parse(JSON.stringify(x));

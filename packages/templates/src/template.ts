@@ -253,9 +253,12 @@ async function render(compiled: CompiledTemplate, values: RenderValues): Promise
   const trusted = values.trustedHtml;
   const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject', trusted);
   const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html', trusted);
-  let html: string;
+  let html = rawHtml;
   try {
-    html = compiled.css ? juice(rawHtml, { extraCss: compiled.css }) : juice(rawHtml);
+    // juice inlines CSS: the template's css, or <style> blocks of the html. Without either it would
+    // only parse and re-serialize the html (most of a render's cost), so it is skipped.
+    if (compiled.css) html = juice(rawHtml, { extraCss: compiled.css });
+    else if (/<style[\s>]/i.test(rawHtml)) html = juice(rawHtml);
   } catch (err) {
     throw new TemplateError('template_render_failed', `html: ${(err as Error).message}`, [{ path: 'html', problem: (err as Error).message }]);
   }

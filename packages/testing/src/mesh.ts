@@ -19,8 +19,11 @@ export interface ServiceMesh {
   get(name: ServiceName): RunningService;
   /** Starts these services at once (each with the mesh's addresses, `env` and its own settings). */
   start(names: ServiceName[], envOf?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>): Promise<void>;
-  /** SIGTERM (or kill -9), then the same service again on its addresses, data and settings (+ `env`). */
-  restart(name: ServiceName, opts?: { kill9?: boolean; env?: NodeJS.ProcessEnv }): Promise<RunningService>;
+  /**
+   * SIGTERM (or kill -9), then the same service again on its addresses, data and settings (+ `env`);
+   * `downMs`: how long it stays down first (its addresses held meanwhile, cutting callers off).
+   */
+  restart(name: ServiceName, opts?: { kill9?: boolean; env?: NodeJS.ProcessEnv; downMs?: number }): Promise<RunningService>;
   /** The outboxes of the running services, for waitForSettled. */
   outboxes(): OutboxCount[];
   /** Stops every running service and deletes their data. */
@@ -30,11 +33,13 @@ export interface ServiceMesh {
 /** `env` goes to every service (NATS_URL at least); started services are listed in `start`. */
 export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, start: ServiceName[] = [], envOf: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {}): Promise<ServiceMesh> {
   const held = new Map<ServiceName, HeldPort[]>();
-  const hold = async (name: ServiceName) => {
-    const port = await holdPort();
+  const hold = async (name: ServiceName, again?: number) => {
+    const port = await holdPort(again);
     held.set(name, [...(held.get(name) ?? []), port]);
     return port.port;
   };
+  // Each service's ports, held again while a restarted service stays down.
+  const ports = new Map<ServiceName, number[]>();
   const wiring: Record<string, string> = {};
   for (const name of SERVICES) wiring[`${name.toUpperCase()}_GRPC_ADDR`] = `127.0.0.1:${await hold(name)}`;
   wiring.FORM_HTTP_ADDR = `127.0.0.1:${await hold('form')}`;
@@ -51,6 +56,7 @@ export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, s
   };
   const running = new Map<ServiceName, { svc: RunningService; env: NodeJS.ProcessEnv }>();
   const launch = async (name: ServiceName, extra: NodeJS.ProcessEnv = {}) => {
+    if (!ports.has(name)) ports.set(name, (held.get(name) ?? []).map((p) => p.port));
     await release(name);
     const full = { ...wiring, ...own[name], ...env, ...extra } as { NATS_URL: string } & NodeJS.ProcessEnv;
     // Generous: several services start at once on a loaded machine (a failure is still loud). A port
@@ -84,6 +90,10 @@ export async function startMesh(env: { NATS_URL: string } & NodeJS.ProcessEnv, s
       const was = running.get(name)!.env;
       if (opts.kill9) await svc.kill9();
       else await svc.stop();
+      if (opts.downMs) {
+        for (const port of ports.get(name) ?? []) await hold(name, port);
+        await new Promise((r) => setTimeout(r, opts.downMs));
+      }
       return launch(name, { ...was, ...opts.env });
     },
     outboxes: () => [...running.values()].map(({ svc }) => outboxOf(svc)),
@@ -108,10 +118,10 @@ interface HeldPort {
   release(): Promise<void>;
 }
 
-/** A free loopback port, listened on (every connection cut off at once) until released. */
-async function holdPort(): Promise<HeldPort> {
+/** A free loopback port (or `again`, one a stopped service had), listened on (every connection cut off at once) until released. */
+async function holdPort(again?: number): Promise<HeldPort> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = again ?? (await freePort());
     const server = net.createServer((socket) => socket.destroy());
     const bound = await new Promise<boolean>((resolve) => {
       server.once('error', () => resolve(false));
@@ -122,6 +132,7 @@ async function holdPort(): Promise<HeldPort> {
       let released: Promise<void> | undefined;
       return { port, release: () => (released ??= new Promise((resolve) => server.close(() => resolve()))) };
     }
+    if (again !== undefined) throw new Error(`could not hold port ${again} again`);
     if (attempt >= 20) throw new Error('could not hold a free port');
   }
 }

@@ -5,7 +5,7 @@ import { factSubjects, jobSubjects } from '@mailer/nats/facts';
 
 export const NATS_ACCESS = serviceAccess({
   name: 'messaging',
-  publishes: [...factSubjects('email.', 'event.'), jobSubjects('email'), jobSubjects('subscriber-status'), jobSubjects('automation-run')],
+  publishes: [...factSubjects('email.', 'event.', 'broadcast.'), jobSubjects('email'), jobSubjects('subscriber-status'), jobSubjects('automation-run')],
   consumers: {
     customEvents: { stream: 'EVENTS', durable: 'messaging-events', filterSubject: 'events.>' },
     emailJobs: { stream: 'JOBS', durable: 'messaging-email-delivery', filterSubject: jobSubjects('email') },

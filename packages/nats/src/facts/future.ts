@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { envelope, id, instant, json } from './schema';
 
-export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] as const;
+export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS', 'BROADCAST'] as const;
 
 /**
  * API.md's delivery fact `{messageId, accountId, email, subscriberId, kind, templateName,
@@ -76,6 +76,12 @@ export const otherFacts = {
      * without consent. Facts published before it existed parse as null.
      */
     consentDecision: z.string().nullable().default(null),
+  }),
+  /** Every recipient's mail of the broadcast is queued (the broadcast is SENT). */
+  'broadcast.sent': z.object({
+    ...envelope('broadcast.sent'),
+    broadcastId: id,
+    recipientCount: z.number().int().min(0),
   }),
   /** Every recipient's mail of the issue is queued. */
   'rss.issue_sent': z.object({

@@ -87,7 +87,7 @@ export interface Accepted {
 }
 
 /** The answer for a message already stored (a repeated dedupe key): its id and the status it was accepted with. */
-const answerOf = (m: EmailMessageDoc): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
+export const answerOf = (m: Pick<EmailMessageDoc, '_id' | 'status'>): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
 
 
 /** Renders, checks suppression and status, instruments, stores message + body + job, then waits for the job's PubAck. */

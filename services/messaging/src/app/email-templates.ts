@@ -5,8 +5,8 @@
 // - PUT may not change `name` (the template's address): a different `name` in the body is
 //   `400 template_name_immutable`.
 // - An unknown `senderProfileId` is `404 sender_profile_not_found` (the same errorId as everywhere).
-// - A template named by an automation step (SEND_EMAIL templateName) cannot be deleted
-//   (`409 template_in_use`, the automations in `details`); forms join that check when they exist.
+// - A template named by an automation step (SEND_EMAIL templateName), a form or a SCHEDULED or SENDING
+//   broadcast cannot be deleted (`409 template_in_use`, the users in `details`).
 // - Create and PUT test-render the template once, bounded as every render is, for a sample reader and
 //   no substitutionData: one that passes a limit with no data at all (`{% for i in (1..100000000) %}`)
 //   is `422 template_render_failed` at save, as RSS newsletters' templates are. Limits reached through
@@ -121,6 +121,11 @@ export async function deleteEmailTemplate(deps: CatalogDeps, accountId: string, 
   if (automations.length) {
     throw failedPrecondition('template_in_use', `the template is used by ${automations.length} automation(s); change their steps first`,
       automations.slice(0, 50).map((a) => ({ path: `automations.${a.id}`, problem: `step of automation "${a.name}" sends this template` })));
+  }
+  const sending = await deps.broadcasts?.naming(accountId, 'templateName', name, 50);
+  if (sending?.count) {
+    throw failedPrecondition('template_in_use', `the template is sent by ${sending.count} scheduled or sending broadcast(s); cancel them or wait until they are sent`,
+      sending.broadcasts.map((b) => ({ path: `broadcasts.${b._id}`, problem: `broadcast "${b.name}" sends this template` })));
   }
   const forms = await deps.forms?.formsUsing(accountId, { templateName: name });
   if (forms?.count) {

@@ -129,6 +129,7 @@ export function subscriberClient(address: string, logger?: Logger): SubscriberCl
           id: f.ref.ref.value.toLowerCase(),
           type: type as FieldType,
           active: f.active,
+          personalizationTagName: f.personalizationTagName,
           options: f.options.filter((o) => o.id).map((o) => ({ id: o.id!.toLowerCase(), active: o.active })),
         });
       }

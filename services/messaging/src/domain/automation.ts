@@ -199,6 +199,8 @@ export interface FieldInfo {
   type: FieldType;
   /** False once archived: archived fields take no new values. */
   active: boolean;
+  /** How templates name the field (a broadcast's send window reads a zone from it). */
+  personalizationTagName?: string;
   options: ReadonlyArray<{ id: string; active: boolean }>;
 }
 

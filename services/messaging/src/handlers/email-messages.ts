@@ -2,7 +2,8 @@
 // cases (app/accept-message.ts, app/email-messages.ts).
 import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
 import { emailMessagesV1 } from '@mailer/proto';
-import { acceptMessage, type AcceptDeps } from '../app/accept-message';
+import { acceptBatch, type BatchDeps } from '../app/accept-batch';
+import { acceptMessage } from '../app/accept-message';
 import { getEmailMessage, listEmailMessages } from '../app/email-messages';
 import type { EmailMessageDoc } from '../store/messages';
 
@@ -49,10 +50,11 @@ export function messageToProto(m: EmailMessageDoc): emailMessagesV1.EmailMessage
     attempts: (m.attempts ?? []).map((a) => ({ at: iso(a.at)!, outcome: a.outcome, smtpCode: a.smtpCode ?? undefined, response: a.response ?? undefined })),
     eventPropertiesJson: m.eventProperties ? JSON.stringify(m.eventProperties) : '',
     history: (m.history ?? []).map((h) => ({ status: Statuses.toProto(h.status), at: iso(h.at)! })),
+    broadcastId: m.broadcastId ?? undefined,
   };
 }
 
-export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessagesV1.EmailMessageServiceServer> {
+export function emailMessageHandlers(deps: BatchDeps): AsyncHandlers<emailMessagesV1.EmailMessageServiceServer> {
   return {
     async sendEmailMessage(req) {
       const accepted = await acceptMessage(deps, {
@@ -68,6 +70,22 @@ export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessa
         builtinTemplate: req.builtinTemplate === emailMessagesV1.BuiltinTemplate.BUILTIN_TEMPLATE_FORM_CONFIRMATION ? 'FORM_CONFIRMATION' : null,
       });
       return { messageId: accepted.messageId, status: Statuses.toProto(accepted.status) };
+    },
+    async sendEmailMessages(req) {
+      const results = await acceptBatch(deps, accountOf(req), req.messages.map((m, i) => ({
+        templateName: m.templateName,
+        email: m.email,
+        substitutionData: jsonObject(m.substitutionDataJson, `body.messages[${i}].substitutionData`),
+        eventProperties: jsonObject(m.eventPropertiesJson, `body.messages[${i}].eventProperties`),
+        idempotencyKey: m.idempotencyKey,
+      })));
+      return {
+        results: results.map((r) =>
+          'messageId' in r
+            ? { index: r.index, messageId: r.messageId, status: Statuses.toProto(r.status) }
+            : { index: r.index, status: emailMessagesV1.EmailMessageStatus.EMAIL_MESSAGE_STATUS_UNSPECIFIED, errorId: r.errorId, message: r.message },
+        ),
+      };
     },
     async getEmailMessage(req) {
       return { message: messageToProto(await getEmailMessage(deps, accountOf(req), req.messageId)) };

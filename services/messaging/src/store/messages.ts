@@ -9,6 +9,7 @@ import { mongoose, type Collection, type Store, type Transaction } from '@mailer
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
 import type { SendingClaim } from '../domain/delivery';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
+import { broadcastProgress, recipientCollections, type BroadcastMail, type BroadcastProgress } from './broadcast-recipients';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -70,6 +71,12 @@ export interface EmailMessageDoc {
   dedupeKey?: string | null;
   /** The audience send (QueueAudiencePage send_key) the message belongs to; absent for single mails. */
   audienceKey?: string | null;
+  /** The broadcast of a BROADCAST mail (its audience's mail, and its test sends, which have no audienceKey). */
+  broadcastId?: string | null;
+  /** The A/B variant (subject index) of a broadcast mail. */
+  variant?: number | null;
+  /** A batch message with an idempotency key: a hash of what was asked, so a reused key with another body is told apart. */
+  requestHash?: string | null;
 }
 
 /** A new message's bounce and engagement members: nothing has happened to it yet. */
@@ -96,7 +103,7 @@ const messageSchema = new Schema(
   {
     _id: { type: String, required: true },
     accountId: { type: String, required: true },
-    kind: { type: String, required: true, enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] },
+    kind: { type: String, required: true, enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS', 'BROADCAST'] },
     templateName: { type: String, default: null },
     email: { type: String, required: true },
     subscriberId: { type: String, default: null },
@@ -129,6 +136,9 @@ const messageSchema = new Schema(
     eventProperties: { type: Schema.Types.Mixed, default: null },
     dedupeKey: { type: String, default: null },
     audienceKey: { type: String },
+    broadcastId: { type: String },
+    variant: { type: Number },
+    requestHash: { type: String },
   },
   { versionKey: false, minimize: false },
 );
@@ -159,12 +169,15 @@ const bodySchema = new Schema(
 export interface MessageCollections {
   messages: Collection<EmailMessageDoc>;
   bodies: Collection<EmailBodyDoc>;
+  /** A broadcast's recipients and tally follow its messages' changes (store/broadcast-recipients.ts). */
+  broadcasts: BroadcastProgress;
 }
 
 export function messageCollections(store: Store): MessageCollections {
   return {
     messages: store.collection<EmailMessageDoc>('email_messages', messageSchema),
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
+    broadcasts: broadcastProgress(recipientCollections(store)),
   };
 }
 
@@ -179,9 +192,22 @@ export interface MessageQuery {
   pageSize: number;
 }
 
-/** One account's messages. Slices add the transitions they own (delivery, bounces, tracking) here. */
+/**
+ * One account's messages. Slices add the transitions they own (delivery, bounces, tracking) here.
+ * Every status change reads the message as it was (findOneAndUpdate) so that a broadcast's mail
+ * moves its recipient from the old status to the new one in the same transaction.
+ */
 export function messagesOf(c: MessageCollections, accountId: string) {
-  const { messages, bodies } = c;
+  const { messages, bodies, broadcasts } = c;
+  const moved = async (before: EmailMessageDoc | null, to: MessageStatus, tx?: Transaction): Promise<boolean> => {
+    if (!before) return false;
+    await broadcasts.moved(before, before.status, to, tx);
+    return true;
+  };
+  const firstHuman = async (message: Tracked, first: boolean, what: 'humanOpens' | 'humanClicks', tx: Transaction): Promise<boolean> => {
+    if (first) await broadcasts.engaged(message, what, tx);
+    return first;
+  };
   return {
     accountId,
     get: (messageId: string): Promise<EmailMessageDoc | null> => messages.findOne({ _id: messageId, accountId }),
@@ -196,8 +222,8 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       return stored;
     },
     /** The messages sends with these (non-empty) dedupe keys created. */
-    byDedupeKeys: (keys: string[]): Promise<Array<Pick<EmailMessageDoc, '_id' | 'dedupeKey' | 'status'>>> =>
-      keys.length ? messages.find({ accountId, dedupeKey: { $in: keys } }, { projection: { _id: 1, dedupeKey: 1, status: 1 } }) : Promise.resolve([]),
+    byDedupeKeys: (keys: string[]): Promise<Array<Pick<EmailMessageDoc, '_id' | 'dedupeKey' | 'status' | 'requestHash'>>> =>
+      keys.length ? messages.find({ accountId, dedupeKey: { $in: keys } }, { projection: { _id: 1, dedupeKey: 1, status: 1, requestHash: 1 } }) : Promise.resolve([]),
     /** Stores new messages and the bodies of those not SUPPRESSED, all or nothing. */
     async insertMany(composed: Array<{ message: Omit<EmailMessageDoc, 'accountId'>; body: Omit<EmailBodyDoc, '_id' | 'accountId'> | null }>, tx: Transaction): Promise<void> {
       if (!composed.length) return;
@@ -205,6 +231,9 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       const withBody = composed.filter((c) => c.body);
       if (withBody.length) await bodies.insertMany(withBody.map(({ message, body }) => ({ _id: message._id, accountId, ...body! })), { tx });
     },
+    /** Of these messages, those a human opened (a resend to non-openers leaves their readers out). */
+    openedAmong: async (ids: string[]): Promise<Set<string>> =>
+      new Set(ids.length ? (await messages.find({ accountId, _id: { $in: ids }, firstOpenedAt: { $ne: null } }, { projection: { _id: 1 } })).map((m) => m._id) : []),
     /** An audience send's messages, and how many of them were delivered. */
     async audienceCounts(audienceKey: string): Promise<{ queued: number; delivered: number }> {
       const [queued, delivered] = await Promise.all([
@@ -249,12 +278,12 @@ export function messagesOf(c: MessageCollections, accountId: string) {
      * sent (API.md: never to a suppressed address), if the message is still as the caller read it.
      */
     async suppressBeforeSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, reason: SuppressionReason, at: Date, tx?: Transaction): Promise<boolean> {
-      const r = await messages.updateOne(
+      const before = await messages.findOneAndUpdate(
         { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
         { $set: { status: 'SUPPRESSED', suppressionReason: reason, nextAttemptAt: null, sending: null }, $push: { history: { status: 'SUPPRESSED', at } } },
         { tx },
       );
-      return r.matchedCount === 1;
+      return moved(before, 'SUPPRESSED', tx);
     },
     /**
      * Delivery: writes the outcome of the claim `token` (its attempts, new statuses appended to the
@@ -267,40 +296,38 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       tx?: Transaction,
     ): Promise<boolean> {
       const $set: Record<string, unknown> = { ...outcome.set, attempts: outcome.attempts, sending: null };
-      const update: Record<string, unknown> = { $set };
-      if (outcome.statuses.length > 0) {
-        $set.status = outcome.statuses[outcome.statuses.length - 1].status;
-        update.$push = { history: { $each: outcome.statuses } };
-      }
-      const r = await messages.updateOne({ _id: messageId, accountId, 'sending.token': token }, update, { tx });
-      return r.matchedCount === 1;
+      const filter = { _id: messageId, accountId, 'sending.token': token };
+      if (outcome.statuses.length === 0) return (await messages.updateOne(filter, { $set }, { tx })).matchedCount === 1;
+      const to = outcome.statuses[outcome.statuses.length - 1].status;
+      const before = await messages.findOneAndUpdate(filter, { $set: { ...$set, status: to }, $push: { history: { $each: outcome.statuses } } }, { tx });
+      return moved(before, to, tx);
     },
     // Tracking (open pixel, click redirect): increments only ($inc), so concurrent requests all count
     // whatever the store; the first human open/click is set by a write conditioned on it being unset.
-    /** Counts an open; true when it was the message's first human open. */
-    async recordOpen(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
-      const filter = { _id: messageId, accountId };
+    /** Counts an open; true when it was the message's first human open (a broadcast's variant counts it). */
+    async recordOpen(message: Tracked, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: message._id, accountId };
       if (machine) {
         await messages.updateOne(filter, { $inc: { machineOpenCount: 1 } }, { tx });
         return false;
       }
       await messages.updateOne(filter, { $inc: { openCount: 1 } }, { tx });
-      return (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1;
+      return firstHuman(message, (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1, 'humanOpens', tx);
     },
-    /** Counts a click; true when it was the message's first human click. */
-    async recordClick(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
-      const filter = { _id: messageId, accountId };
+    /** Counts a click; true when it was the message's first human click (a broadcast's variant counts it). */
+    async recordClick(message: Tracked, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: message._id, accountId };
       if (machine) {
         await messages.updateOne(filter, { $inc: { machineClickCount: 1 } }, { tx });
         return false;
       }
       await messages.updateOne(filter, { $inc: { clickCount: 1 } }, { tx });
-      return (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1;
+      return firstHuman(message, (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1, 'humanClicks', tx);
     },
     /** A human click on a message no human opened yet counts that open too; true when it did. */
-    async recordImpliedOpen(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+    async recordImpliedOpen(message: Tracked, at: Date, tx: Transaction): Promise<boolean> {
       const update = { $set: { firstOpenedAt: at }, $inc: { openCount: 1 } };
-      return (await messages.updateOne({ _id: messageId, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1;
+      return firstHuman(message, (await messages.updateOne({ _id: message._id, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1, 'humanOpens', tx);
     },
     // ---- bounces and complaints (app/bounces.ts) ----
     /**
@@ -310,12 +337,12 @@ export function messagesOf(c: MessageCollections, accountId: string) {
      */
     async markBounced(messageId: string, bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null }, at: Date, tx: Transaction): Promise<boolean> {
       const filter = bounce.type === 'HARD' ? { 'bounce.type': { $ne: 'HARD' } } : { bounce: null };
-      const r = await messages.updateOne(
+      const before = await messages.findOneAndUpdate(
         { _id: messageId, accountId, ...filter },
         { $set: { status: 'BOUNCED', bouncedAt: at, bounce, nextAttemptAt: null }, $push: { history: { status: 'BOUNCED', at } } },
         { tx },
       );
-      if (r.matchedCount === 0) return false;
+      if (!(await moved(before, 'BOUNCED', tx))) return false;
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
       return true;
     },
@@ -326,12 +353,12 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     },
     /** SENT -> DELIVERED on a success DSN (MAIL_DELIVERY_CONFIRMATION=dsn); false unless the message was SENT. */
     async markDeliveredByDsn(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
-      const r = await messages.updateOne(
+      const before = await messages.findOneAndUpdate(
         { _id: messageId, accountId, status: 'SENT' },
         { $set: { status: 'DELIVERED', deliveredAt: at }, $push: { history: { status: 'DELIVERED', at } } },
         { tx },
       );
-      return r.matchedCount > 0;
+      return moved(before, 'DELIVERED', tx);
     },
     /** When the address's other messages soft-bounced since `since` (the soft-bounce threshold's history). */
     async softBouncesSince(email: string, since: Date, exceptMessageId: string): Promise<Date[]> {
@@ -356,3 +383,6 @@ export async function messageAccountAllAccounts(c: MessageCollections, messageId
   return found?.accountId ?? null;
 }
 export type MessageRepository = ReturnType<typeof messagesOf>;
+
+/** What tracking knows of the message it counts an open or click of. */
+type Tracked = Pick<EmailMessageDoc, '_id'> & BroadcastMail;

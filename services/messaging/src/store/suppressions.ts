@@ -46,9 +46,9 @@ export function suppressionsOf(suppressions: Collection<SuppressionDoc>, account
   return {
     accountId,
     find: (email: string): Promise<SuppressionDoc | null> => suppressions.findOne({ accountId, email }),
-    /** The suppressed addresses among these (canonical) ones. */
-    findMany: async (emails: string[]): Promise<Set<string>> =>
-      new Set(emails.length ? (await suppressions.find({ accountId, email: { $in: emails } }, { projection: { email: 1 } })).map((s) => s.email) : []),
+    /** The suppressed addresses among these (canonical) ones, with their reasons. */
+    findMany: async (emails: string[]): Promise<Map<string, SuppressionListReason>> =>
+      new Map(emails.length ? (await suppressions.find({ accountId, email: { $in: emails } }, { projection: { email: 1, reason: 1 } })).map((s) => [s.email, s.reason] as const) : []),
     /** Adds the address; false when it was already suppressed (the first reason stays). */
     async add(doc: Omit<SuppressionDoc, 'accountId'>, tx?: Transaction): Promise<boolean> {
       try {

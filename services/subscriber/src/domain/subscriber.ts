@@ -66,9 +66,24 @@ export function audiencePageSize(pageSize: number): number {
  * subscribed to the topic, never opted out of it. The subscriber store's answer, which is authoritative
  * over the segment projection's (that one may lag behind a status change).
  */
-export function inAudience(s: { status: SubscriberStatus; topicIds: readonly string[]; optOuts: ReadonlyArray<{ topicId: string }> }, topicId?: string): boolean {
-  if (s.status !== 'ACTIVE') return false;
-  return topicId === undefined || (s.topicIds.includes(topicId) && !s.optOuts.some((o) => o.topicId === topicId));
+export function inAudience(s: AudienceView, topicId?: string): boolean {
+  return audienceExclusion(s, topicId) === null;
+}
+
+type AudienceView = { status: SubscriberStatus; topicIds: readonly string[]; optOuts: ReadonlyArray<{ topicId: string }> };
+
+/** Why a reader is left out of a send by the rules this store decides (the segment's are the segment service's). */
+export type StoreExclusion = 'NOT_ACTIVE' | 'OPTED_OUT' | 'NOT_IN_TOPIC';
+
+/**
+ * The first audience rule a subscriber fails, or null: the status, then the topic. An opted-out
+ * reader is OPTED_OUT rather than NOT_IN_TOPIC (opting out took the topic away, and that is why).
+ */
+export function audienceExclusion(s: AudienceView, topicId?: string): StoreExclusion | null {
+  if (s.status !== 'ACTIVE') return 'NOT_ACTIVE';
+  if (topicId === undefined) return null;
+  if (s.optOuts.some((o) => o.topicId === topicId)) return 'OPTED_OUT';
+  return s.topicIds.includes(topicId) ? null : 'NOT_IN_TOPIC';
 }
 
 /** A prefix search on the canonical email or the lowercased first name, as a safe anchored regex. */

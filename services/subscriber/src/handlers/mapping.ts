@@ -1,6 +1,6 @@
 // protobuf <-> domain: the only place that knows both.
 import { invalid } from '@mailer/kit';
-import { type audienceV1, subscriberV1 } from '@mailer/proto';
+import { audienceV1, subscriberV1 } from '@mailer/proto';
 import { BUILT_IN_FIELDS, type BuiltInFieldName, type Catalog } from '../domain/fields';
 import type { SubscriberStatus } from '../domain/subscriber';
 import type { SyncMode, SyncOutcome } from '../domain/sync';
@@ -143,9 +143,15 @@ export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscri
 }
 
 /** A send's recipient: the personalization tags of its custom fields, displayed as GetSubscriber's values are. */
+const displayedFields = (s: SubscriberState, catalog: Catalog) =>
+  Object.fromEntries(displayedFieldValues(s.fields, catalog).map((v) => [v.field.personalizationTagName, v.displayValue]));
+
 export function audienceRecipientToProto(s: SubscriberState, catalog: Catalog): audienceV1.AudienceRecipient {
-  const fields = Object.fromEntries(displayedFieldValues(s.fields, catalog).map((v) => [v.field.personalizationTagName, v.displayValue]));
-  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields };
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields: displayedFields(s, catalog), exclusion: audienceV1.AudienceExclusion.AUDIENCE_EXCLUSION_UNSPECIFIED };
+}
+
+export function recipientToProto(s: SubscriberState, catalog: Catalog): audienceV1.Recipient {
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields: displayedFields(s, catalog), status: statusToProto(s.status) };
 }
 
 export function subscriberDataToProto(s: SubscriberState, catalog: Catalog): subscriberV1.SubscriberData {

@@ -20,6 +20,7 @@ export const WEBHOOK_EVENTS = [
   'email.complained',
   'event.received',
   'rss.issue_sent',
+  'broadcast.sent',
 ] as const satisfies readonly FactType[];
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -22,6 +22,8 @@ export function eventData(fact: DomainFact): Record<string, unknown> {
       return { formId: fact.formId, email: fact.email, subscriberId: fact.subscriberId, decision: fact.decision };
     case 'rss.issue_sent':
       return { newsletterId: fact.newsletterId, issueId: fact.issueId, itemCount: fact.itemCount, recipientCount: fact.recipientCount };
+    case 'broadcast.sent':
+      return { broadcastId: fact.broadcastId, recipientCount: fact.recipientCount };
     default: {
       // email.* (the delivery fact, `at` being its time) and event.received (the recorded event).
       const { type: _type, occurredAt, ...rest } = fact as DomainFact & Record<string, unknown>;
