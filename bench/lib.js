@@ -139,4 +139,70 @@ async function rawNodemailer(sink, n, { from, subject, html }) {
 }
 const rawNodemailerLabel = `raw nodemailer (pooled ${RAW_POOL}, ${RAW_CONCURRENCY} in flight, pre-rendered)`;
 
-module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startSmtpSink, rawNodemailer, rawNodemailerLabel };
+
+/**
+ * A bench helper script forked as its own process: resolves once it sent its first IPC message
+ * ({port} or {ready}) with {pid, hello, call(request) -> its answer, stop()}. Requests carry an id and
+ * are answered by the message with the same id.
+ */
+async function forkChild(script, env = process.env) {
+  const { fork } = require('node:child_process');
+  const child = fork(require.resolve(script), [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const hello = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
+  });
+  const answers = new Map();
+  let next = 0;
+  child.on('message', (msg) => {
+    const answer = answers.get(msg.id);
+    if (!answer) return;
+    answers.delete(msg.id);
+    if (msg.error) answer.reject(new Error(msg.error));
+    else answer.resolve(msg);
+  });
+  return {
+    pid: child.pid,
+    hello,
+    call: (request) => new Promise((resolve, reject) => {
+      const id = ++next;
+      answers.set(id, { resolve, reject });
+      child.send({ ...request, id });
+    }),
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill()))),
+  };
+}
+
+/**
+ * The SMTP sink (bench/smtp-sink.js) in its own process: {url, pid, reset(), until(n) -> {count,
+ * first, last}, stats() -> {count, first, last, cpuUs}, close()}.
+ */
+async function startSink() {
+  const child = await forkChild('./smtp-sink');
+  return {
+    url: `smtp://127.0.0.1:${child.hello.port}`,
+    pid: child.pid,
+    reset: () => child.call({ cmd: 'reset' }),
+    until: (n) => child.call({ cmd: 'until', n }),
+    stats: () => child.call({ cmd: 'stats' }),
+    close: child.stop,
+  };
+}
+
+/**
+ * The pooled nodemailer baseline (bench/nodemailer-sender.js) in its own process: {pid,
+ * send({url, n, pool, concurrency, mail, prefix}) -> {ms, cpuUs}, close()}.
+ */
+async function startNodemailerSender() {
+  const child = await forkChild('./nodemailer-sender');
+  return { pid: child.pid, send: (request) => child.call({ cmd: 'send', ...request }), close: child.stop };
+}
+
+/** The median of numbers. */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startSmtpSink, rawNodemailer, rawNodemailerLabel, forkChild, startSink, startNodemailerSender, median };

@@ -81,7 +81,18 @@ export interface Store {
   transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R>;
   /** For health checks: false once the store is closed or failed. */
   ping(): Promise<boolean>;
+  /**
+   * Embedded adapter: commits and documents written (inserted, replaced, deleted) since the store
+   * opened, the write amplification of a use case (exported as metrics; benchmarks divide them by
+   * their units). Absent on mongo.
+   */
+  stats?(): StoreStats;
   close(): Promise<void>;
+}
+
+export interface StoreStats {
+  commits: number;
+  documentWrites: number;
 }
 
 export interface StoreConfig {

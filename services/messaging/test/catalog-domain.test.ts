@@ -1,9 +1,8 @@
 // Pure rules of sender profiles and email templates: address canonical form, header-safe names,
 // the allowed-domain setting, template names, tracking defaults, and the bounded LRU that caches
 // compiled templates.
-import { DomainError } from '@mailer/kit';
+import { DomainError, Lru } from '@mailer/kit';
 import { checkTemplateName, templateDomainError, trackingOf } from '../src/domain/email-template';
-import { Lru } from '../src/domain/lru';
 import { canonicalAddress, senderProfileValues } from '../src/domain/sender-profile';
 import { TemplateError } from '@mailer/templates';
 

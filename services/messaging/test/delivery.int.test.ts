@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
+import { messageCollections, messagesOf, noEngagementYet, type EmailMessageDoc } from '../src/store/messages';
 import { startDeliveryHarness, type DeliveryHarness } from './support/delivery';
 
 jest.setTimeout(60_000);
@@ -185,6 +186,41 @@ describe('delivery worker', () => {
     expect(after!.attempts).toHaveLength(1);
     expect(after!.history.map((s) => s.status)).toEqual(['QUEUED', 'SENT', 'DELIVERED']);
     expect(await counted(before)).toEqual({ ...none, sent: 1, delivered: 1 }); // counted once too
+  });
+
+  /**
+   * A queued message written straight into the store: only for the batch test, which needs its jobs
+   * to arrive at once (acceptance publishes each job as soon as its message is stored, so deliveries
+   * would overlap the acceptances and their commits).
+   */
+  const queuedMessage = (email: string): Omit<EmailMessageDoc, 'accountId'> => {
+    const now = new Date();
+    return {
+      _id: crypto.randomUUID(), kind: 'TRANSACTIONAL', templateName: 'order-confirmation', email, subscriberId: null, topicId: null,
+      senderProfileId: crypto.randomUUID(), fromEmail: 'shop@example.com', fromName: 'The Shop', replyTo: 'help@example.com', subject: 'Your order 42',
+      links: [], tracking: { opens: false, clicks: false }, status: 'QUEUED', suppressionReason: null, history: [{ status: 'QUEUED', at: now }], attempts: [],
+      nextAttemptAt: null, createdAt: now, sentAt: null, deliveredAt: null, bouncedAt: null, complainedAt: null, ...noEngagementYet(), eventProperties: { orderId: '42' },
+    };
+  };
+  const body = { html: '<p>Hello <b>Ann</b>, thanks for order 42.</p>', text: 'Hello Ann, thanks for order 42.', headers: {} };
+
+  it('works in batches: 60 jobs at once are sent once each, with fewer store commits than mails (a batch is claimed in one and settled in one)', async () => {
+    const accountId = account();
+    const before = await baseline();
+    const repo = messagesOf(messageCollections(h.store.store), accountId);
+    const msgs = Array.from({ length: 60 }, (_, i) => queuedMessage(`batch${i}@example.org`));
+    for (const m of msgs) await repo.insert(m, body);
+    const commits = h.store.store.stats!().commits;
+    await Promise.all(msgs.map((m) => h.publishJob(accountId, m._id)));
+    await h.waitForJobsDone();
+    const done = await Promise.all(msgs.map((m) => repo.get(m._id)));
+    expect(done.map((m) => m?.status)).toEqual(msgs.map(() => 'DELIVERED'));
+    for (const m of msgs) expect(relay.receivedFor(m.email)).toHaveLength(1);
+    // one message at a time took a commit to claim and one to settle each (two per mail, the outbox's aside)
+    expect(h.store.store.stats!().commits - commits).toBeLessThan(msgs.length);
+    expect(await counted(before)).toEqual({ ...none, sent: 60, delivered: 60 });
+    const facts = await eventsOf(h.nc, accountId, (es) => es.length >= 120);
+    expect(facts.filter((f) => f.type === 'email.delivered').map((f) => f.messageId).sort()).toEqual(msgs.map((m) => m._id).sort());
   });
 
   it('terminates a job that does not parse, acknowledges one for an unknown message, and goes on', async () => {

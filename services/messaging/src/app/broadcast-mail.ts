@@ -3,12 +3,11 @@
 // List-Unsubscribe and the unsubscribe footer come with composeMessage). Shared by the send and the
 // test sends, so a test mail is the mail the readers get.
 import { createHash } from 'node:crypto';
-import { DomainError, GrpcStatus } from '@mailer/kit';
+import { DomainError, GrpcStatus, Lru } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import { compileTemplate, type CompiledTemplate } from '@mailer/templates';
 import { variantSubjects } from '../domain/broadcast';
 import { templateCall } from '../domain/email-template';
-import { Lru } from '../domain/lru';
 import type { BroadcastDoc } from '../store/broadcasts';
 import type { EmailTemplateDoc } from '../store/email-templates';
 import type { SuppressionReason } from '../store/messages';

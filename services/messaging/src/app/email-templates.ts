@@ -14,8 +14,7 @@
 import { notFound, failedPrecondition, invalid } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import { checkTemplateName, templateCall, trackingOf, type TrackingInput } from '../domain/email-template';
-import { Lru } from '../domain/lru';
-import { compileTemplate, renderTemplate, SAMPLE_READER, TemplateError, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
+import { compiledTemplate, compileTemplate, renderTemplate, SAMPLE_READER, TemplateError, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
 import { automationRepository } from '../store/automations';
 import { emailTemplatesOf, type EmailTemplateDoc } from '../store/email-templates';
 import { senderProfilesOf } from '../store/sender-profiles';
@@ -27,30 +26,13 @@ import { canonicalAddress } from '../domain/sender-profile';
 export const templateNotFound = (name: string) => notFound('template_not_found', `no email template named "${name}" exists in the account`);
 
 /**
- * Compiled templates by (template id, version): a stored version never changes, and a template
- * deleted and created again under its name gets a new id, so an entry can never be stale. Bounded
- * by entries and by source characters (a compiled tree is a few times its source).
- */
-const compiled = new Lru<string, CompiledTemplate>(500, 64 * 1024 * 1024);
-
-function compiledOf(template: EmailTemplateDoc): CompiledTemplate {
-  const key = `${template._id}:${template.version}`;
-  let hit = compiled.get(key);
-  if (!hit) {
-    hit = compileTemplate(template);
-    compiled.set(key, hit, template.subject.length + template.html.length + (template.text?.length ?? 0));
-  }
-  return hit;
-}
-
-/**
  * The template a send renders, with its compiled form (cached: a send does not re-parse). Throws
  * `404 template_not_found`.
  */
 export async function templateForSend(deps: { store: Store }, accountId: string, name: string): Promise<{ template: EmailTemplateDoc; compiled: CompiledTemplate }> {
   const template = await emailTemplatesOf(deps.store, accountId).get(name);
   if (!template) throw templateNotFound(name);
-  return { template, compiled: await templateCall(() => compiledOf(template)) };
+  return { template, compiled: await templateCall(() => compiledTemplate(template)) };
 }
 
 export interface EmailTemplateRequest {

@@ -4,7 +4,6 @@ import { invalid } from '@mailer/kit';
 
 /** Longest address SMTP can carry (RFC 5321: 254 in a path). */
 export const MAX_EMAIL_LENGTH = 254;
-export const MAX_PAGE_SIZE = 1000;
 
 /**
  * The canonical form (trimmed, lower-cased as a whole: API.md section 2), the form every message
@@ -18,12 +17,3 @@ export function suppressionAddress(raw: string): string {
   return email;
 }
 
-/** Pages are 1-based; the gateway validates too, but a service never trusts its callers. */
-export function pageOf(pageNumber: number, pageSize: number): { pageNumber: number; pageSize: number } {
-  const number = pageNumber || 1;
-  const size = pageSize || 50;
-  if (number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
-    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
-  }
-  return { pageNumber: number, pageSize: size };
-}

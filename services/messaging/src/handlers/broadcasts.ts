@@ -1,5 +1,5 @@
 // mailer.messaging.v1.BroadcastService: gRPC <-> the use cases of app/broadcasts.ts.
-import { accountOf, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers, pageOf, protoEnum } from '@mailer/kit';
 import { broadcastsV1 } from '@mailer/proto';
 import type { BroadcastDeps } from '../app/broadcast-ports';
 import {
@@ -95,8 +95,7 @@ export function broadcastHandlers(deps: BroadcastDeps): AsyncHandlers<broadcasts
     createBroadcast: async (req) => answer(await createBroadcast(deps, accountOf(req), requestOf(req.broadcast))),
     getBroadcast: async (req) => answer(await getBroadcast(deps, accountOf(req), req.broadcastId)),
     async listBroadcasts(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const status = Statuses.tryFromProto(req.status) as BroadcastStatus | undefined;
       const { items, total } = await listBroadcasts(deps, accountOf(req), { status, pageNumber, pageSize });
       return { items: await Promise.all(items.map((b) => broadcastToProto(deps, b))), pageNumber, pageSize, totalItems: total, totalPages: Math.ceil(total / pageSize) };
@@ -110,8 +109,7 @@ export function broadcastHandlers(deps: BroadcastDeps): AsyncHandlers<broadcasts
     cancelBroadcast: async (req) => answer(await cancelBroadcast(deps, accountOf(req), req.broadcastId)),
     sendBroadcastTest: async (req) => ({ messageIds: await sendBroadcastTest(deps, accountOf(req), req.broadcastId, req.emails) }),
     async listBroadcastRecipients(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const status = ReaderStatuses.tryFromProto(req.status) as ReaderStatus | undefined;
       const { items, total } = await listBroadcastRecipients(deps, accountOf(req), req.broadcastId, { status, variant: req.variant, pageNumber, pageSize });
       return {

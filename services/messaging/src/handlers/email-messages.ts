@@ -1,6 +1,6 @@
 // mailer.messaging.v1.EmailMessageService: POST /email-messages and the reads, translated to the use
 // cases (app/accept-message.ts, app/email-messages.ts).
-import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers, invalid, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
 import { emailMessagesV1 } from '@mailer/proto';
 import { acceptBatch, type BatchDeps } from '../app/accept-batch';
 import { acceptMessage } from '../app/accept-message';
@@ -9,7 +9,6 @@ import type { EmailMessageDoc } from '../store/messages';
 
 const Statuses = protoEnum(emailMessagesV1.EmailMessageStatus, 'EMAIL_MESSAGE_STATUS_');
 const Kinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
-const MAX_PAGE_SIZE = 1000;
 
 /** A free-form JSON object member (the gateway sends valid JSON objects; anything else is a caller bug). */
 export function jsonObject(text: string, path: string): Record<string, unknown> | null {
@@ -91,11 +90,7 @@ export function emailMessageHandlers(deps: BatchDeps): AsyncHandlers<emailMessag
       return { message: messageToProto(await getEmailMessage(deps, accountOf(req), req.messageId)) };
     },
     async listEmailMessages(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
-      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
-      }
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const { items, totalItems } = await listEmailMessages(deps, accountOf(req), {
         email: req.email,
         templateName: req.templateName,
@@ -103,7 +98,7 @@ export function emailMessageHandlers(deps: BatchDeps): AsyncHandlers<emailMessag
         pageNumber,
         pageSize,
       });
-      return { items: items.map(messageToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+      return { items: items.map(messageToProto), ...pageAnswer({ pageNumber, pageSize }, totalItems) };
     },
   };
 }

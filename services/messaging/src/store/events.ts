@@ -83,6 +83,15 @@ export function eventsOf(events: Collection<EventDoc>, accountId: string) {
     async exists(eventId: string): Promise<boolean> {
       return (await events.countDocuments({ _id: eventId, accountId })) > 0;
     },
+    /** Which of these events are recorded already (one read). */
+    async recorded(eventIds: string[]): Promise<Set<string>> {
+      return new Set((await events.find({ _id: { $in: eventIds }, accountId }, { projection: { _id: 1 } })).map((e) => e._id));
+    },
+    /** Throws DuplicateKeyError when one of them is recorded already (the transaction then commits nothing). */
+    async insertAll(docs: EventDoc[], tx: Transaction): Promise<void> {
+      if (docs.some((d) => d.accountId !== accountId)) throw new Error('eventsOf.insertAll: an event belongs to another account');
+      await events.insertMany(docs, { tx });
+    },
     /** Throws DuplicateKeyError when the event is recorded already (the transaction then commits nothing). */
     async insert(doc: EventDoc, tx: Transaction): Promise<void> {
       if (doc.accountId !== accountId) throw new Error('eventsOf.insert: the event belongs to another account');

@@ -212,6 +212,10 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     accountId,
     get: (messageId: string): Promise<EmailMessageDoc | null> => messages.findOne({ _id: messageId, accountId }),
     body: (messageId: string): Promise<EmailBodyDoc | null> => bodies.findOne({ _id: messageId, accountId }),
+    /** These messages (those that exist), in one read. */
+    getMany: (messageIds: string[]): Promise<EmailMessageDoc[]> => (messageIds.length ? messages.find({ _id: { $in: messageIds }, accountId }) : Promise.resolve([])),
+    /** The bodies of these messages (those still kept), in one read. */
+    bodies: (messageIds: string[]): Promise<EmailBodyDoc[]> => (messageIds.length ? bodies.find({ _id: { $in: messageIds }, accountId }) : Promise.resolve([])),
     /** The message a send with this (non-empty) dedupe key created, or null. */
     byDedupeKey: (dedupeKey: string): Promise<EmailMessageDoc | null> => messages.findOne({ accountId, dedupeKey }),
     /** Stores a new message and (unless it is SUPPRESSED) its body, in one transaction when given. */
@@ -257,20 +261,24 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     dropBody: async (messageId: string, tx?: Transaction): Promise<void> => {
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
     },
+    /** Drops the bodies of messages that can no longer be sent, in one write. */
+    dropBodies: async (messageIds: string[], tx: Transaction): Promise<void> => {
+      if (messageIds.length) await bodies.deleteMany({ _id: { $in: messageIds }, accountId }, { tx });
+    },
     /**
      * Delivery: records an attempt STARTED and the sender's claim if the message is still as the
      * caller read it (same status, same claim or none: compare-and-set on the claim's token; the
      * caller decided from that read that it may send, see domain/delivery.ts mayTakeOver). Returns
      * the message as claimed, or null when it changed meanwhile.
      */
-    async claimForSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, claim: SendingClaim): Promise<EmailMessageDoc | null> {
+    async claimForSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, claim: SendingClaim, tx?: Transaction): Promise<EmailMessageDoc | null> {
       const attempt: DeliveryAttempt = { at: claim.at, outcome: 'STARTED', smtpCode: null, response: null };
       // Equality terms only (a null token also matches a message without the field): the cheapest
       // filter for the embedded store, which compiles each one.
       return messages.findOneAndUpdate(
         { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
         { $set: { sending: claim }, $push: { attempts: attempt } },
-        { returnDocument: 'after' },
+        { returnDocument: 'after', tx },
       );
     },
     /**

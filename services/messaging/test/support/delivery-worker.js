@@ -66,6 +66,8 @@ async function main() {
       notifyOutbox: relay.notify, log, bounces: bounceDeps({ store, notifyOutbox: relay.notify, now, newId }),
     },
   });
+  // Benchmarks: the store's commits and document writes so far, on demand.
+  process.on('SIGUSR2', () => console.log(JSON.stringify({ msg: 'store stats', ...store.stats() })));
   process.once('SIGTERM', async () => {
     await consumer.stop();
     transport.close();

@@ -1,13 +1,12 @@
 // SegmentService.ListSegmentMembers, ListSegmentAudience, EvaluateSegmentMember(s): gRPC <-> domain;
 // the use cases are app/segment-members.ts, app/segment-audience.ts and app/evaluate-member.ts.
 import { accountOf, type AsyncHandlers } from '@mailer/kit';
-import type { segmentV1 } from '@mailer/proto';
+import { statusCountsToProto, type segmentV1 } from '@mailer/proto';
 import type { SegmentDeps } from '../app/deps';
 import { evaluateSegmentMember, evaluateSegmentMembers } from '../app/evaluate-member';
 import { listSegmentAudience } from '../app/segment-audience';
 import { listSegmentMembers } from '../app/segment-members';
 import { Memberships, SubscriberStatuses } from './mapping';
-
 
 export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers' | 'listSegmentAudience' | 'evaluateSegmentMember' | 'evaluateSegmentMembers'> {
   return {
@@ -18,14 +17,7 @@ export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.
       return {
         subscriberIds,
         total: String(total),
-        statusCounts: {
-          unconfirmed: String(counts.UNCONFIRMED),
-          active: String(counts.ACTIVE),
-          unsubscribed: String(counts.UNSUBSCRIBED),
-          bounced: String(counts.BOUNCED),
-          complained: String(counts.COMPLAINED),
-          blocked: String(counts.BLOCKED),
-        },
+        statusCounts: statusCountsToProto(counts),
       };
     },
     async listSegmentAudience(req) {

@@ -40,23 +40,13 @@ export function normalizeFirstName(raw: string | null | undefined): string | nul
   return name.length ? name : null;
 }
 
-export const MAX_PAGE_SIZE = LIMITS.pageSize;
 
-/** Pages are 1-based; the gateway validates too, but a service never trusts its callers. */
-export function pageWindow(pageNumber: number, pageSize: number): { pageNumber: number; pageSize: number; skip: number } {
-  const number = pageNumber || 1;
-  const size = pageSize || 50;
-  if (number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
-    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
-  }
-  return { pageNumber: number, pageSize: size, skip: (number - 1) * size };
-}
 
 /** A send's audience page (ListAudience): 1..1000 subscribers, 0 meaning 500. */
 export function audiencePageSize(pageSize: number): number {
   const size = pageSize || 500;
-  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw invalid('validation_failed', `pageSize must be 1..${MAX_PAGE_SIZE} (0: 500)`, [{ path: 'pageSize', problem: `not 0..${MAX_PAGE_SIZE}` }]);
+  if (!Number.isSafeInteger(size) || size < 1 || size > LIMITS.pageSize) {
+    throw invalid('validation_failed', `pageSize must be 1..${LIMITS.pageSize} (0: 500)`, [{ path: 'pageSize', problem: `not 0..${LIMITS.pageSize}` }]);
   }
   return size;
 }
