@@ -1,9 +1,9 @@
-// Use case DeliverMessage (app/deliver-message.ts): the branches the worker's end-to-end tests
+// Use case DeliverMessages (app/deliver-message.ts): the branches the worker's end-to-end tests
 // (delivery.int.test.ts) cannot reach on demand, called directly on a real embedded store with messages
 // the accepting use case stored, sending to a real SMTP relay: a job for no message or for a settled
 // one, a deferred message asked before its time, another delivery's claim (in flight, taken over by
-// the job's own redelivery, or settled under it), the account's rate, two deliveries at once, a body
-// that went missing.
+// the job's own redelivery, or settled under it), the account's rate, two deliveries at once, two jobs
+// of one message in one batch, a body that went missing.
 import crypto from 'node:crypto';
 import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
@@ -118,6 +118,21 @@ it('two deliveries of one message at once: one sends, the other is IN_FLIGHT; a 
   expect(outcomes.filter((o) => o !== 'SUPPRESSED')).toEqual([expect.stringMatching(/^(IN_FLIGHT|ALREADY_DONE)$/)]);
   expect(await stored(a, later)).toMatchObject({ status: 'SUPPRESSED', suppressionReason: 'COMPLAINT', attempts: [] });
   expect(relay.receivedFor(gone)).toHaveLength(0);
+});
+
+it('one batch of several accounts: two jobs of one message send it once (the second IN_FLIGHT), a job for no message is answered alone', async () => {
+  const [a, b] = [await uc.account(), await uc.account()];
+  const [ea, eb] = [to(), to()];
+  const [ida, idb] = [await uc.send(a, { email: ea }), await uc.send(b, { email: eb })];
+  const results = await uc.deliverBatch([
+    { accountId: a, messageId: ida },
+    { accountId: b, messageId: idb },
+    { accountId: a, messageId: ida },
+    { accountId: b, messageId: crypto.randomUUID() },
+  ]);
+  expect(results).toEqual([{ outcome: 'DELIVERED' }, { outcome: 'DELIVERED' }, { outcome: 'IN_FLIGHT', retryInMs: 5_000 }, { outcome: 'UNKNOWN_MESSAGE' }]);
+  expect([relay.receivedFor(ea).length, relay.receivedFor(eb).length]).toEqual([1, 1]);
+  expect(await stored(a, ida)).toMatchObject({ status: 'DELIVERED', sending: null });
 });
 
 it('a sendable message whose body is missing is FAILED at once (a retry would not bring it back), nothing sent', async () => {

@@ -1,13 +1,13 @@
 // The messaging use cases wired on one store for in-process tests, as server.ts wires them: an account
 // with a sender profile and a template, a message accepted (acceptMessage) and delivered
-// (deliverMessage) to a real SMTP relay. No address is a subscriber here (tests that need one pass it,
+// (deliverMessages) to a real SMTP relay. No address is a subscriber here (tests that need one pass it,
 // as automations do).
 import crypto from 'node:crypto';
 import type { Store } from '@mailer/store';
 import { outboxRepository } from '@mailer/nats';
 import { acceptMessage, type AcceptDeps, type AcceptInput } from '../../src/app/accept-message';
 import { bounceDeps } from '../../src/app/bounces';
-import { deliverMessage, type DeliveryDeps, type DeliveryJob, type DeliveryResult } from '../../src/app/deliver-message';
+import { deliverMessages, type DeliveryDeps, type DeliveryJob, type DeliveryJobResult, type DeliveryResult } from '../../src/app/deliver-message';
 import { createEmailTemplate, type EmailTemplateRequest } from '../../src/app/email-templates';
 import type { PublicLinks } from '../../src/app/public-links';
 import { createSenderProfile } from '../../src/app/sender-profiles';
@@ -24,8 +24,10 @@ export interface UseCases {
   account(template?: Partial<EmailTemplateRequest>): Promise<string>;
   /** A transactional message to ann@example.org from template `welcome`; its id. */
   send(accountId: string, over?: Partial<AcceptInput>): Promise<string>;
-  /** One delivery of the message's job. */
+  /** One delivery of the message's job, alone in its batch (the error it met is thrown). */
   deliver(accountId: string, messageId: string, job?: Partial<DeliveryJob>): Promise<DeliveryResult>;
+  /** One batch of jobs, as the worker hands them over; one result per job. */
+  deliverBatch(jobs: Array<Pick<DeliveryJob, 'accountId' | 'messageId'> & Partial<DeliveryJob>>): Promise<DeliveryJobResult[]>;
 }
 
 export function useCases(opts: { store: Store; links: PublicLinks; transport: MailTransport; now?: () => Date; notify?: () => void; sendRate?: AccountSendRate; retrySchedule?: number[]; log?: DeliveryDeps['log'] }): UseCases {
@@ -57,6 +59,11 @@ export function useCases(opts: { store: Store; links: PublicLinks; transport: Ma
     async send(accountId, over = {}) {
       return (await acceptMessage(accept, { accountId, kind: 'TRANSACTIONAL', templateName: 'welcome', email: 'ann@example.org', topicId: null, ...over })).messageId;
     },
-    deliver: (accountId, messageId, job = {}) => deliverMessage(delivery, { accountId, messageId, jobId: 'seq:1', deliveryCount: 1, ...job }),
+    async deliver(accountId, messageId, job = {}) {
+      const [result] = await deliverMessages(delivery, [{ accountId, messageId, jobId: 'seq:1', deliveryCount: 1, ...job }]);
+      if ('error' in result) throw result.error;
+      return result;
+    },
+    deliverBatch: (jobs) => deliverMessages(delivery, jobs.map((job, i) => ({ jobId: `seq:${i + 1}`, deliveryCount: 1, ...job }))),
   };
 }
