@@ -92,7 +92,8 @@ const page = (a: { accountId: string; profileId: string; topicId: string }, over
 });
 
 const queued = async (accountId: string) => (await messagesOf(messageCollections(tmp.store), accountId).list({ pageNumber: 1, pageSize: 100 })).items;
-const jobs = () => tmp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({});
+/** The delivery jobs waiting in the outbox (a page's jobs may be one document holding them together). */
+const jobs = async () => (await tmp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({})).flatMap((d) => d.facts ?? [d]);
 
 
 it('queues a page: one rendered RSS message and one delivery job per reader, keyed by the send; the cursor walks the audience to its end', async () => {
