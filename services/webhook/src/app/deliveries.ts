@@ -48,7 +48,8 @@ export async function redeliver(deps: DeliveryLogDeps, q: { accountId: string; s
   const now = deps.now();
   await deps.store.transaction(async (tx) => {
     await deps.deliveries.reschedule(q.accountId, q.deliveryId, now, tx);
-    const j = job('webhook', { accountId: q.accountId, subscriptionId: q.subscriptionId, deliveryId: q.deliveryId, eventId: delivery.eventId });
+    // A fresh outbox id: JetStream's duplicate window must not drop a second redelivery of the same delivery.
+    const j = job('webhook', { accountId: q.accountId, subscriptionId: q.subscriptionId, deliveryIds: [q.deliveryId] });
     await deps.outbox.insertMany([outboxRecord(j.subject, j.payload)], { tx });
   });
   deps.notifyOutbox();
@@ -63,5 +64,5 @@ export async function sendTestEvent(deps: DeliveryLogDeps, q: { accountId: strin
   const made = newDelivery(sub, eventId, TEST_EVENT_TYPE, body, now);
   await deps.store.transaction((tx) => recordDeliveries(deps, [made], tx));
   deps.notifyOutbox();
-  return made.delivery._id;
+  return made._id;
 }
