@@ -1,5 +1,6 @@
-// Use case AttemptDelivery (app/attempt-delivery.ts), every branch, and the worker's own two (a job it
-// cannot read, an attempt that throws): deliveries made by the API's use case (sendTestEvent) on a real
+// Use case AttemptDelivery (app/attempt-delivery.ts: claim, attempt, settle, composed as the worker does),
+// every branch, and the worker's own (a job it cannot read, a claim that throws): deliveries made by the
+// API's use case (sendTestEvent) on a real
 // embedded store, posted through the real outbound guard to real HTTP receivers on loopback, the worker
 // on a real nats-server. What an integrator notices: one attempt at a time, the log of each attempt,
 // the retry time, FAILED and the subscription disabled with its reason, counted once.
@@ -9,10 +10,10 @@ import { ensureStreams, OUTBOX_COLLECTION, outboxSchema, publish, type OutboxDoc
 import { createOutbound, type Outbound } from '@mailer/outbound';
 import { freePort, startNatsServer, waitFor, waitForSettled, type NatsServerHandle } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { attemptDelivery, type AttemptDeps } from '../src/app/attempt-delivery';
+import { abandoned, attemptDelivery, claimDeliveries, settleDeliveries, type AttemptOutcome } from '../src/app/attempt-delivery';
 import { sendTestEvent } from '../src/app/deliveries';
 import { DISABLE_AFTER_FAILING_MS, newSecret, type DisabledReason, type Subscription } from '../src/domain/subscription';
-import { startDeliveryWorker } from '../src/events/delivery-worker';
+import { startDeliveryWorker, type DeliveryWorkerOptions } from '../src/events/delivery-worker';
 import { NATS_ACCESS } from '../src/nats-access';
 import { deliveryRepository } from '../src/store/deliveries';
 import { secretKeyring, subscriptionRepository } from '../src/store/subscriptions';
@@ -48,7 +49,7 @@ afterEach(async () => {
 const keyring = secretKeyring(crypto.randomBytes(32));
 const repos = () => ({ deliveries: deliveryRepository(tmp.store), subscriptions: subscriptionRepository(tmp.store, keyring) });
 let current: ReturnType<typeof repos>;
-function deps(): AttemptDeps {
+function deps(): DeliveryWorkerOptions['deps'] {
   return { ...current, outbound, now: () => now, claimMs: 30_000, retrySchedule: SCHEDULE, subscriptionsDisabled: { inc: ({ reason }) => disabled.push(reason) } };
 }
 
@@ -64,7 +65,16 @@ async function deliveryTo(respond: Respond, over: Partial<Subscription> = {}) {
 const testEvent = (subscriptionId: string) =>
   sendTestEvent({ store: tmp.store, ...current, outbox: tmp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema), now: () => now, notifyOutbox: () => undefined }, { accountId: ACC, subscriptionId });
 const delivery = (id: string) => current.deliveries.get(ACC, id);
-const attempt = (id: string) => attemptDelivery(deps(), ACC, id);
+/** One delivery claimed, attempted (or given up) and settled on its own, as the worker does for a batch. */
+async function attempt(id: string): Promise<AttemptOutcome> {
+  const { subscriptionId } = (await delivery(id))!;
+  const [claimed] = await claimDeliveries(deps(), [{ accountId: ACC, subscriptionId, deliveryIds: [id] }]);
+  const taken = claimed?.deliveries.find((d) => d._id === id);
+  if (!taken) return 'NOT_DUE';
+  const outcome = claimed.subscription?.active ? await attemptDelivery(deps(), claimed.subscription, taken, claimed.claimId) : abandoned(taken, claimed.claimId);
+  await settleDeliveries(deps(), [outcome]);
+  return outcome.outcome;
+}
 
 it('2xx: DELIVERED with the attempt logged; a subscription failing until then is healthy again', async () => {
   const { sub, deliveryId, receiver } = await deliveryTo(() => ({ status: 204 }), { failingSince: new Date(now.getTime() - 3_600_000) });
@@ -153,17 +163,19 @@ describe('the delivery worker', () => {
     await nats?.stop();
   });
 
-  it('terminates a job it cannot read, and an attempt that throws (the store gone) is logged and left due', async () => {
+  it('terminates a job it cannot read, and a claim that throws (the store gone) is logged and left due, nothing posted', async () => {
     const errors: string[] = [];
-    const { deliveryId, receiver } = await deliveryTo(() => ({ status: 204 }));
-    const worker = startDeliveryWorker({ nc, deps: deps(), perSubscription: 1, concurrency: 2, scanIntervalMs: 60_000, logger: { warn: () => undefined, error: (_o: object, msg: string) => errors.push(msg) } as never });
+    const warnings: string[] = [];
+    const { sub, deliveryId, receiver } = await deliveryTo(() => ({ status: 204 }));
+    const logger = { warn: (_o: object, msg: string) => warnings.push(msg), error: (_o: object, msg: string) => errors.push(msg) };
+    const worker = startDeliveryWorker({ nc, deps: deps(), perSubscription: 1, concurrency: 2, scanIntervalMs: 60_000, logger: logger as never });
     try {
       await publish(nc.jetstream(), `jobs.webhook.${ACC}`, { accountId: ACC });
       await waitForSettled(nc, { consumers: [NATS_ACCESS.consumers.deliveries.durable] });
       expect(errors).toEqual(['terminating malformed webhook job']);
       await tmp.store.close();
-      await publish(nc.jetstream(), `jobs.webhook.${ACC}`, { accountId: ACC, subscriptionId: crypto.randomUUID(), deliveryId, eventId: crypto.randomUUID() });
-      await waitFor('the failed attempt logged', () => errors.includes('webhook attempt failed; the delivery stays due'), 10_000);
+      await publish(nc.jetstream(), `jobs.webhook.${ACC}`, { accountId: ACC, subscriptionId: sub.id, deliveryIds: [deliveryId] });
+      await waitFor('the failed claim logged', () => warnings.includes('claiming webhook deliveries failed; they stay due for the scan'), 10_000);
       expect(receiver.received).toEqual([]);
     } finally {
       await worker.stop();
