@@ -180,14 +180,14 @@ it('publishes on its own timer, and at once after notify()', async () => {
   const f = await fixture();
   const polling = f.relay({ intervalMs: 100 });
   await f.createSubscriber(1);
-  await waitFor(async () => (await f.streamMessages()).length === 1, 3_000, 'timer-driven publish');
+  await waitFor('timer-driven publish', async () => (await f.streamMessages()).length === 1, 3_000);
   await polling.stop();
 
   const idle = f.relay({ intervalMs: 60_000 });
-  await sleep(100); // its start-up round is over; the next timer round is a minute away
+  await idle.flush(); // a round done; the next timer round is a minute away
   await f.createSubscriber(2);
   idle.notify();
-  await waitFor(async () => (await f.streamMessages()).length === 2, 2_000, 'notified publish');
+  await waitFor('notified publish', async () => (await f.streamMessages()).length === 2, 2_000);
 });
 
 it('deletes published documents once they are older than the retention', async () => {

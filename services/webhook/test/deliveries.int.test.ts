@@ -10,10 +10,10 @@ import { connect, type NatsConnection } from 'nats';
 import { createClient } from '@mailer/kit';
 import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
-import { freePort, startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { freePort, startNatsServer, startService, waitFor, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { newSecret, type Subscription } from '../src/domain/subscription';
 import { readSubscription, sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
-import { startReceiver, waitFor, type Receiver } from './support/receivers';
+import { startReceiver, type Receiver } from './support/receivers';
 
 jest.setTimeout(120_000);
 

@@ -8,9 +8,9 @@ import { connect, type NatsConnection } from 'nats';
 import { createClient } from '@mailer/kit';
 import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
-import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { startNatsServer, startService, waitFor, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
-import { startReceiver, waitFor, type Receiver } from './support/receivers';
+import { startReceiver, type Receiver } from './support/receivers';
 
 jest.setTimeout(90_000);
 
