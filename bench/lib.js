@@ -25,6 +25,9 @@ function rssMb(pid) {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
+/** The gateway's NODE_OPTIONS as the chart and the local runner set them (heap caps, values.yaml). */
+const GATEWAY_NODE_OPTIONS = '--max-old-space-size=128 --max-semi-space-size=16';
+
 function verdict(ok) {
   return ok ? 'PASS' : 'MISS';
 }
@@ -57,12 +60,12 @@ async function benchAccount(gw, name) {
 }
 
 /**
- * A 3 s warm-up (JIT, connections, caches), then `load(opts)` while metering the CPU of each named
- * process (pid): the load result plus `cpuUs`, {name: CPU µs per successful request}. Shows where a
- * 2-core machine's time goes (the load tool itself is `process.pid`).
+ * A warm-up (`opts.warmup` s, default 3: JIT, connections, caches), then `load(opts)` while metering
+ * the CPU of each named process (pid): the load result plus `cpuUs`, {name: CPU µs per successful
+ * request}. Shows where a 2-core machine's time goes (the load tool itself is `process.pid`).
  */
-async function measure(opts, pids) {
-  await load({ ...opts, duration: 3 });
+async function measure({ warmup = 3, ...opts }, pids) {
+  if (warmup > 0) await load({ ...opts, duration: warmup });
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
   const result = await load(opts);
   const cpuUs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - before[name]) * 1e6) / result.ok)]));
@@ -139,6 +142,38 @@ async function rawNodemailer(sink, n, { from, subject, html }) {
 }
 const rawNodemailerLabel = `raw nodemailer (pooled ${RAW_POOL}, ${RAW_CONCURRENCY} in flight, pre-rendered)`;
 
+let submissionNo = 0;
+/**
+ * autocannon `requests` of public form submissions: a new address each, from 1,000 reader addresses
+ * (X-Forwarded-For, as a proxy in front of the gateway forwards them; one address would make every
+ * request contend for one rate-limit key, which no real audience does).
+ */
+function submissionRequests() {
+  return [{
+    method: 'POST',
+    setupRequest: (req) => {
+      const n = ++submissionNo;
+      const headers = { ...req.headers, 'content-type': 'application/json', 'x-forwarded-for': `10.0.${(n % 1000) >> 8}.${n % 256}` };
+      return { ...req, headers, body: JSON.stringify({ values: { email: `reader${n}@example.org` } }) };
+    },
+  }];
+}
+
+/**
+ * Waits until the sink (startSmtpSink) holds a mail for every accepted submission (`accepted()`
+ * counts them), or until nothing arrived for `quietMs`: the time of the last mail.
+ */
+async function drained(sink, accepted, quietMs = 20_000) {
+  const target = await accepted();
+  let last = -1;
+  let quietSince = Date.now();
+  while (sink.times.length < target) {
+    if (sink.times.length !== last) (last = sink.times.length), (quietSince = Date.now());
+    else if (Date.now() - quietSince > quietMs) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return sink.times.at(-1) ?? 0;
+}
 
 /**
  * A bench helper script forked as its own process: resolves once it sent its first IPC message
@@ -205,4 +240,4 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-module.exports = { load, measure, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startSmtpSink, rawNodemailer, rawNodemailerLabel, forkChild, startSink, startNodemailerSender, median };
+module.exports = { GATEWAY_NODE_OPTIONS, load, measure, median, rssMb, verdict, cpuSeconds, benchAccount, startBaseline, startSmtpSink, rawNodemailer, rawNodemailerLabel, forkChild, startSink, startNodemailerSender, submissionRequests, drained };

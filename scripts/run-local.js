@@ -39,7 +39,7 @@ const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'
 // segment service holds every contact with its orders in memory (~5 GB at 1,000,000 contacts): no
 // cap, but a larger young generation, which loads its data ~20% faster at start (bench/segments.js).
 const NODE_OPTIONS = {
-  gateway: { NODE_OPTIONS: '--max-old-space-size=128' },
+  gateway: { NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=16' },
   subscriber: { NODE_OPTIONS: '--max-old-space-size=768' },
   segment: { NODE_OPTIONS: '--max-semi-space-size=32' },
 };
