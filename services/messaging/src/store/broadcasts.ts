@@ -2,7 +2,7 @@
 // audience cursor, the A/B winner, the due time and lease of the send poller). Every query is scoped
 // to one account except the send poller's (`dueBroadcasts`): due broadcasts of every account,
 // claimed with a lease. Every status change is a compare-and-set on the status it leaves.
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 import type { BroadcastInput, BroadcastStatus } from '../domain/broadcast';
 import { BROADCAST_STATUSES } from '../domain/broadcast';
 
@@ -125,7 +125,8 @@ export function broadcastRepository(store: Store) {
 export type BroadcastRepository = ReturnType<typeof broadcastRepository>;
 
 /** The send poller's view: broadcasts of every account with something due (a start, a page, a window, a decision, a cancel's clean-up). */
-export function dueBroadcasts(broadcasts: Collection<BroadcastDoc>) {
+export function dueBroadcasts(collection: Collection<BroadcastDoc>) {
+  const broadcasts = acrossAccounts(collection);
   return {
     async claim(now: Date, leaseMs: number, limit: number): Promise<Array<Pick<BroadcastDoc, '_id' | 'accountId'>>> {
       const candidates = await broadcasts.find({ sendDueAt: { $lte: now } }, { sort: { sendDueAt: 1 }, limit, projection: { _id: 1, leaseUntil: 1 } });

@@ -3,7 +3,7 @@
 // its record and changes nothing), with what it led to (API.md GET /events). Every query filters by
 // accountId first.
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 import type { EVENT_OUTCOMES } from '@mailer/nats/facts';
 
 export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
@@ -99,7 +99,7 @@ export function eventsOf(events: Collection<EventDoc>, accountId: string) {
     },
     get: (eventId: string): Promise<EventDoc | null> => events.findOne({ _id: eventId, accountId }),
     async list(q: EventQuery): Promise<{ items: EventDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId };
+      const filter: AccountFilter = { accountId };
       if (q.eventKey !== undefined) filter.eventKey = q.eventKey;
       if (q.email !== undefined) filter.email = q.email;
       const [items, totalItems] = await Promise.all([

@@ -5,7 +5,7 @@
 // redelivered job never sends twice. The rendered body lives apart and is deleted once the message can
 // no longer be sent (SENT, BOUNCED, FAILED): a million message records stay a few hundred bytes each.
 // Every query filters by accountId first; the cross-account ones are named so.
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { type AccountFilter, acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
 import type { SendingClaim } from '../domain/delivery';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
@@ -247,7 +247,7 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       return { queued, delivered };
     },
     async list(q: MessageQuery): Promise<{ items: EmailMessageDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId };
+      const filter: AccountFilter = { accountId };
       if (q.email !== undefined) filter.email = q.email;
       if (q.templateName !== undefined) filter.templateName = q.templateName;
       if (q.status !== undefined) filter.status = q.status;
@@ -387,7 +387,7 @@ export function messagesOf(c: MessageCollections, accountId: string) {
  * carries the message id alone; the id is unique across accounts).
  */
 export async function messageAccountAllAccounts(c: MessageCollections, messageId: string): Promise<string | null> {
-  const found = await c.messages.findOne({ _id: messageId }, { projection: { accountId: 1 } });
+  const found = await acrossAccounts(c.messages).findOne({ _id: messageId }, { projection: { accountId: 1 } });
   return found?.accountId ?? null;
 }
 export type MessageRepository = ReturnType<typeof messagesOf>;

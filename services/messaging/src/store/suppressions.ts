@@ -1,7 +1,7 @@
 // The suppression list (collection 'suppressions'): addresses no mail of the account goes to
 // (API.md "Delivery facts ... suppressions"). One record per (account, address); deleting it lets
 // the address receive mail again. Every query filters by accountId first.
-import { DuplicateKeyError, mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { DuplicateKeyError, mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 
 const { Schema } = mongoose;
 
@@ -62,7 +62,7 @@ export function suppressionsOf(suppressions: Collection<SuppressionDoc>, account
     /** Removes the address; false when it was not suppressed. */
     remove: async (email: string): Promise<boolean> => (await suppressions.deleteOne({ accountId, email })) > 0,
     async list(q: SuppressionQuery): Promise<{ items: SuppressionDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId };
+      const filter: AccountFilter = { accountId };
       if (q.email !== undefined) filter.email = q.email;
       if (q.reason !== undefined) filter.reason = q.reason;
       const [items, totalItems] = await Promise.all([

@@ -5,7 +5,7 @@
 // mid-attempt leaves a claim that expires and a due record that the due-time scan picks up again. Claims
 // and outcomes are written in batches, one transaction each. Every query filters by accountId first,
 // except the due-time scan and the claim of a batch, which are cross-account by nature (named so).
-import { DuplicateKeyError, mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { acrossAccounts, DuplicateKeyError, mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 
 const { Schema } = mongoose;
 
@@ -107,7 +107,7 @@ export function deliveryRepository(store: Store) {
     },
 
     async list(accountId: string, subscriptionId: string, q: DeliveryQuery): Promise<{ items: DeliveryDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId, subscriptionId };
+      const filter: AccountFilter = { accountId, subscriptionId };
       if (q.status) filter.status = q.status;
       const [items, totalItems] = await Promise.all([
         deliveries.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.pageNumber - 1) * q.pageSize, limit: q.pageSize }),
@@ -135,11 +135,12 @@ export function deliveryRepository(store: Store) {
       claimId: string,
     ): Promise<DeliveryDoc[][]> {
       const ids = groups.flatMap((g) => g.deliveryIds);
-      await deliveries.updateMany(
+      const all = acrossAccounts(deliveries);
+      await all.updateMany(
         { _id: { $in: ids }, status: { $in: ['PENDING', 'RETRYING'] }, nextAttemptAt: { $lte: now }, claimedUntil: { $lte: now } },
         { $set: { claimedUntil: until, claimId } },
       );
-      const claimed = new Map((await deliveries.find({ _id: { $in: ids }, claimId })).map((d) => [d._id, d]));
+      const claimed = new Map((await all.find({ _id: { $in: ids }, claimId })).map((d) => [d._id, d]));
       return groups.map((g) =>
         g.deliveryIds.flatMap((id) => {
           const d = claimed.get(id);
@@ -185,7 +186,7 @@ export function deliveryRepository(store: Store) {
      * subscriptions (their in-flight bound is reached; they wait for the next scan).
      */
     dueAcrossAccounts: (now: Date, limit: number, skipSubscriptions: string[]): Promise<DeliveryDoc[]> =>
-      deliveries.find(
+      acrossAccounts(deliveries).find(
         {
           nextAttemptAt: { $lte: now },
           claimedUntil: { $lte: now },

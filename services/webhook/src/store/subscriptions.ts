@@ -10,7 +10,7 @@
 // under the current key when it is read, and all at once by resealAll (at start, and the operator's
 // `reseal-secrets`).
 import { SealedValueError, sealer, type Sealer } from '@mailer/tokens';
-import { mongoose, type Store } from '@mailer/store';
+import { acrossAccounts, mongoose, type Store } from '@mailer/store';
 import { PREVIOUS_SECRET_TTL_MS, type DisabledReason, type Subscription, type SubscriptionChanges } from '../domain/subscription';
 import type { WebhookEvent } from '../domain/webhook-events';
 
@@ -184,7 +184,7 @@ export function subscriptionRepository(store: Store, sealing: Sealer) {
      * secret no configured key opens (they cannot sign until that key is configured again).
      */
     async resealAll(): Promise<{ subscriptions: number; resealed: number; failed: string[] }> {
-      const docs = await subs.find({});
+      const docs = await acrossAccounts(subs).find({});
       let resealed = 0;
       const failed: string[] = [];
       for (const doc of docs) {
