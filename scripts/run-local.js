@@ -319,7 +319,7 @@ async function main() {
   const maildev = catcher && supervise('maildev', process.execPath, catcher.args, {}, catcher.isReady);
   await Promise.race([nats, waitForPort(ports.nats)]);
   if (maildev) await Promise.race([maildev, Promise.all([waitForPort(ports.mail.MAIL_SMTP_PORT), waitForPort(ports.mail.MAIL_UI_PORT)])]);
-  // API.md section 4: each setting to the process that reads it.
+  // the settings (docs/configuration.md): each setting to the process that reads it.
   const mail = mailSettings(env, ports.mail, { gatewayPort: ports.gateway, trackingSecret, secretSealingKey });
 
   // Every process gets every service's address: the gateway dials them all, and services dial

@@ -14,7 +14,8 @@ import { BashSession, jsonValues, type ExampleRun } from './support/bash-session
 import { examplesOf, type MarkdownExample } from './support/markdown-examples';
 
 /** Where the examples are, in the order a reader reads them. */
-const FILES = ['README.md'];
+// In the order a reader meets them: the README's setup, the operator CLI, then the integrators' tour.
+const FILES = ['README.md', 'docs/operations.md', 'docs/integrators.md'];
 
 let system: LocalSystem;
 let shell: BashSession;

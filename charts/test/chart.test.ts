@@ -314,7 +314,7 @@ describe('default values', () => {
     expect(renderFails(['--set', 'services.messaging.broadcasts.sendPageSize=5000'])).toContain('sendPageSize');
   });
 
-  test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
+  test('an operator exception to the outbound guard reaches its service as the settings (docs/configuration.md) spells it', () => {
     const custom = render(['--set', 'services.webhook.outbound.allowHttp=true', '--set', 'services.webhook.outbound.allowedCidrs={10.20.0.0/16,fd12::/64}']);
     const env = envOf(containerOf(find(custom, 'Deployment', workloadName('webhook')), 'webhook'));
     expect(env.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('true');

@@ -1,4 +1,4 @@
-// Consent signups of custom events end to end (API.md "Events and automations": "an unknown email
+// Consent signups of custom events end to end (the API contract "Events and automations": "an unknown email
 // creates no subscriber unless consent is present: then an UNCONFIRMED subscriber is created with the
 // consent recorded and a double opt-in mail is sent as for a form signup"), through real processes
 // (support/form-stack.ts: nats-server, subscriber, form and messaging services, gateway; messaging

@@ -1,5 +1,5 @@
 // RSS newsletters through the real gateway and the real rss, subscriber, segment and messaging
-// services, feeds served by a local HTTP server (API.md "RSS newsletters"): CRUD and the body rules
+// services, feeds served by a local HTTP server (the API contract "RSS newsletters"): CRUD and the body rules
 // (ids checked in their services, schedules, ranges, never a 5xx), the baseline, check in each
 // trigger mode with maxItemsPerIssue carry-over, REVIEW release and discard, pause and resume with
 // and without rebaseline, a failing feed (lastError, no issue), tenant isolation, and a restart.

@@ -1,4 +1,4 @@
-// RSS issues sent as mail (API.md "RSS newsletters", Sending), through the real gateway and the real
+// RSS issues sent as mail (the API contract "RSS newsletters", Sending), through the real gateway and the real
 // rss, messaging, subscriber and segment services, a feed served locally and every mail captured by
 // a real SMTP relay: the audience rules (segment TRUE members, ACTIVE, in the topic and not opted out,
 // not suppressed; another account never), Liquid with items / newsletter / subscriber, escaping, CSS

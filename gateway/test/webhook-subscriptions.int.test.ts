@@ -1,4 +1,4 @@
-// Webhook subscriptions through the real gateway and the real webhook service (API.md "Webhooks"):
+// Webhook subscriptions through the real gateway and the real webhook service (the API contract "Webhooks"):
 // CRUD, the event list, the body rules (unknown event, explicit null content type, target URL guard),
 // secret visibility and rotation, PUT active, tenant isolation, and fuzzed bodies each answered with
 // their precise errorId.

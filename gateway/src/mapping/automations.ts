@@ -56,7 +56,7 @@ function stepJson(s: automationsV1.AutomationStep): AutomationStepJson {
   return step;
 }
 
-/** Automation of API.md. */
+/** Automation of the API contract. */
 export function automationJson(a: automationsV1.Automation) {
   return {
     id: a.id,
@@ -73,7 +73,7 @@ export function automationJson(a: automationsV1.Automation) {
 
 export const automationOf = (res: { automation?: automationsV1.Automation }) => automationJson(present(res.automation, 'the automation'));
 
-/** AutomationRun of API.md. */
+/** AutomationRun of the API contract. */
 export function automationRunJson(r: automationsV1.AutomationRun) {
   return {
     runId: r.runId,

@@ -69,7 +69,7 @@ export function listEmailMessagesToProto(accountId: string, q: ListEmailMessages
   return { accountId, pageNumber: q.pageNumber, pageSize: q.pageSize, email: q.email, templateName: q.templateName, status: EmailMessageStatuses.toProtoOrUnspecified(q.status) };
 }
 
-/** EmailMessage of API.md (plus `history`); members without a value are null. */
+/** EmailMessage of the API contract (plus `history`); members without a value are null. */
 export function emailMessageJson(m: emailMessagesV1.EmailMessage) {
   return {
     messageId: m.messageId,

@@ -18,7 +18,7 @@ import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSche
 /**
  * The published OpenAPI 3.1 document, and the one source of request and response schemas: the
  * request validator compiles its schemas from here (src/openapi/validator.ts), so what is
- * documented is what is enforced. Where API.md and the specification are silent, the decision
+ * documented is what is enforced. Where the API contract and the specification are silent, the decision
  * taken is written into the descriptions below.
  */
 const keyManagement = (summary: string, operationId: string) => ({

@@ -14,7 +14,7 @@ import {
 } from '../mapping/email-messages';
 import { accepted, mount, ok, operation, type Operation } from './operation';
 
-// Transactional email (messaging service): one operation per row of API.md's table.
+// Transactional email (messaging service): one operation per row of the API contract's table.
 
 export const emailMessageOperations: Operation[] = [
   operation<SendEmailMessageBody>('post', '/email-messages', 'sendEmailMessage', async ({ clients, accountId, body, call }) => {

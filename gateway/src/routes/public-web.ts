@@ -1,4 +1,4 @@
-// The public web surface (API.md "Public web surface"): reader-facing pages that carry no API key are
+// The public web surface (the API contract "Public web surface"): reader-facing pages that carry no API key are
 // forwarded as HTTP to the service that owns them (tracking /t/* and unsubscribe /u/* -> messaging;
 // /public/forms/*, /public/pages/*, /public/confirm/* -> form); /favicon.ico is answered here. Mounted before authentication and any
 // body parser, so the owner gets the request's body untouched.

@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { decodeBody, encodeBody, type FieldSpec, type Fields } from './codec';
 
-// Opaque tokens for the public web surface (API.md "Public web surface"): base64url (no padding) of
+// Opaque tokens for the public web surface (the API contract "Public web surface"): base64url (no padding) of
 // body || tag, tag = the first 16 bytes of HMAC-SHA256(key, "mailer.token.v1.<purpose>\0" || body).
 // The body (codec.ts) carries the account id and the purpose's ids, never a URL or an address, so a
 // token can only point at something the service stored (a click token names a link index of a stored

@@ -29,7 +29,7 @@ export const configSchema = z.object({
   MAIL_ACCOUNT_RATE_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(100),
   /**
    * Waits before the retries of a temporarily failed message (4xx, connection error), in seconds: a
-   * message is tried once plus once per entry, then FAILED (API.md: about 24 h in all). Tests shorten it.
+   * message is tried once plus once per entry, then FAILED (the API contract: about 24 h in all). Tests shorten it.
    */
   MAIL_RETRY_SCHEDULE_SECONDS: z
     .string()
@@ -141,7 +141,7 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  /** Treat opens/clicks within this many ms of delivery as machine events (API.md: 2 s). */
+  /** Treat opens/clicks within this many ms of delivery as machine events (the API contract: 2 s). */
   MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
   /** Custom events (EVENTS stream) one replica records at once. */
   EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),

@@ -48,7 +48,7 @@ import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
 
-/** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
+/** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see docs/architecture.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = ctx;
   // The subscriber service asks every service that can use a subscriber field before a field is
@@ -87,7 +87,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       logger: ctx.logger,
     }),
   });
-  // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service,
+  // Sender profiles and email templates (the API contract); previews read subscribers from the subscriber service,
   // deletes ask the form service which forms name them (and the rss service which newsletters send
   // from a profile).
   const forms = formsClient(config.FORM_GRPC_ADDR, ctx.logger);
@@ -203,7 +203,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     },
   });
 
-  // Automations (API.md): CRUD, every step's ids checked against the account when saved.
+  // Automations (the API contract): CRUD, every step's ids checked against the account when saved.
   const runs = runCollection(ctx.store);
   ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, runs, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
 

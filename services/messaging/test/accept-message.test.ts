@@ -128,7 +128,7 @@ it('a suppressed address or a BLOCKED subscriber is stored SUPPRESSED, without b
   expect(published).toBe(0);
 });
 
-it('refuses in API.md\'s order and stores nothing: invalid_email, reserved_substitution_key, template_not_found, template_render_failed', async () => {
+it('refuses in the API contract\'s order and stores nothing: invalid_email, reserved_substitution_key, template_not_found, template_render_failed', async () => {
   expect((await refusal(acceptMessage(deps, input({ email: 'nope', templateName: 'missing' })))).errorId).toBe('invalid_email');
   expect((await refusal(acceptMessage(deps, input({ templateName: 'missing', substitutionData: { event: 1 } })))).errorId).toBe('reserved_substitution_key');
   expect((await refusal(acceptMessage(deps, input({ templateName: 'missing' })))).errorId).toBe('template_not_found');

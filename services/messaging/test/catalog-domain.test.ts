@@ -36,7 +36,7 @@ describe('sender profile values', () => {
 });
 
 describe('email template rules', () => {
-  it('names match the pattern of API.md', () => {
+  it('names match the pattern of the API contract', () => {
     for (const ok of ['a', 'order.confirmation', 'x-1_2', 'a'.repeat(100)]) expect(checkTemplateName(ok)).toBe(ok);
     for (const bad of ['', 'A', '-a', '.a', 'a b', 'a/b', 'a'.repeat(101)]) expect(errorIdOf(() => checkTemplateName(bad))).toBe('validation_failed');
   });

@@ -52,7 +52,7 @@ describe('EvaluateSegmentMember', () => {
     expect((await evaluate(a, notBerlin.id, ids.berlin)).result).toBe(M.SEGMENT_MEMBERSHIP_FALSE);
     expect((await evaluate(a, notBerlin.id, ids.paris)).result).toBe(M.SEGMENT_MEMBERSHIP_TRUE);
     expect((await evaluate(a, notBerlin.id, ids.none)).result).toBe(M.SEGMENT_MEMBERSHIP_UNKNOWN);
-    // TEXT_NOT_EQUALS on a missing value is UNKNOWN too (API.md), not TRUE
+    // TEXT_NOT_EQUALS on a missing value is UNKNOWN too (the API contract), not TRUE
     const notParis = (await stack.client.createSegment({ accountId: a, name: 'Not Paris', expression: expr([cityIs(city, 'TEXT_NOT_EQUALS', 'Paris')]) })).segment!;
     expect((await evaluate(a, notParis.id, ids.none)).result).toBe(M.SEGMENT_MEMBERSHIP_UNKNOWN);
     expect((await evaluate(a, notParis.id, ids.berlin)).result).toBe(M.SEGMENT_MEMBERSHIP_TRUE);

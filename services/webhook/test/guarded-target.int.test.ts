@@ -1,6 +1,6 @@
 // A target that the outbound guard refuses when the delivery is attempted (here: loopback, with the
 // production setting of no allowed ranges) is a failed attempt with the guard's reason in the log and
-// no request ever reaching it (API.md: "a failed attempt when it changes later").
+// no request ever reaching it (the API contract: "a failed attempt when it changes later").
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

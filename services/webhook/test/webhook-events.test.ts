@@ -1,10 +1,10 @@
-// Which facts a webhook subscription receives (API.md section 2: the event list and `*`).
+// Which facts a webhook subscription receives (the API contract: the event list and `*`).
 import { FACT_TYPES } from '@mailer/nats/facts';
 import { parseSubscriptionEvent, subscriptionReceives, WEBHOOK_EVENTS } from '../src/domain/webhook-events';
 import { eventData } from '../src/domain/webhook-message';
 
 describe('parseSubscriptionEvent', () => {
-  it('accepts every event of API.md and *', () => {
+  it('accepts every event of the API contract and *', () => {
     for (const e of WEBHOOK_EVENTS) expect(parseSubscriptionEvent(e)).toBe(e);
     expect(parseSubscriptionEvent('*')).toBe('*');
   });

@@ -3,7 +3,7 @@ import { PER_ITEM_KEYWORD } from '../keywords';
 import { body, idempotencyKey, object, posted, responses } from '../operations';
 import { emailAddress, int32, nullable } from '../subscriber/shared';
 
-/** Transactional email (API.md "Transactional email", messaging service): accept a message, read messages back. */
+/** Transactional email (the API contract "Transactional email", messaging service): accept a message, read messages back. */
 
 export const EMAIL_MESSAGE_STATUSES = ['QUEUED', 'DEFERRED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED'];
 const SUPPRESSION_REASONS = ['HARD_BOUNCE', 'COMPLAINT', 'MANUAL', 'SOFT_BOUNCES', 'BLOCKED'];
@@ -25,7 +25,7 @@ const BATCH = `Up to 500 messages in one request, each accepted or refused on it
 - \`idempotencyKey\` (optional, 1-255 characters, per message): the same key again with the same message (template, address, values; member order ignored) answers the first message's \`messageId\` and status and stores nothing; with a different message it is refused with \`idempotency_key_reused\`. A key names its message for as long as the message is kept. Two messages of one request with the same key are one message.
 - The whole request counts as one request for the rate limits.`;
 
-const MESSAGE_NOTES = `\`history\` lists every status the message took with its time, oldest first (beyond API.md: it starts with \`QUEUED\` or \`SUPPRESSED\`). \`attempts\` lists delivery attempts (\`outcome\` \`STARTED\` before a send, then \`SENT\`, \`DEFERRED\`, \`BOUNCED\` or \`FAILED\`). Members without a value are \`null\`.`;
+const MESSAGE_NOTES = `\`history\` lists every status the message took with its time, oldest first (beyond the API contract: it starts with \`QUEUED\` or \`SUPPRESSED\`). \`attempts\` lists delivery attempts (\`outcome\` \`STARTED\` before a send, then \`SENT\`, \`DEFERRED\`, \`BOUNCED\` or \`FAILED\`). Members without a value are \`null\`.`;
 
 export const emailMessagePaths = {
   '/email-messages': {

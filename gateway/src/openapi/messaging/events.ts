@@ -6,7 +6,7 @@ import { int32 } from '../subscriber/shared';
 import { acceptLanguage, PERIOD_ERROR_IDS, REPORT_DESCRIPTION } from './reports';
 
 /**
- * The event log (API.md "Events and automations", messaging service): GET /events. POST /events is
+ * The event log (the API contract "Events and automations", messaging service): GET /events. POST /events is
  * described in document.ts; both live under the one path item `/events` (`eventLogOperation` is
  * merged there).
  */

@@ -3,7 +3,7 @@
 // account except the two named "AcrossAccounts" (public pages and submissions arrive without one).
 //
 // routePath uniqueness: a landing page's (domain, routePath) is unique across the installation
-// (API.md "409 route_path_taken"). A unique index enforces it, so two concurrent saves can never both
+// (the API contract "409 route_path_taken"). A unique index enforces it, so two concurrent saves can never both
 // win; it holds only forms with a routePath (partial index), and `domain` null (the default host)
 // collides with null as MongoDB's unique indexes do.
 import { acrossAccounts, DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';

@@ -1,4 +1,4 @@
-// Use cases of AudienceSendService (DESIGN.md "Audiences"): mail to many, one page of recipients per
+// Use cases of AudienceSendService (docs/architecture.md "Audiences"): mail to many, one page of recipients per
 // call. The caller (an RSS issue's sender) keeps the cursor; this service keeps the promise that a
 // recipient gets at most one mail per send: every message of a send carries the dedupe key
 // `<sendKey>:<subscriberId>`, unique in the account, so a page asked again after a crash, a timeout or

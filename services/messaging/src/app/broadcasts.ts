@@ -1,4 +1,4 @@
-// Broadcast use cases (README "Broadcasts and batch sending"): create, read, change and delete while
+// Broadcast use cases (docs/integrators.md "Broadcasts and batch sending"): create, read, change and delete while
 // DRAFT or SCHEDULED, schedule, cancel, test sends, the recipient list and the resend to non-openers.
 // The send itself is app/broadcast-send.ts (the send poller).
 //

@@ -1,5 +1,5 @@
 // Use case DeliverMessages: a batch of `jobs.email.<accountId>` jobs -> at most one SMTP send of each
-// stored message (DESIGN.md "Mail": the message record is the truth). A batch costs two store
+// stored message (docs/architecture.md "Mail": the message record is the truth). A batch costs two store
 // transactions whatever its size: one claims it, one settles it.
 //
 // 1. The batch's messages, bodies and suppressions are read together. A message that is no longer

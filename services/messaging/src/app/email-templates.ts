@@ -1,4 +1,4 @@
-// Email template use cases (API.md "Email templates") and templateForSend, the one way a send gets
+// Email template use cases (the API contract "Email templates") and templateForSend, the one way a send gets
 // a template and its compiled form.
 //
 // Decisions (published in the OpenAPI document):

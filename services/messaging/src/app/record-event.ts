@@ -25,7 +25,7 @@ import { entryKey, RUNS, runsOf, type RunDoc } from '../store/runs';
 import type { RecipientLookup } from './accept-message';
 
 /**
- * Signs an unknown address up with the consent sent with its event (API.md: "an UNCONFIRMED
+ * Signs an unknown address up with the consent sent with its event (the API contract: "an UNCONFIRMED
  * subscriber is created with the consent recorded (gdprAgreement = source and givenAt) and a double
  * opt-in mail is sent as for a form signup"): the form service's ConsentSignup, the same double
  * opt-in decision as a form submission (clients/forms.ts).
@@ -173,7 +173,7 @@ async function prepareEvent(deps: RecordEventDeps, event: CustomEvent, lookups: 
   }
   const runs = runsOf(deps.runs, event.accountId);
   const matched = event.triggerAutomations && subscriberId !== null && !subscriberCreated ? await lookups.automations(event.accountId, event.eventKey) : [];
-  // The entry rules (API.md): ONCE never a second run for the subscriber, ONE_AT_A_TIME not while one
+  // The entry rules (the API contract): ONCE never a second run for the subscriber, ONE_AT_A_TIME not while one
   // is unfinished. Two events racing past this check meet the runs' unique keys: the loser's
   // transaction fails and its event is retried, which then finds the winner's run here.
   const entering = [];

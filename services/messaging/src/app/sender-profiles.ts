@@ -1,4 +1,4 @@
-// Sender profile use cases (API.md "Sender profiles"), and senderForSend, the one way a send picks
+// Sender profile use cases (the API contract "Sender profiles"), and senderForSend, the one way a send picks
 // its sender.
 //
 // Decisions (published in the OpenAPI document):

@@ -1,4 +1,4 @@
-// Open pixel and click redirect (API.md "Delivery facts, tracking"): count the event on the message
+// Open pixel and click redirect (the API contract "Delivery facts, tracking"): count the event on the message
 // and record its email.* fact in the same transaction. A token that does not verify, a message that
 // does not exist and a link index the message does not have are all "not found": the caller answers
 // 404 and never redirects anywhere else.

@@ -1,4 +1,4 @@
-// Automations as API.md defines them ("Events and automations"): an API-request trigger on an event
+// Automations as the API contract defines them ("Events and automations"): an API-request trigger on an event
 // key, an entry rule, 1..50 steps. What can be checked without asking anyone is checked here; the
 // ids a step names are checked against the account by app/automations.ts, with checkSetFieldStep
 // for the field a SET_FIELD step writes. Every problem carries the errorId it is refused with and

@@ -1,4 +1,4 @@
-// Rules of broadcasts (README "Broadcasts and batch sending"), pure: the request's values, where a
+// Rules of broadcasts (docs/integrators.md "Broadcasts and batch sending"), pure: the request's values, where a
 // reader of the audience can end up, the A/B split and the winner.
 import { createHash } from 'node:crypto';
 import { invalid, type Problem } from '@mailer/kit';

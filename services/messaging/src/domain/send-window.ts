@@ -1,4 +1,4 @@
-// Send windows (README "Broadcasts": a recipient's mail goes out only between startHour and endHour
+// Send windows (docs/integrators.md "Broadcasts": a recipient's mail goes out only between startHour and endHour
 // of the reader's local time), pure. Local time follows the zone's rules through luxon: on a day
 // whose clocks jump forward past startHour the window opens at the first instant after the jump;
 // on a day they fall back, the repeated hour is in the window both times it occurs.

@@ -1,4 +1,4 @@
-// Rules of the suppression list's input (API.md "Delivery facts ... suppressions"), pure.
+// Rules of the suppression list's input (the API contract "Delivery facts ... suppressions"), pure.
 import isEmail from 'validator/lib/isEmail';
 import { invalid } from '@mailer/kit';
 
@@ -6,7 +6,7 @@ import { invalid } from '@mailer/kit';
 export const MAX_EMAIL_LENGTH = 254;
 
 /**
- * The canonical form (trimmed, lower-cased as a whole: API.md section 2), the form every message
+ * The canonical form (trimmed, lower-cased as a whole: the API contract), the form every message
  * and suppression stores, or `400 invalid_email`.
  */
 export function suppressionAddress(raw: string): string {

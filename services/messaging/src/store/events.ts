@@ -1,6 +1,6 @@
 // The event log (collection 'events'): every custom event consumed from the EVENTS stream, recorded
 // once per eventId (the document's _id, a unique index: a redelivered or re-published event finds
-// its record and changes nothing), with what it led to (API.md GET /events). Every query filters by
+// its record and changes nothing), with what it led to (the API contract GET /events). Every query filters by
 // accountId first.
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 import { mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';

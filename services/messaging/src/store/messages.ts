@@ -1,6 +1,6 @@
 // Email messages (collection 'email_messages') and their rendered bodies ('email_bodies').
 //
-// The message record is the truth of a mail's life (API.md "Transactional email", EmailMessage): the
+// The message record is the truth of a mail's life (the API contract "Transactional email", EmailMessage): the
 // delivery worker reads it before sending and records the attempt before and the outcome after, so a
 // redelivered job never sends twice. The rendered body lives apart and is deleted once the message can
 // no longer be sent (SENT, BOUNCED, FAILED): a million message records stay a few hundred bytes each.
@@ -283,7 +283,7 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     },
     /**
      * Delivery: the address was suppressed after the message was accepted: SUPPRESSED instead of
-     * sent (API.md: never to a suppressed address), if the message is still as the caller read it.
+     * sent (the API contract: never to a suppressed address), if the message is still as the caller read it.
      */
     async suppressBeforeSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, reason: SuppressionReason, at: Date, tx?: Transaction): Promise<boolean> {
       const before = await messages.findOneAndUpdate(

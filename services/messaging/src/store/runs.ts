@@ -1,4 +1,4 @@
-// Automation runs (collection 'automation_runs', API.md AutomationRun): one per automation and event
+// Automation runs (collection 'automation_runs', the API contract AutomationRun): one per automation and event
 // (a unique index: a redelivered event can never start a second one), with the outcome of every step
 // it finished. The run record is the truth the executor resumes from: `stepIndex` is the first
 // unfinished step, and a step's outcome is written with a compare-and-set on it, so a redelivered job
@@ -65,7 +65,7 @@ export const runSchema = new Schema(
   },
   { versionKey: false, minimize: false },
 );
-// At most one run per automation and event (API.md).
+// At most one run per automation and event (the API contract).
 runSchema.index({ automationId: 1, eventId: 1 }, { unique: true });
 // The entry rules, enforced by the store whatever two concurrent events do.
 runSchema.index({ onceKey: 1 }, { unique: true, sparse: true });

@@ -1,5 +1,5 @@
 // The suppression list (collection 'suppressions'): addresses no mail of the account goes to
-// (API.md "Delivery facts ... suppressions"). One record per (account, address); deleting it lets
+// (the API contract "Delivery facts ... suppressions"). One record per (account, address); deleting it lets
 // the address receive mail again. Every query filters by accountId first.
 import { DuplicateKeyError, mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 

@@ -1,4 +1,4 @@
-// When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
+// When a newsletter's new items become an issue (the API contract "RSS newsletters": INSTANT, SCHEDULE,
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
 import { compiledTemplate, htmlValue, renderTemplate, SAMPLE_READER, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
 import { invalid } from '@mailer/kit';

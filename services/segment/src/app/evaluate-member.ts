@@ -15,7 +15,7 @@ export interface MemberEvaluation {
   result: Truth;
   /**
    * false: the account has no contact with this id (never created, deleted, or another account's).
-   * Its result is FALSE: a segment's members are contacts of the account (API.md "A contact matches
+   * Its result is FALSE: a segment's members are contacts of the account (the API contract "A contact matches
    * only when TRUE"), so such a subscriber is in no segment, as counts and member pages agree.
    */
   contactFound: boolean;

@@ -1,4 +1,4 @@
-// Use cases of AudienceService: the pages of a send's recipients (DESIGN.md "Audiences"), in
+// Use cases of AudienceService: the pages of a send's recipients (docs/architecture.md "Audiences"), in
 // subscriber-id order after a keyset cursor. The cursor is an id, not a position: a reader who
 // unsubscribes mid-send leaves the order without moving anyone onto a page already read, and each
 // page costs what its subscribers cost (no skip, no count). A broadcast reads every reader of the

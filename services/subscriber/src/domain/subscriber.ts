@@ -1,7 +1,7 @@
 import { invalid } from '@mailer/kit';
 import { LIMITS } from './limits';
 
-/** SubscriberStatus values (API.md section 2). */
+/** SubscriberStatus values (the API contract). */
 export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
 

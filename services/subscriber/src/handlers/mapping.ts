@@ -186,7 +186,7 @@ export const topicViewToProto = (v: SubscriberTopicView): subscriberV1.Subscribe
 
 /**
  * The subscriber's `gdprAgreement`: a form signup's consent text; for a custom event's consent its
- * `source` and `givenAt` (API.md "Events and automations"), as `<source> (given <givenAt>)`.
+ * `source` and `givenAt` (the API contract "Events and automations"), as `<source> (given <givenAt>)`.
  */
 export function gdprAgreementOf(consent: SubscriberState['consent']): string | undefined {
   if (!consent) return undefined;

@@ -1,4 +1,4 @@
-// Attempts of deliveries (API.md "Webhooks"), in batches: claim the due deliveries of a batch in one
+// Attempts of deliveries (the API contract "Webhooks"), in batches: claim the due deliveries of a batch in one
 // transaction, post each one signed with its subscription's secrets through the outbound guard (15 s, no
 // redirects), then record a batch of attempts and what follows from them (delivered, the next retry,
 // failed; 410 and 5 days of failures disable the subscription) in one transaction. The claim makes a

@@ -1,4 +1,4 @@
-// Fan-out of a DOMAIN fact (API.md "Webhooks"): one delivery per active subscription of the account whose
+// Fan-out of a DOMAIN fact (the API contract "Webhooks"): one delivery per active subscription of the account whose
 // event is the fact's type or `*`, each created with its job in one transaction (the job reaches JOBS
 // through the outbox), and the fact's id recorded in the same transaction, so a redelivered fact
 // creates nothing twice.

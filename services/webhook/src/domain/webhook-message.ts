@@ -1,4 +1,4 @@
-// The message a delivery posts (API.md "Webhooks"): body `{id, type, createdAt, data}` with `data` per
+// The message a delivery posts (the API contract "Webhooks"): body `{id, type, createdAt, data}` with `data` per
 // event type, and the Standard Webhooks headers. The body is built once, when the delivery is created,
 // and stored: every attempt posts and signs the same bytes.
 import { Webhook } from 'standardwebhooks';

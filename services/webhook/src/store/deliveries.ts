@@ -1,5 +1,5 @@
 // Webhook deliveries (collection 'webhook_deliveries'): one per subscription and fact (unique), with the
-// log of its attempts (API.md "Webhooks", GET .../deliveries). The record is the truth of a delivery:
+// log of its attempts (the API contract "Webhooks", GET .../deliveries). The record is the truth of a delivery:
 // the JOBS message only wakes a worker, which claims the record before it posts (`claimedUntil`, and the
 // claim's id `claimId`), so two workers never attempt one delivery at once, and a worker killed
 // mid-attempt leaves a claim that expires and a due record that the due-time scan picks up again. Claims

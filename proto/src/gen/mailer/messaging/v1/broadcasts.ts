@@ -3923,7 +3923,7 @@ export const ResendToNonOpenersRequest: MessageFns<ResendToNonOpenersRequest> = 
 };
 
 /**
- * Broadcasts (README "Broadcasts and batch sending"): a one-off newsletter to an audience, now or at
+ * Broadcasts (docs/integrators.md "Broadcasts and batch sending"): a one-off newsletter to an audience, now or at
  * a set time, with A/B subjects and send windows, and a reconciliation of where every reader went.
  * Instants are UTC ISO 8601 strings with Z.
  */

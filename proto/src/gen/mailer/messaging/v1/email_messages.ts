@@ -2342,7 +2342,7 @@ export const EmailMessage: MessageFns<EmailMessage> = {
 };
 
 /**
- * Transactional email (API.md "Transactional email"): accept a message (rendered at once, stored and
+ * Transactional email (the API contract "Transactional email"): accept a message (rendered at once, stored and
  * queued for delivery) and read messages back. Free-form JSON values travel as JSON text: they are
  * stored and returned exactly as sent (numbers, nesting), which google.protobuf.Struct would not keep.
  */

@@ -572,7 +572,7 @@ export function purchasePeriodKindToJSON(object: PurchasePeriodKind): string {
   }
 }
 
-/** A contact's result for a segment (API.md "Segment semantics": a contact matches only when TRUE). */
+/** A contact's result for a segment (the API contract "Segment semantics": a contact matches only when TRUE). */
 export enum SegmentMembership {
   SEGMENT_MEMBERSHIP_UNSPECIFIED = 0,
   SEGMENT_MEMBERSHIP_TRUE = 1,

@@ -1303,7 +1303,7 @@ export const FindRecipientsResponse: MessageFns<FindRecipientsResponse> = {
 };
 
 /**
- * The recipients of a send to many (RSS issues, broadcasts; DESIGN.md "Audiences"): page by page in
+ * The recipients of a send to many (RSS issues, broadcasts; docs/architecture.md "Audiences"): page by page in
  * subscriber-id order with a keyset cursor, so a page boundary never moves while statuses change
  * mid-send (an offset would skip a reader whenever an earlier one unsubscribed).
  */
