@@ -91,11 +91,11 @@ const rssNewsletter = {
 
 const broadcast = {
   name: 'Spring newsletter',
-  templateName: 'spring-newsletter',
+  templateName: template,
   segmentId,
   topicId,
   abTest: { subjects: ['Spring is here', 'Our spring picks for you, {{ subscriber.firstName | default: "friend" }}'], testPercent: 20, decideAfterMinutes: 120, metric: 'HUMAN_CLICKS' },
-  sendWindow: { startHour: 8, endHour: 20, timeZoneField: 'time_zone', defaultTimeZone: 'Europe/Berlin' },
+  sendWindow: { startHour: 8, endHour: 20, timeZoneField: null, defaultTimeZone: 'Europe/Berlin' },
 };
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
@@ -203,7 +203,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     ],
   },
   createBroadcast: broadcast,
-  updateBroadcast: { ...broadcast, abTest: null, subject: 'Spring is here, {{ subscriber.firstName | default: "friend" }}' },
+  updateBroadcast: { ...broadcast, abTest: null, sendWindow: null, subject: 'Spring is here, {{ subscriber.firstName | default: "friend" }}' },
   scheduleBroadcast: { sendAt: '2025-04-01T07:00:00Z' },
   sendBroadcastTest: { emails: ['editor@example.com'] },
   resendToNonOpeners: { subject: 'In case you missed it: spring is here' },
