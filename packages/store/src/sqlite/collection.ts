@@ -10,12 +10,13 @@ import { fromMongooseError } from '../errors';
 import { upsertSeed } from '../filter';
 import { assertSupportedPipeline } from '../pipeline';
 import { prepareDocument, timestampPaths, TimestampPaths } from '../schema';
-import type { BulkOp, BulkWriteResult, Collection, Filter, FindOptions, Transaction, Update, UpdateOptions, UpdateResult, WriteOptions } from '../types';
+import type { BulkOp, BulkWriteResult, Collection, Filter, FindOptions, ScanOptions, Transaction, Update, UpdateOptions, UpdateResult, WriteOptions } from '../types';
 import { applyUpdate, normalizeUpdate } from '../update';
 import { checkFilterPaths, checkPathKeys, checkUpdatePaths, cloneQuery, deepEqual, Doc, setPath } from '../values';
 import type { Connection } from './connection';
 import type { SqliteStore } from './store';
-import { Table } from './table';
+import { pinnedValues } from './indexes';
+import { runNow, Table } from './table';
 
 interface UpdateOutcome extends UpdateResult {
   before?: Doc;
@@ -45,19 +46,41 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
     return doc ?? null;
   }
 
+  // A read of the documents an `_id` names runs at once on the reader; any other may step through
+  // many rows, so it runs in slices on a scan connection (scans.ts) and never holds the event loop
+  // for long. A count SQLite answers from an index alone runs at once too.
+
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const limit = options.limit ? Math.abs(options.limit) : undefined; // 0 means no limit, as in MongoDB
     const cast = this.castFilter(filter);
     checkPathKeys(options.projection);
     const db = this.store.reader(this.table);
-    const docs = db ? this.table.find(db, cast, { sort: options.sort, skip: options.skip, limit }) : [];
+    if (!db) return [];
+    const query = this.table.findQuery(cast, { sort: options.sort, skip: options.skip, limit });
+    const docs = namesIds(cast) ? runNow(db, query) : await this.store.scans.run(query);
     return project(docs, options.projection) as unknown as T[];
   }
 
   async countDocuments(filter: Filter): Promise<number> {
     const cast = this.castFilter(filter);
     const db = this.store.reader(this.table);
-    return db ? this.table.count(db, cast) : 0;
+    if (!db) return 0;
+    const query = this.table.countQuery(db, cast);
+    return query.native || namesIds(cast) ? runNow(db, query) : this.store.scans.run(query);
+  }
+
+  scan(filter: Filter, options: ScanOptions = {}): AsyncIterable<T[]> {
+    const cast = this.castFilter(filter);
+    checkPathKeys(options.projection);
+    const size = Math.max(1, options.batchSize ?? 500);
+    const { store, table } = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        if (!store.reader(table)) return;
+        const { sql, params, test } = table.scanQuery(cast, options.sort);
+        for await (const docs of store.scans.batches(sql, params, size, test)) yield project(docs, options.projection) as unknown as T[];
+      },
+    };
   }
 
   async aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]> {
@@ -250,6 +273,12 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
 function project(docs: Doc[], projection?: Record<string, 0 | 1>): Doc[] {
   if (!projection || Object.keys(projection).length === 0) return docs;
   return mingoFind(docs, {}, projection).all() as Doc[];
+}
+
+/** Whether a (cast) filter names the documents it reads by `_id` (so few that a read runs at once). */
+function namesIds(filter: Filter): boolean {
+  const ids = pinnedValues(filter, '_id');
+  return ids !== undefined && ids.length <= 1000;
 }
 
 function toResult(o: UpdateOutcome): UpdateResult {

@@ -15,12 +15,13 @@ import { decodeDocument, encodeDocument } from '../codec';
 import { DuplicateKeyError } from '../errors';
 import { compileFilter } from '../filter';
 import { sortPage } from '../sort';
-import type { Filter } from '../types';
+import type { CollectionOptions, Filter } from '../types';
 import { Doc, getPath } from '../values';
 import type { Connection } from './connection';
 import { IndexDef, indexDefs } from './indexes';
 import { MultikeyIndexes } from './multikey';
-import { ident } from './paths';
+import { KeptCounts } from './counts';
+import { ident, keyExpr, NULL_KEY } from './paths';
 import { FilterTranslator, orderBy, Params } from './translate';
 
 export interface ReadOptions {
@@ -29,6 +30,36 @@ export interface ReadOptions {
   /** undefined: no limit. */
   limit?: number;
 }
+
+/** A read as SQL plus what JavaScript does with its rows; each run gets a fresh collector. */
+export interface RowQuery<R> {
+  sql: string;
+  params: (string | number)[];
+  collector(): Collector<R>;
+}
+
+export interface Collector<R> {
+  /** Takes a row; false: no more rows are needed. */
+  onRow(row: Record<string, unknown>): boolean | void;
+  result(): R;
+}
+
+/** Runs a read at once on `db` (synchronously). */
+export function runNow<R>(db: Connection, query: RowQuery<R>): R {
+  const c = query.collector();
+  for (const row of db.prepare(query.sql).iterate(...query.params) as Iterable<Record<string, unknown>>) if (c.onRow(row) === false) break;
+  return c.result();
+}
+
+const single = <R>(read: (row: Record<string, unknown>) => R) => (): Collector<R> => {
+  let value: R;
+  return { onRow: (row) => ((value = read(row)), false), result: () => value };
+};
+
+const counter = (): Collector<number> => {
+  let n = 0;
+  return { onRow: () => void n++, result: () => n };
+};
 
 interface Plan {
   where: string;
@@ -46,15 +77,23 @@ export class Table {
   rowsRead = 0;
   /** The table and its indexes exist as the schema says (sync ran). */
   ready = false;
+  private readonly indexOnlyPlans = new Map<string, boolean>();
+
+  readonly counts?: KeptCounts;
+  /** The retention rule (CollectionOptions.expireAfter): its path's key, and how old a document may get. */
+  readonly expiry?: { key: string; ms: number };
 
   constructor(
     readonly name: string,
     readonly schema: mongoose.Schema,
+    options: CollectionOptions = {},
   ) {
     this.sqlName = ident(name);
     this.translator = new FilterTranslator(schema);
     this.indexes = indexDefs(name, schema, this.translator);
     this.multikey = new MultikeyIndexes(name, schema, this.translator);
+    if (options.countBy) this.counts = new KeptCounts(name, schema, options.countBy);
+    if (options.expireAfter) this.expiry = { key: keyExpr(options.expireAfter.path, 'date'), ms: options.expireAfter.days * 86_400_000 };
   }
 
   static createSql(name: string): string {
@@ -81,6 +120,8 @@ export class Table {
       }
     }
     this.multikey.sync(db);
+    if (this.counts) this.counts.sync(db);
+    else KeptCounts.drop(db, `${this.name}.counts`);
     this.ready = true;
   }
 
@@ -96,49 +137,135 @@ export class Table {
     return { where: where.length ? ` WHERE ${where.join(' AND ')}` : '', params: params.values, exact: cond.exact, order: orderBy(this.translator, sort) };
   }
 
-  /** The documents matching a (cast) filter, sorted, skipped and limited. */
-  find(db: Connection, filter: Filter, options: ReadOptions = {}): Doc[] {
+  /**
+   * A find, planned: its SQL and what JavaScript does with the rows (`collect`). Run it at once with
+   * `find` (writes, bounded reads) or in slices on a scan connection (collection.ts).
+   */
+  findQuery(filter: Filter, options: ReadOptions = {}): RowQuery<Doc[]> {
     const skip = Math.max(0, options.skip ?? 0);
     const limit = options.limit;
-    if (limit !== undefined && limit <= 0) return [];
+    if (limit !== undefined && limit <= 0) return { sql: 'SELECT NULL AS doc WHERE 0', params: [], collector: () => ({ onRow: () => false, result: () => [] }) };
     const sorted = options.sort !== undefined && Object.keys(options.sort).length > 0;
     const plan = this.plan(filter, options.sort);
     let sql = `SELECT doc FROM ${this.sqlName}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
     if (plan.exact && (plan.order || !sorted)) {
       if (limit !== undefined || skip > 0) sql += ` LIMIT ${limit ?? -1} OFFSET ${skip}`;
-      const rows = db.prepare(sql).all(...plan.params) as { doc: string }[];
-      this.rowsRead += rows.length;
-      return rows.map((r) => decodeDocument(r.doc));
+      return {
+        sql,
+        params: plan.params,
+        collector: () => {
+          const out: Doc[] = [];
+          return {
+            onRow: (row) => {
+              this.rowsRead++;
+              out.push(decodeDocument(row.doc as string));
+            },
+            result: () => out,
+          };
+        },
+      };
     }
-    const predicate = plan.exact ? () => true : compileFilter(filter);
-    const out: Doc[] = [];
-    // in SQL order (or none): stop at the end of the page; a JavaScript sort needs every match
-    const stopAt = sorted && !plan.order ? Infinity : limit === undefined ? Infinity : skip + limit;
-    let seen = 0;
-    for (const row of db.prepare(sql).iterate(...plan.params) as Iterable<{ doc: string }>) {
-      this.rowsRead++;
-      const doc = decodeDocument(row.doc);
-      if (!predicate(doc)) continue;
-      if (sorted && !plan.order) {
-        out.push(doc);
-        continue;
-      }
-      if (seen++ >= skip) out.push(doc);
-      if (seen >= stopAt) break;
+    const jsSort = sorted && !plan.order;
+    return {
+      sql,
+      params: plan.params,
+      collector: () => {
+        const predicate = plan.exact ? () => true : compileFilter(filter);
+        let out: Doc[] = [];
+        // in SQL order (or none): stop at the end of the page; a JavaScript sort keeps the best
+        // skip + limit matches so far (trimmed whenever twice that many are held)
+        const stopAt = limit === undefined ? Infinity : skip + limit;
+        let seen = 0;
+        return {
+          onRow: (row) => {
+            this.rowsRead++;
+            const doc = decodeDocument(row.doc as string);
+            if (!predicate(doc)) return;
+            if (jsSort) {
+              out.push(doc);
+              if (out.length >= 2 * stopAt) out = sortPage(out, options.sort!, 0, stopAt);
+              return;
+            }
+            if (seen++ >= skip) out.push(doc);
+            if (seen >= stopAt) return false;
+          },
+          result: () => (jsSort ? sortPage(out, options.sort!, skip, limit) : out),
+        };
+      },
+    };
+  }
+
+  /** A scan's SQL and the decoding of its rows (undefined: a row the filter does not match). */
+  scanQuery(filter: Filter, sort: ReadOptions['sort']): { sql: string; params: (string | number)[]; test: (row: Record<string, unknown>) => Doc | undefined } {
+    if (sort && Object.keys(sort).length > 0 && !orderBy(this.translator, sort)) throw new Error(`${this.name}: a scan sorts by typed scalar paths only`);
+    const plan = this.plan(filter, sort);
+    const predicate = plan.exact ? undefined : compileFilter(filter);
+    return {
+      sql: `SELECT doc FROM ${this.sqlName}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`,
+      params: plan.params,
+      test: (row) => {
+        this.rowsRead++;
+        const doc = decodeDocument(row.doc as string);
+        return !predicate || predicate(doc) ? doc : undefined;
+      },
+    };
+  }
+
+  /** The documents matching a (cast) filter, sorted, skipped and limited, read at once on `db`. */
+  find(db: Connection, filter: Filter, options: ReadOptions = {}): Doc[] {
+    return runNow(db, this.findQuery(filter, options));
+  }
+
+  /**
+   * A count, planned: `native` when SQLite answers it from an index alone (or by `_id`), which takes
+   * no longer than an index walk; otherwise its rows are stepped through (the JavaScript filter, or
+   * conditions SQLite evaluates on the stored documents).
+   */
+  countQuery(db: Connection, filter: Filter): RowQuery<number> & { native: boolean } {
+    const kept = this.counts?.lookup(filter);
+    if (kept) return { native: true, ...kept, collector: single((row) => row.n as number) };
+    const plan = this.plan(filter, undefined);
+    if (plan.exact) {
+      const native = this.indexOnly(db, `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, plan.params);
+      if (native) return { native, sql: `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, params: plan.params, collector: single((row) => row.n as number) };
+      return { native, sql: `SELECT 1 FROM ${this.sqlName}${plan.where}`, params: plan.params, collector: counter };
     }
-    return sorted && !plan.order ? sortPage(out, options.sort!, skip, limit) : out;
+    return {
+      native: false,
+      sql: `SELECT doc FROM ${this.sqlName}${plan.where}`,
+      params: plan.params,
+      collector: () => {
+        const predicate = compileFilter(filter);
+        let n = 0;
+        return {
+          onRow: (row) => {
+            this.rowsRead++;
+            if (predicate(decodeDocument(row.doc as string))) n++;
+          },
+          result: () => n,
+        };
+      },
+    };
   }
 
   count(db: Connection, filter: Filter): number {
-    const plan = this.plan(filter, undefined);
-    if (plan.exact) return (db.prepare(`SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`).get(...plan.params) as { n: number }).n;
-    const predicate = compileFilter(filter);
-    let n = 0;
-    for (const row of db.prepare(`SELECT doc FROM ${this.sqlName}${plan.where}`).iterate(...plan.params) as Iterable<{ doc: string }>) {
-      this.rowsRead++;
-      if (predicate(decodeDocument(row.doc))) n++;
+    return runNow(db, this.countQuery(db, filter));
+  }
+
+  /**
+   * Whether SQLite's plan for `sql` reads no stored document: an index alone, or the one row an `_id`
+   * names. Cached per statement text (the plan depends on the text and the schema only).
+   */
+  private indexOnly(db: Connection, sql: string, params: (string | number)[]): boolean {
+    let answer = this.indexOnlyPlans.get(sql);
+    if (answer === undefined) {
+      const details = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+      const own = details.filter((d) => d.startsWith(`SCAN ${this.name} `) || d.startsWith(`SEARCH ${this.name} `) || d === `SCAN ${this.name}`);
+      answer = own.every((d) => d.includes(' USING COVERING INDEX ') || /USING INDEX sqlite_autoindex_\S+ \(_id=\?\)$/.test(d));
+      if (this.indexOnlyPlans.size >= 500) this.indexOnlyPlans.clear();
+      this.indexOnlyPlans.set(sql, answer);
     }
-    return n;
+    return answer;
   }
 
   /** SQLite's plan for a read (tests prove that indexes serve pages and sorts). */
@@ -169,6 +296,15 @@ export class Table {
     if (!plan.exact) return undefined;
     const where = limit === undefined ? plan.where : ` WHERE rid IN (SELECT rid FROM ${this.sqlName}${plan.where} LIMIT ${limit})`;
     return Number(db.prepare(`DELETE FROM ${this.sqlName}${where}`).run(...plan.params).changes);
+  }
+
+  /** Deletes up to `limit` documents past the retention rule at `now` (the oldest first); the number deleted. */
+  deleteExpired(db: Connection, now: number, limit: number): number {
+    if (!this.expiry) return 0;
+    const { key, ms } = this.expiry;
+    // a missing or non-Date value has the null key: kept, as MongoDB's TTL monitor keeps it
+    const expired = `SELECT rid FROM ${this.sqlName} WHERE ${key} < ? AND ${key} > ${NULL_KEY} ORDER BY ${key} LIMIT ${limit}`;
+    return Number(db.prepare(`DELETE FROM ${this.sqlName} WHERE rid IN (${expired})`).run(now - ms).changes);
   }
 
   private run(db: Connection, sql: string, params: string[], doc: Doc): void {
