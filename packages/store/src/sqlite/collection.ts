@@ -4,7 +4,7 @@
  * connection inside a SQLite transaction: the caller's `{ tx }`, or the store's next group commit.
  */
 import { randomUUID } from 'node:crypto';
-import { find as mingoFind, Aggregator } from 'mingo';
+import { find as mingoFind } from 'mingo';
 import mongoose from 'mongoose';
 import { fromMongooseError } from '../errors';
 import { upsertSeed } from '../filter';
@@ -13,10 +13,14 @@ import { prepareDocument, timestampPaths, TimestampPaths } from '../schema';
 import type { BulkOp, BulkWriteResult, Collection, Filter, FindOptions, ScanOptions, Transaction, Update, UpdateOptions, UpdateResult, WriteOptions } from '../types';
 import { applyUpdate, normalizeUpdate } from '../update';
 import { checkFilterPaths, checkPathKeys, checkUpdatePaths, cloneQuery, deepEqual, Doc, setPath } from '../values';
+import { aggregateBatches } from './aggregate';
 import type { Connection } from './connection';
 import type { SqliteStore } from './store';
 import { pinnedValues } from './indexes';
 import { runNow, Table } from './table';
+
+/** Documents per batch of an aggregation (aggregate.ts). */
+const AGGREGATE_BATCH = 1000;
 
 interface UpdateOutcome extends UpdateResult {
   before?: Doc;
@@ -93,9 +97,10 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
       checkFilterPaths(filter);
       rest = pipeline.slice(1);
     }
-    const db = this.store.reader(this.table);
-    const docs = db ? this.table.find(db, filter) : [];
-    return (rest.length ? new Aggregator(rest).run(docs) : docs) as R[];
+    if (!this.store.reader(this.table)) return [];
+    // matching documents come in batches from a sliced scan (aggregate.ts): never all at once
+    const { sql, params, test } = this.table.scanQuery(filter, undefined);
+    return (await aggregateBatches(this.store.scans.batches(sql, params, AGGREGATE_BATCH, test), rest)) as R[];
   }
 
   /** @internal SQLite's plan for a find (tests prove index use). */
