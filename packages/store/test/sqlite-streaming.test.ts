@@ -169,12 +169,15 @@ test('a scan left early gives its connection back: more scans than connections, 
   expect(await c.countDocuments(jsFilter)).toBe(expectedJs.length);
 });
 
-test('closing the store stops a long read at its next slice (it fails, the close completes)', async () => {
+test('long reads queue for scan connections; closing the store stops a long read at its next slice (it fails, the close completes)', async () => {
   const own = fs.mkdtempSync(path.join(os.tmpdir(), 'store-streaming-close-'));
   try {
     const s = await openStore({ dataDir: own });
     const c = s.collection<Contact>('contacts', schema);
     for (let i = 0; i < 30_000; i += 5000) await c.insertMany(Array.from({ length: 5000 }, (_, k) => contact(i + k)));
+    // more long reads at once than scan connections: the later ones wait for one, all finish
+    const expected = Array.from({ length: 30_000 }, (_, i) => contact(i)).filter((x) => x.accountId === 'acc' && /7@example/.test(x.email)).length;
+    expect(await Promise.all(Array.from({ length: 9 }, () => c.countDocuments(jsFilter)))).toEqual(Array(9).fill(expected));
     const counting = c.countDocuments(jsFilter);
     await new Promise((r) => setImmediate(r));
     await s.close();

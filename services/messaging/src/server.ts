@@ -39,6 +39,7 @@ import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
 import { eventCollection } from './store/events';
 import { messageCollections, messagesOf } from './store/messages';
+import { startReportRollUps } from './app/roll-up-reports';
 import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
@@ -56,7 +57,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The segment and subscriber services ask before a segment or topic is deleted: the automations naming it.
   ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations }, accountId, kind, id)));
 
-  const messages = messageCollections(ctx.store);
+  const messages = messageCollections(ctx.store, { messageDays: config.MESSAGE_RETENTION_DAYS, reportDays: config.REPORT_RETENTION_DAYS });
+  // the email report's daily aggregates, rolled up before the message records are pruned
+  const rollUps = startReportRollUps({ store: ctx.store, messages, reportRetentionDays: config.REPORT_RETENTION_DAYS, now: ctx.now, logger: ctx.logger });
   const suppressions = suppressionCollection(ctx.store);
   const outbox = outboxRepository(ctx.store);
   const links = publicLinks(config);
@@ -132,7 +135,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers, logger: ctx.logger });
   const bounceListener = await startBounceListener(
     {
-      bounces: bounceDeps(ctx),
+      bounces: bounceDeps(ctx, messages),
       links,
       deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION,
       logger: ctx.logger,
@@ -172,7 +175,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       newId: ctx.newId,
       notifyOutbox: ctx.notifyOutbox,
       log: ctx.logger,
-      bounces: bounceDeps(ctx),
+      bounces: bounceDeps(ctx, messages),
     },
   });
 
@@ -245,6 +248,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     // Runs in work finish their step before the peers' clients close.
     () => runsConsumer.stop(),
     async () => scheduler?.stop(),
+    () => rollUps.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),
     async () => transport.close(),

@@ -42,8 +42,9 @@ export class ScanPool {
    */
   async iterate(sql: string, params: SQLInputValue[], onRow: (row: Row) => boolean | void): Promise<void> {
     const db = await this.acquire();
-    const rows = db.prepare(sql).iterate(...params) as IterableIterator<Row>;
+    let rows: IterableIterator<Row> | undefined;
     try {
+      rows = db.prepare(sql).iterate(...params) as IterableIterator<Row>;
       let sliceEnd = performance.now() + SLICE_MS;
       let n = 0;
       for (;;) {
@@ -57,7 +58,7 @@ export class ScanPool {
         }
       }
     } finally {
-      rows.return?.(); // resets the statement: its read transaction ends
+      rows?.return?.(); // resets the statement: its read transaction ends
       this.release(db);
     }
   }
@@ -76,8 +77,9 @@ export class ScanPool {
    */
   async *batches<T>(sql: string, params: SQLInputValue[], size: number, map: (row: Row) => T | undefined): AsyncGenerator<T[]> {
     const db = await this.acquire();
-    const rows = db.prepare(sql).iterate(...params) as IterableIterator<Row>;
+    let rows: IterableIterator<Row> | undefined;
     try {
+      rows = db.prepare(sql).iterate(...params) as IterableIterator<Row>;
       let batch: T[] = [];
       let sliceEnd = performance.now() + SLICE_MS;
       let n = 0;
@@ -99,7 +101,7 @@ export class ScanPool {
       }
       if (batch.length > 0) yield batch;
     } finally {
-      rows.return?.();
+      rows?.return?.();
       this.release(db);
     }
   }
@@ -141,9 +143,9 @@ export class ScanPool {
       if (--this.active === 0) this.drained?.();
       return;
     }
+    this.active--; // the waiter handed the connection counted itself when it asked
     const next = this.waiting.shift();
-    if (next) return next.resolve(db); // stays active: handed over
-    this.active--;
+    if (next) return next.resolve(db);
     this.idle.push(db);
   }
 }
