@@ -144,7 +144,9 @@ export const configSchema = z.object({
   AUTOMATION_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /** Days a message record is kept after it was created (its rendered body goes once it is final). */
   MESSAGE_RETENTION_DAYS: retentionDays(30),
-  /** Days the email report's daily aggregates are kept: reports over older periods count nothing. */
+  /** Days a recorded custom event (GET /events) is kept after it was received. */
+  EVENT_RETENTION_DAYS: retentionDays(30),
+  /** Days the email and event reports' daily aggregates are kept: reports over older periods count nothing. */
   REPORT_RETENTION_DAYS: retentionDays(730),
   /** Outbox relay of the email.* facts. */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),

@@ -58,8 +58,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations }, accountId, kind, id)));
 
   const messages = messageCollections(ctx.store, { messageDays: config.MESSAGE_RETENTION_DAYS, reportDays: config.REPORT_RETENTION_DAYS });
-  // the email report's daily aggregates, rolled up before the message records are pruned
-  const rollUps = startReportRollUps({ store: ctx.store, messages, reportRetentionDays: config.REPORT_RETENTION_DAYS, now: ctx.now, logger: ctx.logger });
   const suppressions = suppressionCollection(ctx.store);
   const outbox = outboxRepository(ctx.store);
   const links = publicLinks(config);
@@ -185,9 +183,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
 
   // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
   // eventId (app/record-event.ts); automations matched by their API-request trigger.
-  const events = eventCollection(ctx.store);
+  const events = eventCollection(ctx.store, config.EVENT_RETENTION_DAYS);
   // Runs: automation-run jobs (started with their event) and the wait scheduler share one bound.
   const runLimit = semaphore(config.AUTOMATION_RUN_CONCURRENCY);
+  // the reports' daily aggregates, rolled up before message records and events are pruned
+  const rollUps = startReportRollUps({ store: ctx.store, messages, events, reportRetentionDays: config.REPORT_RETENTION_DAYS, now: ctx.now, logger: ctx.logger });
   let scheduler: ReturnType<typeof startRunScheduler> | null = null;
   const runDeps = {
     runs,
@@ -216,7 +216,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     }),
   });
   scheduler = startRunScheduler({ runs, deps: runDeps, limit: runLimit, now: ctx.now, logger: ctx.logger });
-  ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
+  ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events, days: messages.days }));
   // An unknown address with consent signs up through the form service's double opt-in.
   const consentSignups = consentSignupClient(config.FORM_GRPC_ADDR, ctx.logger);
   const eventsConsumer = startCustomEventsConsumer({

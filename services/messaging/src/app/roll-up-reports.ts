@@ -1,21 +1,26 @@
-// Use case RollUpReports: the email report's counts of every day that ended a day ago go into the
-// daily aggregates (store/report-days.ts), which outlive the message records. Run at start and every
+// Use case RollUpReports: the email and event reports' counts of every day that ended a day ago go
+// into the daily aggregates (store/report-days.ts), which outlive the message records and events. Run at start and every
 // hour; a replica that runs it while another does writes the same documents.
 import type { Logger } from '@mailer/kit';
-import type { Store } from '@mailer/store';
+import type { Collection, Store } from '@mailer/store';
+import { rolledEvents, type EventDoc } from '../store/events';
 import { rolledMessages, type MessageCollections } from '../store/messages';
 import { rollUp } from '../store/report-days';
 
 export interface RollUpDeps {
   store: Store;
   messages: MessageCollections;
+  events: Collection<EventDoc>;
   /** REPORT_RETENTION_DAYS: how far back the first roll-up reaches. */
   reportRetentionDays: number;
   now(): Date;
 }
 
 export async function rollUpReports(deps: RollUpDeps): Promise<{ days: number }> {
-  return { days: await rollUp(deps.store, deps.messages.days, rolledMessages(deps.messages), deps.now(), deps.reportRetentionDays) };
+  const now = deps.now();
+  const messages = await rollUp(deps.store, deps.messages.days, rolledMessages(deps.messages), now, deps.reportRetentionDays);
+  const events = await rollUp(deps.store, deps.messages.days, rolledEvents(deps.events), now, deps.reportRetentionDays);
+  return { days: Math.max(messages, events) };
 }
 
 const EVERY_MS = 3_600_000;

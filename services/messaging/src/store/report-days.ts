@@ -70,8 +70,8 @@ export interface RolledLog<T> {
   name: string;
   collection: Collection<T & { _id: string }>;
   fields: readonly string[];
-  /** The series a fact of `field` counts in (default `<log>.<field>`). */
-  seriesOf?(doc: T, field: string): string;
+  /** The series a fact of `field` counts in (default `<log>.<field>` alone). */
+  seriesOf?(doc: T, field: string): string[];
 }
 
 /**
@@ -92,13 +92,14 @@ export async function rollUp<T extends { accountId: string }>(store: Store, rd: 
       for (const field of log.fields) {
         const at = (fact as Record<string, unknown>)[field];
         if (!(at instanceof Date) || +at < from || +at >= target) continue;
-        const series = log.seriesOf?.(fact, field) ?? `${log.name}.${field}`;
         const day = Math.floor(+at / DAY_MS) * DAY_MS;
-        const id = `${fact.accountId}|${series}|${new Date(day).toISOString().slice(0, 10)}`;
-        let doc = docs.get(id);
-        if (!doc) docs.set(id, (doc = { _id: id, accountId: fact.accountId, series, day: new Date(day), quarters: {} }));
         const q = String(Math.floor((+at - day) / QUARTER_MS));
-        doc.quarters[q] = (doc.quarters[q] ?? 0) + 1;
+        for (const series of log.seriesOf?.(fact, field) ?? [`${log.name}.${field}`]) {
+          const id = `${fact.accountId}|${series}|${new Date(day).toISOString().slice(0, 10)}`;
+          let doc = docs.get(id);
+          if (!doc) docs.set(id, (doc = { _id: id, accountId: fact.accountId, series, day: new Date(day), quarters: {} }));
+          doc.quarters[q] = (doc.quarters[q] ?? 0) + 1;
+        }
       }
     }
   }
