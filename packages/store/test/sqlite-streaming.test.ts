@@ -23,7 +23,7 @@ const schema = new mongoose.Schema(
 );
 schema.index({ accountId: 1, n: 1 });
 
-const ROWS = 60_000;
+const ROWS = 40_000;
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 0, 1);
 let dir: string;

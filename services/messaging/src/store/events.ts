@@ -71,7 +71,7 @@ eventSchema.index({ accountId: 1, email: 1, receivedAt: -1 });
 
 /** The event log; an event is kept `retentionDays` (EVENT_RETENTION_DAYS) after it was received. */
 export const eventCollection = (store: Store, retentionDays = 30): Collection<EventDoc> =>
-  store.collection<EventDoc>(EVENTS, eventSchema, { expireAfter: { path: 'receivedAt', days: retentionDays } });
+  store.collection<EventDoc>(EVENTS, eventSchema, { expireAfter: { path: 'receivedAt', days: retentionDays }, countBy: 'accountId' });
 
 /** The event report's series in the daily aggregates: all events, and those of one key. */
 const RECEIVED = `${EVENTS}.receivedAt`;

@@ -179,8 +179,9 @@ export const DEFAULT_MESSAGE_RETENTION: MessageRetention = { messageDays: 30, re
 
 export function messageCollections(store: Store, retention: MessageRetention = DEFAULT_MESSAGE_RETENTION): MessageCollections {
   return {
-    // a record goes `messageDays` after it was created (its body went once it was final)
-    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays } }),
+    // a record goes `messageDays` after it was created (its body went once it was final); the
+    // account's total of an unfiltered list page is a kept count, not a count of a million rows
+    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: 'accountId' }),
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
     days: reportDayCollections(store, retention.reportDays),
   };
