@@ -88,7 +88,7 @@ export interface CollectionOptions {
   /**
    * Retention: a document is removed once the Date at `path` is more than `days` old (documents
    * without a Date there are kept). MongoDB: a TTL index on `path`; embedded: an index on `path`
-   * and a pruner deleting expired documents in batches (every STORE_PRUNE_INTERVAL).
+   * and a pruner deleting expired documents in batches (every StoreConfig.pruneIntervalMs).
    */
   expireAfter?: { path: string; days: number };
   /**
