@@ -6,7 +6,7 @@
 //   npm run --silent admin -- get-limits --account <accountId>
 //   npm run --silent admin -- set-limits --account <accountId> [--per-minute N] [--per-hour N]
 //                                        [--events-per-second N] [--events-burst N]
-//   npm run --silent admin -- reseal-secrets                     -> API keys and webhook secrets re-sealed
+//   npm run --silent admin -- reseal-secrets                     -> API keys, webhook secrets and DKIM keys re-sealed
 //
 // Reads ADMIN_URL and ADMIN_TOKEN from the environment, else from <MAILER_DATA_DIR>/admin.json
 // ({"adminUrl","adminToken"}, written by the local runner; MAILER_DATA_DIR defaults to .data at the

@@ -189,7 +189,8 @@ async function stopAll(code) {
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((resolve) => {
-        const t = setTimeout(() => child.kill('SIGKILL'), 10000);
+        // as long as a process may take to drain (its longest request deadline, then exit)
+        const t = setTimeout(() => child.kill('SIGKILL'), require('../packages/kit/dist/time-limits').SHUTDOWN_EXIT_MS);
         child.once('exit', () => (clearTimeout(t), resolve()));
       });
     }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { connect, type NatsConnection } from 'nats';
-import { ensureStreams, inboxPrefix, openKv } from '@mailer/nats';
+import { accountNames, ensureStreams, inboxPrefix, openKv } from '@mailer/nats';
 import { serviceTokens } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
 import { harnessCredentials, processCredentials, startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
@@ -81,6 +81,16 @@ describe('NATS', () => {
     form.subscribe(`${inboxPrefix('gateway')}.>`);
     await violation(/Subscription Violation - User "form", Subject "_INBOX\.gateway\.>"/);
     expect((await keys.get('apikey.0123abcd'))?.string()).toBe('{"accountId":"acc-1"}');
+  });
+
+  it('lets the form service read the accounts\' display names, and nothing more of that bucket', async () => {
+    const names = await openKv(await as('gateway'), 'account-names');
+    await names.put('acc-1', '{"name":"Acme"}');
+    const form = await as('form');
+    expect(await accountNames(form).nameOf('acc-1')).toBe('Acme');
+    form.publish('$KV.account-names.acc-1', '{"name":"Evil"}');
+    await violation(/Publish Violation - User "form", Subject "\$KV\.account-names\.acc-1"/);
+    expect(await accountNames(form).nameOf('acc-1')).toBe('Acme');
   });
 
   it("lets no process pull another's consumer: not by name, not with a name of its choosing", async () => {

@@ -34,7 +34,7 @@ it('settings that bound work on a request path default to the limit and cannot b
 
 it("the services' own limits are the table's", () => {
   expect(dist('services/rss/dist/clients/feed-fetcher.js').FEED_LIMITS.timeoutMs).toBe(TIME_LIMITS.feedRead);
-  expect(dist('services/messaging/dist/domain/template.js').RENDER_LIMIT_MS).toBe(TIME_LIMITS.templateRender);
+  expect(dist('packages/templates/dist/template.js').RENDER_LIMIT_MS).toBe(TIME_LIMITS.templateRender);
   expect(dist('services/webhook/dist/app/target-check.js').TARGET_DNS_TIMEOUT_MS).toBe(TIME_LIMITS.targetResolve);
 });
 

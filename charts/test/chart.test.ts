@@ -6,48 +6,17 @@
 // entries fails here.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import yaml from 'js-yaml';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Secret } from 'kubernetes-models/v1/Secret';
-import { Service } from 'kubernetes-models/v1/Service';
-import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { LONGEST_DEADLINE_MS, SHUTDOWN_EXIT_MS } from '@mailer/kit';
 import { grpcCallers, type ServiceName } from '@mailer/kit';
 import { loadRssConfig } from '../../services/rss/src/config';
 import { loadWebhookConfig } from '../../services/webhook/src/config';
-
-const ROOT = path.resolve(__dirname, '../..');
-const CHART_DIR = 'charts/mailer';
-const CHART = path.join(ROOT, CHART_DIR);
-const HELM = path.join(ROOT, 'node_modules/.bin/helm');
-const RELEASE = 'mailer';
-const NAMESPACE = 'mailer-test';
-const FULL_VALUES = path.join(CHART, 'ci/full-values.yaml');
-const MONITORING_API = ['--api-versions', 'monitoring.coreos.com/v1'];
-// The values an install must give (the chart fails without them, see 'email' below); given first,
-// so a test's own arguments override them.
-const REQUIRED = ['--set', 'mail.publicBaseUrl=https://mail.example.org', '--set', 'mail.bounceDomain=bounces.example.org'];
-
-// ---------------------------------------------------------------------------------------------
-// Types and helpers
+import {
+  byKind, CHART, CHART_DIR, find, FULL_VALUES, getPath, helm, type K8sObject, MONITORING_API, NAMESPACE, type Obj, readYaml, RELEASE, render,
+  renderFails, REQUIRED, ROOT, selects, validateAll, validateRuleGroups, writeTempValues,
+} from './helm';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-type Obj = Record<string, any>;
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  [key: string]: any;
-}
-interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
-}
 interface Workload {
   name: string;
   /** Folder of the workload, relative to the repository root. */
@@ -55,167 +24,6 @@ interface Workload {
   /** Dotted path of the workload's entry in values.yaml. */
   valuesKey: string;
   isGateway: boolean;
-}
-
-function run(cmd: string, args: string[]) {
-  const res = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8' });
-  if (res.error) throw res.error;
-  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
-}
-
-function helm(args: string[]) {
-  return run(HELM, args);
-}
-
-/** `helm template`; throws with helm's message when it fails. */
-function render(args: string[] = []): K8sObject[] {
-  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...REQUIRED, ...args]);
-  if (res.status !== 0) throw new Error(`helm template ${args.join(' ')} failed:\n${res.stderr}`);
-  return yaml.loadAll(res.stdout).filter((doc): doc is K8sObject => doc !== null && doc !== undefined);
-}
-
-/** `helm template` that must fail; returns helm's error output. */
-function renderFails(args: string[], required = REQUIRED): string {
-  const res = helm(['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...required, ...args]);
-  expect(res.status).not.toBe(0);
-  return res.stderr;
-}
-
-function writeTempValues(values: Obj): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-chart-'));
-  const file = path.join(dir, 'values.yaml');
-  fs.writeFileSync(file, yaml.dump(values));
-  return file;
-}
-
-function readYaml<T = Obj>(rel: string): T {
-  return yaml.load(fs.readFileSync(path.join(ROOT, rel), 'utf8')) as T;
-}
-
-function byKind(objs: K8sObject[], kind: string): K8sObject[] {
-  return objs.filter((o) => o.kind === kind);
-}
-
-function find(objs: K8sObject[], kind: string, name: string): K8sObject {
-  const found = objs.filter((o) => o.kind === kind && o.metadata.name === name);
-  if (found.length !== 1) throw new Error(`expected exactly one ${kind}/${name}, found ${found.length}`);
-  return found[0];
-}
-
-function getPath(obj: Obj, dotted: string): unknown {
-  return dotted.split('.').reduce<any>((o, k) => (o == null ? undefined : o[k]), obj);
-}
-
-/** Kubernetes label-selector semantics (matchLabels AND matchExpressions; {} selects all). */
-function selects(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
-    switch (e.operator) {
-      case 'In': if (!has || !(e.values ?? []).includes(labels[e.key])) return false; break;
-      case 'NotIn': if (has && (e.values ?? []).includes(labels[e.key])) return false; break;
-      case 'Exists': if (!has) return false; break;
-      case 'DoesNotExist': if (has) return false; break;
-      default: throw new Error(`unknown selector operator ${e.operator}`);
-    }
-  }
-  return true;
-}
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
-
-// ---------------------------------------------------------------------------------------------
-// Validation of every rendered object
-
-function validateServiceMonitor(o: K8sObject): void {
-  const spec = o.spec;
-  if (!spec || typeof spec !== 'object') throw new Error('ServiceMonitor without spec');
-  if (!spec.selector || (!spec.selector.matchLabels && !spec.selector.matchExpressions)) {
-    throw new Error('ServiceMonitor.spec.selector must select something');
-  }
-  if (spec.namespaceSelector && !Array.isArray(spec.namespaceSelector.matchNames) && spec.namespaceSelector.any !== true) {
-    throw new Error('ServiceMonitor.spec.namespaceSelector needs matchNames or any');
-  }
-  if (!Array.isArray(spec.endpoints) || spec.endpoints.length === 0) throw new Error('ServiceMonitor without endpoints');
-  const duration = /^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/;
-  const allowed = new Set(['port', 'targetPort', 'path', 'scheme', 'interval', 'scrapeTimeout', 'honorLabels', 'honorTimestamps', 'relabelings', 'metricRelabelings', 'tlsConfig', 'params']);
-  for (const ep of spec.endpoints) {
-    for (const key of Object.keys(ep)) if (!allowed.has(key)) throw new Error(`unknown ServiceMonitor endpoint field ${key}`);
-    if (typeof ep.port !== 'string' || !ep.port) throw new Error('ServiceMonitor endpoint needs a named port');
-    if (ep.path !== undefined && !String(ep.path).startsWith('/')) throw new Error('endpoint path must start with /');
-    for (const k of ['interval', 'scrapeTimeout']) {
-      if (ep[k] !== undefined && !duration.test(ep[k])) throw new Error(`endpoint ${k} ${ep[k]} is not a Prometheus duration`);
-    }
-    if (ep.honorLabels !== undefined && typeof ep.honorLabels !== 'boolean') throw new Error('honorLabels must be boolean');
-  }
-}
-
-function validateRuleGroups(groups: unknown): void {
-  if (!Array.isArray(groups) || groups.length === 0) throw new Error('rule groups must be a non-empty list');
-  const names = new Set<string>();
-  for (const g of groups as Obj[]) {
-    if (typeof g.name !== 'string' || !g.name) throw new Error('rule group without name');
-    if (names.has(g.name)) throw new Error(`duplicate rule group ${g.name}`);
-    names.add(g.name);
-    if (!Array.isArray(g.rules) || g.rules.length === 0) throw new Error(`group ${g.name} without rules`);
-    for (const r of g.rules) {
-      if (typeof r.alert !== 'string' || !/^[A-Za-z_:][A-Za-z0-9_:]*$/.test(r.alert)) throw new Error(`bad alert name in ${g.name}`);
-      if (typeof r.expr !== 'string' || !r.expr.trim()) throw new Error(`${r.alert}: expr missing`);
-      if (r.for !== undefined && !/^[0-9]+(ms|s|m|h|d|w|y)$/.test(r.for)) throw new Error(`${r.alert}: bad for ${r.for}`);
-      if (!['critical', 'warning', 'info'].includes(r.labels?.severity)) throw new Error(`${r.alert}: severity label missing`);
-      if (!r.annotations?.summary || !r.annotations?.description) throw new Error(`${r.alert}: summary/description missing`);
-      let depth = 0;
-      for (const ch of r.expr) {
-        if (ch === '(') depth++;
-        if (ch === ')') depth--;
-        if (depth < 0) break;
-      }
-      if (depth !== 0) throw new Error(`${r.alert}: unbalanced parentheses`);
-    }
-  }
-}
-
-function validatePrometheusRule(o: K8sObject): void {
-  validateRuleGroups(o.spec?.groups);
-}
-
-const MODELS: Record<string, (o: K8sObject) => void> = {
-  'apps/v1/Deployment': (o) => new Deployment(o as any).validate(),
-  'v1/Service': (o) => new Service(o as any).validate(),
-  'v1/ConfigMap': (o) => new ConfigMap(o as any).validate(),
-  'v1/Secret': (o) => new Secret(o as any).validate(),
-  'v1/ServiceAccount': (o) => new ServiceAccount(o as any).validate(),
-  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as any).validate(),
-  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as any).validate(),
-  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as any).validate(),
-  'monitoring.coreos.com/v1/ServiceMonitor': validateServiceMonitor,
-  'monitoring.coreos.com/v1/PrometheusRule': validatePrometheusRule,
-};
-
-function validateAll(objs: K8sObject[]): void {
-  expect(objs.length).toBeGreaterThan(0);
-  const seen = new Set<string>();
-  for (const o of objs) {
-    const key = `${o.apiVersion}/${o.kind}`;
-    const validate = MODELS[key];
-    if (!validate) throw new Error(`no validator for rendered ${key} ${o.metadata?.name}: add one to MODELS`);
-    try {
-      validate(o);
-    } catch (err) {
-      throw new Error(`${key} ${o.metadata?.name} is invalid: ${(err as Error).message}`);
-    }
-    expect(o.metadata.name).toMatch(DNS_LABEL);
-    expect(o.metadata.namespace ?? NAMESPACE).toBe(NAMESPACE);
-    for (const [k, v] of Object.entries(o.metadata.labels ?? {})) {
-      expect(typeof v).toBe('string');
-      if (!LABEL_VALUE.test(v)) throw new Error(`${key} ${o.metadata.name}: label ${k}=${v} is not a valid label value`);
-    }
-    const id = `${key}/${o.metadata.name}`;
-    if (seen.has(id)) throw new Error(`rendered twice: ${id}`);
-    seen.add(id);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,7 +63,7 @@ function SECRET_KEYS_OF(name: string): { required: string[]; optional: string[] 
   const internal = ['INTERNAL_GRPC_SECRET', natsPasswordKey(name)];
   if (name === 'gateway') return { required: ['API_KEY_MASTER_KEY', 'ADMIN_TOKEN', ...internal], optional: ['API_KEY_MASTER_KEY_PREVIOUS'] };
   if (name === 'webhook') return { required: ['MONGODB_URI', 'SECRET_SEALING_KEY', ...internal], optional: ['SECRET_SEALING_KEY_PREVIOUS'] };
-  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET', ...internal], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'TRACKING_SECRET_PREVIOUS'] };
+  if (name === 'messaging') return { required: ['MONGODB_URI', 'SMTP_URL', 'TRACKING_SECRET', ...internal], optional: ['DKIM_KEYS', 'SECRET_SEALING_KEY', 'SECRET_SEALING_KEY_PREVIOUS', 'TRACKING_SECRET_PREVIOUS'] };
   if (name === 'form') return { required: ['MONGODB_URI', 'TRACKING_SECRET', ...internal], optional: ['TRACKING_SECRET_PREVIOUS'] };
   return { required: ['MONGODB_URI', ...internal], optional: [] };
 }
@@ -659,12 +467,17 @@ describe('guards', () => {
   });
 
   test('rolling updates: every process keeps serving SHUTDOWN_DELAY_MS after SIGTERM, and the grace period outlasts the delay and the drain', () => {
+    // What the processes take after the delay at most (the drain covers the longest request deadline).
+    const exitSeconds = Math.ceil(SHUTDOWN_EXIT_MS / 1000);
+    expect(SHUTDOWN_EXIT_MS).toBeGreaterThan(LONGEST_DEADLINE_MS);
     const objs = render();
     expect(find(objs, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('5000');
-    for (const d of byKind(objs, 'Deployment')) expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + 15);
-    const longer = render(['--set', 'shutdownDelaySeconds=20', '--set', 'terminationGracePeriodSeconds=40']);
+    for (const d of byKind(objs, 'Deployment')) expect(d.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + exitSeconds);
+    const longer = render(['--set', 'shutdownDelaySeconds=20', '--set', `terminationGracePeriodSeconds=${20 + exitSeconds + 1}`]);
     expect(find(longer, 'ConfigMap', RELEASE).data.SHUTDOWN_DELAY_MS).toBe('20000');
-    expect(renderFails(['--set', 'shutdownDelaySeconds=20'])).toMatch(/terminationGracePeriodSeconds \(30\) must exceed shutdownDelaySeconds \+ 15 \(35\)/);
+    expect(renderFails(['--set', 'shutdownDelaySeconds=20', '--set', `terminationGracePeriodSeconds=${20 + exitSeconds}`])).toMatch(
+      new RegExp(`terminationGracePeriodSeconds \\(${20 + exitSeconds}\\) must exceed shutdownDelaySeconds \\+ ${exitSeconds} \\(${20 + exitSeconds}\\)`),
+    );
     expect(renderFails(['--set', 'shutdownDelaySeconds=61', '--set', 'terminationGracePeriodSeconds=90'])).toMatch(/shutdownDelaySeconds/);
   });
 
@@ -674,9 +487,9 @@ describe('guards', () => {
     expect(byKind(objs, 'PrometheusRule')).toHaveLength(0);
   });
 
-  test('existingSecret: no Secret is rendered and every reference points at it', () => {
+  test('existingSecret: no Secret with a credential is rendered (the NATS users name variables) and every reference points at it', () => {
     const objs = render(['--set', 'secrets.existingSecret=mailer-prod-secrets']);
-    expect(byKind(objs, 'Secret')).toHaveLength(0);
+    expect(byKind(objs, 'Secret').map((s) => s.metadata.name)).toEqual([`${RELEASE}-nats-users`]);
     const refs = byKind(objs, 'Deployment').flatMap((d) =>
       d.spec.template.spec.containers.flatMap((c: Obj) => (c.env ?? []).filter((e: Obj) => e.valueFrom?.secretKeyRef)),
     );

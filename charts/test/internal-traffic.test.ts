@@ -1,9 +1,9 @@
-// The chart's side of internal traffic (README "Internal traffic", "Kubernetes"): NetworkPolicies on
+// The chart's side of internal traffic (README "Internal traffic", docs/operations.md): NetworkPolicies on
 // by default, ingress and egress, validated against the Kubernetes models and read as Kubernetes
 // would (who may reach which port); the admin listener bound where a policy guards it; the
 // internal gRPC secret and the NATS users generated and kept like the other secrets; and the
 // rendered NATS users given to a real nats-server, which admits a real service with them.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { isIPv4 } from 'node:net';
 import os from 'node:os';
@@ -187,30 +187,54 @@ describe('internal credentials', () => {
     expect(res.stderr).toContain('workload billing has no NATS permissions in files/internal-access.json');
   });
 
-  describe('the NATS users Secret, given to a real nats-server', () => {
-    const usersConf = Buffer.from(find(objs, 'Secret', 'mailer-nats-users').data['users.conf'], 'base64').toString('utf8');
+  /** nats-server with the rendered users.conf included, and `env` in its environment. */
+  async function natsServerWith(usersConf: string, env: Record<string, string> = {}): Promise<{ url: string; stop: () => void }> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-chart-nats-'));
-    let server: ChildProcess;
-    let url: string;
-
-    beforeAll(async () => {
-      fs.writeFileSync(path.join(dir, 'users.conf'), usersConf);
-      fs.writeFileSync(path.join(dir, 'nats.conf'), 'authorization {\n  include "users.conf"\n}\n');
-      const port = await freePort();
-      url = `nats://127.0.0.1:${port}`;
-      server = spawn(natsServerBinary(), ['-c', path.join(dir, 'nats.conf'), '-js', '-sd', path.join(dir, 'store'), '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      server.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-      const deadline = Date.now() + 10_000;
-      while (!out.includes('Server is ready')) {
-        if (server.exitCode !== null || Date.now() > deadline) throw new Error(`nats-server did not start with the rendered users:\n${out}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    });
-    afterAll(() => {
-      server?.kill('SIGKILL');
+    fs.writeFileSync(path.join(dir, 'users.conf'), usersConf);
+    fs.writeFileSync(path.join(dir, 'nats.conf'), 'authorization {\n  include "users.conf"\n}\n');
+    const port = await freePort();
+    const server = spawn(natsServerBinary(), ['-c', path.join(dir, 'nats.conf'), '-js', '-sd', path.join(dir, 'store'), '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const stop = () => {
+      server.kill('SIGKILL');
       fs.rmSync(dir, { recursive: true, force: true });
+    };
+    let out = '';
+    server.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const deadline = Date.now() + 10_000;
+    while (!out.includes('Server is ready')) {
+      if (server.exitCode !== null || Date.now() > deadline) {
+        stop();
+        throw new Error(`nats-server did not start with the rendered users:\n${out}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return { url: `nats://127.0.0.1:${port}`, stop };
+  }
+
+  /** The form service connects as its user with `password`, and may publish its own subjects only. */
+  async function formConnectsAlone(url: string, password: string): Promise<void> {
+    const form = await startService('form', { NATS_URL: url, NATS_USER: 'mailer-form', NATS_PASSWORD: password });
+    await form.stop();
+    const nc = await connect({ servers: url, user: 'mailer-form', pass: password, inboxPrefix: '_INBOX.form' });
+    try {
+      const js = nc.jetstream();
+      await js.publish('jobs.form-submission.acc-1', '{}');
+      await expect(js.publish('jobs.email.acc-1', '{}', { timeout: 1_000 })).rejects.toThrow();
+    } finally {
+      await nc.close();
+    }
+    await expect(connect({ servers: url, user: 'mailer-form', pass: 'wrong', maxReconnectAttempts: 0 })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  }
+
+  const usersConfOf = (rendered: Obj[]) => Buffer.from(find(rendered, 'Secret', 'mailer-nats-users').data['users.conf'], 'base64').toString('utf8');
+
+  describe('the NATS users Secret, given to a real nats-server', () => {
+    const usersConf = usersConfOf(objs);
+    let server: { url: string; stop: () => void };
+    beforeAll(async () => {
+      server = await natsServerWith(usersConf);
     });
+    afterAll(() => server?.stop());
 
     test('holds bcrypt hashes only, never a password', () => {
       for (const name of PROCESSES) expect(usersConf).not.toContain(secretValue(secret, `NATS_PASSWORD_${name.toUpperCase()}`));
@@ -218,18 +242,34 @@ describe('internal credentials', () => {
     });
 
     test('a service connects with the password the chart gave it, and may publish only its own subjects', async () => {
-      const password = secretValue(secret, 'NATS_PASSWORD_FORM');
-      const form = await startService('form', { NATS_URL: url, NATS_USER: 'mailer-form', NATS_PASSWORD: password });
-      await form.stop();
-      const nc = await connect({ servers: url, user: 'mailer-form', pass: password, inboxPrefix: '_INBOX.form' });
-      try {
-        const js = nc.jetstream();
-        await js.publish('jobs.form-submission.acc-1', '{}');
-        await expect(js.publish('jobs.email.acc-1', '{}', { timeout: 1_000 })).rejects.toThrow();
-      } finally {
-        await nc.close();
+      await formConnectsAlone(server.url, secretValue(secret, 'NATS_PASSWORD_FORM'));
+    }, 60_000);
+  });
+
+  describe('with secrets.existingSecret: the passwords stay in that Secret, the NATS server reads them from its environment', () => {
+    const existing = render(['--set', 'secrets.existingSecret=mailer-prod-secrets']);
+    const usersConf = usersConfOf(existing);
+    // What the operator's Secret holds (NATS_PASSWORD_<WORKLOAD>) and maps to the server's variables.
+    const passwordOf = (name: string) => `operator-chosen-password-of-${name}`;
+    const serverEnv = Object.fromEntries(PROCESSES.map((name) => [`MAILER_${name.toUpperCase()}_PASSWORD`, passwordOf(name)]));
+
+    test('users.conf names a variable per workload, holds no hash, and the pods read their password from the existing Secret', () => {
+      expect(usersConf).not.toMatch(/\$2a\$/);
+      for (const name of PROCESSES) {
+        expect(usersConf).toContain(`"password": $MAILER_${name.toUpperCase()}_PASSWORD,`);
+        expect(containerEnv(existing, name).NATS_PASSWORD.valueFrom.secretKeyRef).toEqual({ name: 'mailer-prod-secrets', key: `NATS_PASSWORD_${name.toUpperCase()}` });
       }
-      await expect(connect({ servers: url, user: 'mailer-form', pass: 'wrong', maxReconnectAttempts: 0 })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+      expect(existing.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).toEqual(['mailer-nats-users']);
+    });
+
+    test('a service connects with the password from the Secret; a server without the variables refuses to start', async () => {
+      const server = await natsServerWith(usersConf, serverEnv);
+      try {
+        await formConnectsAlone(server.url, passwordOf('form'));
+      } finally {
+        server.stop();
+      }
+      await expect(natsServerWith(usersConf)).rejects.toThrow(/MAILER_[A-Z]+_PASSWORD/);
     }, 60_000);
   });
 });

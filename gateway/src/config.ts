@@ -1,4 +1,4 @@
-import { commonConfig, hostPort, loadConfig, masterKey, peerAddressDefaults, port, previousMasterKeys, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, LONGEST_DEADLINE_MS, masterKey, peerAddressDefaults, port, previousMasterKeys, SHUTDOWN_DRAIN_MS, z } from '@mailer/kit';
 
 /** Every setting of the gateway process, validated at start (a bad value stops it with a clear message). */
 export const configSchema = z.object({
@@ -32,9 +32,15 @@ export const configSchema = z.object({
   /**
    * On SIGTERM, how long requests in flight may take before the remaining connections are closed
    * (keep-alive connections end after their current answer, which says `Connection: close`). The
-   * process exits within this plus a few seconds for NATS and the service clients.
+   * process exits within this plus a few seconds for NATS and the service clients. Never shorter than
+   * the longest deadline of a request (an RSS feed preview), which a rolling update would cut off.
    */
-  GATEWAY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  GATEWAY_SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(LONGEST_DEADLINE_MS, `must be at least ${LONGEST_DEADLINE_MS} (the longest deadline of a request, an RSS feed read: shorter would cut such requests off at a rolling update)`)
+    .max(60_000)
+    .default(SHUTDOWN_DRAIN_MS),
   ...peerAddressDefaults('gateway'),
   /** The services' reader-facing HTTP listeners the public prefixes are forwarded to (routes/public-web.ts). */
   MESSAGING_HTTP_ADDR: hostPort.default('127.0.0.1:7155'),

@@ -6,7 +6,7 @@ import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@ma
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
-import { resealWebhookSecrets } from './admin/webhook-reseal';
+import { resealDkimKeys, resealWebhookSecrets } from './admin/service-reseal';
 import { createApp } from './app';
 import { answerClientError } from './client-error';
 import { createServiceClients } from './clients';
@@ -56,7 +56,12 @@ async function main() {
   const limiter = new RateLimiter(kv(BUCKETS.rateLimits), Date.now, undefined, addressBudgets);
   const pruning = setInterval(() => limiter.pruneView(), 60_000).unref();
 
-  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView);
+  const accounts = new AccountStore(kv(BUCKETS.accounts), createKeyCrypto(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS), undefined, accountsView, kv(BUCKETS.accountNames));
+  // Accounts created before the names bucket existed get their name there once; pages lack it until then.
+  accounts.publishMissingNames().then(
+    (written) => written > 0 && logger.info({ accounts: written }, 'account names published for reader pages'),
+    (err) => logger.warn({ err }, 'account names not published; retried at the next start'),
+  );
   // Every call to a service carries the gateway's signed service token (INTERNAL_GRPC_SECRET).
   useServiceIdentity('gateway', config.INTERNAL_GRPC_SECRET);
   const clients = createServiceClients(config);
@@ -81,7 +86,7 @@ async function main() {
       perMinute: config.GATEWAY_PUBLIC_PER_MINUTE,
     },
   });
-  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config) });
+  const admin = createAdminApp({ accounts, adminToken: config.ADMIN_TOKEN, logger, resealWebhookSecrets: () => resealWebhookSecrets(config), resealDkimKeys: () => resealDkimKeys(config) });
 
   const server = await listen(app, config.GATEWAY_PORT, config.GATEWAY_HOST);
   // Installed before any request is served: a graceful close must know every request in flight.

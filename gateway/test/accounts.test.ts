@@ -185,3 +185,28 @@ describe('AccountStore: API_KEY_MASTER_KEY rotation', () => {
     expect(await accounts.authenticate(fine.apiKey)).toMatchObject({ accountId: fine.accountId });
   });
 });
+
+describe('AccountStore: display names for reader pages', () => {
+  it('an account created is named in the names bucket, which holds nothing else', async () => {
+    const kv = memoryKv();
+    const names = memoryKv();
+    const accounts = new AccountStore(kv, createKeyCrypto(randomBytes(32).toString('base64')), undefined, undefined, names);
+    const { accountId, apiKey } = await accounts.createAccount("Ann's Shop");
+    expect([...names.dump()].map(([k, v]) => [k, JSON.parse(v.value)])).toEqual([[accountId, { name: "Ann's Shop" }]]);
+    expect(JSON.stringify([...names.dump()])).not.toContain(apiKey.slice(3, 12));
+  });
+
+  it('accounts created before the names bucket existed get their name at start, once', async () => {
+    const kv = memoryKv();
+    const crypto = createKeyCrypto(randomBytes(32).toString('base64'));
+    const before = new AccountStore(kv, crypto);
+    const { accountId: a } = await before.createAccount('Acme');
+    const { accountId: b } = await before.createAccount('Bolt');
+    const names = memoryKv();
+    const accounts = new AccountStore(kv, crypto, undefined, undefined, names);
+    expect(await accounts.publishMissingNames()).toBe(2);
+    expect(await names.get(a)).toMatchObject({ value: { name: 'Acme' } });
+    expect(await names.get(b)).toMatchObject({ value: { name: 'Bolt' } });
+    expect(await accounts.publishMissingNames()).toBe(0);
+  });
+});

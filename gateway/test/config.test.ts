@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { GATEWAY_DEADLINES, SHUTDOWN_EXIT_MS } from '@mailer/kit';
 import { configSchema } from '../src/config';
+import { OPERATION_DEADLINES } from '../src/routes/deadlines';
 
 const valid = { ADMIN_TOKEN: 'x'.repeat(32), API_KEY_MASTER_KEY: randomBytes(32).toString('base64') };
 const problems = (env: Record<string, string>) => {
@@ -43,6 +45,18 @@ describe('gateway configuration', () => {
     const env: Record<string, string> = { ...valid, ...override };
     if (!('ADMIN_TOKEN' in override) && Object.keys(override).length === 0) delete env.ADMIN_TOKEN;
     expect(problems(env).join('\n')).toMatch(message);
+  });
+
+  it('GATEWAY_SHUTDOWN_GRACE_MS outlasts every request deadline, so a rolling update answers the longest request in flight', () => {
+    const longest = Math.max(...Object.values(GATEWAY_DEADLINES), ...Object.values(OPERATION_DEADLINES));
+    expect(longest).toBe(GATEWAY_DEADLINES.feedRead); // an RSS feed read (14.5 s)
+    const { GATEWAY_SHUTDOWN_GRACE_MS: grace } = configSchema.parse(valid);
+    expect(grace).toBeGreaterThan(longest);
+    expect(problems({ ...valid, GATEWAY_SHUTDOWN_GRACE_MS: String(longest) })).toEqual([]);
+    expect(problems({ ...valid, GATEWAY_SHUTDOWN_GRACE_MS: String(longest - 1) }).join('\n')).toMatch(/GATEWAY_SHUTDOWN_GRACE_MS: must be at least 14500 \(the longest deadline of a request/);
+    expect(problems({ ...valid, GATEWAY_SHUTDOWN_GRACE_MS: '5000' })).toHaveLength(1);
+    // The process exits within the delay, the grace and 3 s: inside what the chart allows every process.
+    expect(grace + 3_000).toBeLessThanOrEqual(SHUTDOWN_EXIT_MS);
   });
 
   it('the process stops at start with the message and exit code 78', () => {

@@ -205,17 +205,39 @@ describe('email templates', () => {
 });
 
 describe('hostile templates', () => {
-  // Rows of three: jest passes `done` to a test function with more parameters than the row has values.
-  const hostile: Array<[string, string, Record<string, unknown>]> = [
-    ['huge-range', '{% for i in (1..100000000) %}x{% endfor %}', {}],
-    ['nested-loops', '{% for i in (1..100000) %}{% for j in (1..100000) %}{{ i }}{% endfor %}{% endfor %}', {}],
-    ['huge-output', '{% for i in (1..5000) %}{{ big }}{% endfor %}', { big: 'y'.repeat(10_000) }],
-    ['doubling', '{% assign s = "xx" %}{% for i in (1..64) %}{% assign s = s | append: s %}{% endfor %}{{ s.size }}', {}],
-    ['capture-growth', '{% capture s %}x{% endcapture %}{% for i in (1..64) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s.size }}', {}],
+  // Hostile whatever the data: refused at save by the bounded test render (a sample reader, no data).
+  const hostileAlone: Array<[string, string, string]> = [
+    ['huge-range', '{% for i in (1..100000000) %}x{% endfor %}', 'html'],
+    ['nested-loops', '{% for i in (1..100000) %}{% for j in (1..100000) %}{{ i }}{% endfor %}{% endfor %}', 'html'],
+    ['doubling', '{% assign s = "xx" %}{% for i in (1..64) %}{% assign s = s | append: s %}{% endfor %}{{ s.size }}', 'html'],
+    ['capture-growth', '{% capture s %}x{% endcapture %}{% for i in (1..64) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s.size }}', 'html'],
+    ['heap-bomb-subject', '{{ (1..30000000) | join: "," }}', 'subject'],
   ];
 
-  // A 422 (not the gateway's 503 at its deadline) shows a render limit stopped it; how fast: bench/refusals.js.
-  it.each(hostile)('%s: refused with 422 template_render_failed', async (name, html, data) => {
+  it.each(hostileAlone)('%s: refused at save with 422 template_render_failed naming the part; nothing stored', async (name, source, part) => {
+    const body = { name, subject: part === 'subject' ? source : 's', html: part === 'html' ? source : '<p>x</p>' };
+    const res = await a.post('/email-templates', body);
+    expectError(res, 422, 'template_render_failed');
+    expect(res.json.details).toEqual([{ path: part, problem: expect.any(String) }]);
+    expectError(await a.get(`/email-templates/${name}`), 404, 'template_not_found');
+    // A PUT of a stored template to it is refused the same way, and the stored one is kept.
+    expectStatus(await a.post('/email-templates', { name, subject: 's', html: '<p>fine</p>' }), 201);
+    expectError(await a.put(`/email-templates/${name}`, body), 422, 'template_render_failed');
+    expect(expectStatus(await a.get(`/email-templates/${name}`), 200).html).toBe('<p>fine</p>');
+  });
+
+  // Hostile only with the caller's data: saved (a legitimate template may loop over what it is given),
+  // and every render with such data is stopped by the engine's limits.
+  // Rows of three: jest passes `done` to a test function with more parameters than the row has values.
+  const hostileWithData: Array<[string, string, Record<string, unknown>]> = [
+    ['data-range', '{% for i in (1..n) %}x{% endfor %}', { n: 100_000_000 }],
+    ['data-nested-loops', '{% for i in (1..n) %}{% for j in (1..n) %}{{ i }}{% endfor %}{% endfor %}', { n: 100_000 }],
+    ['huge-output', '{% for i in (1..5000) %}{{ big }}{% endfor %}', { big: 'y'.repeat(10_000) }],
+    ['data-doubling', '{% assign s = seed %}{% for i in (1..64) %}{% assign s = s | append: s %}{% endfor %}{{ s.size }}', { seed: 'xx' }],
+    ['data-capture-growth', '{% capture s %}{{ seed }}{% endcapture %}{% for i in (1..64) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s.size }}', { seed: 'x' }],
+  ];
+
+  it.each(hostileWithData)('%s: saved, and a render with the data is refused with 422 template_render_failed', async (name, html, data) => {
     expectStatus(await a.post('/email-templates', { name, subject: 's', html }), 201);
     const res = await a.post(`/email-templates/${name}/render`, { substitutionData: data });
     expectError(res, 422, 'template_render_failed');
@@ -225,9 +247,9 @@ describe('hostile templates', () => {
   // Each render may run 500 ms; run one after another, 16 would pass the gateway's 5 s deadline (503).
   // Renders yield to the event loop, so they share the CPU and all end near their own limit.
   it('a burst of hostile renders in parallel: every one 422, and other requests still answered', async () => {
-    const html = '{% for i in (1..100000) %}{% for j in (1..100000) %}{{ i }}{% endfor %}{% endfor %}';
+    const html = '{% for i in (1..n) %}{% for j in (1..n) %}{{ i }}{% endfor %}{% endfor %}';
     expectStatus(await a.post('/email-templates', { name: 'burst', subject: 's', html }), 201);
-    const renders = Array.from({ length: 16 }, () => a.post('/email-templates/burst/render', { substitutionData: {} }));
+    const renders = Array.from({ length: 16 }, () => a.post('/email-templates/burst/render', { substitutionData: { n: 100_000 } }));
     const other = a.get('/sender-profiles');
     const results = await Promise.all(renders);
     for (const res of results) expectError(res, 422, 'template_render_failed');

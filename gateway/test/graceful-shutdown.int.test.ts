@@ -1,6 +1,9 @@
 import http from 'node:http';
 import net from 'node:net';
-import { adminRequest, createAccount, sleep, startGateway, type GatewayHandle } from './support/harness';
+import { LONGEST_DEADLINE_MS } from '@mailer/kit';
+import { startService } from '@mailer/testing';
+import { adminRequest, call, createAccount, sleep, startGateway, type GatewayHandle } from './support/harness';
+import { rss2, startFeedServer } from './support/rss-stack';
 import { startSubscriberStack, type SubscriberStack } from './support/subscriber-stack';
 
 // A rolling update drops no request. On SIGTERM the gateway answers what is in flight, answers every
@@ -130,7 +133,7 @@ it('SIGTERM under 64 keep-alive clients: no request dropped; in flight answered;
   await sleep(100);
 
   const sigtermAt = Date.now();
-  const stopped = gw.stop(); // SIGTERM, and waits for the exit (the harness SIGKILLs after 10 s)
+  const stopped = gw.stop(); // SIGTERM, and waits for the exit (the harness SIGKILLs a hung process)
   await sleep(300);
   raw.write('\r\n');
   await rawClosed;
@@ -199,7 +202,9 @@ it('SHUTDOWN_DELAY_MS: not ready and still accepting (answers say Connection: cl
 }, 60_000);
 
 it('a request still in flight at the end of GATEWAY_SHUTDOWN_GRACE_MS is cut, and the gateway exits', async () => {
-  extra = await startGateway({ NATS_URL: env.stack.nats.url, SUBSCRIBER_GRPC_ADDR: env.subscriber.address, GATEWAY_SHUTDOWN_GRACE_MS: '1000' });
+  // The shortest grace allowed: the longest deadline of a request (no request with a deadline is cut).
+  const grace = LONGEST_DEADLINE_MS;
+  extra = await startGateway({ NATS_URL: env.stack.nats.url, SUBSCRIBER_GRPC_ADDR: env.subscriber.address, GATEWAY_SHUTDOWN_GRACE_MS: String(grace) });
   const gw = extra;
   const { apiKey } = await createAccount(gw, 'slow');
   const { port } = new URL(gw.url);
@@ -219,7 +224,34 @@ it('a request still in flight at the end of GATEWAY_SHUTDOWN_GRACE_MS is cut, an
   extra = undefined;
   const exitedAfter = Date.now() - sigtermAt;
   expect(gw.output()).toContain('"msg":"stopped"');
-  expect(exitedAfter).toBeGreaterThanOrEqual(900);
-  expect(exitedAfter).toBeLessThan(4_000);
+  expect(exitedAfter).toBeGreaterThanOrEqual(grace - 100);
+  expect(exitedAfter).toBeLessThan(grace + 3_000);
   expect(await ended).toBe(''); // closed without a byte of an answer
 }, 60_000);
+
+it('an RSS feed preview in flight at SIGTERM (its feed answers after 8 s, past any short grace) is answered in full, then the gateway exits', async () => {
+  const feeds = await startFeedServer();
+  const rss = await startService('rss', { NATS_URL: env.stack.nats.url, OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS: '127.0.0.0/8' });
+  try {
+    extra = await startGateway({ NATS_URL: env.stack.nats.url, RSS_GRPC_ADDR: rss.address });
+    const gw = extra;
+    const { apiKey } = await createAccount(gw, 'feed preview');
+    feeds.set('/slow.xml', { body: rss2('Slow Blog', [{ guid: 'p-1', title: 'First post' }]), delayMs: 8_000 });
+    const preview = call(gw, 'POST', '/rss-newsletters/preview', { apiKey, body: { url: `${feeds.origin}/slow.xml` } }).then(
+      (res) => ({ status: res.status, feedTitle: res.json?.feedTitle, items: res.json?.items?.length, connection: res.headers.get('connection') }),
+      (err: Error & { cause?: { code?: string; message?: string } }) => ({ failed: err.cause?.code ?? err.cause?.message ?? err.message }),
+    );
+    while (feeds.hits('/slow.xml') === 0) await sleep(20); // the rss service is reading the feed
+
+    const sigtermAt = Date.now();
+    await gw.stop();
+    extra = undefined;
+    expect(await preview).toEqual({ status: 200, feedTitle: 'Slow Blog', items: 1, connection: 'close' });
+    expect(gw.output()).toContain('"msg":"stopped"');
+    expect(Date.now() - sigtermAt).toBeLessThan(12_000); // the answer, then the exit: no wait for the whole grace
+  } finally {
+    await rss.stop();
+    await feeds.close();
+  }
+}, 60_000);
+

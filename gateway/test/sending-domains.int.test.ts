@@ -2,13 +2,15 @@
 // subscriber, form, rss and messaging processes and the gateway, a real DNS server (dns2) the messaging
 // service resolves through DNS_SERVERS, and a capture relay. A tenant cannot send as another tenant's
 // domain nor hold routes on it; mail carries a DKIM signature of the SENDING account's own key that a
-// receiver's verifier (mailauth, against the same DNS) accepts.
+// receiver's verifier (mailauth, against the same DNS) accepts; a landing page whose domain lost its
+// verification is no longer served.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import http from 'node:http';
 import { startCaptureRelay, type CaptureRelay, type CapturedMail } from '@mailer/testing';
 import { startTestDns, type TestDns } from '@mailer/testing/dns';
 import { startFormStack, type FormStack } from './support/form-stack';
 import type { ApiResponse } from './support/harness';
+import { dkimOf as dkimIn, selectorOf, sendOne as sendOneVia, verifiedDomain as verifiedDomainIn } from './support/sending-domains';
 import { expectStatus, type Api } from './support/subscriber-stack';
 
 jest.setTimeout(120_000);
@@ -30,6 +32,8 @@ beforeAll(async () => {
   relay = await startCaptureRelay();
   dns.setTxt(`${OPERATOR_SELECTOR}._domainkey.${A_DOMAIN}`, [`v=DKIM1; k=rsa; p=${operatorKey.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
   env = await startFormStack({
+    // A landing page's domain is asked about again after a second (default: a minute).
+    formEnv: { FORM_PAGE_DOMAIN_RECHECK_SECONDS: '1' },
     messagingEnv: {
       SMTP_URL: relay.url,
       MAIL_SEND_PAUSED: 'false',
@@ -54,29 +58,9 @@ function expectError(res: ApiResponse, status: number, errorId: string, paths?: 
   if (paths) expect((res.json.details ?? []).map((d: { path: string }) => d.path)).toEqual(paths);
 }
 
-/** Adds the domain to the account, publishes its records in DNS and verifies it; the domain as answered. */
-async function verifiedDomain(api: Api, domain: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const added = expectStatus(await api.post('/sending-domains', { domain }), 201);
-  for (const r of added.records) dns.addTxt(r.name, r.value);
-  const verified = expectStatus(await api.post(`/sending-domains/${domain}/verify`), 200);
-  expect(verified).toMatchObject({ status: 'VERIFIED', problems: [] });
-  return verified;
-}
-
-/** Sends one transactional mail from the account's default profile; the mail as the relay got it. */
-async function sendOne(api: Api, to: string): Promise<CapturedMail> {
-  const template = `t-${randomBytes(4).toString('hex')}`;
-  expectStatus(await api.post('/email-templates', { name: template, subject: 'Hello', html: '<p>Hello from us</p>', tracking: { opens: false, clicks: false } }), 201);
-  expectStatus(await api.post('/email-messages', { name: template, email: to }), 202);
-  const [mail] = await relay.waitFor((all) => all.some((m) => m.rcptTo.includes(to)), 20_000);
-  return relay.receivedFor(to)[0] ?? mail;
-}
-
-/** What a receiving server concludes of the mail's DKIM signatures, looking keys up in the test DNS. */
-async function dkimOf(mail: CapturedMail) {
-  const { results } = await dkimVerify(Buffer.from(mail.raw), { resolver: (name: string, rr: string) => dns.resolve(name, rr) } as never);
-  return results.map((r: { signingDomain?: string; selector?: string; status: { result: string } }) => ({ domain: r.signingDomain, selector: r.selector, result: r.status.result }));
-}
+const verifiedDomain = (api: Api, domain: string) => verifiedDomainIn(api, dns, domain);
+const sendOne = (api: Api, to: string) => sendOneVia(api, relay, to);
+const dkimOf = (mail: CapturedMail) => dkimIn(dns, mail);
 
 describe('a tenant cannot send as another tenant\'s domain', () => {
   it('B\'s sender profile for A\'s verified domain is refused, so B\'s mail never carries a signature of A\'s domain; A\'s mail is signed with A\'s own key', async () => {
@@ -93,7 +77,7 @@ describe('a tenant cannot send as another tenant\'s domain', () => {
     for (const r of added.records) dns.addTxt(r.name, r.value);
     const verified = expectStatus(await a.post(`/sending-domains/${A_DOMAIN}/verify`), 200);
     expect(verified).toMatchObject({ status: 'VERIFIED', problems: [], verifiedAt: expect.any(String) });
-    const selectorOfA = added.records[1].name.split('._domainkey.')[0];
+    const selectorOfA = selectorOf(added);
 
     expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: `news@${A_DOMAIN}`, fromName: 'Shop A' }), 201);
     const mailOfA = await sendOne(a, 'ann@example.org');
@@ -114,15 +98,14 @@ describe('a tenant cannot send as another tenant\'s domain', () => {
     const shared = 'shared.test';
     const ofA = await verifiedDomain(a, shared);
     const ofB = await verifiedDomain(b, shared);
-    const selector = (d: { records: Array<{ name: string }> }) => d.records[1].name.split('._domainkey.')[0];
-    expect(selector(ofA)).not.toBe(selector(ofB));
+    expect(selectorOf(ofA)).not.toBe(selectorOf(ofB));
     expectStatus(await a.post('/sender-profiles', { name: 'Shared A', fromEmail: `a@${shared}`, fromName: 'A', isDefault: true }), 201);
     expectStatus(await b.post('/sender-profiles', { name: 'Shared B', fromEmail: `b@${shared}`, fromName: 'B', isDefault: true }), 201);
     const [mailOfA, mailOfB] = [await sendOne(a, 'reader-a@example.org'), await sendOne(b, 'reader-b@example.org')];
-    expect(await dkimOf(mailOfA)).toEqual([{ domain: shared, selector: selector(ofA), result: 'pass' }]);
-    expect(await dkimOf(mailOfB)).toEqual([{ domain: shared, selector: selector(ofB), result: 'pass' }]);
+    expect(await dkimOf(mailOfA)).toEqual([{ domain: shared, selector: selectorOf(ofA), result: 'pass' }]);
+    expect(await dkimOf(mailOfB)).toEqual([{ domain: shared, selector: selectorOf(ofB), result: 'pass' }]);
     // B's signature is B's key: claimed under A's selector it does not verify.
-    const forged = { ...mailOfB, raw: mailOfB.raw.replace(`s=${selector(ofB)};`, `s=${selector(ofA)};`) };
+    const forged = { ...mailOfB, raw: mailOfB.raw.replace(`s=${selectorOf(ofB)};`, `s=${selectorOf(ofA)};`) };
     expect(forged.raw).not.toBe(mailOfB.raw);
     expect((await dkimOf(forged))[0].result).toBe('fail');
   });
@@ -151,7 +134,49 @@ describe('landing pages on custom domains', () => {
     expect((await a.delete(`/sending-domains/${A_DOMAIN}`)).status).toBe(204);
     expectError(await a.get(`/sending-domains/${A_DOMAIN}`), 404, 'sending_domain_not_found');
   });
+
+  it('a published page whose domain loses its verification (the ownership record gone, verify: PENDING) is not found; verified again, it is back', async () => {
+    const domain = 'pages-a.test';
+    const { records } = await verifiedDomain(a, domain);
+    const form = expectStatus(await a.post('/forms', { name: 'Summer', type: 'PAGE', inputFields: [{ fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true }], routePath: 'summer', domain }), 201);
+    expectStatus(await a.post(`/forms/${form.id}/publish`), 200);
+    const pageStatus = () => readerGet('/public/pages/summer', domain);
+    expect(await pageStatus()).toBe(200);
+
+    dns.removeTxt(records[0].name); // the domain changed hands, say
+    expect(expectStatus(await a.post(`/sending-domains/${domain}/verify`), 200).status).toBe('PENDING');
+    expect(await statusWithin(pageStatus, 404)).toBe(404);
+    // Still published (the customer sees why in the domain's problems), and the domain cannot be deleted from under it.
+    expect(expectStatus(await a.get(`/forms/${form.id}`), 200).publishedStatus).toBe('PUBLISHED');
+    expectError(await a.delete(`/sending-domains/${domain}`), 409, 'sending_domain_in_use', [`forms.${form.id}`]);
+
+    dns.addTxt(records[0].name, records[0].value);
+    expect(expectStatus(await a.post(`/sending-domains/${domain}/verify`), 200).status).toBe('VERIFIED');
+    expect(await statusWithin(pageStatus, 200)).toBe(200);
+  });
 });
+
+/** A reader's GET through the gateway on `host` (the gateway keeps the Host it was asked for); the status. */
+function readerGet(pathname: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(env.gw.url);
+    http.get({ hostname, port, path: pathname, headers: { host, accept: 'text/html' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    }).on('error', reject);
+  });
+}
+
+/** Polls `status` until it answers `wanted` or 10 s passed; the last answer. */
+async function statusWithin(status: () => Promise<number>, wanted: number): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let last = await status();
+  while (last !== wanted && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    last = await status();
+  }
+  return last;
+}
 
 describe('the sending domains API', () => {
   it('answers the contract\'s errors: bad names, duplicates, unknown domains, another account\'s domain', async () => {

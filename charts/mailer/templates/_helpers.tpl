@@ -111,3 +111,15 @@ Helm templates can only return strings, so the caller passes the dict to fill:
 {{- end }}
 {{- join "," $attrs }}
 {{- end }}
+
+{{/*
+A MongoDB URI, checked: with mongodb.requireReplicaSet it must name a replica set (values.yaml says
+why). The message names the value, never the URI (it holds a password). Call with
+(dict "root" $ "uri" $uri "what" "secrets.mongodbUri").
+*/}}
+{{- define "mailer.checkedMongodbUri" -}}
+{{- if and .root.Values.mongodb.requireReplicaSet (not (hasPrefix "mongodb+srv://" .uri)) (not (regexMatch "[?&]replicaSet=[^&]+" .uri)) }}
+{{- fail (printf "%s names no replica set (replicaSet=<name>, or a mongodb+srv:// URI): every service writes in transactions, which a standalone MongoDB refuses. For the mongos routers of a sharded cluster set mongodb.requireReplicaSet=false" .what) }}
+{{- end }}
+{{- .uri }}
+{{- end }}

@@ -55,6 +55,8 @@ links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
 {{- include "mailer.secretVar" (dict "root" .root "key" "DKIM_KEYS" "optional" (empty .root.Values.secrets.dkimSecret.name) "ref" .root.Values.secrets.dkimSecret) | nindent 0 }}
 {{- /* Optional in the pod spec so an existingSecret without it starts with domainVerification off; with required the service refuses to start without it, saying so. */}}
 {{- include "mailer.secretVar" (dict "root" .root "key" "SECRET_SEALING_KEY" "optional" true) | nindent 0 }}
+{{- /* During a rotation: DKIM keys sealed under a former key still sign until reseal-secrets re-sealed them. */}}
+{{- include "mailer.secretVar" (dict "root" .root "key" "SECRET_SEALING_KEY_PREVIOUS" "optional" true) | nindent 0 }}
 {{- end }}
 {{- if has .name (list "messaging" "form") }}
 {{- include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET") | nindent 0 }}

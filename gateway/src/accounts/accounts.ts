@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SealedValueError } from '@mailer/tokens';
-import { accountRecordKey } from '@mailer/nats';
+import type { AccountName } from '@mailer/nats';
 import type { JsonKv } from '../kv/json-kv';
 import { KvConflict } from '../kv/json-kv';
 import type { WatchedKv } from '../kv/watched-kv';
@@ -57,8 +57,8 @@ export class ApiKeyNotFound extends Error {
   }
 }
 
-// The record's key is shared with its readers (@mailer/nats accountNames: the confirm page's account name).
-const accountKey = accountRecordKey;
+const ACCOUNT_PREFIX = 'account.';
+const accountKey = (accountId: string) => `${ACCOUNT_PREFIX}${accountId}`;
 const indexKey = (lookupHash: string) => `apikey.${lookupHash}`;
 const MAX_CAS_ATTEMPTS = 10;
 const MAX_CACHED_KEY_OWNERS = 10_000;
@@ -78,6 +78,8 @@ export class AccountStore {
     private readonly crypto: KeyCrypto,
     private readonly now: () => Date = () => new Date(),
     private readonly view?: WatchedKv<unknown>,
+    /** Where other processes read an account's display name (the `account-names` bucket). */
+    private readonly names?: JsonKv,
   ) {}
 
   /**
@@ -140,8 +142,27 @@ export class AccountStore {
     const accountId = randomUUID();
     const record: AccountRecord = { accountId, name, createdAt: this.now().toISOString(), apiKey: null, limits: {} };
     await this.kv.create(accountKey(accountId), record);
+    await this.names?.put<AccountName>(accountId, { name });
     const { apiKey } = await this.createKey(accountId);
     return { accountId, apiKey };
+  }
+
+  /**
+   * Writes the display name of every account whose name is not in the names bucket yet (accounts
+   * created before the bucket existed, or whose name write failed). Run at start; returns how many.
+   */
+  async publishMissingNames(): Promise<number> {
+    if (!this.names) return 0;
+    let written = 0;
+    for (const key of await this.kv.keys(ACCOUNT_PREFIX)) {
+      const accountId = key.slice(ACCOUNT_PREFIX.length);
+      if (await this.names.get(accountId)) continue;
+      const record = (await this.kv.get<AccountRecord>(key))?.value;
+      if (!record) continue;
+      await this.names.put<AccountName>(accountId, { name: record.name });
+      written++;
+    }
+    return written;
   }
 
   async getAccount(accountId: string): Promise<AccountRecord> {

@@ -13,8 +13,10 @@ export interface AdminDeps {
   accounts: AccountStore;
   adminToken: string;
   logger: Logger;
-  /** Re-seals the webhook service's signing secrets under its current key (webhook-reseal.ts). */
+  /** Re-seals the webhook service's signing secrets under its current key (service-reseal.ts). */
   resealWebhookSecrets(): Promise<{ subscriptions: number; resealed: number; failed: string[] }>;
+  /** Re-seals the messaging service's DKIM private keys under its current key (service-reseal.ts). */
+  resealDkimKeys(): Promise<{ domains: number; resealed: number; failed: string[] }>;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -63,7 +65,7 @@ function parseLimits(body: unknown): Partial<RateLimits> {
  *   DELETE /admin/accounts/:accountId/api-key       delete -> {accountId, deleted: true}
  *   GET    /admin/accounts/:accountId/rate-limits   -> effective limits
  *   PATCH  /admin/accounts/:accountId/rate-limits   {perMinute?, perHour?, eventsPerSecond?, eventsBurst?} -> effective limits
- *   POST   /admin/reseal-secrets                    -> {apiKeys: {accounts, resealed, failed}, webhookSecrets: {subscriptions, resealed, failed}}
+ *   POST   /admin/reseal-secrets                    -> {apiKeys: {accounts, resealed, failed}, webhookSecrets: {subscriptions, resealed, failed}, dkimKeys: {domains, resealed, failed}}
  */
 export function createAdminApp(deps: AdminDeps): Express {
   const { accounts } = deps;
@@ -157,10 +159,11 @@ export function createAdminApp(deps: AdminDeps): Express {
   });
 
   // After a master key rotation (the old key in *_PREVIOUS): everything sealed under a previous key
-  // (or stored in clear by an older version) is re-sealed under the current one. Once both `failed`
-  // lists are empty and both `resealed` counts are 0 on a second run, the previous keys can go.
+  // (or stored in clear by an older version) is re-sealed under the current one. Once all `failed`
+  // lists are empty and every `resealed` count is 0 on a second run, the previous keys can go.
   app.post('/admin/reseal-secrets', async (req, res) => {
-    const result = { apiKeys: await accounts.resealAll(), webhookSecrets: await deps.resealWebhookSecrets() };
+    const [apiKeys, webhookSecrets, dkimKeys] = await Promise.all([accounts.resealAll(), deps.resealWebhookSecrets(), deps.resealDkimKeys()]);
+    const result = { apiKeys, webhookSecrets, dkimKeys };
     req.log.info(result, 'secrets re-sealed under the current keys');
     res.json(result);
   });

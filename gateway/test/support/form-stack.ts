@@ -28,10 +28,13 @@ export interface FormStack {
   account(name: string): Promise<Api>;
   /** kill -9 of the form service, then a new process on the same data, ports and settings (`form` is the new one). */
   restartFormAfterKill9(): Promise<void>;
+  /** SIGTERM of the messaging service, then a new process on the same data and ports with `env` changed (`messaging` is the new one). */
+  restartMessaging(env: NodeJS.ProcessEnv): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv; gatewayEnv?: NodeJS.ProcessEnv; messagingEnv?: NodeJS.ProcessEnv } = {}): Promise<FormStack> {
+/** `webhook`: a webhook service too (the gateway's `reseal-secrets` asks it). */
+export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: NodeJS.ProcessEnv; gatewayEnv?: NodeJS.ProcessEnv; messagingEnv?: NodeJS.ProcessEnv; webhook?: boolean } = {}): Promise<FormStack> {
   const stack = await startStack(0);
   const usage = await startUsageSources();
   const dirs: string[] = [];
@@ -71,9 +74,12 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
       // e.g. a capture relay as SMTP_URL with MAIL_SEND_PAUSED 'false', to read the mail sent
       ...opts.messagingEnv,
     });
+    const webhookAddr = opts.webhook ? await addr() : undefined;
+    if (webhookAddr) await spawn('webhook', { WEBHOOK_GRPC_ADDR: webhookAddr, SECRET_SEALING_KEY: crypto.randomBytes(32).toString('base64') });
     const gw = await startGateway({
       NATS_URL: stack.nats.url,
       ...peers,
+      ...(webhookAddr ? { WEBHOOK_GRPC_ADDR: webhookAddr } : {}),
       FORM_HTTP_ADDR: formHttpAddr,
       MESSAGING_HTTP_ADDR: messagingHttpAddr,
       GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
@@ -100,6 +106,13 @@ export async function startFormStack(opts: { publicBaseUrl?: string; formEnv?: N
         await old.kill9();
         started.splice(started.indexOf(old), 1);
         this.form = await spawn('form', env, env.DATA_DIR);
+      },
+      async restartMessaging(changes) {
+        const old = this.messaging;
+        const env = { ...envOf.get(old)!, ...changes };
+        await old.stop();
+        started.splice(started.indexOf(old), 1);
+        this.messaging = await spawn('messaging', env, env.DATA_DIR);
       },
       async stop() {
         await gw.stop();

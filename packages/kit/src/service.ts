@@ -16,6 +16,7 @@ import { startHttpListener, type HttpListener, type HttpListenerOptions } from '
 import { gracefulHttpClose, onShutdown, watchHealth } from './lifecycle';
 import { instrumentStore } from './store-metrics';
 import { ownerOnlyFiles } from './file-modes';
+import { SHUTDOWN_DRAIN_MS, SHUTDOWN_EXIT_MS } from './time-limits';
 import { exportConsumerMetrics, exportOutboxMetrics } from './backlog-metrics';
 
 /**
@@ -139,7 +140,8 @@ export async function runService<C extends ServiceConfig>(opts: {
         async () => stopHealth(),
         // Both front doors at once: neither waits for the other's slow clients. Each keeps serving for
         // the delay (NOT_SERVING; HTTP answers say Connection: close), then drains.
-        () => Promise.all([grpc.shutdown(10_000, delay), http?.close(5_000, delay)]),
+        // gRPC calls in flight get as long as the longest deadline (a feed preview); reader pages answer fast.
+        () => Promise.all([grpc.shutdown(SHUTDOWN_DRAIN_MS, delay), http?.close(5_000, delay)]),
         stopConsumerMetrics,
         ...stops,
         async () => jetStream.close(),
@@ -148,7 +150,7 @@ export async function runService<C extends ServiceConfig>(opts: {
         () => store.close(),
         () => closeMetricsServer(1_000),
       ],
-      delay + 15_000,
+      delay + SHUTDOWN_EXIT_MS,
     );
     logger.info({ grpcPort, ...(http ? { httpPort: http.port } : {}), metricsPort: metricsServer.port, store: store.kind }, 'ready');
   } catch (err) {

@@ -69,3 +69,21 @@ export const GATEWAY_DEADLINES = {
   /** Bulk subscriber writes (sync, bulk tagging): the backlog wait, the write, the PubAck wait. */
   bulkWrite: deadlineOver(L.backlogWait, L.publishWait),
 } as const;
+
+/**
+ * The longest any call may wait for its answer: the longest gateway deadline (a service's own calls to
+ * another have shorter deadlines, within the call they serve). A process that stops drains for at
+ * least this long, or a rolling update would cut off the longest operations in flight (an RSS feed
+ * preview) instead of answering them.
+ */
+export const LONGEST_DEADLINE_MS = Math.max(...Object.values(GATEWAY_DEADLINES));
+
+/** How long a stopping process lets the calls in flight finish: the longest deadline, and the margin for the answer's way back. */
+export const SHUTDOWN_DRAIN_MS = LONGEST_DEADLINE_MS + DEADLINE_MARGIN_MS;
+
+/**
+ * A process exits at most this long after it stopped accepting (SIGTERM + SHUTDOWN_DELAY_MS): the drain,
+ * then its consumers, NATS and the store. The chart refuses a terminationGracePeriodSeconds that does
+ * not exceed shutdownDelaySeconds plus this (in whole seconds).
+ */
+export const SHUTDOWN_EXIT_MS = SHUTDOWN_DRAIN_MS + 5_000;

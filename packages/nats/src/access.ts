@@ -25,6 +25,8 @@ export interface NatsAccess {
   streams: readonly string[];
   /** JetStream KV buckets it opens, reads, writes and watches. */
   buckets: readonly string[];
+  /** KV buckets another process owns that it only reads (get by key; no write, no watch). */
+  readBuckets?: readonly string[];
   /** Subjects it publishes (facts, jobs, events); `*` and `>` as in NATS. */
   publishes: readonly string[];
   /** Its durable pull consumers, by the name the process's code uses. */
@@ -41,7 +43,7 @@ export const inboxPrefix = (name: string): string => `_INBOX.${name.replace(/[^A
  * consumer must find its stream, whoever starts first), so no service may reconfigure a stream it
  * never touches.
  */
-export function serviceAccess(decl: Pick<NatsAccess, 'name' | 'publishes' | 'consumers'> & { buckets?: readonly string[] }): NatsAccess {
+export function serviceAccess(decl: Pick<NatsAccess, 'name' | 'publishes' | 'consumers' | 'readBuckets'> & { buckets?: readonly string[] }): NatsAccess {
   const streams = Object.values(STREAMS)
     .filter((s) => decl.publishes.some((p) => s.subjects.some((pattern) => covers(pattern, p))) || Object.values(decl.consumers).some((c) => c.stream === s.name))
     .map((s) => s.name);
@@ -80,6 +82,10 @@ export function natsPermissions(access: NatsAccess, others: readonly NatsAccess[
       `$JS.FC.${stream}.>`,
       `$KV.${bucket}.>`,
     ].forEach((s) => allow.add(s));
+  }
+  for (const bucket of access.readBuckets ?? []) {
+    const stream = `KV_${bucket}`;
+    [`${API}.STREAM.INFO.${stream}`, `${API}.STREAM.MSG.GET.${stream}`, `${API}.DIRECT.GET.${stream}`, `${API}.DIRECT.GET.${stream}.>`].forEach((s) => allow.add(s));
   }
   for (const subject of access.publishes) allow.add(subject);
   for (const c of Object.values(access.consumers)) {

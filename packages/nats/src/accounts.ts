@@ -1,13 +1,15 @@
-// The gateway's account records: JetStream KV bucket `gateway-accounts`, key `account.<accountId>`,
-// a JSON record whose `name` is the account's display name (set by the operator when the account
-// is created). The gateway alone writes the bucket. Other services read one thing from it: the
-// display name, for reader pages that must say whom a reader is dealing with (the double opt-in
-// page). Nothing else in the record (key hash, sealed key, limits) is theirs to use.
+// Accounts' display names, for reader pages that must say whom a reader is dealing with (the double
+// opt-in page). The gateway owns the accounts and writes each one's name into its own JetStream KV
+// bucket `account-names` (key: the account id, value: {"name": ...}), apart from the bucket of
+// account records and API keys, which no other process may read. Names never change once written.
 import type { KV, NatsConnection } from 'nats';
 import { errorInfo, silent, type Log } from './log';
 
-export const ACCOUNTS_BUCKET = 'gateway-accounts';
-export const accountRecordKey = (accountId: string): string => `account.${accountId}`;
+export const ACCOUNT_NAMES_BUCKET = 'account-names';
+
+export interface AccountName {
+  name: string;
+}
 
 export interface AccountNames {
   /** The account's display name; null when there is none to show (unknown account, NATS away). */
@@ -26,10 +28,10 @@ export function accountNames(nc: NatsConnection, log: Log = silent): AccountName
   return {
     async nameOf(accountId) {
       try {
-        bucket ??= nc.jetstream({ timeout: READ_TIMEOUT_MS }).views.kv(ACCOUNTS_BUCKET, { bindOnly: true });
-        const entry = await (await bucket).get(accountRecordKey(accountId));
+        bucket ??= nc.jetstream({ timeout: READ_TIMEOUT_MS }).views.kv(ACCOUNT_NAMES_BUCKET, { bindOnly: true });
+        const entry = await (await bucket).get(accountId);
         if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
-        const name = (entry.json() as { name?: unknown }).name;
+        const name = (entry.json() as Partial<AccountName>).name;
         return typeof name === 'string' && name.trim() !== '' ? name : null;
       } catch (err) {
         bucket = null;

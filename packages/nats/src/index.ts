@@ -10,7 +10,7 @@ export type { HandlerResult, BatchHandlerResult, ConsumerOptions, ConsumedMessag
 export { outboxSchema, outboxRecord, outboxRepository, startOutboxRelay, OUTBOX_COLLECTION } from './outbox';
 export type { OutboxDoc, OutboxRelay, OutboxRelayOptions, OutboxRepository } from './outbox';
 export { openKv } from './kv';
-export { ACCOUNTS_BUCKET, accountRecordKey, accountNames } from './accounts';
+export { ACCOUNT_NAMES_BUCKET, accountNames, type AccountName } from './accounts';
 export type { AccountNames } from './accounts';
 export { declareJetStream } from './declared';
 export { NatsUnavailable } from './errors';

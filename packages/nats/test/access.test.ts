@@ -71,6 +71,14 @@ describe('natsPermissions', () => {
     expect(publish.some((p) => p.includes('gateway-accounts'))).toBe(false);
   });
 
+  it('gives a reader of a bucket gets only: no write, no watch', () => {
+    const reader = natsPermissions({ ...form, readBuckets: ['account-names'] }).publish.allow;
+    expect(reader).toEqual(expect.arrayContaining(['$JS.API.STREAM.MSG.GET.KV_account-names', '$JS.API.DIRECT.GET.KV_account-names.>']));
+    for (const write of ['$KV.account-names.acc-1', '$JS.API.STREAM.CREATE.KV_account-names', '$JS.API.STREAM.PURGE.KV_account-names', '$JS.API.CONSUMER.CREATE.KV_account-names']) {
+      expect(reader.some((p) => covers(p, write))).toBe(false);
+    }
+  });
+
   it("a consumer of any name may not take another process's consumer", () => {
     const seg = natsPermissions(projection, [form, projection, fanOut, gateway]);
     expect(seg.publish.allow).toEqual(expect.arrayContaining(['$JS.API.CONSUMER.MSG.NEXT.DOMAIN.*', '$JS.API.CONSUMER.CREATE.DOMAIN.*.domain.>']));

@@ -79,6 +79,18 @@ export interface RenderValues {
 
 export interface RenderedMessage { subject: string; html: string; text: string }
 
+/**
+ * The reader a template is test-rendered for when it is saved (email templates, RSS newsletters): one
+ * render with the engine's limits and none of a caller's data, so a template that passes a limit
+ * whatever its data (a loop over a huge range, a string doubled in a loop, loops nested too deep) is
+ * refused when it is written, `template_render_failed`, not at every send. Limits a caller's values
+ * make a template reach are enforced at every render.
+ */
+export const SAMPLE_READER: Readonly<Required<Pick<RenderValues, 'subscriber' | 'links'>>> = {
+  subscriber: { email: 'reader@example.com', firstName: 'Reader', fields: {} },
+  links: { unsubscribe: 'https://mail.example/u/sample', preferences: 'https://mail.example/u/sample' },
+};
+
 /** The engine's fs: no template may read a file, whatever tag or option a later version adds. */
 const noFiles = {
   exists: async () => false,

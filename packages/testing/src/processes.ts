@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ProcessName } from '@mailer/kit';
+import { SHUTDOWN_EXIT_MS, type ProcessName } from '@mailer/kit';
 import { processCredentials } from './internal-access';
 import { freePort } from './nats';
 
@@ -106,7 +106,8 @@ export async function spawnReady(script: string, env: NodeJS.ProcessEnv, timeout
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A process answers what is in flight before it exits (SHUTDOWN_EXIT_MS after its SHUTDOWN_DELAY_MS): only a hung one is killed.
+      const timer = setTimeout(() => child.kill('SIGKILL'), SHUTDOWN_EXIT_MS + 10_000);
       const code = await exited;
       clearTimeout(timer);
       return code;

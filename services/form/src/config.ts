@@ -28,6 +28,11 @@ export const configSchema = z.object({
   FORM_ACCOUNT_DAILY_CONFIRMATIONS: z.coerce.number().int().min(0).default(1000),
   /** Submission jobs decided at once by this process. */
   FORM_SUBMISSION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /**
+   * How long the answer "this account still has this landing page's custom domain verified" is kept
+   * (app/page-domains.ts): a page on a domain that lost its verification is not found within it.
+   */
+  FORM_PAGE_DOMAIN_RECHECK_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   /** Days a double opt-in confirm link works (API.md: 7). */
   FORM_CONFIRM_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(7),
 });

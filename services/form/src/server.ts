@@ -11,6 +11,7 @@ import { subscriberCatalog } from './clients/catalog';
 import { messagingCatalog } from './clients/messaging';
 import { formHandlers } from './handlers/forms';
 import { confirmationMailer } from './app/confirmation-mail';
+import { pageDomainCheck } from './app/page-domains';
 import { confirmTokens } from './app/confirm-token';
 import { emailSender } from './clients/email-messages';
 import { subscriberConfirmation } from './clients/confirm-subscriber';
@@ -52,10 +53,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The confirm page names the account: its display name is read (only that) from the gateway's
   // account records in NATS KV, the one place it lives.
   const accounts = accountNames(ctx.nc, (msg, extra) => ctx.logger.warn(extra ?? {}, msg));
+  const pageDomains = pageDomainCheck({ messaging, recheckMs: ctx.config.FORM_PAGE_DOMAIN_RECHECK_SECONDS * 1000, now: ctx.now, logger: ctx.logger });
   ctx.serveHttp({
     address: ctx.config.FORM_HTTP_ADDR,
     contentSecurityPolicy: PAGES_CSP,
-    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc, notifyOutbox: ctx.notifyOutbox, confirmations, catalog, accounts }),
+    app: publicApp({ config: ctx.config, store: ctx.store, now: ctx.now, newId: ctx.newId, logger: ctx.logger, nc: ctx.nc, notifyOutbox: ctx.notifyOutbox, confirmations, catalog, accounts, pageDomains }),
   });
   const fieldDeleted = startFieldDeletedConsumer(ctx.nc, { forms, log: (msg, extra) => ctx.logger.warn(extra ?? {}, msg) });
   // The submission job: suppression list and Signup, the decision, the confirmation mail, the record.

@@ -9,9 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import pino from 'pino';
-import { createMetrics, startHttpListener, type HttpListener } from '@mailer/kit';
+import { createMetrics, failedPrecondition, startHttpListener, type HttpListener } from '@mailer/kit';
 import { STYLESHEET } from '@mailer/kit/html';
 import { openStore, type Store } from '@mailer/store';
+import { pageDomainCheck } from '../src/app/page-domains';
 import type { Form } from '../src/domain/form';
 import type { FormHttpDeps } from '../src/http/app';
 import { PAGES_CSP } from '../src/http/form-html';
@@ -24,6 +25,8 @@ const PUBLIC_BASE_URL = `https://${BASE_HOST}`;
 let dir: string;
 let store: Store;
 let listener: HttpListener;
+const lostDomains = new Set<string>();
+const pageDomainNotVerified = () => failedPrecondition('page_domain_not_verified', 'the account has not verified the domain');
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'form-landing-'));
@@ -31,7 +34,14 @@ beforeAll(async () => {
   const app = express();
   // The account's catalog holds the fields its stored forms were saved with.
   const catalog = { fields: async (accountId: string) => (await formRepository(store).list(accountId)).flatMap((f) => f.inputFields.map(catalogFieldOf)) };
-  app.use(landingRoutes({ store, config: { PUBLIC_BASE_URL }, catalog } as unknown as FormHttpDeps));
+  // The messaging service's word on custom domains: verified unless a test says the account lost it.
+  const messaging = {
+    async requirePageDomain(accountId: string, domain: string) {
+      if (lostDomains.has(`${accountId} ${domain}`)) throw pageDomainNotVerified();
+    },
+  };
+  const pageDomains = pageDomainCheck({ messaging, recheckMs: 0, now: () => new Date(), logger: pino({ level: 'silent' }) });
+  app.use(landingRoutes({ store, config: { PUBLIC_BASE_URL }, catalog, pageDomains } as unknown as FormHttpDeps));
   listener = await startHttpListener({ address: '127.0.0.1:0', app, logger: pino({ level: 'silent' }), metrics: createMetrics('form-landing-test'), contentSecurityPolicy: PAGES_CSP });
 }, 60_000);
 
@@ -106,6 +116,16 @@ test("a custom domain's page is served on that host only (any port), and not on 
   const other = await page({ routePath: form.routePath, name: 'Default host form' });
   const res = await get(`/public/pages/${form.routePath}`, viaGateway(BASE_HOST));
   expect([res.status, res.body.includes(`/public/forms/${other.id}/submissions`)]).toEqual([200, true]);
+});
+
+test("a custom domain's page whose account no longer has the domain verified is the plain 404 page", async () => {
+  const form = await page({ domain: 'lost.shop.example' });
+  expect((await get(`/public/pages/${form.routePath}`, viaGateway('lost.shop.example'))).status).toBe(200);
+  lostDomains.add(`${form.accountId} lost.shop.example`);
+  const res = await get(`/public/pages/${form.routePath}`, viaGateway('lost.shop.example'));
+  expect([res.status, res.body]).toEqual([404, (await get('/public/pages/no-such-page', viaGateway(BASE_HOST))).body]);
+  lostDomains.delete(`${form.accountId} lost.shop.example`); // verified again
+  expect((await get(`/public/pages/${form.routePath}`, viaGateway('lost.shop.example'))).status).toBe(200);
 });
 
 test('draft, unpublished, inactive, non-page and unknown pages are the same plain 404 page', async () => {

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, retentionDays, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, previousMasterKeys, retentionDays, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
 const commaList = z
@@ -118,6 +118,11 @@ export const configSchema = z.object({
       }
       return bytes;
     }),
+  /**
+   * Former sealing keys (comma list, newest first) during a rotation: DKIM keys they sealed still open,
+   * and are re-sealed under SECRET_SEALING_KEY when used or by the operator's `reseal-secrets`.
+   */
+  SECRET_SEALING_KEY_PREVIOUS: previousMasterKeys,
   /** VERP domain of return paths, and the inbound SMTP listener for DSNs and complaints. */
   BOUNCE_DOMAIN: z.string().min(1).default('bounces.localhost'),
   BOUNCE_SMTP_PORT: port.default(2525),
@@ -158,6 +163,9 @@ export const configSchema = z.object({
 }).refine((c) => c.MAIL_DOMAIN_VERIFICATION === 'off' || c.SECRET_SEALING_KEY !== null, {
   message: 'SECRET_SEALING_KEY is required with MAIL_DOMAIN_VERIFICATION=required (base64 of 32 random bytes: the DKIM keys of sending domains are sealed under it)',
   path: ['SECRET_SEALING_KEY'],
+}).refine((c) => c.SECRET_SEALING_KEY !== null || c.SECRET_SEALING_KEY_PREVIOUS.length === 0, {
+  message: 'SECRET_SEALING_KEY_PREVIOUS needs SECRET_SEALING_KEY (the current key, which re-seals what the previous ones sealed)',
+  path: ['SECRET_SEALING_KEY_PREVIOUS'],
 });
 export type Config = z.infer<typeof configSchema>;
 

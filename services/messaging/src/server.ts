@@ -30,6 +30,7 @@ import { emailReportHandlers } from './handlers/email-reports';
 import { emailTemplateHandlers } from './handlers/email-templates';
 import { eventHandlers } from './handlers/events';
 import { fieldUsageHandlers } from './handlers/field-usage';
+import { messagingHandlers } from './handlers/messaging';
 import { senderProfileHandlers } from './handlers/sender-profiles';
 import { sendingDomainHandlers } from './handlers/sending-domains';
 import { suppressionHandlers } from './handlers/suppressions';
@@ -47,9 +48,6 @@ import { suppressionCollection } from './store/suppressions';
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = ctx;
-  ctx.grpc.add(messagingV1.MessagingServiceService, {
-    describe: async () => ({ service: 'messaging', protoPackage: messagingV1.protobufPackage }),
-  });
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   const automations = automationRepository(ctx.store);
@@ -92,7 +90,8 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const newsletters = rssNewslettersClient(config.RSS_GRPC_ADDR, ctx.logger);
   // Sending domains: the proof an account controls a domain, its own DKIM key for it, and the policy
   // (MAIL_DOMAIN_VERIFICATION) that sender profiles, sends, landing pages and signing go through.
-  const keys = config.SECRET_SEALING_KEY ? sealer(config.SECRET_SEALING_KEY, 'dkim-private-key') : null;
+  const keys = config.SECRET_SEALING_KEY ? sealer([config.SECRET_SEALING_KEY, ...config.SECRET_SEALING_KEY_PREVIOUS], 'dkim-private-key') : null;
+  ctx.grpc.add(messagingV1.MessagingServiceService, messagingHandlers({ store: ctx.store, keys }));
   const domains = domainPolicy({ store: ctx.store, verification: config.MAIL_DOMAIN_VERIFICATION, keys, operatorKeys: config.DKIM_KEYS, logger: ctx.logger });
   if (config.MAIL_DOMAIN_VERIFICATION === 'off') {
     ctx.logger.warn('MAIL_DOMAIN_VERIFICATION=off: any account may send from (and serve landing pages on) any domain, signed with DKIM_KEYS; set it to required in production');

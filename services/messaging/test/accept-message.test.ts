@@ -51,7 +51,8 @@ beforeEach(async () => {
     html: '<body><p>{{ note }}</p><a href="https://shop.example/a">a</a>{% if links %}<a href="{{ links.unsubscribe }}">unsubscribe</a>{% endif %}</body>',
   });
   await createEmailTemplate(catalog, A, { name: 'untracked', subject: 's', html: '<a href="https://shop.example/a">a</a>', tracking: { opens: false, clicks: false } });
-  await createEmailTemplate(catalog, A, { name: 'hostile', subject: 's', html: '{% for i in (1..100000000) %}xxxxxxxxxxxxxxxx{% endfor %}' });
+  // Hostile with the caller's data only (saved; one hostile alone is refused at save).
+  await createEmailTemplate(catalog, A, { name: 'hostile', subject: 's', html: '{% for i in (1..n) %}xxxxxxxxxxxxxxxx{% endfor %}' });
 });
 afterEach(() => tmp.close());
 
@@ -129,7 +130,7 @@ it('refuses in API.md\'s order and stores nothing: invalid_email, reserved_subst
   expect((await refusal(acceptMessage(deps, input({ email: 'nope', templateName: 'missing' })))).errorId).toBe('invalid_email');
   expect((await refusal(acceptMessage(deps, input({ templateName: 'missing', substitutionData: { event: 1 } })))).errorId).toBe('reserved_substitution_key');
   expect((await refusal(acceptMessage(deps, input({ templateName: 'missing' })))).errorId).toBe('template_not_found');
-  const render = await refusal(acceptMessage(deps, input({ templateName: 'hostile' })));
+  const render = await refusal(acceptMessage(deps, input({ templateName: 'hostile', substitutionData: { n: 100_000_000 } })));
   expect(render.errorId).toBe('template_render_failed');
   expect(render.message).toMatch(/^html: /);
   expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(0);

@@ -37,6 +37,15 @@ describe('domain verification settings', () => {
     expect(refused({ SECRET_SEALING_KEY: Buffer.alloc(16).toString('base64') })).toMatch(/base64 of 32 random bytes/);
   });
 
+  it('SECRET_SEALING_KEY_PREVIOUS: a comma list of such keys, newest first, only beside SECRET_SEALING_KEY', () => {
+    const previous = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+    const config = loadMessagingConfig({ ...base, SECRET_SEALING_KEY: key, SECRET_SEALING_KEY_PREVIOUS: ` ${previous[0].toString('base64')}, ${previous[1].toString('base64')} ` });
+    expect(config.SECRET_SEALING_KEY_PREVIOUS).toEqual(previous);
+    expect(loadMessagingConfig(base).SECRET_SEALING_KEY_PREVIOUS).toEqual([]);
+    expect(refused({ SECRET_SEALING_KEY: key, SECRET_SEALING_KEY_PREVIOUS: 'not-a-key!' })).toMatch(/SECRET_SEALING_KEY_PREVIOUS: entry 1: must be base64/);
+    expect(refused({ SECRET_SEALING_KEY_PREVIOUS: key })).toMatch(/SECRET_SEALING_KEY_PREVIOUS needs SECRET_SEALING_KEY/);
+  });
+
   it('DNS_SERVERS: addresses with optional ports, never host names', () => {
     expect(loadMessagingConfig({ ...base, DNS_SERVERS: ' 10.0.0.10, 127.0.0.1:5353,[fd00::53]:53 ,::1' }).DNS_SERVERS).toEqual(['10.0.0.10', '127.0.0.1:5353', '[fd00::53]:53', '::1']);
     for (const bad of ['dns.example.com:53', '10.0.0.10:99999', '[10.0.0.1]:53', '10.0.0.10:']) expect(refused({ DNS_SERVERS: bad })).toMatch(/DNS_SERVERS/);

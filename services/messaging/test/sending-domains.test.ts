@@ -17,6 +17,7 @@ import {
   getSendingDomain,
   listSendingDomains,
   recordsOf,
+  resealDkimKeys,
   verifySendingDomain,
   type SendingDomainDeps,
 } from '../src/app/sending-domains';
@@ -251,5 +252,37 @@ describe('the domain policy (MAIL_DOMAIN_VERIFICATION)', () => {
     // A key that no longer opens (SECRET_SEALING_KEY replaced) is never swapped for another one.
     const replaced = domainPolicy({ store: tmp.store, verification: 'off', keys: sealer(randomBytes(32), 'dkim-private-key'), operatorKeys: OPERATOR_KEYS, logger: { error: () => undefined } });
     expect(await replaced.dkimKeyFor(A, 'shop-a.example')).toBeNull();
+  });
+
+  it('SECRET_SEALING_KEY rotated: a key sealed under a previous key still signs and is re-sealed when used; resealDkimKeys does the rest; then the previous key can go', async () => {
+    const [oldMaster, newMaster] = [randomBytes(32), randomBytes(32)];
+    const before = { ...deps, keys: sealer(oldMaster, 'dkim-private-key') };
+    const sealedFirst: Record<string, string> = {};
+    for (const [account, domain] of [[A, 'used.example'], [B, 'idle.example']]) {
+      await createSendingDomain(before, account, domain);
+      await publish(account, domain);
+      sealedFirst[domain] = (await verifySendingDomain(before, account, domain)).dkim.sealedPrivateKey;
+    }
+    const privateKey = before.keys.open(sealedFirst['used.example'], `${A}:used.example`);
+    const sealedOf = async (account: string, domain: string) => (await getSendingDomain(deps, account, domain)).dkim.sealedPrivateKey;
+    const onlyNew = sealer(newMaster, 'dkim-private-key');
+    const rotated = sealer([newMaster, oldMaster], 'dkim-private-key');
+    const errors: unknown[] = [];
+    const policy = (keys: typeof rotated) => domainPolicy({ store: tmp.store, verification: 'required', keys, operatorKeys: {}, logger: { error: (o: unknown) => void errors.push(o) } });
+
+    // Used after the rotation: the same key signs, and it is stored sealed under the new key from then on.
+    expect(await policy(rotated).dkimKeyFor(A, 'used.example')).toMatchObject({ privateKey });
+    expect(onlyNew.open(await sealedOf(A, 'used.example'), `${A}:used.example`)).toBe(privateKey);
+    // The idle one is still under the old key: without it, it would no longer open.
+    expect(await policy(onlyNew).dkimKeyFor(B, 'idle.example')).toBeNull();
+    expect(errors).toEqual([{ accountId: B, domain: 'idle.example' }]);
+    expect(await resealDkimKeys({ store: tmp.store, keys: onlyNew })).toEqual({ domains: 2, resealed: 0, failed: [`${B}/idle.example`] });
+
+    expect(await resealDkimKeys({ store: tmp.store, keys: rotated })).toEqual({ domains: 2, resealed: 1, failed: [] });
+    expect(await resealDkimKeys({ store: tmp.store, keys: rotated })).toEqual({ domains: 2, resealed: 0, failed: [] });
+    // The previous key removed: both still sign with their own key.
+    expect(await policy(onlyNew).dkimKeyFor(B, 'idle.example')).toMatchObject({ privateKey: before.keys.open(sealedFirst['idle.example'], `${B}:idle.example`) });
+    expect(await policy(onlyNew).dkimKeyFor(A, 'used.example')).toMatchObject({ privateKey });
+    expect(await resealDkimKeys({ store: tmp.store, keys: null })).toEqual({ domains: 2, resealed: 0, failed: [`${A}/used.example`, `${B}/idle.example`] });
   });
 });

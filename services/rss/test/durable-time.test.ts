@@ -10,14 +10,14 @@ import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } fro
 import { checkNewsletter, createNewsletter, pauseNewsletter, POLL_LEASE_MS, type NewsletterDeps } from '../src/app/newsletters';
 import { pollDueNewsletter } from '../src/app/poll';
 import type { FeedReader, FeedSnapshot, IssueMail } from '../src/app/ports';
-import type { ItemSnapshot } from '../src/domain/issues';
+import type { ReadItem } from '../src/domain/issues';
 import type { NewsletterRequest } from '../src/domain/newsletter';
 import { dueAutoReleases, dueSends, issueCollection, issueRepository } from '../src/store/issues';
 import { itemRepository } from '../src/store/items';
 import { dueNewsletters, newsletterCollection, newsletterRepository } from '../src/store/newsletters';
 
 const ACCOUNT = 'acc-1';
-const item = (n: number, publishedAt: Date): ItemSnapshot => ({ key: `k${n}`, guid: `g${n}`, title: `Post ${n}`, link: `https://blog.example/${n}`, publishedAt, summary: '', content: '', author: '', imageUrl: '' });
+const item = (n: number, publishedAt: Date): ReadItem => ({ key: `k${n}`, guid: `g${n}`, title: `Post ${n}`, link: `https://blog.example/${n}`, publishedAt, author: '', imageUrl: '', untrustedHtml: { summary: null, content: null, base: null } });
 
 let temp: TempStore;
 let store: Store;

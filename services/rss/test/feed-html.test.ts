@@ -1,6 +1,8 @@
 // The sanitizer of feed item HTML (domain/feed-html.ts): what a hostile feed writes into `summary` or
 // `content` never reaches a reader; an article's ordinary markup does.
+import { readItem } from '../src/clients/feeds';
 import { parseFeed } from '../src/domain/feed';
+import { cleanItem } from '../src/domain/issues';
 import { sanitizeFeedHtml } from '../src/domain/feed-html';
 
 const BASE = 'https://blog.example/2026/11/post/';
@@ -60,7 +62,7 @@ describe('sanitizeFeedHtml', () => {
   });
 });
 
-it('parseFeed cleans summary and content of every format', () => {
+it('every format\'s summary and content are cleaned when an item is kept or shown (cleanItem), and never before', () => {
   const hostile = '<p>Hello</p><form action="https://phish.example/login"><input name="p"></form><script>x()</script><img src="https://t.example/p.gif" width="1" height="1">';
   const escaped = hostile.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   const rss = `<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>t</title><item><guid>1</guid><link>${BASE}</link>
@@ -70,6 +72,8 @@ it('parseFeed cleans summary and content of every format', () => {
   const json = JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 't', items: [{ id: '1', url: BASE, summary: hostile, content_html: hostile }] });
   for (const doc of [rss, atom, json]) {
     const [item] = parseFeed(doc, null, 'https://blog.example/feed').items;
-    expect([item.summary, item.content]).toEqual(['<p>Hello</p>', '<p>Hello</p>']);
+    expect(item.untrustedHtml).toMatchObject({ summary: hostile, content: hostile }); // as the feed wrote it
+    const kept = cleanItem(readItem(item));
+    expect([kept.summary, kept.content]).toEqual(['<p>Hello</p>', '<p>Hello</p>']);
   }
 });

@@ -1,7 +1,7 @@
 // Reading feeds (domain/feed.ts): every format into one shape, the identity rules of API.md "RSS
 // newsletters" (guid, else link, else a hash of title and date; a changed guid with a seen link is not
 // new), and a precise feed_unreadable for what is not a feed.
-import { FeedError, itemKey, parseDate, parseFeed, unseenItems, type FeedItem } from '../src/domain/feed';
+import { FeedError, itemKey, parseDate, parseFeed, sanitizeItemHtml, unseenItems, type FeedItem } from '../src/domain/feed';
 import { ATOM, JSON_FEED, RDF, RSS2 } from './support/feed-samples';
 
 const unreadable = (body: string, contentType: string | null = null): FeedError => {
@@ -15,9 +15,15 @@ const unreadable = (body: string, contentType: string | null = null): FeedError 
   throw new Error('expected feed_unreadable');
 };
 
+/** parseFeed, each item's HTML sanitized as it is when an item is kept or shown (FeedItem.untrustedHtml). */
+function parseClean(...args: Parameters<typeof parseFeed>) {
+  const feed = parseFeed(...args);
+  return { ...feed, items: feed.items.map(({ untrustedHtml, ...item }) => ({ ...item, ...sanitizeItemHtml(untrustedHtml) })) };
+}
+
 describe('parseFeed: the four formats', () => {
   it('RSS 2.0 (WordPress): CDATA and encoded HTML, dc:creator, relative links, image enclosures and Media RSS, newest first', () => {
-    const feed = parseFeed(RSS2, 'application/rss+xml; charset=UTF-8', 'https://bakery.example.com/feed/');
+    const feed = parseClean(RSS2, 'application/rss+xml; charset=UTF-8', 'https://bakery.example.com/feed/');
     expect({ ...feed, items: [] }).toEqual({ title: 'The Bakery Blog & Co.', siteUrl: 'https://bakery.example.com/', feedUrl: 'https://bakery.example.com/feed/', items: [] });
     expect(feed.items).toEqual([
       {
@@ -68,7 +74,7 @@ describe('parseFeed: the four formats', () => {
   });
 
   it('Atom: html / text / xhtml constructs, rel=alternate and self links, published before updated, enclosure and thumbnail images', () => {
-    const feed = parseFeed(ATOM, 'application/atom+xml', 'https://jane.example.org/atom.xml');
+    const feed = parseClean(ATOM, 'application/atom+xml', 'https://jane.example.org/atom.xml');
     expect({ ...feed, items: [] }).toEqual({ title: 'Jane & the Compilers', siteUrl: 'https://jane.example.org/', feedUrl: 'https://jane.example.org/atom.xml', items: [] });
     expect(feed.items).toEqual([
       {
@@ -97,7 +103,7 @@ describe('parseFeed: the four formats', () => {
   });
 
   it('RDF / RSS 1.0: rdf:about as identity, dc:date and dc:creator, content:encoded', () => {
-    const feed = parseFeed(RDF, 'application/rdf+xml', 'https://news.example.com/index.rdf');
+    const feed = parseClean(RDF, 'application/rdf+xml', 'https://news.example.com/index.rdf');
     expect({ ...feed, items: [] }).toEqual({ title: 'Example News', siteUrl: 'https://news.example.com/', feedUrl: 'https://news.example.com/index.rdf', items: [] });
     expect(feed.items.map((i) => [i.key, i.link, i.publishedAt?.toISOString(), i.author, i.summary, i.content])).toEqual([
       ['https://news.example.com/story/26/11/24/2', 'https://news.example.com/story/26/11/24/2?utm_source=rss', '2026-11-24T06:00:00.000Z', 'editor7', 'More boards than ever.', '<p>More <a href="https://news.example.com/boards">boards</a> than ever.</p>'], // relative href made absolute
@@ -106,7 +112,7 @@ describe('parseFeed: the four formats', () => {
   });
 
   it('JSON Feed 1.1: content_html, content_text escaped, date_published or date_modified, image, attachment image, feed author', () => {
-    const feed = parseFeed(JSON_FEED, 'application/feed+json', 'https://json.example.com/feed.json');
+    const feed = parseClean(JSON_FEED, 'application/feed+json', 'https://json.example.com/feed.json');
     expect({ ...feed, items: [] }).toEqual({ title: 'Daring Example', siteUrl: 'https://json.example.com/', feedUrl: 'https://json.example.com/feed.json', items: [] });
     expect(feed.items).toEqual([
       {
@@ -135,16 +141,16 @@ describe('parseFeed: the four formats', () => {
   });
 
   it('the body decides, not the content type: a feed served as text/html or text/plain is read', () => {
-    expect(parseFeed(RSS2, 'text/html', 'https://bakery.example.com/feed/').items).toHaveLength(4);
-    expect(parseFeed(JSON_FEED, 'text/plain', null).items).toHaveLength(2);
-    expect(parseFeed(`\uFEFF\n  ${ATOM}`, null, null).items).toHaveLength(2); // BOM and leading blank lines
+    expect(parseClean(RSS2, 'text/html', 'https://bakery.example.com/feed/').items).toHaveLength(4);
+    expect(parseClean(JSON_FEED, 'text/plain', null).items).toHaveLength(2);
+    expect(parseClean(`\uFEFF\n  ${ATOM}`, null, null).items).toHaveLength(2); // BOM and leading blank lines
   });
 
   it('without a base URL, relative links resolve against the feed\'s own URL; with none, they are null', () => {
     // the RSS sample's atom:link rel=self is https://bakery.example.com/feed/
-    expect(parseFeed(RSS2, null).items[0].link).toBe('https://bakery.example.com/2026/11/new-oven/');
+    expect(parseClean(RSS2, null).items[0].link).toBe('https://bakery.example.com/2026/11/new-oven/');
     const bare = `<rss version="2.0"><channel><title>t</title><item><title>a</title><link>/a</link></item></channel></rss>`;
-    expect(parseFeed(bare, null).items[0]).toMatchObject({ link: null, guid: null, title: 'a' });
+    expect(parseClean(bare, null).items[0]).toMatchObject({ link: null, guid: null, title: 'a' });
   });
 
   it('summary and content HTML are sanitized, relative URLs made absolute against the item\'s page', () => {
@@ -153,7 +159,7 @@ describe('parseFeed: the four formats', () => {
 <description><![CDATA[<a href="/about">About</a> <img src='pics/a.png' alt=x> <a href="#top">top</a> <a href="mailto:a@b.c">mail</a> <a href="javascript:void(0)">js</a> <a class=x HREF = "//cdn.example.net/f?a=1&amp;b=2">cdn</a> <p>href="/not-an-attribute"</p>]]></description>
 <content:encoded xmlns:content="http://purl.org/rss/1.0/modules/content/"><![CDATA[<video poster="../poster.jpg" src="https://v.example.com/v.mp4"></video>]]></content:encoded></item>
 <item><guid>2</guid><description><![CDATA[<img src="/no-link.png">]]></description></item></channel></rss>`;
-    const [post, bare] = parseFeed(doc, null, 'https://site.example.com/feed.xml').items;
+    const [post, bare] = parseClean(doc, null, 'https://site.example.com/feed.xml').items;
     // Links other than http(s) keep their text only; a fragment points into the item's page.
     expect(post.summary).toBe(
       '<a href="https://site.example.com/about">About</a> <img src="https://site.example.com/2026/11/post/pics/a.png" alt="x" /> <a href="https://site.example.com/2026/11/post/#top">top</a> <a>mail</a> <a>js</a> <a href="https://cdn.example.net/f?a=1&amp;b=2">cdn</a> <p>href="/not-an-attribute"</p>',
@@ -166,14 +172,14 @@ describe('parseFeed: the four formats', () => {
     const rss091 = `<?xml version="1.0"?><!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" "http://my.netscape.com/publish/formats/rss-0.91.dtd">
 <rss version="0.91"><channel><title>Old</title><link>http://old.example.com/</link><description>d</description><language>en</language>
 <item><title>First</title><link>http://old.example.com/1</link><description>one</description></item></channel></rss>`;
-    expect(parseFeed(rss091, 'text/xml', 'http://old.example.com/rss.xml').items).toEqual([expect.objectContaining({ key: 'http://old.example.com/1', guid: null, link: 'http://old.example.com/1' })]);
-    expect(parseFeed('<rss version="2.0"><channel><title>Empty</title></channel></rss>', null).items).toEqual([]);
+    expect(parseClean(rss091, 'text/xml', 'http://old.example.com/rss.xml').items).toEqual([expect.objectContaining({ key: 'http://old.example.com/1', guid: null, link: 'http://old.example.com/1' })]);
+    expect(parseClean('<rss version="2.0"><channel><title>Empty</title></channel></rss>', null).items).toEqual([]);
   });
 
   it('entity declarations in a DTD are not expanded (no entity-expansion bomb)', () => {
     const lol = `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>
 <rss version="2.0"><channel><title>&c;</title><item><title>&c;</title><guid>1</guid></item></channel></rss>`;
-    const feed = parseFeed(lol, null);
+    const feed = parseClean(lol, null);
     expect(feed.items[0].title!.length).toBeLessThan(10);
   });
 });
@@ -233,7 +239,7 @@ describe('dates', () => {
 <item><guid>a</guid><title>A</title><pubDate>sometime</pubDate><dc:date>2026-11-20T10:00:00Z</dc:date></item>
 <item><guid>b</guid><title>B</title><pubDate>soon</pubDate></item>
 <item><guid>c</guid><title>C</title><pubDate>Sat, 21 Nov 2026 10:00:00 GMT</pubDate></item></channel></rss>`;
-    expect(parseFeed(doc, null).items.map((i) => [i.key, i.publishedAt?.toISOString() ?? null])).toEqual([
+    expect(parseClean(doc, null).items.map((i) => [i.key, i.publishedAt?.toISOString() ?? null])).toEqual([
       ['c', '2026-11-21T10:00:00.000Z'],
       ['a', '2026-11-20T10:00:00.000Z'],
       ['b', null],
@@ -242,7 +248,7 @@ describe('dates', () => {
 });
 
 const item = (over: Partial<FeedItem>): FeedItem => {
-  const base = { guid: null, title: null, link: null, publishedAt: null, summary: null, content: null, author: null, imageUrl: null, ...over };
+  const base = { guid: null, title: null, link: null, publishedAt: null, author: null, imageUrl: null, untrustedHtml: { summary: null, content: null, base: null }, ...over };
   return { ...base, key: over.key ?? itemKey(base) };
 };
 
@@ -267,7 +273,7 @@ describe('itemKey: guid, else link, else a hash of title and date', () => {
   });
   it('parseFeed gives every item its key', () => {
     for (const [doc, url] of [[RSS2, 'https://bakery.example.com/feed/'], [ATOM, null], [RDF, null], [JSON_FEED, null]] as const) {
-      for (const i of parseFeed(doc, null, url).items) expect(i.key).toBe(itemKey(i));
+      for (const i of parseClean(doc, null, url).items) expect(i.key).toBe(itemKey(i));
     }
   });
 });
@@ -276,14 +282,14 @@ describe('unseenItems', () => {
   const seenOf = (items: FeedItem[]) => ({ keys: new Set(items.map((i) => i.key)), links: new Set(items.flatMap((i) => (i.link ? [i.link] : []))) });
 
   it('nothing is new right after the baseline; new items come out newest first', () => {
-    const before = parseFeed(RSS2, null, 'https://bakery.example.com/feed/').items;
+    const before = parseClean(RSS2, null, 'https://bakery.example.com/feed/').items;
     expect(unseenItems(before, seenOf(before))).toEqual([]);
     const next = RSS2.replace(
       '<item>',
       `<item><title>Rye, part 2</title><link>https://bakery.example.com/2026/11/rye-2/</link><guid isPermaLink="false">https://bakery.example.com/?p=1220</guid><pubDate>Wed, 25 Nov 2026 07:00:00 GMT</pubDate></item>
        <item><title>Rolls</title><link>https://bakery.example.com/2026/11/rolls/</link><guid isPermaLink="false">https://bakery.example.com/?p=1215</guid><pubDate>Tue, 24 Nov 2026 18:00:00 GMT</pubDate></item><item>`,
     );
-    const after = parseFeed(next, null, 'https://bakery.example.com/feed/').items;
+    const after = parseClean(next, null, 'https://bakery.example.com/feed/').items;
     expect(unseenItems(after, seenOf(before)).map((i) => i.title)).toEqual(['Rye, part 2', 'Rolls']);
   });
 
@@ -295,11 +301,11 @@ describe('unseenItems', () => {
   });
 
   it('a feed whose guids all change while its links stay has no unseen items', () => {
-    const before = parseFeed(RSS2, null, 'https://bakery.example.com/feed/').items;
+    const before = parseClean(RSS2, null, 'https://bakery.example.com/feed/').items;
     // a CMS migration: every guid rewritten (p=1203 -> uuid), links unchanged
     let n = 0;
     const migrated = RSS2.replace(/<guid isPermaLink="false">[^<]*<\/guid>/g, () => `<guid isPermaLink="false">urn:uuid:00000000-0000-4000-8000-00000000000${n++}</guid>`);
-    const after = parseFeed(migrated, null, 'https://bakery.example.com/feed/').items;
+    const after = parseClean(migrated, null, 'https://bakery.example.com/feed/').items;
     expect(n).toBe(2);
     expect(after.filter((i) => i.title === 'Our new oven' || i.title?.startsWith('Sourdough')).map((i) => seenOf(before).keys.has(i.key))).toEqual([false, false]); // their keys did change
     expect(unseenItems(after, seenOf(before))).toEqual([]);

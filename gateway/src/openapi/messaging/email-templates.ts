@@ -2,8 +2,8 @@ import { errorResponse, freeFormObject, instant, ok, rateLimitHeaders, ref, sche
 import { body, created, idempotencyKey, noContent, object, responses } from '../operations';
 
 /**
- * Email templates (messaging service, API.md "Email templates"). Limits: the Liquid domain of the
- * messaging service (services/messaging/src/domain/template.ts).
+ * Email templates (messaging service, API.md "Email templates"). Limits: the platform's Liquid engine
+ * (packages/templates/src/template.ts).
  */
 
 export const TEMPLATE_LIMITS = { name: 100, subject: 2_000, part: 256 * 1024, renderMs: 500, outputChars: 1024 * 1024 } as const;
@@ -11,10 +11,16 @@ export const TEMPLATE_NAME_PATTERN = '^[a-z0-9][a-z0-9._-]{0,99}$';
 
 const namePath = [ref('parameters', 'EmailTemplateName')];
 const NOT_FOUND = 'A template of another account is unknown here (`404 template_not_found`).';
-const LIQUID = `\`subject\`, \`html\` and \`text\` are Liquid templates (Shopify Liquid as implemented by liquidjs). A syntax error refuses the save: \`400 template_syntax_error\` with one \`details\` entry per broken part, \`{path: "html", problem: "line 3, col 7: ..."}\`. There are no file includes (\`include\`, \`render\`, \`layout\` and \`block\` are not available: using them is a syntax error), and only a value's own members can be read (\`{{ x.constructor }}\`, \`__proto__\` and the like render empty). Limits: each part at most ${TEMPLATE_LIMITS.part} characters (\`400 validation_failed\`); at render, each part at most ${TEMPLATE_LIMITS.renderMs} ms of rendering and ${TEMPLATE_LIMITS.outputChars} characters of output, and a bounded memory budget for ranges, filters and assigns: a render past one of them fails (\`422 template_render_failed\` on render and send).
+const LIQUID = `\`subject\`, \`html\` and \`text\` are Liquid templates (Shopify Liquid as implemented by liquidjs). A syntax error refuses the save: \`400 template_syntax_error\` with one \`details\` entry per broken part, \`{path: "html", problem: "line 3, col 7: ..."}\`. There are no file includes (\`include\`, \`render\`, \`layout\` and \`block\` are not available: using them is a syntax error), and only a value's own members can be read (\`{{ x.constructor }}\`, \`__proto__\` and the like render empty). Limits: each part at most ${TEMPLATE_LIMITS.part} characters (\`400 validation_failed\`); at render, each part at most ${TEMPLATE_LIMITS.renderMs} ms of rendering and ${TEMPLATE_LIMITS.outputChars} characters of output, and a bounded memory budget for ranges, filters and assigns: a render past one of them fails (\`422 template_render_failed\` on render and send). Every save (create, PUT) test-renders the template once, with those limits, for a sample reader (\`subscriber\` \`{email: "reader@example.com", firstName: "Reader", fields: {}}\`, \`links\` set) and no \`substitutionData\`, as RSS newsletters' templates are: a template that passes a limit with no data at all (a range of millions, a string doubled in a loop, loops nested too deep) is \`422 template_render_failed\` at save, \`details\` naming the part, and nothing is saved. A template that passes a limit only with the values a caller gives (\`{% for i in (1..n) %}\` with a huge \`n\`) is saved, and refused when it is rendered with them.
 
 Variables at render time: the members of \`substitutionData\` at the top level; \`subscriber\` (\`{email, firstName, fields: {<personalizationTagName>: display value}}\` when the address is a subscriber of the account, else \`{email}\`); \`event\` (automation mail: \`{eventKey, occurredAt, properties}\`); \`links.unsubscribe\` and \`links.preferences\` (marketing mail: automation mail; the same preference page). Marketing mail whose rendered html has no link to either gets a short footer with both (\`Unsubscribe · Manage your preferences\`) before \`</body>\`, and its text part a line with the URL when it does not contain it: place \`links.unsubscribe\` yourself to control where and how it appears. Transactional mail never gets one. A missing variable renders empty. Values inserted into \`html\` are HTML-escaped unless the template says \`| raw\`; \`subject\` and \`text\` get plain values, and line breaks in the rendered subject become spaces (no header injection). \`text\` absent or null: the text part is derived from the rendered html at each send (it is answered as \`null\`). The HTML's \`<style>\` rules are inlined at render.`;
 const SAVE = `\`name\`: \`${TEMPLATE_NAME_PATTERN}\`, unique per account (\`409 template_name_exists\`). \`version\` counts saves: 1 on create, +1 on every PUT. \`variables\` lists the top-level names the template reads (loop variables and assigns excluded), sorted. \`tracking\` defaults to \`{opens: true, clicks: true}\` (a member left out is \`true\`). \`senderProfileId\` (optional) names the profile its mail is from (else the account's default at send); it must be a profile of the account (\`404 sender_profile_not_found\`).`;
+
+const saveRenderFailed = errorResponse(
+  'The template fails its test render at save (a render limit was passed with no data; `details` names the part), or the Idempotency-Key was used for a different request.',
+  ['template_render_failed', 'idempotency_key_reused'],
+  rateLimitHeaders,
+);
 
 const renderFailed = errorResponse(
   'The template could not be rendered with these values (a render limit was passed or a filter failed; the message says which), or the Idempotency-Key was used for a different request.',
@@ -38,11 +44,14 @@ export const emailTemplatePaths = {
       description: `${SAVE}\n\n${LIQUID}`,
       parameters: [idempotencyKey],
       requestBody: body('EmailTemplateRequest'),
-      responses: responses('post', { '201': created('Created.', 'EmailTemplate') }, {
-        400: ['invalid_uuid', 'template_syntax_error'],
-        404: ['sender_profile_not_found'],
-        409: ['template_name_exists'],
-      }),
+      responses: {
+        ...responses('post', { '201': created('Created.', 'EmailTemplate') }, {
+          400: ['invalid_uuid', 'template_syntax_error'],
+          404: ['sender_profile_not_found'],
+          409: ['template_name_exists'],
+        }),
+        '422': saveRenderFailed,
+      },
     },
   },
   '/email-templates/{name}': {
@@ -61,10 +70,13 @@ export const emailTemplatePaths = {
       description: `The same body as on create; every member is replaced and \`version\` goes up by one. \`name\` may not change: a body naming another template answers \`400 template_name_immutable\` (create a new template instead). Messages already accepted keep what they were rendered with. ${NOT_FOUND}\n\n${SAVE}\n\n${LIQUID}`,
       parameters: namePath,
       requestBody: body('EmailTemplateRequest'),
-      responses: responses('put', { '200': ok('The saved template.', schemaRef('EmailTemplate')) }, {
-        400: ['invalid_uuid', 'template_syntax_error', 'template_name_immutable'],
-        404: ['template_not_found', 'sender_profile_not_found'],
-      }),
+      responses: {
+        ...responses('put', { '200': ok('The saved template.', schemaRef('EmailTemplate')) }, {
+          400: ['invalid_uuid', 'template_syntax_error', 'template_name_immutable'],
+          404: ['template_not_found', 'sender_profile_not_found'],
+        }),
+        '422': errorResponse('The template fails its test render (a render limit was passed with no data; `details` names the part); the stored version is kept.', ['template_render_failed'], rateLimitHeaders),
+      },
     },
     delete: {
       tags: ['Email templates'],

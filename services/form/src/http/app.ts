@@ -4,6 +4,7 @@ import { messagePage } from '@mailer/kit/html';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import type { AccountNames } from '@mailer/nats';
 import type { Config } from '../config';
+import type { PageDomainCheck } from '../app/page-domains';
 import type { CatalogSource } from '../clients/catalog';
 import type { SubscriberConfirmation } from '../clients/confirm-subscriber';
 import { confirmRoutes } from './confirm';
@@ -19,6 +20,8 @@ export type FormHttpDeps = Pick<ServiceRuntime<Config>, 'store' | 'now' | 'newId
   accounts: AccountNames;
   /** The subscriber service's field catalog: a form's options and tag names as they are now. */
   catalog: Pick<CatalogSource, 'fields'>;
+  /** Whether a landing page's custom domain is still verified by its account. */
+  pageDomains: PageDomainCheck;
 };
 
 /** The form service's public app: submissions, confirm pages, landing pages (forwarded by the gateway). */

@@ -4,8 +4,8 @@
 //
 // Which host was asked: the gateway's proxy keeps the reader's Host (no changeOrigin) and sets
 // X-Forwarded-Host to it, overwriting whatever the client sent; this listener is reachable only
-// behind the gateway, so the header is the gateway's word. A page is served on its form's `domain`,
-// or on the host of PUBLIC_BASE_URL when the form names none.
+// behind the gateway, so the header is the gateway's word. A page is served on its form's `domain`
+// while its account has that domain verified, or on the host of PUBLIC_BASE_URL when the form names none.
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { callLogger, type Problem } from '@mailer/kit';
 import { messagePage } from '@mailer/kit/html';
@@ -80,7 +80,8 @@ export function landingRoutes(deps: FormHttpDeps): Router {
       const routePath = String(req.params.routePath);
       if (!ROUTE_PATH_PATTERN.test(routePath)) return notFoundPage(res);
       const form = await publishedPage(forms, requestHost(req), deps.config.PUBLIC_BASE_URL, routePath);
-      if (!form) return notFoundPage(res);
+      // A custom domain its account no longer has verified serves nothing (app/page-domains.ts).
+      if (!form || (form.domain && !(await deps.pageDomains.servable(form.accountId, form.domain)))) return notFoundPage(res);
       html(res, 200, renderFormHtml(await readerForm(deps.catalog, form, callLogger(deps.logger))));
     }),
   );

@@ -7,11 +7,15 @@
 // - An unknown `senderProfileId` is `404 sender_profile_not_found` (the same errorId as everywhere).
 // - A template named by an automation step (SEND_EMAIL templateName) cannot be deleted
 //   (`409 template_in_use`, the automations in `details`); forms join that check when they exist.
+// - Create and PUT test-render the template once, bounded as every render is, for a sample reader and
+//   no substitutionData: one that passes a limit with no data at all (`{% for i in (1..100000000) %}`)
+//   is `422 template_render_failed` at save, as RSS newsletters' templates are. Limits reached through
+//   a caller's values are found when it is rendered with them (send, preview).
 import { notFound, failedPrecondition, invalid } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import { checkTemplateName, templateCall, trackingOf, type TrackingInput } from '../domain/email-template';
 import { Lru } from '../domain/lru';
-import { compileTemplate, renderTemplate, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
+import { compileTemplate, renderTemplate, SAMPLE_READER, TemplateError, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
 import { automationRepository } from '../store/automations';
 import { emailTemplatesOf, type EmailTemplateDoc } from '../store/email-templates';
 import { senderProfilesOf } from '../store/sender-profiles';
@@ -58,13 +62,27 @@ export interface EmailTemplateRequest {
   tracking?: TrackingInput | null;
 }
 
-/** Compiles the sources (refusing syntax errors) and checks the sender profile. */
+/**
+ * Compiles the sources (refusing syntax errors), test-renders them once for a sample reader with no
+ * substitutionData (SAMPLE_READER: a template that passes a render limit whatever its data is
+ * `422 template_render_failed` now, not at every send) and checks the sender profile.
+ */
 async function savedValues(deps: CatalogDeps, accountId: string, req: EmailTemplateRequest) {
   const text = req.text ?? null;
-  const { variables } = await templateCall(() => compileTemplate({ subject: req.subject, html: req.html, text }));
+  const compiled = await templateCall(() => compileTemplate({ subject: req.subject, html: req.html, text }));
+  await testRender(compiled);
   const senderProfileId = req.senderProfileId ? req.senderProfileId.toLowerCase() : null;
   if (senderProfileId && !(await senderProfilesOf(deps.store, accountId).get(senderProfileId))) throw senderProfileNotFound(senderProfileId);
-  return { subject: req.subject, html: req.html, text, senderProfileId, tracking: trackingOf(req.tracking), variables };
+  return { subject: req.subject, html: req.html, text, senderProfileId, tracking: trackingOf(req.tracking), variables: compiled.variables };
+}
+
+async function testRender(compiled: CompiledTemplate): Promise<void> {
+  try {
+    await renderTemplate(compiled, { substitutionData: {}, ...SAMPLE_READER });
+  } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
+    throw invalid(err.errorId, `the template fails its test render (a sample reader, no substitutionData): ${err.message}`, err.details);
+  }
 }
 
 export const listEmailTemplates = (deps: CatalogDeps, accountId: string) => emailTemplatesOf(deps.store, accountId).list();

@@ -4,7 +4,9 @@
 //   this account and domain; two accounts may each prove the same domain, each with its own token;
 // - each account and domain gets its own DKIM key pair (RSA 2048, selector `mailer<10 hex>`), the
 //   private key sealed under SECRET_SEALING_KEY with "<accountId>:<domain>" as context, so a sealed key
-//   copied to another account's record does not even open;
+//   copied to another account's record does not even open; a key sealed under a former key (in
+//   SECRET_SEALING_KEY_PREVIOUS) still opens and is re-sealed under the current one when it signs, or
+//   all at once by the operator's `reseal-secrets` (resealDkimKeys);
 // - mail is signed with the SENDING account's key for its From domain, once that domain is VERIFIED in
 //   the account, never with another account's. With `off`, mail from a domain the account has not
 //   verified is signed with the operator's DKIM_KEYS as before; with `required` it is not signed (and
@@ -14,14 +16,14 @@ import { promisify } from 'node:util';
 import { status } from '@grpc/grpc-js';
 import { conflict, DomainError, failedPrecondition, notFound, type Logger } from '@mailer/kit';
 import type { Store } from '@mailer/store';
-import type { Sealer } from '@mailer/tokens';
+import { SealedValueError, type Sealer } from '@mailer/tokens';
 import type { FormsUsing } from '../clients/forms';
 import type { TxtLookup } from '../clients/dns';
 import type { DkimKey } from '../domain/outgoing-mail';
 import { domainOf } from '../domain/sender-profile';
 import { canonicalDomain, dkimRecord, hostOf, ownershipRecord, requireDomain, verificationOutcome, type DnsRecord } from '../domain/sending-domain';
 import { senderProfilesOf } from '../store/sender-profiles';
-import { SendingDomainExistsError, sendingDomainsOf, type SendingDomainDoc } from '../store/sending-domains';
+import { sendingDomainCollection, SendingDomainExistsError, sendingDomainsOf, type SendingDomainDoc } from '../store/sending-domains';
 
 export type DomainVerification = 'required' | 'off';
 export type DomainUse = 'SENDER' | 'PAGE';
@@ -30,7 +32,7 @@ export interface SendingDomainDeps {
   store: Store;
   now(): Date;
   newId(): string;
-  /** Seals the DKIM private keys (SECRET_SEALING_KEY); null without it: no domain can be added. */
+  /** Seals the DKIM private keys (SECRET_SEALING_KEY and its previous values); null without it: no domain can be added. */
   keys: Sealer | null;
   dns: TxtLookup;
   /** The form service's view of the landing pages served on a domain (delete checks); absent: none is. */
@@ -151,16 +153,47 @@ export function domainPolicy(deps: {
     async dkimKeyFor(accountId, domain) {
       const own = await sendingDomainsOf(deps.store, accountId).verified(domain);
       if (own && deps.keys) {
+        let opened;
         try {
-          return { selector: own.dkim.selector, privateKey: deps.keys.open(own.dkim.sealedPrivateKey, keyContext(accountId, domain)) };
+          opened = deps.keys.unseal(own.dkim.sealedPrivateKey, keyContext(accountId, domain));
         } catch {
           // A replaced SECRET_SEALING_KEY: the key is lost; never fall back to a key of someone else.
-          deps.logger?.error({ accountId, domain }, 'the DKIM key of a verified sending domain does not open with SECRET_SEALING_KEY; the mail goes unsigned');
+          deps.logger?.error({ accountId, domain }, 'the DKIM key of a verified sending domain opens with neither SECRET_SEALING_KEY nor SECRET_SEALING_KEY_PREVIOUS; the mail goes unsigned');
           return null;
         }
+        // Sealed under a previous key: under the current one from now on (a failure is retried at the next send).
+        if (opened.stale) await resealKey(deps.store, deps.keys, own, opened.value).catch((err) => deps.logger?.error({ err, accountId, domain }, 'the DKIM key could not be re-sealed'));
+        return { selector: own.dkim.selector, privateKey: opened.value };
       }
       if (deps.verification === 'off' && Object.prototype.hasOwnProperty.call(deps.operatorKeys, domain)) return deps.operatorKeys[domain];
       return null;
     },
   };
+}
+
+/** Seals a domain's private key again under the current key, unless it changed since it was read. */
+const resealKey = (store: Store, keys: Sealer, d: SendingDomainDoc, privateKey: string): Promise<boolean> =>
+  sendingDomainsOf(store, d.accountId).replaceSealedKey(d.domain, d.dkim.sealedPrivateKey, keys.seal(privateKey, keyContext(d.accountId, d.domain)));
+
+/**
+ * The operator's `reseal-secrets` (after a SECRET_SEALING_KEY rotation), across all accounts: every
+ * DKIM key sealed under a previous key is sealed again under the current one. `failed` names the
+ * domains (`<accountId>/<domain>`) whose key no configured key opens: they sign nothing until that key
+ * is configured again. Once `resealed` is 0 and `failed` empty, SECRET_SEALING_KEY_PREVIOUS can go.
+ */
+export async function resealDkimKeys(deps: Pick<SendingDomainDeps, 'store' | 'keys'>): Promise<{ domains: number; resealed: number; failed: string[] }> {
+  const all = await sendingDomainCollection(deps.store).find({}, { sort: { accountId: 1, domain: 1 } });
+  let resealed = 0;
+  const failed: string[] = [];
+  for (const d of all) {
+    try {
+      if (!deps.keys) throw new SealedValueError('no SECRET_SEALING_KEY');
+      const opened = deps.keys.unseal(d.dkim.sealedPrivateKey, keyContext(d.accountId, d.domain));
+      if (opened.stale && (await resealKey(deps.store, deps.keys, d, opened.value))) resealed++;
+    } catch (err) {
+      if (!(err instanceof SealedValueError)) throw err;
+      failed.push(`${d.accountId}/${d.domain}`);
+    }
+  }
+  return { domains: all.length, resealed, failed };
 }

@@ -87,6 +87,12 @@ export function sendingDomainsOf(store: Store, accountId: string) {
     /** Records a verification's outcome; null when the domain is gone. */
     recordCheck: (domain: string, set: Pick<SendingDomainDoc, 'status' | 'problems' | 'verifiedAt' | 'checkedAt'>): Promise<SendingDomainDoc | null> =>
       domains.findOneAndUpdate({ accountId, domain }, { $set: set }, { returnDocument: 'after' }),
+    /**
+     * Replaces the sealed private key (re-sealed under the current key), conditional on the value read:
+     * a delete or another re-seal meanwhile wins. Whether this one was written.
+     */
+    replaceSealedKey: async (domain: string, read: string, resealed: string): Promise<boolean> =>
+      (await domains.updateOne({ accountId, domain, 'dkim.sealedPrivateKey': read }, { $set: { 'dkim.sealedPrivateKey': resealed } })).modifiedCount > 0,
     /** False when it did not exist. */
     remove: async (domain: string): Promise<boolean> => (await domains.deleteOne({ accountId, domain })) > 0,
   };

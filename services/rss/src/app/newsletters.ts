@@ -16,7 +16,7 @@
 import { DomainError, failedPrecondition, GrpcStatus, invalid, notFound, TIME_LIMITS } from '@mailer/kit';
 import type { Newsletter, NewsletterRequest, NewsletterSettings } from '../domain/newsletter';
 import { LIMITS, resolveNewsletterRequest } from '../domain/newsletter';
-import { checkIssueTemplates } from '../domain/issues';
+import { checkIssueTemplates, cleanItem, type ItemSnapshot } from '../domain/issues';
 import { asFeedDomainError } from './feed-errors';
 import { nextTickOf, pollNewsletter, type PollDeps, type PollOutcome } from './poll';
 import type { AccountCatalog, FeedSnapshot } from './ports';
@@ -131,7 +131,10 @@ export async function deleteNewsletter(deps: NewsletterDeps, accountId: string, 
   await Promise.all([deps.items.deleteAll(accountId, id), deps.issues.deleteAll(accountId, id)]);
 }
 
-export async function previewFeed(deps: Pick<NewsletterDeps, 'feeds'>, url: string): Promise<FeedSnapshot> {
+/** A feed as the preview shows it: every item, its HTML sanitized. */
+export type FeedPreview = Omit<FeedSnapshot, 'items'> & { items: ItemSnapshot[] };
+
+export async function previewFeed(deps: Pick<NewsletterDeps, 'feeds'>, url: string): Promise<FeedPreview> {
   const trimmed = url.trim();
   let ok = false;
   try {
@@ -144,7 +147,7 @@ export async function previewFeed(deps: Pick<NewsletterDeps, 'feeds'>, url: stri
   try {
     const read = await deps.feeds.read(trimmed, { etag: null, lastModified: null });
     if (read.kind !== 'feed') throw new Error('an unconditional read answered not_modified');
-    return read.feed;
+    return { ...read.feed, items: read.feed.items.map(cleanItem) };
   } catch (err) {
     throw asFeedDomainError(err, 'body.url');
   }

@@ -7,7 +7,7 @@
 // retries. The caller holds the newsletter's lease; the outcome record releases it.
 import { failedPrecondition, type Logger } from '@mailer/kit';
 import type { Store } from '@mailer/store';
-import { decideIssue, initialIssueState, issueSubject, newItems, type Issue } from '../domain/issues';
+import { cleanItem, decideIssue, initialIssueState, issueSubject, newItems, type Issue } from '../domain/issues';
 import type { Newsletter } from '../domain/newsletter';
 import { nextTick, parseSchedule } from '../domain/schedule';
 import type { IssueRepository } from '../store/issues';
@@ -71,7 +71,8 @@ export async function pollNewsletter(deps: PollDeps, newsletter: Newsletter, opt
   const changes: PollChanges = { ...timing, lastError: null };
   if (read.kind === 'feed') {
     const seen = await deps.items.seen(accountId, id);
-    const fresh = newItems(read.feed.items, seen);
+    // Only what is new is sanitized (and kept): an unchanged feed costs its parse, not its HTML again.
+    const fresh = newItems(read.feed.items, seen).map(cleanItem);
     found = fresh.length;
     await deps.items.addPending(accountId, id, fresh, now);
     changes.etag = read.etag;

@@ -1,7 +1,7 @@
 // What the use cases need from outside the service, as interfaces: the feed reader (clients/feeds.ts
 // adapts the feed fetcher of domain/feed.ts), the services that validate ids (clients/peers.ts), and
 // the mail of a released issue (the audience pages of the messaging service).
-import type { Issue, ItemSnapshot } from '../domain/issues';
+import type { Issue, ReadItem } from '../domain/issues';
 import type { Newsletter } from '../domain/newsletter';
 
 /** A feed as read: its details and items, in feed order. */
@@ -9,7 +9,12 @@ export interface FeedSnapshot {
   title: string;
   siteUrl: string | null;
   feedUrl: string | null;
-  items: ItemSnapshot[];
+  /**
+   * Their HTML not sanitized yet: domain/issues.ts cleanItem makes an item fit to keep or show. It
+   * costs several times the parse, so callers clean only what they keep or show (a poll: the new
+   * items), never a whole feed on every poll.
+   */
+  items: ReadItem[];
 }
 
 export type FeedRead = { kind: 'feed'; feed: FeedSnapshot; etag: string | null; lastModified: string | null; url: string } | { kind: 'not_modified' };

@@ -4,11 +4,13 @@
  * an item is its guid, else its link, else a hash of its title and date; an item whose guid changed but
  * whose link was seen before is not new (feeds that regenerate guids must not mail their back catalogue).
  *
- * `summary` and `content` are HTML fragments: third-party HTML, cleaned here by the allowlist sanitizer
- * of feed-html.ts (no script, style, form, iframe, object, event handler or tracking pixel; absolute
- * http(s) URLs only, relative ones resolved against the item's page, as a mail has no base URL). Fields
- * a feed declares as plain text (Atom type="text", JSON Feed content_text) are escaped into HTML first,
- * so both fields are always clean HTML. `title` and `author` are plain text. Links and image URLs are
+ * `summary` and `content` are HTML fragments: third-party HTML, kept here as the feed wrote it
+ * (`untrustedHtml`) and cleaned by `sanitizeItemHtml` (the allowlist sanitizer of feed-html.ts: no
+ * script, style, form, iframe, object, event handler or tracking pixel; absolute http(s) URLs only,
+ * relative ones resolved against the item's page, as a mail has no base URL) for the items that are
+ * kept or shown: sanitizing costs several times the rest of the parse, and a poll keeps only the
+ * items it has not seen before. Fields a feed declares as plain text (Atom type="text", JSON Feed
+ * content_text) are escaped into HTML first. `title` and `author` are plain text. Links and image URLs are
  * absolute http(s) URLs, resolved against the feed's URL; anything else (javascript:, data:,
  * unresolvable) becomes null so no such URL reaches a mail through them. Pure: no I/O, no clock.
  */
@@ -29,13 +31,24 @@ export interface FeedItem {
   title: string | null;
   link: string | null;
   publishedAt: Date | null;
-  /** HTML from a third party, sanitized (feed-html.ts). */
-  summary: string | null;
-  /** HTML from a third party, sanitized (feed-html.ts). */
-  content: string | null;
   author: string | null;
   imageUrl: string | null;
+  /** `summary` and `content` as the feed wrote them: never stored, shown or mailed before sanitizeItemHtml. */
+  untrustedHtml: ItemHtml;
 }
+
+/** An item's HTML fragments, and the URL their relative links resolve against (the item's page, else the feed). */
+export interface ItemHtml {
+  summary: string | null;
+  content: string | null;
+  base: string | null;
+}
+
+/** An item's `summary` and `content` sanitized (feed-html.ts); empty ones are null. */
+export const sanitizeItemHtml = ({ summary, content, base }: ItemHtml): { summary: string | null; content: string | null } => ({
+  summary: sanitizeFeedHtml(summary, base),
+  content: sanitizeFeedHtml(content, base),
+});
 
 export interface Feed {
   title: string | null;
@@ -157,7 +170,7 @@ function fromJson(text: string, baseUrl: string | null): Feed {
 
 // ---- formats -----------------------------------------------------------------------------------
 
-type Draft = Omit<FeedItem, 'key'>;
+type Draft = Omit<FeedItem, 'key' | 'untrustedHtml'> & { summary: string | null; content: string | null };
 
 function fromRss(feed: RssFeed.Feed<string>, baseUrl: string | null): Feed {
   const feedUrl = absolute(selfLink(feed.atom?.links), baseUrl);
@@ -229,12 +242,8 @@ function finish(title: string | undefined | null, siteUrl: string | null, feedUr
   const items = drafts
     // An item with nothing to identify or show is no item (it would collide with every other such one).
     .filter((d) => d.guid !== null || d.link !== null || d.title !== null || d.summary !== null || d.content !== null)
-    .map((d): FeedItem => {
-      // Relative URLs in the HTML are resolved against the item's page (where the HTML was written
-      // for), else the feed.
-      const htmlBase = d.link ?? base;
-      return { key: itemKey(d), ...d, summary: sanitizeFeedHtml(d.summary, htmlBase), content: sanitizeFeedHtml(d.content, htmlBase) };
-    });
+    // Relative URLs in the HTML are resolved against the item's page (where the HTML was written for), else the feed.
+    .map(({ summary, content, ...d }): FeedItem => ({ key: itemKey(d), ...d, untrustedHtml: { summary, content, base: d.link ?? base } }));
   return { title: plain(title ?? undefined), siteUrl, feedUrl, items: newestFirst(items) };
 }
 

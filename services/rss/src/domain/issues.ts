@@ -1,8 +1,8 @@
 // When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
-import { compileTemplate, htmlValue, renderTemplate, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
+import { compileTemplate, htmlValue, renderTemplate, SAMPLE_READER, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
 import { invalid } from '@mailer/kit';
-import { unseenItems, type FeedItem } from './feed';
+import { sanitizeItemHtml, unseenItems, type FeedItem } from './feed';
 import { sanitizeFeedHtml } from './feed-html';
 import type { Newsletter, ReleasePolicy } from './newsletter';
 
@@ -18,6 +18,15 @@ export interface ItemSnapshot {
   content: string;
   author: string;
   imageUrl: string;
+}
+
+/** An item as a read of the feed gives it: its HTML still the feed's own (FeedItem.untrustedHtml). */
+export type ReadItem = Omit<ItemSnapshot, 'summary' | 'content'> & Pick<FeedItem, 'untrustedHtml'>;
+
+/** The item as it is kept, shown and mailed: its HTML sanitized. */
+export function cleanItem({ untrustedHtml, ...item }: ReadItem): ItemSnapshot {
+  const { summary, content } = sanitizeItemHtml(untrustedHtml);
+  return { ...item, summary: summary ?? '', content: content ?? '' };
 }
 
 /** An item found by a poll and not yet in an issue. */
@@ -118,8 +127,8 @@ export function initialIssueState(policy: ReleasePolicy, reviewAutoReleaseMinute
 
 /**
  * An item's HTML field for templates: trusted HTML (printed as markup in the html part, as text in the
- * subject). Sanitized when the feed was read; sanitized again here (the result is the same for clean
- * HTML) because items stored before the sanitizer existed may still wait in a queue or an issue.
+ * subject). Sanitized when the item was found (cleanItem); sanitized again here (the result is the same
+ * for clean HTML) because items stored before the sanitizer existed may still wait in a queue or an issue.
  */
 const itemHtml = (markup: string, base: string): HtmlValue | '' => {
   const clean = markup ? sanitizeFeedHtml(markup, base || null) : null;
@@ -155,7 +164,7 @@ export const issueSendKey = (issueId: string) => `rss-issue:${issueId}`;
 type TemplateSettings = Pick<Newsletter, 'name' | 'subjectPattern' | 'htmlContent' | 'cssContent' | 'feedTitle' | 'siteUrl'>;
 
 /** Renders the newsletter's templates with the platform's engine, as the messaging service will. */
-function renderIssue(newsletter: TemplateSettings, items: readonly ItemSnapshot[], subscriber: Record<string, unknown>, links: Record<string, string> | null) {
+function renderIssue(newsletter: TemplateSettings, items: readonly ItemSnapshot[], subscriber: Record<string, unknown>, links: Record<string, unknown> | null) {
   const compiled = compileTemplate({ subject: newsletter.subjectPattern, html: newsletter.htmlContent, css: newsletter.cssContent });
   const { values, trustedHtml } = takeHtmlValues(issueValues(newsletter, items));
   return renderTemplate(compiled, { substitutionData: values, subscriber, links, trustedHtml });
@@ -188,8 +197,6 @@ const SAMPLE_ITEM: ItemSnapshot = {
   author: 'An author',
   imageUrl: 'https://feed.example/sample.png',
 };
-const SAMPLE_SUBSCRIBER = { email: 'reader@example.com', firstName: 'Reader', fields: {} };
-const SAMPLE_LINKS = { unsubscribe: 'https://mail.example/u/sample', preferences: 'https://mail.example/u/sample' };
 const MEMBER_OF_PART: Record<string, string> = { subject: 'subjectPattern', html: 'htmlContent', text: 'htmlContent', css: 'cssContent' };
 
 /**
@@ -201,7 +208,7 @@ const MEMBER_OF_PART: Record<string, string> = { subject: 'subjectPattern', html
 export async function checkIssueTemplates(newsletter: TemplateSettings & Pick<Newsletter, 'maxItemsPerIssue'>): Promise<void> {
   const items = Array.from({ length: newsletter.maxItemsPerIssue }, (_, i) => ({ ...SAMPLE_ITEM, key: `sample-${i}` }));
   try {
-    await renderIssue(newsletter, items, SAMPLE_SUBSCRIBER, SAMPLE_LINKS);
+    await renderIssue(newsletter, items, SAMPLE_READER.subscriber, SAMPLE_READER.links);
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
     const details = err.details.map((d) => ({ path: `body.${MEMBER_OF_PART[d.path] ?? d.path}`, problem: d.problem }));

@@ -31,6 +31,18 @@ export interface DescribeResponse {
   protoPackage: string;
 }
 
+export interface ResealSecretsRequest {
+}
+
+export interface ResealSecretsResponse {
+  /** sending domains read */
+  domains: number;
+  /** of which re-sealed now */
+  resealed: number;
+  /** "<accountId>/<domain>" whose key no configured key opens */
+  failed: string[];
+}
+
 function createBaseDescribeRequest(): DescribeRequest {
   return {};
 }
@@ -172,9 +184,162 @@ export const DescribeResponse: MessageFns<DescribeResponse> = {
   },
 };
 
+function createBaseResealSecretsRequest(): ResealSecretsRequest {
+  return {};
+}
+
+export const ResealSecretsRequest: MessageFns<ResealSecretsRequest> = {
+  encode(_: ResealSecretsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealSecretsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealSecretsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ResealSecretsRequest {
+    return {};
+  },
+
+  toJSON(_: ResealSecretsRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResealSecretsRequest>): ResealSecretsRequest {
+    return ResealSecretsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ResealSecretsRequest>): ResealSecretsRequest {
+    const message = createBaseResealSecretsRequest();
+    return message;
+  },
+};
+
+function createBaseResealSecretsResponse(): ResealSecretsResponse {
+  return { domains: 0, resealed: 0, failed: [] };
+}
+
+export const ResealSecretsResponse: MessageFns<ResealSecretsResponse> = {
+  encode(message: ResealSecretsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.domains !== 0) {
+      writer.uint32(8).int32(message.domains);
+    }
+    if (message.resealed !== 0) {
+      writer.uint32(16).int32(message.resealed);
+    }
+    for (const v of message.failed) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResealSecretsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResealSecretsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.domains = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.resealed = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.failed.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResealSecretsResponse {
+    return {
+      domains: isSet(object.domains) ? globalThis.Number(object.domains) : 0,
+      resealed: isSet(object.resealed) ? globalThis.Number(object.resealed) : 0,
+      failed: globalThis.Array.isArray(object?.failed) ? object.failed.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: ResealSecretsResponse): unknown {
+    const obj: any = {};
+    if (message.domains !== 0) {
+      obj.domains = Math.round(message.domains);
+    }
+    if (message.resealed !== 0) {
+      obj.resealed = Math.round(message.resealed);
+    }
+    if (message.failed?.length) {
+      obj.failed = message.failed;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResealSecretsResponse>): ResealSecretsResponse {
+    return ResealSecretsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResealSecretsResponse>): ResealSecretsResponse {
+    const message = createBaseResealSecretsResponse();
+    message.domains = object.domains ?? 0;
+    message.resealed = object.resealed ?? 0;
+    message.failed = object.failed?.map((e) => e) || [];
+    return message;
+  },
+};
+
 /**
- * The messaging service. Its operations arrive in later issues; today it serves health and metrics only,
- * so the process, its probes and its deployment are real from the start.
+ * The messaging service as a whole (the account-scoped operations are in the other files of this
+ * package).
  */
 export type MessagingServiceService = typeof MessagingServiceService;
 export const MessagingServiceService = {
@@ -188,11 +353,32 @@ export const MessagingServiceService = {
     responseSerialize: (value: DescribeResponse): Buffer => Buffer.from(DescribeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DescribeResponse => DescribeResponse.decode(value),
   },
+  /**
+   * Operator only (the gateway's admin listener, `reseal-secrets`): re-seals every sending domain's
+   * DKIM private key under the current SECRET_SEALING_KEY (those sealed under a key now in
+   * SECRET_SEALING_KEY_PREVIOUS). Across all accounts.
+   */
+  resealSecrets: {
+    path: "/mailer.messaging.v1.MessagingService/ResealSecrets" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResealSecretsRequest): Buffer => Buffer.from(ResealSecretsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResealSecretsRequest => ResealSecretsRequest.decode(value),
+    responseSerialize: (value: ResealSecretsResponse): Buffer =>
+      Buffer.from(ResealSecretsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResealSecretsResponse => ResealSecretsResponse.decode(value),
+  },
 } as const;
 
 export interface MessagingServiceServer extends UntypedServiceImplementation {
   /** Describe answers the service's name and proto package: a cheap call that proves the gRPC path. */
   describe: handleUnaryCall<DescribeRequest, DescribeResponse>;
+  /**
+   * Operator only (the gateway's admin listener, `reseal-secrets`): re-seals every sending domain's
+   * DKIM private key under the current SECRET_SEALING_KEY (those sealed under a key now in
+   * SECRET_SEALING_KEY_PREVIOUS). Across all accounts.
+   */
+  resealSecrets: handleUnaryCall<ResealSecretsRequest, ResealSecretsResponse>;
 }
 
 export interface MessagingServiceClient extends Client {
@@ -211,6 +397,26 @@ export interface MessagingServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DescribeResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Operator only (the gateway's admin listener, `reseal-secrets`): re-seals every sending domain's
+   * DKIM private key under the current SECRET_SEALING_KEY (those sealed under a key now in
+   * SECRET_SEALING_KEY_PREVIOUS). Across all accounts.
+   */
+  resealSecrets(
+    request: ResealSecretsRequest,
+    callback: (error: ServiceError | null, response: ResealSecretsResponse) => void,
+  ): ClientUnaryCall;
+  resealSecrets(
+    request: ResealSecretsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResealSecretsResponse) => void,
+  ): ClientUnaryCall;
+  resealSecrets(
+    request: ResealSecretsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResealSecretsResponse) => void,
   ): ClientUnaryCall;
 }
 
