@@ -94,6 +94,23 @@ test('a count SQLite evaluates on the stored documents (no index answers it) is 
   expect(turns).toBeGreaterThan(3);
 });
 
+test('a count or scan whose SQL condition matches few rows is sliced too (SQLite never walks the account in one step)', async () => {
+  // more rows than SQLite walks within one slice
+  const many = store.collection<Contact>('many', schema);
+  for (let i = 0; i < 250_000; i += 25_000) await many.insertMany(Array.from({ length: 25_000 }, (_, k) => ({ ...contact(i + k), _id: `m${i + k}`, accountId: 'acc' })));
+  const counted = await during(() => many.countDocuments({ accountId: 'acc', email: 'reader123456@example.com' }));
+  expect(counted.result).toBe(1);
+  expect(counted.pointReadFirst).toBe(true);
+  const scanned = await during(async () => {
+    const ids: string[] = [];
+    for await (const batch of many.scan({ $or: [{ email: 'reader12345@example.com' }, { email: 'reader234567@example.com' }] })) ids.push(...batch.map((d) => d._id));
+    return ids.sort();
+  });
+  expect(scanned.result).toEqual(['m12345', 'm234567']);
+  await many.deleteMany({});
+  expect(scanned.pointReadFirst).toBe(true);
+});
+
 test('an unbounded find is sliced and returns every match in order', async () => {
   const c = store.collection<Contact>('contacts', schema);
   const { result, turns, pointReadFirst } = await during(() => c.find(jsFilter, { sort: { n: 1, _id: 1 }, projection: { n: 1 } }));
@@ -156,6 +173,18 @@ test('scan: bounded batches, every match once in order, a write committed during
   expect(seen.slice(0, expected.length)).toEqual(expected);
   expect(batches).toBeGreaterThanOrEqual(Math.ceil(expected.length / 100));
   await c.deleteOne({ _id: 'zz-new' });
+});
+
+test('a scan whose batches fill fast still gives the event loop turns (a yield to the consumer is none)', async () => {
+  const c = store.collection<Contact>('contacts', schema);
+  const { result, turns, pointReadFirst } = await during(async () => {
+    let n = 0;
+    for await (const batch of c.scan({ accountId: 'acc' }, { batchSize: 50 })) n += batch.length;
+    return n;
+  });
+  expect(result).toBe(mine.length);
+  expect(pointReadFirst).toBe(true);
+  expect(turns).toBeGreaterThan(3);
 });
 
 test('a scan left early gives its connection back: more scans than connections, each left after one batch', async () => {

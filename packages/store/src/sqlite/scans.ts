@@ -89,11 +89,13 @@ export class ScanPool {
         const item = map(next.value);
         if (item !== undefined) batch.push(item);
         if (batch.length >= size) {
+          // a yield is no turn of the event loop (the consumer resumes us in a microtask), and the
+          // consumer's work between batches counts in the slice
           yield batch;
           batch = [];
           if (this.closing) throw closed();
-          sliceEnd = performance.now() + SLICE_MS;
-        } else if (++n % CHECK_EVERY === 0 && performance.now() > sliceEnd) {
+        }
+        if (++n % CHECK_EVERY === 0 && performance.now() > sliceEnd) {
           await nextTurn();
           if (this.closing) throw closed();
           sliceEnd = performance.now() + SLICE_MS;

@@ -56,13 +56,16 @@ const single = <R>(read: (row: Record<string, unknown>) => R) => (): Collector<R
   return { onRow: (row) => ((value = read(row)), false), result: () => value };
 };
 
+/** Counts the rows a marked read (Table.markedRead) says match. */
 const counter = (): Collector<number> => {
   let n = 0;
-  return { onRow: () => void n++, result: () => n };
+  return { onRow: (row) => void (row.m === 1 && n++), result: () => n };
 };
 
 interface Plan {
   where: string;
+  /** The conditions of `where` alone (no WHERE), '1' when none. */
+  cond: string;
   params: (string | number)[];
   exact: boolean;
   order?: string;
@@ -134,7 +137,32 @@ export class Table {
     // array elements compared to values: read the rows a multikey side table names
     const elements = this.multikey.restriction(filter, params.values);
     if (elements) where.push(elements);
-    return { where: where.length ? ` WHERE ${where.join(' AND ')}` : '', params: params.values, exact: cond.exact, order: orderBy(this.translator, sort) };
+    return { where: where.length ? ` WHERE ${where.join(' AND ')}` : '', cond: where.length ? where.join(' AND ') : '1', params: params.values, exact: cond.exact, order: orderBy(this.translator, sort) };
+  }
+
+  /**
+   * A sliced read that returns every row of the filter's pinned top-level fields (the account: an
+   * index range), each with `m`, whether it meets the whole SQL condition. Filtering in SQL would let
+   * one step of the statement walk any number of rows that do not match (a rare match over a million
+   * contacts) inside one synchronous call; this way each row comes back to be counted in the slice.
+   */
+  private markedRead(filter: Filter, sort: ReadOptions['sort'], columns: string): { sql: string; params: (string | number)[]; exact: boolean } {
+    const full = this.plan(filter, sort);
+    // the longest run of an index's leading fields that the filter fixes to one scalar each
+    const fixed = (k: string) => ['string', 'number', 'boolean'].includes(typeof filter[k]);
+    let prefix: string[] = [];
+    for (const index of this.indexes) {
+      if (index.where) continue;
+      const stop = index.fields.findIndex((f) => !fixed(f));
+      const run = stop === -1 ? index.fields : index.fields.slice(0, stop);
+      if (run.length > prefix.length) prefix = run;
+    }
+    const range = this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
+    return {
+      sql: `SELECT ${columns}, (${full.cond}) AS m FROM ${this.sqlName}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
+      params: [...full.params, ...range.params],
+      exact: full.exact,
+    };
   }
 
   /**
@@ -198,13 +226,14 @@ export class Table {
   /** A scan's SQL and the decoding of its rows (undefined: a row the filter does not match). */
   scanQuery(filter: Filter, sort: ReadOptions['sort']): { sql: string; params: (string | number)[]; test: (row: Record<string, unknown>) => Doc | undefined } {
     if (sort && Object.keys(sort).length > 0 && !orderBy(this.translator, sort)) throw new Error(`${this.name}: a scan sorts by typed scalar paths only`);
-    const plan = this.plan(filter, sort);
-    const predicate = plan.exact ? undefined : compileFilter(filter);
+    const read = this.markedRead(filter, sort, 'doc');
+    const predicate = read.exact ? undefined : compileFilter(filter);
     return {
-      sql: `SELECT doc FROM ${this.sqlName}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`,
-      params: plan.params,
+      sql: read.sql,
+      params: read.params,
       test: (row) => {
         this.rowsRead++;
+        if (row.m !== 1) return undefined;
         const doc = decodeDocument(row.doc as string);
         return !predicate || predicate(doc) ? doc : undefined;
       },
@@ -228,19 +257,21 @@ export class Table {
     if (plan.exact) {
       const native = this.indexOnly(db, `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, plan.params);
       if (native) return { native, sql: `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, params: plan.params, collector: single((row) => row.n as number) };
-      return { native, sql: `SELECT 1 FROM ${this.sqlName}${plan.where}`, params: plan.params, collector: counter };
+      const read = this.markedRead(filter, undefined, 'rid');
+      return { native, sql: read.sql, params: read.params, collector: counter };
     }
+    const read = this.markedRead(filter, undefined, 'doc');
     return {
       native: false,
-      sql: `SELECT doc FROM ${this.sqlName}${plan.where}`,
-      params: plan.params,
+      sql: read.sql,
+      params: read.params,
       collector: () => {
         const predicate = compileFilter(filter);
         let n = 0;
         return {
           onRow: (row) => {
             this.rowsRead++;
-            if (predicate(decodeDocument(row.doc as string))) n++;
+            if (row.m === 1 && predicate(decodeDocument(row.doc as string))) n++;
           },
           result: () => n,
         };
