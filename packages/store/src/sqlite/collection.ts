@@ -60,8 +60,8 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
     checkPathKeys(options.projection);
     const db = this.store.reader(this.table);
     if (!db) return [];
-    const query = this.table.findQuery(cast, { sort: options.sort, skip: options.skip, limit });
-    const docs = namesIds(cast) ? runNow(db, query) : await this.store.scans.run(query);
+    const read = { sort: options.sort, skip: options.skip, limit };
+    const docs = namesIds(cast) ? runNow(db, this.table.findQuery(cast, read)) : await this.store.scans.run(this.table.findQuery(cast, read, true));
     return project(docs, options.projection) as unknown as T[];
   }
 

@@ -141,12 +141,13 @@ export class Table {
   }
 
   /**
-   * A sliced read that returns every row of the filter's pinned top-level fields (the account: an
-   * index range), each with `m`, whether it meets the whole SQL condition. Filtering in SQL would let
+   * A sliced read that returns every row of the longest index prefix the filter fixes (the account:
+   * an index range), each with `m`, whether it meets the whole SQL condition, or its `doc` only when it
+   * does (null otherwise). Filtering in SQL would let
    * one step of the statement walk any number of rows that do not match (a rare match over a million
    * contacts) inside one synchronous call; this way each row comes back to be counted in the slice.
    */
-  private markedRead(filter: Filter, sort: ReadOptions['sort'], columns: string): { sql: string; params: (string | number)[]; exact: boolean } {
+  private markedRead(filter: Filter, sort: ReadOptions['sort'], what: 'doc' | 'm'): { sql: string; params: (string | number)[]; exact: boolean } {
     const full = this.plan(filter, sort);
     // the longest run of an index's leading fields that the filter fixes to one scalar each
     const fixed = (k: string) => ['string', 'number', 'boolean'].includes(typeof filter[k]);
@@ -159,7 +160,7 @@ export class Table {
     }
     const range = this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
     return {
-      sql: `SELECT ${columns}, (${full.cond}) AS m FROM ${this.sqlName}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
+      sql: `SELECT ${what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN doc END AS doc`} FROM ${this.sqlName}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
       params: [...full.params, ...range.params],
       exact: full.exact,
     };
@@ -169,14 +170,17 @@ export class Table {
    * A find, planned: its SQL and what JavaScript does with the rows (`collect`). Run it at once with
    * `find` (writes, bounded reads) or in slices on a scan connection (collection.ts).
    */
-  findQuery(filter: Filter, options: ReadOptions = {}): RowQuery<Doc[]> {
+  findQuery(filter: Filter, options: ReadOptions = {}, sliced = false): RowQuery<Doc[]> {
     const skip = Math.max(0, options.skip ?? 0);
     const limit = options.limit;
     if (limit !== undefined && limit <= 0) return { sql: 'SELECT NULL AS doc WHERE 0', params: [], collector: () => ({ onRow: () => false, result: () => [] }) };
     const sorted = options.sort !== undefined && Object.keys(options.sort).length > 0;
     const plan = this.plan(filter, options.sort);
-    let sql = `SELECT doc FROM ${this.sqlName}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
-    if (plan.exact && (plan.order || !sorted)) {
+    // sliced: every row of the index prefix comes back (matches with their doc), see markedRead
+    const marked = sliced ? this.markedRead(filter, options.sort, 'doc') : undefined;
+    let sql = marked?.sql ?? `SELECT doc FROM ${this.sqlName}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
+    const params = marked?.params ?? plan.params;
+    if (!sliced && plan.exact && (plan.order || !sorted)) {
       if (limit !== undefined || skip > 0) sql += ` LIMIT ${limit ?? -1} OFFSET ${skip}`;
       return {
         sql,
@@ -196,7 +200,7 @@ export class Table {
     const jsSort = sorted && !plan.order;
     return {
       sql,
-      params: plan.params,
+      params,
       collector: () => {
         const predicate = plan.exact ? () => true : compileFilter(filter);
         let out: Doc[] = [];
@@ -207,6 +211,7 @@ export class Table {
         return {
           onRow: (row) => {
             this.rowsRead++;
+            if (row.doc === null) return;
             const doc = decodeDocument(row.doc as string);
             if (!predicate(doc)) return;
             if (jsSort) {
@@ -233,7 +238,7 @@ export class Table {
       params: read.params,
       test: (row) => {
         this.rowsRead++;
-        if (row.m !== 1) return undefined;
+        if (row.doc === null) return undefined;
         const doc = decodeDocument(row.doc as string);
         return !predicate || predicate(doc) ? doc : undefined;
       },
@@ -257,7 +262,7 @@ export class Table {
     if (plan.exact) {
       const native = this.indexOnly(db, `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, plan.params);
       if (native) return { native, sql: `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, params: plan.params, collector: single((row) => row.n as number) };
-      const read = this.markedRead(filter, undefined, 'rid');
+      const read = this.markedRead(filter, undefined, 'm');
       return { native, sql: read.sql, params: read.params, collector: counter };
     }
     const read = this.markedRead(filter, undefined, 'doc');
@@ -271,7 +276,7 @@ export class Table {
         return {
           onRow: (row) => {
             this.rowsRead++;
-            if (row.m === 1 && predicate(decodeDocument(row.doc as string))) n++;
+            if (row.doc !== null && predicate(decodeDocument(row.doc as string))) n++;
           },
           result: () => n,
         };
