@@ -56,7 +56,7 @@ const single = <R>(read: (row: Record<string, unknown>) => R) => (): Collector<R
   return { onRow: (row) => ((value = read(row)), false), result: () => value };
 };
 
-/** Counts the rows a marked read (Table.markedRead) says match. */
+/** Counts the rows a marked read (Table.slicedRead) says match. */
 const counter = (): Collector<number> => {
   let n = 0;
   return { onRow: (row) => void (row.m === 1 && n++), result: () => n };
@@ -141,29 +141,38 @@ export class Table {
   }
 
   /**
-   * A sliced read that returns every row of the longest index prefix the filter fixes (the account:
+   * A sliced read of the filter: every row of the longest index prefix the filter fixes (the account:
    * an index range), each with `m`, whether it meets the whole SQL condition, or its `doc` only when it
-   * does (null otherwise). Filtering in SQL would let
-   * one step of the statement walk any number of rows that do not match (a rare match over a million
-   * contacts) inside one synchronous call; this way each row comes back to be counted in the slice.
+   * does (null otherwise). Filtering in SQL would let one step of the statement walk any number of
+   * rows that do not match (a rare match over a million contacts) inside one synchronous call; this
+   * way each row comes back, to be counted in the slice. When an index (or an array's side table)
+   * serves every condition, SQLite reads only matching rows: then the read is the plain one.
    */
-  private markedRead(filter: Filter, sort: ReadOptions['sort'], what: 'doc' | 'm'): { sql: string; params: (string | number)[]; exact: boolean } {
+  private slicedRead(filter: Filter, sort: ReadOptions['sort'], what: 'doc' | 'm'): { sql: string; params: (string | number)[]; exact: boolean; served: boolean } {
     const full = this.plan(filter, sort);
-    // the longest run of an index's leading fields that the filter fixes to one scalar each
+    const prefix = this.fixedPrefix(filter);
+    const served = Object.keys(filter).every((k) => prefix.includes(k)) || this.multikey.restriction(filter, []) !== undefined;
+    const range = served ? full : this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
+    const column = served ? (what === 'm' ? '1 AS m' : 'doc') : what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN doc END AS doc`;
+    return {
+      sql: `SELECT ${column} FROM ${this.sqlName}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
+      params: served ? full.params : [...full.params, ...range.params],
+      exact: full.exact,
+      served,
+    };
+  }
+
+  /** The longest run of an index's leading fields that the filter fixes to one scalar each. */
+  private fixedPrefix(filter: Filter): string[] {
     const fixed = (k: string) => ['string', 'number', 'boolean'].includes(typeof filter[k]);
     let prefix: string[] = [];
     for (const index of this.indexes) {
-      if (index.where) continue;
+      if (index.where && !index.implied?.(filter)) continue;
       const stop = index.fields.findIndex((f) => !fixed(f));
       const run = stop === -1 ? index.fields : index.fields.slice(0, stop);
       if (run.length > prefix.length) prefix = run;
     }
-    const range = this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
-    return {
-      sql: `SELECT ${what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN doc END AS doc`} FROM ${this.sqlName}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
-      params: [...full.params, ...range.params],
-      exact: full.exact,
-    };
+    return prefix;
   }
 
   /**
@@ -176,11 +185,12 @@ export class Table {
     if (limit !== undefined && limit <= 0) return { sql: 'SELECT NULL AS doc WHERE 0', params: [], collector: () => ({ onRow: () => false, result: () => [] }) };
     const sorted = options.sort !== undefined && Object.keys(options.sort).length > 0;
     const plan = this.plan(filter, options.sort);
-    // sliced: every row of the index prefix comes back (matches with their doc), see markedRead
-    const marked = sliced ? this.markedRead(filter, options.sort, 'doc') : undefined;
+    // sliced: every row of the index prefix comes back (matches with their doc), see slicedRead
+    const sparse = sliced ? this.slicedRead(filter, options.sort, 'doc') : undefined;
+    const marked = sparse?.served ? undefined : sparse;
     let sql = marked?.sql ?? `SELECT doc FROM ${this.sqlName}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
     const params = marked?.params ?? plan.params;
-    if (!sliced && plan.exact && (plan.order || !sorted)) {
+    if (!marked && plan.exact && (plan.order || !sorted)) {
       if (limit !== undefined || skip > 0) sql += ` LIMIT ${limit ?? -1} OFFSET ${skip}`;
       return {
         sql,
@@ -231,7 +241,7 @@ export class Table {
   /** A scan's SQL and the decoding of its rows (undefined: a row the filter does not match). */
   scanQuery(filter: Filter, sort: ReadOptions['sort']): { sql: string; params: (string | number)[]; test: (row: Record<string, unknown>) => Doc | undefined } {
     if (sort && Object.keys(sort).length > 0 && !orderBy(this.translator, sort)) throw new Error(`${this.name}: a scan sorts by typed scalar paths only`);
-    const read = this.markedRead(filter, sort, 'doc');
+    const read = this.slicedRead(filter, sort, 'doc');
     const predicate = read.exact ? undefined : compileFilter(filter);
     return {
       sql: read.sql,
@@ -262,10 +272,10 @@ export class Table {
     if (plan.exact) {
       const native = this.indexOnly(db, `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, plan.params);
       if (native) return { native, sql: `SELECT count(*) AS n FROM ${this.sqlName}${plan.where}`, params: plan.params, collector: single((row) => row.n as number) };
-      const read = this.markedRead(filter, undefined, 'm');
+      const read = this.slicedRead(filter, undefined, 'm');
       return { native, sql: read.sql, params: read.params, collector: counter };
     }
-    const read = this.markedRead(filter, undefined, 'doc');
+    const read = this.slicedRead(filter, undefined, 'doc');
     return {
       native: false,
       sql: read.sql,
