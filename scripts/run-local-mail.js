@@ -1,4 +1,4 @@
-// The email half of `npm run up` (scripts/run-local.js): the settings of API.md section 4 for the
+// The email half of `npm run up` (scripts/run-local.js): the settings (docs/configuration.md) for the
 // processes that read them, and the local mail catcher (maildev) that stands in for a relay when
 // SMTP_URL is unset. Kept apart from the runner's process supervision so each stays readable.
 'use strict';
@@ -50,7 +50,7 @@ function shownSmtpUrl(url) {
 function mailSettings(env, ports, { gatewayPort, trackingSecret, secretSealingKey }) {
   const pick = (defaults) => Object.fromEntries(Object.entries(defaults).map(([k, v]) => [k, env[k] ?? v]));
   const publicBaseUrl = env.PUBLIC_BASE_URL || `http://127.0.0.1:${gatewayPort}`;
-  // TRACKING_SECRET also signs the form service's confirmation tokens (API.md section 4).
+  // TRACKING_SECRET also signs the form service's confirmation tokens (docs/configuration.md).
   const secret = env.TRACKING_SECRET || trackingSecret;
   const outbound = pick(OUTBOUND_DEFAULTS);
   return {

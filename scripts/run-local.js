@@ -39,7 +39,7 @@ const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'
 // segment service holds every contact with its orders in memory (~5 GB at 1,000,000 contacts): no
 // cap, but a larger young generation, which loads its data ~20% faster at start (bench/segments.js).
 const NODE_OPTIONS = {
-  gateway: { NODE_OPTIONS: '--max-old-space-size=128' },
+  gateway: { NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=16' },
   subscriber: { NODE_OPTIONS: '--max-old-space-size=768' },
   segment: { NODE_OPTIONS: '--max-semi-space-size=32' },
 };
@@ -319,7 +319,7 @@ async function main() {
   const maildev = catcher && supervise('maildev', process.execPath, catcher.args, {}, catcher.isReady);
   await Promise.race([nats, waitForPort(ports.nats)]);
   if (maildev) await Promise.race([maildev, Promise.all([waitForPort(ports.mail.MAIL_SMTP_PORT), waitForPort(ports.mail.MAIL_UI_PORT)])]);
-  // API.md section 4: each setting to the process that reads it.
+  // the settings (docs/configuration.md): each setting to the process that reads it.
   const mail = mailSettings(env, ports.mail, { gatewayPort: ports.gateway, trackingSecret, secretSealingKey });
 
   // Every process gets every service's address: the gateway dials them all, and services dial

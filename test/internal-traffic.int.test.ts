@@ -1,4 +1,4 @@
-// Internal traffic is authenticated (README "Internal traffic"): on NATS every process is a user of its
+// Internal traffic is authenticated (docs/architecture.md "Internal traffic"): on NATS every process is a user of its
 // own that may publish, consume and read only what its src/nats-access.ts declares; gRPC calls carry a
 // signed service token that every server checks against GRPC_CALLS. Real nats-server, real processes.
 import { execFileSync } from 'node:child_process';

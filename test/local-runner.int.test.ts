@@ -89,7 +89,7 @@ it('brings the system up with maildev, prints a working key and the mail UI, kee
     });
   expect([...((fs.statSync(dataDir).mode & 0o077) !== 0 ? [dataDir] : []), ...wider(dataDir)]).toEqual([]);
 
-  // A relay given (with credentials) and other settings of API.md section 4: no maildev; each
+  // A relay given (with credentials) and other settings (docs/configuration.md): no maildev; each
   // setting reaches its reader as given; the password is never printed.
   const relay = `smtp://mailer:s3cret-pass@127.0.0.1:${await freePort()}`;
   const given = { SMTP_URL: relay, PUBLIC_BASE_URL: 'https://mail.example.org', BOUNCE_DOMAIN: 'bounce.example.org', MAIL_DELIVERY_CONFIRMATION: 'dsn', TRACKING_SECRET: 'x'.repeat(40), RSS_POLL_INTERVAL_SECONDS: '60', OUTBOUND_ALLOW_HTTP: 'false', OUTBOUND_ALLOWED_CIDRS: '', MAIL_DOMAIN_VERIFICATION: 'required', DNS_SERVERS: '127.0.0.1:5353' };

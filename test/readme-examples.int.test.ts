@@ -14,7 +14,8 @@ import { BashSession, jsonValues, type ExampleRun } from './support/bash-session
 import { examplesOf, type MarkdownExample } from './support/markdown-examples';
 
 /** Where the examples are, in the order a reader reads them. */
-const FILES = ['README.md'];
+// In the order a reader meets them: the README's setup, the operator CLI, then the integrators' tour.
+const FILES = ['README.md', 'docs/operations.md', 'docs/integrators.md'];
 
 let system: LocalSystem;
 let shell: BashSession;
@@ -225,6 +226,45 @@ const OUTCOMES: Record<string, (run: ExampleRun, example: MarkdownExample) => Pr
     });
     await eventually(async () => expect((await mailbox()).filter((m) => m.endsWith('My blog: Second post'))).toEqual(['ann@example.org: My blog: Second post', 'reader@example.org: My blog: Second post']));
   },
+
+  async broadcast(run) {
+    // The until loops read the broadcast as often as they need: each run of reads is one call here.
+    const distinct = calls(run).filter((c, i, all) => c !== all[i - 1]);
+    expect(distinct).toEqual([
+      'POST /email-templates 201',
+      'POST /subscribers 201',
+      'POST /broadcasts 201',
+      'POST /broadcasts/{id}/test 202',
+      'POST /broadcasts/{id}/schedule 200',
+      'GET /broadcasts/{id} 200',
+      'GET /broadcasts/{id}/recipients?status=EXCLUDED 200',
+      'POST /broadcasts/{id}/resend-to-non-openers 201',
+      'POST /broadcasts/{id}/schedule 200',
+      'GET /broadcasts/{id} 200',
+    ]);
+    const [testMessages, during, after, excluded] = jsonValues(run.stdout);
+    expect(testMessages).toHaveLength(1);
+    const { totalItems: readers } = await get('/subscribers?pageSize=1');
+    for (const r of [during, after]) {
+      const excludedSum = Object.values(r.excluded as Record<string, number>).reduce((x, y) => x + y, 0);
+      expect(r.audience).toBe(r.recipients + excludedSum);
+      expect(r.recipients).toBe(r.pending + r.sent + r.delivered + r.deferred + r.failed + r.bounced + r.suppressed);
+    }
+    // "audience 6, NOT_ACTIVE 4, recipients 2, delivered 2": every subscriber of the account, Ann and Rita mailed
+    expect(after).toMatchObject({ audience: readers, excluded: { NOT_ACTIVE: readers - 2 }, recipients: 2, pending: 0, sent: 0, delivered: 2 });
+    expect(readers).toBe(6);
+    expect(excluded).toContain('bob@example.org NOT_ACTIVE');
+    expect(excluded).toHaveLength(readers - 2);
+    expect(run.stdout.split('\n').filter((l) => /^[A-Z]+$/.test(l))).toEqual(['SENDING', 'SENDING']);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('2');
+    await eventually(async () => expect((await mailbox()).filter((m) => /: (\[Test\] )?(Spring for|In case you missed it)/.test(m))).toEqual([
+      'ann@example.org: In case you missed it, Ann',
+      'ann@example.org: Spring for Ann',
+      'editor@example.org: [Test] Spring for you',
+      'reader@example.org: In case you missed it, Rita',
+      'reader@example.org: Spring for Rita',
+    ]));
+  },
 };
 
 it('the examples, pasted in order into one shell beside a fresh system, do what their comments say', async () => {
@@ -248,9 +288,14 @@ it('the examples, pasted in order into one shell beside a fresh system, do what 
   expect(await mailbox()).toEqual([
     `ann@example.com: ${confirm('Newsletter')}`,
     'ann@example.org: Hello Ann',
+    'ann@example.org: In case you missed it, Ann',
     'ann@example.org: My blog: Second post',
+    'ann@example.org: Spring for Ann',
     `bea@example.com: ${confirm('Newsletter')}`,
+    'editor@example.org: [Test] Spring for you',
     `new@example.org: ${confirm()}`,
+    'reader@example.org: In case you missed it, Rita',
     'reader@example.org: My blog: Second post',
+    'reader@example.org: Spring for Rita',
   ]);
 }, 150_000);

@@ -2,7 +2,7 @@
 // temporary data directory: services reach each other (not only the gateway), the printed operator
 // command works, a second runner on the same data is refused, every listener is on loopback, a
 // killed service is restarted, SIGTERM stops every child. Without SMTP_URL it runs maildev on the
-// ports given (a busy one moves to the next free one) and passes API.md section 4 to its readers.
+// ports given (a busy one moves to the next free one) and passes the settings (docs/configuration.md) to its readers.
 import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -256,7 +256,7 @@ it('without SMTP_URL: maildev on the given ports (a busy one moves to the next f
   expect(envOf('messaging').SMTP_URL).toBe(`smtp://127.0.0.1:${smtpPort}`);
 }, 60_000);
 
-it('every setting of API.md section 4 reaches the process that reads it (runner defaults, moved ports, the generated tracking secret)', () => {
+it('every setting of the settings (docs/configuration.md) reaches the process that reads it (runner defaults, moved ports, the generated tracking secret)', () => {
   const { trackingSecret, secretSealingKey } = JSON.parse(fs.readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
   expect(Buffer.from(secretSealingKey, 'base64')).toHaveLength(32);
   expect(envOf('messaging')).toMatchObject({

@@ -39,7 +39,7 @@ it("the services' own limits are the table's", () => {
 });
 
 it('each deadline outlasts the work behind it with the margin to spare', () => {
-  const { peerCall, feedRead, feedCheckWait, templateRender, projectionWait, publishWait, backlogWait, targetResolve } = TIME_LIMITS;
+  const { peerCall, feedRead, feedCheckWait, templateRender, projectionWait, publishWait, backlogWait, targetResolve, batchRender } = TIME_LIMITS;
   const outlasts = (deadline: number, ...steps: number[]) => deadline - steps.reduce((a, b) => a + b, 0) >= DEADLINE_MARGIN_MS;
   // Standard calls: a send (lookup, render, PubAck wait), two lookups in a row (a form's save, a
   // sender profile's delete), a webhook target's resolution.
@@ -53,6 +53,9 @@ it('each deadline outlasts the work behind it with the margin to spare', () => {
   expect(outlasts(PEER_DEADLINES.segmentMembers, projectionWait, peerCall)).toBe(true);
   expect(outlasts(GATEWAY_DEADLINES.segmentMembers, PEER_DEADLINES.segmentMembers)).toBe(true);
   expect(outlasts(GATEWAY_DEADLINES.bulkWrite, backlogWait, publishWait)).toBe(true);
+  // A batch of mail: its lookups and renders (refused unstored past batchRender), then the PubAck wait.
+  expect(outlasts(GATEWAY_DEADLINES.batchSend, batchRender, publishWait)).toBe(true);
+  expect(dist('services/messaging/dist/app/accept-batch.js').BATCH_RENDER_LIMIT_MS).toBe(batchRender);
 });
 
 it('the gateway gives its own deadline to the operations whose work needs it, named as in the OpenAPI document', () => {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LONGEST_DEADLINE_MS, SHUTDOWN_EXIT_MS } from '@mailer/kit';
 import { grpcCallers, type ServiceName } from '@mailer/kit';
+import { loadMessagingConfig } from '../../services/messaging/src/config';
 import { loadRssConfig } from '../../services/rss/src/config';
 import { loadWebhookConfig } from '../../services/webhook/src/config';
 import {
@@ -300,7 +301,20 @@ describe('default values', () => {
     expect(renderFails(['--set', 'services.rss.feeds.pollIntervalSeconds=0'])).toContain('pollIntervalSeconds');
   });
 
-  test('an operator exception to the outbound guard reaches its service as API.md section 4 spells it', () => {
+  test('the messaging service gets its broadcast send settings, valid for its config schema', () => {
+    const env = envOf(containerOf(find(objs, 'Deployment', workloadName('messaging')), 'messaging'));
+    const names = ['BROADCAST_SEND_PAGE_SIZE', 'BROADCAST_SEND_LEASE_SECONDS', 'BROADCAST_SEND_RETRY_SECONDS', 'BROADCAST_SEND_MAX_ATTEMPTS'];
+    expect(names.map((n) => env.get(n)?.value)).toEqual(['500', '60', '60', '5']);
+    // The Secret's values are references here: the process would read them from the Secret.
+    const secrets = { TRACKING_SECRET: 'x'.repeat(40), SECRET_SEALING_KEY: Buffer.alloc(32, 1).toString('base64') };
+    const config = loadMessagingConfig({ ...Object.fromEntries([...env].filter(([, v]) => typeof v.value === 'string').map(([k, v]) => [k, v.value])), ...secrets });
+    expect(names.map((n) => config[n as keyof typeof config])).toEqual([500, 60, 60, 5]);
+    expect(envOf(containerOf(find(objs, 'Deployment', workloadName('rss')), 'rss')).has('BROADCAST_SEND_PAGE_SIZE')).toBe(false);
+    expect(renderFails(['--set', 'services.messaging.broadcasts.sendMaxAttempts=0'])).toContain('sendMaxAttempts');
+    expect(renderFails(['--set', 'services.messaging.broadcasts.sendPageSize=5000'])).toContain('sendPageSize');
+  });
+
+  test('an operator exception to the outbound guard reaches its service as the settings (docs/configuration.md) spells it', () => {
     const custom = render(['--set', 'services.webhook.outbound.allowHttp=true', '--set', 'services.webhook.outbound.allowedCidrs={10.20.0.0/16,fd12::/64}']);
     const env = envOf(containerOf(find(custom, 'Deployment', workloadName('webhook')), 'webhook'));
     expect(env.get('OUTBOUND_ALLOW_HTTP')?.value).toBe('true');
@@ -1005,7 +1019,7 @@ describe('dashboards and alert rules', () => {
     expect(ruleFor((e) => e.includes('kube_pod_container_status_restarts_total')).length).toBeGreaterThan(0);
   });
 
-  test('mail health alerts: bounce rate over 5 %, complaint rate over 0.1 %, deliveries deferred or failing for 15 minutes, a webhook subscription disabled, an RSS issue FAILED', () => {
+  test('mail health alerts: bounce rate over 5 %, complaint rate over 0.1 %, deliveries deferred or failing for 15 minutes, a webhook subscription disabled, an RSS issue or a broadcast FAILED', () => {
     const ratio = (outcome: string, threshold: string) =>
       ruleFor((e) => new RegExp(`outcome="${outcome}"[\\s\\S]*/[\\s\\S]*outcome="sent"[\\s\\S]*\\) > ${threshold.replace('.', '\\.')}\\n`).test(e));
     expect(ratio('bounced', '0.05')).toHaveLength(1);
@@ -1014,10 +1028,11 @@ describe('dashboards and alert rules', () => {
     expect(failing).toEqual([expect.objectContaining({ for: '15m' })]);
     expect(ruleFor((e) => /increase\(webhook_subscriptions_disabled_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
     expect(ruleFor((e) => /increase\(mailer_rss_issues_failed_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
+    expect(ruleFor((e) => /increase\(mailer_broadcasts_failed_total\[/.test(e) && /> 0$/.test(e.trim()))).toHaveLength(1);
     // ... and a panel for each mail health metric.
     const panels = dashboardFiles.flatMap((f) => JSON.parse(fs.readFileSync(path.join(CHART, 'dashboards', f), 'utf8')).panels as Obj[]);
     const shown = panels.flatMap((p) => (p.targets ?? []).map((t: Obj) => t.expr as string)).join('\n');
-    for (const metric of ['messaging_email_outcomes_total', 'webhook_attempts_total', 'webhook_subscriptions_disabled_total', 'messaging_automation_steps_total', 'mailer_rss_issues_failed_total']) {
+    for (const metric of ['messaging_email_outcomes_total', 'webhook_attempts_total', 'webhook_subscriptions_disabled_total', 'messaging_automation_steps_total', 'mailer_rss_issues_failed_total', 'mailer_broadcasts_failed_total']) {
       expect(shown).toContain(metric);
     }
   });

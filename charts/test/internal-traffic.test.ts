@@ -1,4 +1,4 @@
-// The chart's side of internal traffic (README "Internal traffic", docs/operations.md): NetworkPolicies on
+// The chart's side of internal traffic (docs/architecture.md "Internal traffic", docs/operations.md): NetworkPolicies on
 // by default, ingress and egress, validated against the Kubernetes models and read as Kubernetes
 // would (who may reach which port); the admin listener bound where a policy guards it; the
 // internal gRPC secret and the NATS users generated and kept like the other secrets; and the

@@ -20,6 +20,7 @@ import { routesOf, type RouteEntry } from './route-table';
 import { accountRoutes } from './routes/account';
 import { catalogRoutes } from './routes/catalog';
 import { emailMessageRoutes } from './routes/email-messages';
+import { broadcastRoutes } from './routes/broadcasts';
 import { automationRoutes } from './routes/automations';
 import { eventLogRoutes } from './routes/event-log';
 import { eventRoutes } from './routes/events';
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(gated(automationRoutes(deps.clients)));
   app.use(gated(webhookRoutes(deps.clients)));
   app.use(gated(rssRoutes(deps.clients)));
+  app.use(gated(broadcastRoutes(deps.clients)));
   app.use(gated(accountRoutes()));
 
   app.use(routeNotFound(routeTable));

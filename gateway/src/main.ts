@@ -2,7 +2,7 @@ import './telemetry';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, gracefulHttpClose, natsConnection, onShutdown, startMetricsServer, useServiceIdentity, warnIfUnauthenticated } from '@mailer/kit';
-import { connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats';
+import { ackedPublisher, connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats/client';
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
@@ -40,7 +40,9 @@ async function main() {
     { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
   );
   const bucket = (b: { name: string }) => jetStream.kv(b.name);
-  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, jetStream.guard);
+  // KV writes and event publishes (one or two per request) share one acknowledged publisher.
+  const publisher = ackedPublisher(nc);
+  const kv = (b: { name: string }) => natsJsonKv(bucket(b), b.name, publisher, jetStream.guard);
 
   // Watched copies keep two KV round trips off every request (see src/kv/watched-kv.ts).
   const onWatchError = (err: unknown) => logger.warn({ err }, 'watched KV copy: falling back to direct reads');
@@ -48,7 +50,9 @@ async function main() {
   const accountsView =
     config.GATEWAY_ACCOUNT_LEASE_MS > 0 ? await WatchedKv.open<unknown>(accountsBucket, { key: '>', leaseMs: config.GATEWAY_ACCOUNT_LEASE_MS, onError: onWatchError }) : undefined;
   const rateLimitsBucket = bucket(BUCKETS.rateLimits);
-  const addressBudgets = await WatchedKv.open<LimitState>(rateLimitsBucket, { key: 'address.>', onError: onWatchError });
+  // The failure budgets only (`address.<address>`): readers' public-page budgets (`address.<address>.public`)
+  // are never peeked, and watching them would echo every forwarded page's write back to each replica.
+  const addressBudgets = await WatchedKv.open<LimitState>(rateLimitsBucket, { key: 'address.*', onError: onWatchError });
   jetStream.onRestored(async () => {
     limiter.forgetCache();
     await Promise.all([accountsView?.restart(), addressBudgets.restart()]);
@@ -71,7 +75,7 @@ async function main() {
     accounts,
     limiter,
     idempotency: new IdempotencyStore(kv(BUCKETS.idempotency), responseKeyring(config.API_KEY_MASTER_KEY, config.API_KEY_MASTER_KEY_PREVIOUS)),
-    events: { sink: jetStreamEventSink(nc, jetStream.guard), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
+    events: { sink: jetStreamEventSink(nc, publisher, jetStream.guard), acceptedKeys: new AcceptedEventKeys(kv(BUCKETS.eventKeys)) },
     clients,
     readiness: {
       nats: async () => jetStream.ready() && (await natsAnswers(nc)),

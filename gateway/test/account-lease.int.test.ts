@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
-import { openKv } from '@mailer/nats';
+import { ackedPublisher, openKv } from '@mailer/nats';
 import { startNatsServer, startPausableProxy, type NatsServerHandle, type PausableProxy } from '@mailer/testing';
 import { AccountStore } from '../src/accounts/accounts';
 import { createKeyCrypto } from '../src/accounts/api-key';
@@ -31,17 +31,27 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function bucket(url: string) {
-  const nc = await connect({ servers: url, ...nats.auth });
-  connections.push(nc);
+async function bucket(nc: NatsConnection) {
   const b = BUCKETS.accounts;
   return openKv(nc, b.name, { ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false });
 }
 
+async function connection(url: string) {
+  const nc = await connect({ servers: url, ...nats.auth });
+  connections.push(nc);
+  return nc;
+}
+
+/** The accounts bucket as the gateway reads and writes it. */
+async function accountsKv(url: string) {
+  const nc = await connection(url);
+  return natsJsonKv(await bucket(nc), BUCKETS.accounts.name, ackedPublisher(nc));
+}
+
 async function replica(watchUrl: string, crypto: ReturnType<typeof createKeyCrypto>) {
-  const view = await WatchedKv.open<unknown>(await bucket(watchUrl), { key: '>', leaseMs: LEASE_MS, onError: () => {} });
+  const view = await WatchedKv.open<unknown>(await bucket(await connection(watchUrl)), { key: '>', leaseMs: LEASE_MS, onError: () => {} });
   views.push(view);
-  return { view, accounts: new AccountStore(natsJsonKv(await bucket(nats.url), 'accounts'), crypto, undefined, view) };
+  return { view, accounts: new AccountStore(await accountsKv(nats.url), crypto, undefined, view) };
 }
 
 const until = async (check: () => Promise<boolean> | boolean, ms = 3_000) => {
@@ -103,4 +113,25 @@ it('through the gateway processes: rotate takes the lease, and the other replica
   } finally {
     await Promise.all([gwA.stop(), gwB.stop()]);
   }
+});
+
+it('a copy nobody reads stops renewing its lease (no round trips while idle) and takes it again at the next read', async () => {
+  const kv = await bucket(await connection(nats.url));
+  let renewals = 0;
+  const counted = new Proxy(kv, {
+    get: (target, prop) => (prop === 'status' ? () => (renewals++, target.status()) : Reflect.get(target, prop)),
+  });
+  const view = await WatchedKv.open<unknown>(counted, { key: '>', leaseMs: LEASE_MS, onError: () => {} });
+  views.push(view);
+  // Idle for ten renewal periods: at most the one that found nobody asking.
+  renewals = 0;
+  await new Promise((r) => setTimeout(r, (LEASE_MS / 3) * 10));
+  expect(renewals).toBeLessThanOrEqual(1);
+  expect(view.fresh()).toBe(false); // the lease lapsed meanwhile; this read resumes renewing it
+  await until(() => view.fresh());
+  // While read, the lease is renewed every period.
+  const before = renewals;
+  for (const end = Date.now() + LEASE_MS * 2; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) view.fresh();
+  expect(renewals - before).toBeGreaterThanOrEqual(4);
+  await until(() => view.fresh());
 });

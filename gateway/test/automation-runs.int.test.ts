@@ -7,92 +7,40 @@
 // redelivered job never mail twice; the service killed with -9 during a WAIT resumes the run within
 // about a second of its due time after a restart and mails once; deleting an automation cancels a
 // waiting run (no mail).
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, spawnReady, startCaptureRelay, startService, type CaptureRelay, type RunningProcess, type RunningService } from '@mailer/testing';
+import { startCaptureRelay, startMesh, waitFor, waitForSettled, type CaptureRelay, type ServiceMesh } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
-import { adminRequest, createAccount, sleep, startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
-import { api, expectStatus, UUID_PATTERN, startUsageSources, type Api, type UsageSources } from './support/subscriber-stack';
+import { startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
+import { expectStatus, newAccount, UUID_PATTERN, type Api } from './support/subscriber-stack';
 
 let stack: Stack;
-let usage: UsageSources;
 let relay: CaptureRelay;
-let subscriber: RunningService;
-let segment: RunningService;
-let messaging: RunningProcess;
+let mesh: ServiceMesh;
 let gw: GatewayHandle;
-let dataDir: string;
-let messagingEnv: NodeJS.ProcessEnv;
-
-const startMessaging = () => spawnReady('services/messaging/dist/main.js', messagingEnv, 60_000);
 
 async function account(name: string): Promise<Api> {
-  const { accountId, apiKey } = await createAccount(gw, name);
-  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-  const a = api(gw, apiKey, accountId);
+  const a = await newAccount(gw, name);
   expectStatus(await a.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' }), 201);
   expectStatus(await a.post('/email-templates', { name: 'welcome', subject: 'Welcome {{ subscriber.firstName }}', html: '<p>Your plan: {{ event.properties.plan }} ({{ event.eventKey }})</p>' }), 201);
   return a;
 }
 
+/** The barrier before counting mail: every job handled (JetStream consumers idle) and the outboxes empty. */
+const settled = () => waitForSettled(stack.nc, { outboxes: mesh.outboxes() });
+
 beforeAll(async () => {
   stack = await startStack(0);
-  usage = await startUsageSources();
   relay = await startCaptureRelay();
-  const [subscriberAddress, messagingAddress, messagingHttp] = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
-  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress, RSS_GRPC_ADDR: usage.addresses.rss, MESSAGING_GRPC_ADDR: messagingAddress });
-  const subscriberDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-'));
-  const proc = await spawnReady('services/subscriber/dist/main.js', {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    NATS_URL: stack.nats.url,
-    DATA_DIR: subscriberDir,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    SEGMENT_GRPC_ADDR: segment.address,
-    FORM_GRPC_ADDR: usage.addresses.form,
-    RSS_GRPC_ADDR: usage.addresses.rss,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-  });
-  subscriber = { ...proc, name: 'subscriber', address: subscriberAddress, dataDir: subscriberDir };
-  gw = await startGateway({
-    NATS_URL: stack.nats.url,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    SEGMENT_GRPC_ADDR: segment.address,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    MESSAGING_HTTP_ADDR: messagingHttp,
-    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
-  });
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
-  messagingEnv = {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    NATS_URL: stack.nats.url,
-    DATA_DIR: dataDir,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    MESSAGING_HTTP_ADDR: messagingHttp,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    SEGMENT_GRPC_ADDR: segment.address,
-    FORM_GRPC_ADDR: usage.addresses.form,
-    BOUNCE_SMTP_PORT: String(await freePort()),
-    BOUNCE_DOMAIN: 'bounces.runs.test',
-    SMTP_URL: relay.url,
-    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
-    PUBLIC_BASE_URL: gw.url,
-  };
-  messaging = await startMessaging();
+  mesh = await startMesh({ NATS_URL: stack.nats.url }, ['subscriber', 'segment']);
+  gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  // Messaging's links point at the gateway (its reader pages are forwarded there).
+  await mesh.start(['messaging'], { messaging: { BOUNCE_DOMAIN: 'bounces.runs.test', SMTP_URL: relay.url, PUBLIC_BASE_URL: gw.url } });
 }, 180_000);
 
 afterAll(async () => {
   await gw?.stop();
-  await messaging?.stop();
-  await subscriber?.stop();
-  await segment?.stop();
+  await mesh?.stop();
   await relay?.close();
-  await usage?.close();
   await stack?.stop();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 type Run = { runId: string; eventId: string; email: string; status: string; stepIndex: number; dueAt: string | null; steps: Array<{ index: number; type: string; outcome: string; at: string; detail: string | null }> };
@@ -107,15 +55,10 @@ async function postEvent(a: Api, body: Record<string, unknown>): Promise<string>
 
 /** Polls the automation's runs until `until` holds. */
 async function runsUntil(a: Api, automationId: string, until: (runs: Run[]) => boolean, timeoutMs = 30_000): Promise<Run[]> {
-  const deadline = Date.now() + timeoutMs;
-  let runs: Run[] = [];
-  while (Date.now() < deadline) {
-    const page = expectStatus(await a.get(`/automations/${automationId}/runs?pageSize=100`), 200);
-    runs = page.items;
-    if (until(runs)) return runs;
-    await sleep(100);
-  }
-  throw new Error(`runs did not satisfy the condition in ${timeoutMs} ms; saw ${JSON.stringify(runs)}`);
+  return waitFor('the runs to reach a state', async () => {
+    const runs: Run[] = expectStatus(await a.get(`/automations/${automationId}/runs?pageSize=100`), 200).items;
+    return until(runs) && runs;
+  }, timeoutMs);
 }
 
 const ended = (r: Run) => !['RUNNING', 'WAITING'].includes(r.status);
@@ -135,11 +78,7 @@ describe('an event runs its automation', () => {
     const ann = expectStatus(await a.post('/subscribers', { email: 'ann@journey.test', firstName: 'Ann' }), 201);
     const bob = expectStatus(await a.post('/subscribers', { email: 'bob@journey.test', firstName: 'Bob' }), 201);
     // the segment service projects subscribers from DOMAIN facts: wait until it sees Ann as a member
-    for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
-      const page = expectStatus(await a.get(`/subscribers?segmentId=${seg.id}`), 200);
-      if (page.items.some((s: { id: string }) => s.id === ann.id)) break;
-      if (Date.now() > deadline) throw new Error('the segment never listed Ann');
-    }
+    await waitFor('the segment to list Ann', async () => expectStatus(await a.get(`/subscribers?segmentId=${seg.id}`), 200).items.some((s: { id: string }) => s.id === ann.id), 30_000);
     const id = await automation(a, 'plan.chosen', [
       { type: 'ADD_TAGS', tagIds: [tag.id] },
       { type: 'SET_FIELD', fieldId: plan.fieldId, fromProperty: 'plan' },
@@ -221,7 +160,7 @@ describe('an event runs its automation', () => {
     expect(send('optedOut')).toMatchObject({ outcome: 'SKIPPED', detail: expect.stringMatching(/^OPTED_OUT: /) });
     expect(send('subscribed')).toMatchObject({ outcome: 'DONE' });
     await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('subscribed@skips.test')), 30_000);
-    await sleep(500);
+    await settled();
     for (const who of ['unconfirmed', 'blocked', 'suppressed', 'optedout']) expect([who, relay.receivedFor(`${who}@skips.test`).length]).toEqual([who, 0]);
   });
 });
@@ -272,7 +211,7 @@ describe('IF_IN_SEGMENT takes the three-valued result', () => {
 
     const exited = expectStatus(await a.get(`/automations/${id}/runs?status=EXITED`), 200).items.map((r: Run) => r.runId).sort();
     expect(exited).toEqual([runOf('uwe').runId, runOf('val').runId].sort());
-    await sleep(500);
+    await settled();
     expect(relay.receivedFor('uwe@threevalued.test')).toHaveLength(0);
     expect(relay.receivedFor('val@threevalued.test')).toHaveLength(0);
     expect(expectStatus(await a.get('/email-messages?email=uwe@threevalued.test'), 200).items).toHaveLength(0);
@@ -280,27 +219,21 @@ describe('IF_IN_SEGMENT takes the three-valued result', () => {
 
   it('the segment service down: the step is not decided (the run waits at it, no mail); back up, the job is retried and the run goes on', async () => {
     expectStatus(await a.post('/subscribers', { email: 'wim@threevalued.test', firstName: 'Wim' }), 201);
-    await segment.stop();
+    await mesh.get('segment').stop();
     try {
       const eventId = await postEvent(a, { eventKey: 'city.chosen', email: 'wim@threevalued.test', properties: { city: 'Berlin' } });
       const mine = (rs: Run[]) => rs.find((r) => r.eventId === eventId);
       const [stuck] = (await runsUntil(a, id, (rs) => (mine(rs)?.steps.length ?? 0) >= 1)).filter((r) => r.eventId === eventId);
-      await sleep(2_000); // at least one retry of the job against the stopped service
+      // at least one retry of the run's job against the stopped service (JetStream counts it redelivered)
+      const jsm = await stack.nc.jetstreamManager();
+      await waitFor('the run job retried', async () => (await jsm.consumers.info('JOBS', 'messaging-automation-runs')).num_redelivered > 0, 30_000);
       const still = mine(expectStatus(await a.get(`/automations/${id}/runs?pageSize=100`), 200).items)!;
       expect(still).toMatchObject({ runId: stuck.runId, status: 'RUNNING', stepIndex: 1 });
       expect(still.steps.map((s) => s.type)).toEqual(['SET_FIELD']);
       expect(relay.receivedFor('wim@threevalued.test')).toHaveLength(0);
     } finally {
       // back at the same address and data directory (messaging's channel points there)
-      const proc = await spawnReady('services/segment/dist/main.js', {
-        LOG_LEVEL: 'info',
-        METRICS_PORT: '0',
-        NATS_URL: stack.nats.url,
-        DATA_DIR: segment.dataDir,
-        SEGMENT_GRPC_ADDR: segment.address,
-        SUBSCRIBER_GRPC_ADDR: subscriber.address,
-      });
-      segment = { ...proc, name: 'segment', address: segment.address, dataDir: segment.dataDir };
+      await mesh.restart('segment');
     }
     await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('wim@threevalued.test')), 90_000);
     const done = (await runsUntil(a, id, (rs) => rs.some((r) => r.email === 'wim@threevalued.test' && ended(r)))).find((r) => r.email === 'wim@threevalued.test')!;
@@ -326,14 +259,12 @@ describe('never twice', () => {
     // the run's job delivered again (another msgID): the run is finished, nothing is sent
     await js.publish(`jobs.automation-run.${a.accountId}`, JSON.stringify({ accountId: a.accountId, runId: run.runId }), { msgID: `${run.runId}-again` });
     await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('cy@twice.test')), 30_000);
-    // a marker event after everything: once its run is done, the earlier messages were all handled
-    expectStatus(await a.post('/subscribers', { email: 'marker@twice.test' }), 201);
-    await postEvent(a, { eventKey: 'order.paid', email: 'marker@twice.test' });
-    await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('marker@twice.test')), 30_000);
-    await sleep(1_000);
+    // every message handled (the duplicates included), then counted
+    await settled();
     expect(relay.receivedFor('cy@twice.test')).toHaveLength(1);
-    const runs = await runsUntil(a, id, (rs) => rs.length === 2 && rs.every(ended));
+    const runs = await runsUntil(a, id, (rs) => rs.every(ended));
     expect(runs.filter((r) => r.eventId === first.eventId)).toHaveLength(1);
+    expect(runs).toHaveLength(1);
     expect(expectStatus(await a.get('/email-messages?email=cy@twice.test'), 200).items).toHaveLength(1);
   });
 
@@ -344,14 +275,8 @@ describe('never twice', () => {
     await postEvent(a, { eventKey: 'visit', email: 'dee@once.test' });
     await runsUntil(a, id, (rs) => rs.length === 1);
     const second = await postEvent(a, { eventKey: 'visit', email: 'dee@once.test' });
-    for (const deadline = Date.now() + 30_000; ; await sleep(150)) {
-      const e = expectStatus(await a.get('/events'), 200).items.find((x: { eventId: string }) => x.eventId === second);
-      if (e) {
-        expect(e).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
-        break;
-      }
-      if (Date.now() > deadline) throw new Error('the second event was never recorded');
-    }
+    const e = await waitFor('the second event recorded', async () => expectStatus(await a.get('/events'), 200).items.find((x: { eventId: string }) => x.eventId === second), 30_000);
+    expect(e).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
     expect((await runsUntil(a, id, (rs) => rs.length === 1 && rs.every(ended))).map((r) => r.status)).toEqual(['COMPLETED']);
   });
 });
@@ -369,8 +294,7 @@ describe('WAIT survives restarts', () => {
     const [waiting] = await runsUntil(a, id, (rs) => rs.length === 1 && rs[0].status === 'WAITING');
     expect(waiting).toMatchObject({ stepIndex: 0, dueAt: expect.any(String), steps: [] });
     const dueAt = Date.parse(waiting.dueAt!);
-    await messaging.kill9();
-    messaging = await startMessaging();
+    await mesh.restart('messaging', { kill9: true });
     expect(Date.now()).toBeLessThan(dueAt); // the restart happened during the wait
     const [mail] = await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('eve@restart.test')), 30_000).then((ms) => ms.filter((m) => m.rcptTo.includes('eve@restart.test')));
     const [run] = await runsUntil(a, id, (rs) => rs.length === 1 && ended(rs[0]));
@@ -382,7 +306,7 @@ describe('WAIT survives restarts', () => {
     // run; without it the run waits for the next sweep (up to 5 s). Slack for a loaded 2-core machine.
     expect(resumedAt - dueAt).toBeLessThan(2_500);
     expect(mail.receivedAt.getTime()).toBeGreaterThanOrEqual(dueAt);
-    await sleep(1_000);
+    await settled();
     expect(relay.receivedFor('eve@restart.test')).toHaveLength(1);
   }, 120_000);
 
@@ -403,8 +327,9 @@ describe('WAIT survives restarts', () => {
     expect((await a.delete(`/automations/${id}`)).status).toBe(204);
     // deactivating the other one only stops new runs: its waiting run goes on
     expectStatus(await a.put(`/automations/${kept}`, { name: 'kept', trigger: { type: 'API_REQUEST', eventKey: 'cart.left' }, steps: [{ type: 'WAIT', duration: 'PT3S' }, { type: 'SEND_EMAIL', templateName: 'welcome' }], active: false }), 200);
+    // the kept run's mail comes after the deleted run's due time: had that run gone on, its job is done by the barrier
     await relay.waitFor((ms) => ms.some((m) => m.rcptTo.includes('fay@cancel.test')), 30_000);
-    await sleep(1_000);
+    await settled();
     expect(relay.receivedFor('fay@cancel.test')).toHaveLength(1); // the deactivated automation's only
     expect((await runsUntil(a, kept, (rs) => rs.length === 1 && ended(rs[0])))[0].status).toBe('COMPLETED');
   }, 60_000);

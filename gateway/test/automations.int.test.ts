@@ -1,35 +1,22 @@
-// Automations CRUD end to end: a real nats-server, the real subscriber, segment and messaging
+// Automations CRUD end to end: a real nats-server, the real subscriber, segment, form, rss and messaging
 // services and a real gateway. What an integrator notices: an automation with every step type is
 // saved when every id it names exists in the account, read back as saved, replaced, deleted;
 // every refusal is a 400 naming the step member (unknown or foreign ids of each step type, bad
 // durations, 0 and 51 steps, SET_FIELD values that do not fit their field), never a 5xx, also for
 // generated bodies; templates an automation sends cannot be deleted and the fields it sets cannot be
 // archived; tenant isolation; and an active automation matching an event's key shows in its outcome.
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
+import { startMesh, waitFor, type ServiceMesh } from '@mailer/testing';
 import { schemaErrors } from '../src/openapi/validator';
-import { adminRequest, createAccount, expectError, sleep, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
-import { api, expectStatus, INSTANT_PATTERN, startUsageSources, UNKNOWN_ID, UUID_PATTERN, type Api, type UsageSources } from './support/subscriber-stack';
+import { expectError, sleep, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './support/harness';
+import { expectStatus, INSTANT_PATTERN, newAccount, UNKNOWN_ID, UUID_PATTERN, type Api } from './support/subscriber-stack';
 
 let stack: Stack;
-let usageDoubles: UsageSources;
-let subscriber: RunningService;
-let segment: RunningService;
-let messaging: RunningProcess;
-let form: RunningService;
+let mesh: ServiceMesh;
 let gw: GatewayHandle;
-let dataDir: string;
 let acme: Api;
 let other: Api;
 
-async function account(name: string): Promise<Api> {
-  const { accountId, apiKey } = await createAccount(gw, name);
-  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-  return api(gw, apiKey, accountId);
-}
+const account = (name: string) => newAccount(gw, name);
 
 interface Catalog {
   template: string;
@@ -105,42 +92,11 @@ function refused(res: ApiResponse, errorId: string): string[] {
 
 beforeAll(async () => {
   stack = await startStack(0);
-  usageDoubles = await startUsageSources();
-  const messagingAddress = `127.0.0.1:${await freePort()}`;
-  // the real messaging service answers the subscriber service's field-usage questions
-  subscriber = await startService('subscriber', {
-    NATS_URL: stack.nats.url,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    SEGMENT_GRPC_ADDR: usageDoubles.addresses.segment,
-    FORM_GRPC_ADDR: usageDoubles.addresses.form,
-    RSS_GRPC_ADDR: usageDoubles.addresses.rss,
-  });
-  // the real messaging service says which automation steps name a segment or topic before one is deleted
-  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, RSS_GRPC_ADDR: usageDoubles.addresses.rss, MESSAGING_GRPC_ADDR: messagingAddress });
-  // messaging asks the form service whether a form names a template before deleting it
-  form = await startService('form', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messagingAddress });
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
-  messaging = await spawnReady('services/messaging/dist/main.js', {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    NATS_URL: stack.nats.url,
-    DATA_DIR: dataDir,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    SUBSCRIBER_GRPC_ADDR: subscriber.address,
-    SEGMENT_GRPC_ADDR: segment.address,
-    FORM_GRPC_ADDR: form.address,
-    MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
-    BOUNCE_SMTP_PORT: String(await freePort()),
-    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
-    MAIL_SEND_PAUSED: 'true',
-  });
-  gw = await startGateway({
-    NATS_URL: stack.nats.url,
-    SUBSCRIBER_GRPC_ADDR: subscriber.address,
-    SEGMENT_GRPC_ADDR: segment.address,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
-  });
+  // All real: messaging answers the field-usage questions of the subscriber service about the fields
+  // automation steps set (with segment, form and rss, the other usage sources), and says which steps
+  // name a segment or topic before one is deleted; the form service which forms name a template.
+  mesh = await startMesh({ NATS_URL: stack.nats.url }, ['subscriber', 'segment', 'form', 'rss', 'messaging'], { messaging: { MAIL_SEND_PAUSED: 'true' } });
+  gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
   acme = await account('acme');
   other = await account('other');
   cat = await catalog(acme);
@@ -149,13 +105,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.stop();
-  await messaging?.stop();
-  await form?.stop();
-  await segment?.stop();
-  await subscriber?.stop();
-  await usageDoubles?.close();
+  await mesh?.stop();
   await stack?.stop();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('automations CRUD', () => {
@@ -339,13 +290,10 @@ describe('events and automations', () => {
     expectStatus(await a.post('/automations', { ...body(wait), trigger: { type: 'API_REQUEST', eventKey: 'cart.left' }, active: false }), 201);
     const post = async (eventKey: string) => expectStatus(await a.post('/events', { eventKey, email: 'ann@example.org' }), 202).eventId as string;
     const ids = { paid: await post('order.paid'), left: await post('cart.left'), other: await post('other.key') };
-    const deadline = Date.now() + 30_000;
-    let items: Array<{ eventId: string; outcome: string; runIds: string[] }> = [];
-    while (Date.now() < deadline) {
-      items = expectStatus(await a.get('/events'), 200).items;
-      if (items.length === 3) break;
-      await sleep(150);
-    }
+    const items: Array<{ eventId: string; outcome: string; runIds: string[] }> = await waitFor('the 3 events recorded', async () => {
+      const listed = expectStatus(await a.get('/events'), 200).items;
+      return listed.length === 3 && listed;
+    }, 30_000);
     const outcome = (id: string) => items.find((e) => e.eventId === id);
     expect(outcome(ids.paid)).toMatchObject({ outcome: 'RUNS_STARTED', runIds: [expect.stringMatching(UUID_PATTERN)] });
     expect(outcome(ids.left)).toMatchObject({ outcome: 'NO_MATCHING_AUTOMATION', runIds: [] });
@@ -461,7 +409,7 @@ describe('generated automation bodies', () => {
 describe('a peer that does not answer', () => {
   it('the segment service down: a body naming a segment is 503 service_unavailable and nothing is saved; others are saved', async () => {
     const a = await account('peer-down');
-    await segment.stop();
+    await mesh.get('segment').stop();
     const res = await a.post('/automations', body([{ type: 'IF_IN_SEGMENT', segmentId: UNKNOWN_ID }]));
     expectError(res, 503, 'service_unavailable');
     expect(res.json.message).toMatch(/segment/);

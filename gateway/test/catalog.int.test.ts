@@ -1,17 +1,18 @@
-import { commonV1 } from '@mailer/proto';
 import { schemaErrors } from '../src/openapi/validator';
 import { expectError } from './support/harness';
-import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, UUID_PATTERN, type Api, type SubscriberStack } from './support/subscriber-stack';
+import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, USAGE_SOURCES, UUID_PATTERN, type Api, type SubscriberStack } from './support/subscriber-stack';
 
 // Fields, tags and topics through HTTP: real gateway -> real subscriber service, shapes exactly as
-// an integrator sees them.
+// an integrator sees them. The services that report field usages run for real (a form, a segment
+// created through the API are what they report); the subscriber service reaches segment, form and
+// rss through fault-injecting peers that forward to them, so a test can make one not answer.
 
 let env: SubscriberStack;
 beforeAll(async () => {
-  env = await startSubscriberStack();
-}, 60_000);
+  env = await startSubscriberStack({ peers: USAGE_SOURCES, faulty: ['segment', 'form', 'rss'] });
+}, 90_000);
 afterAll(() => env?.stop());
-afterEach(() => env?.usage.reset());
+afterEach(() => Object.values(env?.faulty ?? {}).forEach((peer) => peer.heal()));
 
 const id = expect.stringMatching(UUID_PATTERN);
 const instant = expect.stringMatching(INSTANT_PATTERN);
@@ -277,39 +278,44 @@ describe('fields', () => {
     });
     expect(report.sources).toHaveLength(4);
     expect(schemaErrors('FieldUsageReport', report)).toEqual([]);
-    expect(env.usage.calls.form.at(-1)).toMatchObject({ accountId: a.accountId, fieldId: field.fieldId, personalizationTagName: 'score' });
+    expect(env.faulty.form!.calls.at(-1)).toMatchObject({ accountId: a.accountId, fieldId: field.fieldId, personalizationTagName: 'score' });
 
-    // a blocking write usage: archive refused, the usages in details
-    env.usage.report('form', field.fieldId, [{ artifactName: 'Signup' }]);
-    env.usage.report('segment', field.fieldId, [
-      { category: commonV1.FieldUsageCategory.FIELD_USAGE_CATEGORY_SEGMENT, artifactName: 'High scorers', effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_WARNING, permanentDeleteBlocking: true },
-    ]);
+    // an active form writing the field blocks archival (and deletion); a segment reading it blocks deletion
+    const form = expectStatus(await a.post('/forms', { name: 'Signup', type: 'DEFAULT', inputFields: [{ fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, isRequired: true }, { fieldRef: { type: 'CUSTOM', fieldId: field.fieldId }, isRequired: false }] }), 201);
+    const expression = { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: field.fieldId }, operator: 'NUMBER_GREATER_THAN', operand: { kind: 'NUMBER', number: 5 } }] }] };
+    const segment = expectStatus(await a.post('/segments', { name: 'High scorers', expression }), 201);
     const blocked = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
     expect(blocked).toMatchObject({ archiveBlocked: true, permanentDeleteBlocked: true });
-    expect(blocked.blockingUsages).toEqual([
-      { category: 'FORM', area: 'signup step 1', artifactId: '9b2f7c1e-6a3d-4e8f-9c0b-1d2e3f4a5b6c', artifactName: 'Signup', status: 'ACTIVE', reason: 'writes the field', link: '', permanentDeleteBlocking: false },
-    ]);
-    expect(blocked.warningUsages).toEqual([expect.objectContaining({ category: 'SEGMENT', artifactName: 'High scorers' })]);
-    expect(blocked.permanentDeleteBlockingUsages).toEqual([expect.objectContaining({ category: 'SEGMENT' })]);
-    expect(expectStatus(await a.get(`/fields/${field.fieldId}/forms`), 200)).toEqual([{ id: '9b2f7c1e-6a3d-4e8f-9c0b-1d2e3f4a5b6c', name: 'Signup' }]);
+    const formUsage = {
+      category: 'FORM', area: 'inputFields[1]', artifactId: form.id, artifactName: 'Signup', status: 'ACTIVE',
+      reason: 'the active form writes the field with every submission', link: `/forms/${form.id}`, permanentDeleteBlocking: true,
+    };
+    expect(blocked.blockingUsages).toEqual([formUsage]);
+    expect(blocked.warningUsages).toEqual([expect.objectContaining({ category: 'SEGMENT', artifactId: segment.id, artifactName: 'High scorers', permanentDeleteBlocking: true })]);
+    expect(blocked.permanentDeleteBlockingUsages).toEqual(expect.arrayContaining([formUsage, expect.objectContaining({ category: 'SEGMENT', artifactId: segment.id })]));
+    expect(blocked.permanentDeleteBlockingUsages).toHaveLength(2);
+    expect(schemaErrors('FieldUsageReport', blocked)).toEqual([]);
+    expect(expectStatus(await a.get(`/fields/${field.fieldId}/forms`), 200)).toEqual([{ id: form.id, name: 'Signup' }]);
 
     const refused = await a.post(`/fields/${field.fieldId}/archive`);
     expectError(refused, 409, 'field_archive_blocked');
     expect(refused.json.details).toEqual([{ path: 'blockingUsages[0]', problem: expect.stringContaining('Signup') }]);
 
     // a source that does not answer: nothing can be proven
-    env.usage.reset();
-    env.usage.fail('rss', field.fieldId);
+    env.faulty.rss!.fail(field.fieldId);
     const unknown = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
     expect(unknown).toMatchObject({ archiveBlocked: true, permanentDeleteBlocked: true });
     // a fixed text: the peer's own words (and any address in them) stay in the service's log
     expect(unknown.sources).toContainEqual({ service: 'rss', answered: false, error: 'the rss service is unavailable' });
     expectError(await a.post(`/fields/${field.fieldId}/archive`), 409, 'field_usage_unknown');
     expect(expectStatus(await a.get(`/fields/${field.fieldId}`), 200).active).toBe(true); // nothing written
-    env.usage.fail('form', field.fieldId);
+    env.faulty.form!.fail(field.fieldId);
     expectError(await a.get(`/fields/${field.fieldId}/forms`), 409, 'field_usage_unknown');
+    env.faulty.rss!.heal();
+    env.faulty.form!.heal();
 
-    env.usage.reset();
+    // the form deactivated, the field can be archived
+    expectStatus(await a.post(`/forms/${form.id}/deactivate`), 200);
     expectError(await a.delete(`/fields/${field.fieldId}`), 409, 'field_not_archived');
     const archived = expectStatus(await a.post(`/fields/${field.fieldId}/archive`), 200);
     expect(archived).toEqual({ ...field, active: false });
@@ -324,15 +330,15 @@ describe('fields', () => {
     expect(expectStatus(await a.post(`/fields/${field.fieldId}/restore`), 200).active).toBe(true);
     expectStatus(await a.post(`/fields/${field.fieldId}/archive`), 200);
 
-    // permanent delete: blocked by usages, unknown when a source is down, then done
-    env.usage.report('messaging', field.fieldId, [{ category: commonV1.FieldUsageCategory.FIELD_USAGE_CATEGORY_SEND_IN_PROGRESS, effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_WARNING, permanentDeleteBlocking: true, artifactName: 'Campaign' }]);
+    // permanent delete: blocked by the segment (the form gone), unknown when a source is down, then done
+    expect((await a.delete(`/forms/${form.id}`)).status).toBe(204);
     const deleteBlocked = await a.delete(`/fields/${field.fieldId}`);
     expectError(deleteBlocked, 409, 'field_delete_blocked');
-    expect(deleteBlocked.json.details).toEqual([{ path: 'permanentDeleteBlockingUsages[0]', problem: expect.stringContaining('Campaign') }]);
-    env.usage.reset();
-    env.usage.fail('segment', field.fieldId);
+    expect(deleteBlocked.json.details).toEqual([{ path: 'permanentDeleteBlockingUsages[0]', problem: expect.stringContaining('High scorers') }]);
+    expect(await a.delete(`/segments/${segment.id}`)).toMatchObject({ status: 204 });
+    env.faulty.segment!.fail(field.fieldId);
     expectError(await a.delete(`/fields/${field.fieldId}`), 409, 'field_usage_unknown');
-    env.usage.reset();
+    env.faulty.segment!.heal();
     expect((await a.delete(`/fields/${field.fieldId}`)).status).toBe(204);
     expectError(await a.get(`/fields/${field.fieldId}`), 404, 'field_not_found');
     expect(expectStatus(await a.get(`/subscribers/${s.id}/field-values`), 200).values).toEqual([]);

@@ -1,4 +1,4 @@
-// Consent signups of custom events end to end (API.md "Events and automations": "an unknown email
+// Consent signups of custom events end to end (the API contract "Events and automations": "an unknown email
 // creates no subscriber unless consent is present: then an UNCONFIRMED subscriber is created with the
 // consent recorded and a double opt-in mail is sent as for a form signup"), through real processes
 // (support/form-stack.ts: nats-server, subscriber, form and messaging services, gateway; messaging
@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import type { ServiceError } from '@grpc/grpc-js';
 import { createClient, fromServiceError } from '@mailer/kit';
 import { consentSignupV1, submissionsV1 } from '@mailer/proto';
-import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
+import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
 import { startFormStack, type FormStack } from './support/form-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
 
@@ -48,26 +48,14 @@ async function postEvent(body: Record<string, unknown>): Promise<{ eventId: stri
 }
 
 /** Polls GET /events until the event is recorded. */
-async function recorded(eventId: string, email: string): Promise<RecordedEvent> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const items = expectStatus(await a.get(`/events?email=${encodeURIComponent(email)}`), 200).items as RecordedEvent[];
-    const found = items.find((e) => e.eventId === eventId);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`event ${eventId} not recorded within 60 s`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const recorded = (eventId: string, email: string): Promise<RecordedEvent> =>
+  waitFor(`event ${eventId} recorded`, async () => (expectStatus(await a.get(`/events?email=${encodeURIComponent(email)}`), 200).items as RecordedEvent[]).find((e) => e.eventId === eventId), 60_000);
 
 const subscriberByEmail = async (email: string) => a.get(`/subscribers/by-email/${encodeURIComponent(email)}`);
 
-/** Every mail to `email` once a marker consent signup queued after it has arrived (mails go out in queue order, near enough). */
+/** Every mail to `email`, once every event, signup and mail job was handled (the barrier). */
 async function mailsSettledFor(email: string) {
-  const marker = unique('marker');
-  const { eventId } = await postEvent({ email: marker, consent });
-  await recorded(eventId, marker);
-  await relay.waitFor(() => relay.receivedFor(marker).length > 0, 60_000);
-  await new Promise((r) => setTimeout(r, 300));
+  await env.settled();
   return relay.receivedFor(email);
 }
 
@@ -196,21 +184,14 @@ it('an account without any sender profile: the event waits (retried) until one e
   const gus = unique('gus');
   const { eventId } = expectStatus(await b.post('/events', { eventKey: 'order.paid', email: gus, consent }), 202);
   // the signup is under way (the subscriber exists) but the mail cannot go out: no record yet
-  const deadline = Date.now() + 20_000;
-  while ((await b.get(`/subscribers/by-email/${encodeURIComponent(gus)}`)).status !== 200) {
-    if (Date.now() > deadline) throw new Error('no subscriber within 20 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor('the subscriber signed up', async () => (await b.get(`/subscribers/by-email/${encodeURIComponent(gus)}`)).status === 200, 20_000);
   expect(expectStatus(await b.get(`/events?email=${encodeURIComponent(gus)}`), 200).items).toEqual([]);
   expectStatus(await b.post('/sender-profiles', { name: 'Late', fromEmail: 'late@example.com', fromName: 'Late' }), 201);
   await relay.waitFor(() => relay.receivedFor(gus).length > 0, 60_000);
-  for (;;) {
-    const items = expectStatus(await b.get(`/events?email=${encodeURIComponent(gus)}`), 200).items as RecordedEvent[];
-    if (items.length) {
-      expect(items).toEqual([expect.objectContaining({ eventId, outcome: 'SUBSCRIBER_CREATED', consentDecision: 'QUEUED' })]);
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  expect(relay.receivedFor(gus)).toHaveLength(1);
+  const items = await waitFor('the event recorded', async () => {
+    const got = expectStatus(await b.get(`/events?email=${encodeURIComponent(gus)}`), 200).items as RecordedEvent[];
+    return got.length > 0 && got;
+  }, 60_000);
+  expect(items).toEqual([expect.objectContaining({ eventId, outcome: 'SUBSCRIBER_CREATED', consentDecision: 'QUEUED' })]);
+  expect(await mailsSettledFor(gus)).toHaveLength(1);
 });

@@ -28,7 +28,7 @@ beforeAll(async () => {
   env = await startFormStack({
     messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false', MAIL_DOMAIN_VERIFICATION: 'required', DNS_SERVERS: dns.address, SECRET_SEALING_KEY: OLD_KEY },
     // reseal-secrets asks every service that keeps secrets sealed: the webhook service too.
-    webhook: true,
+    peers: ['webhook'],
   });
 }, 120_000);
 

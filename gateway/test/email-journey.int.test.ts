@@ -4,90 +4,49 @@
 // VERP return path -> DELIVERED -> a reader's click redirects and counts (with its implied open) ->
 // the segment service's response operator sees the reader as "responded" -> the email report counts
 // each step.
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, spawnReady, startCaptureRelay, startService, type CaptureRelay, type RunningProcess, type RunningService } from '@mailer/testing';
-import { adminRequest, createAccount, startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
-import { api, expectStatus, startUsageSources, type Api, type UsageSources } from './support/subscriber-stack';
+import { startCaptureRelay, startMesh, waitFor, type CaptureRelay, type ServiceMesh } from '@mailer/testing';
+import { startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
+import { expectStatus, newAccount, type Api } from './support/subscriber-stack';
 
 jest.setTimeout(120_000);
 
 let stack: Stack;
-let usage: UsageSources;
 let relay: CaptureRelay;
-let subscriber: RunningProcess;
-let segment: RunningService;
-let messaging: RunningProcess;
+let mesh: ServiceMesh;
 let gw: GatewayHandle;
 let acme: Api;
 
 const BOUNCE_DOMAIN = 'bounces.journey.test';
 
-async function eventually<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`${what}: not reached within ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
+/** The message as the API shows it, once `done` holds for it. */
+const messageWhen = (what: string, messageId: string, done: (m: Record<string, any>) => boolean) => // eslint-disable-line @typescript-eslint/no-explicit-any
+  waitFor(what, async () => {
+    const m = expectStatus(await acme.get(`/email-messages/${messageId}`), 200);
+    return done(m) && m;
+  }, 20_000);
 
 beforeAll(async () => {
   stack = await startStack(0);
-  usage = await startUsageSources();
   relay = await startCaptureRelay();
-  const [subscriberAddress, messagingAddress, messagingHttp] = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
-  segment = await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress, RSS_GRPC_ADDR: usage.addresses.rss, MESSAGING_GRPC_ADDR: messagingAddress });
-  subscriber = await spawnReady('services/subscriber/dist/main.js', {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    NATS_URL: stack.nats.url,
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-')),
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    SEGMENT_GRPC_ADDR: segment.address,
-    FORM_GRPC_ADDR: usage.addresses.form,
-    RSS_GRPC_ADDR: usage.addresses.rss,
-    MESSAGING_GRPC_ADDR: messagingAddress,
+  mesh = await startMesh({ NATS_URL: stack.nats.url }, ['subscriber', 'segment']);
+  gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  // Messaging's links point at the gateway (its reader pages are forwarded there).
+  await mesh.start(['messaging'], {
+    messaging: {
+      BOUNCE_DOMAIN,
+      SMTP_URL: relay.url,
+      PUBLIC_BASE_URL: gw.url,
+      // A reader in this test clicks at once; the 2 s machine window has its own tests.
+      MACHINE_EVENT_WINDOW_MS: '0',
+    },
   });
-  gw = await startGateway({
-    NATS_URL: stack.nats.url,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    SEGMENT_GRPC_ADDR: segment.address,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    MESSAGING_HTTP_ADDR: messagingHttp,
-    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
-  });
-  messaging = await spawnReady('services/messaging/dist/main.js', {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    NATS_URL: stack.nats.url,
-    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-')),
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    MESSAGING_HTTP_ADDR: messagingHttp,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    BOUNCE_SMTP_PORT: String(await freePort()),
-    BOUNCE_DOMAIN,
-    SMTP_URL: relay.url,
-    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
-    PUBLIC_BASE_URL: gw.url,
-    // A reader in this test clicks at once; the 2 s machine window has its own tests.
-    MACHINE_EVENT_WINDOW_MS: '0',
-  });
-  const { accountId, apiKey } = await createAccount(gw, 'journey');
-  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-  acme = api(gw, apiKey, accountId);
+  acme = await newAccount(gw, 'journey');
 });
 
 afterAll(async () => {
   await gw?.stop();
-  await messaging?.stop();
-  await subscriber?.stop();
-  await segment?.stop();
+  await mesh?.stop();
   await relay?.close();
-  await usage?.close();
   await stack?.stop();
 });
 
@@ -122,11 +81,7 @@ it('an accepted message is delivered over SMTP, its click redirects and counts, 
   expect(mail.html).not.toContain('https://shop.example/orders');
   expect(mail.text).toContain('Hi Ann <Admin>');
 
-  const delivered = await eventually(
-    'DELIVERED',
-    async () => expectStatus(await acme.get(`/email-messages/${accepted.messageId}`), 200) as Record<string, any>,
-    (m) => m.status === 'DELIVERED',
-  );
+  const delivered = await messageWhen('DELIVERED', accepted.messageId, (m) => m.status === 'DELIVERED');
   expect(delivered).toMatchObject({ email: 'ann@example.org', subscriberId: ann.id, kind: 'TRANSACTIONAL', templateName: 'order-shipped', eventProperties: { orderId: 'A-17' } });
   expect(delivered.history.map((h: { status: string }) => h.status)).toEqual(['QUEUED', 'SENT', 'DELIVERED']);
   expect(delivered.attempts.at(-1)).toMatchObject({ outcome: 'SENT', smtpCode: 250 });
@@ -141,21 +96,13 @@ it('an accepted message is delivered over SMTP, its click redirects and counts, 
   const edited = clickUrl.slice(0, -2) + (clickUrl.endsWith('AA') ? 'AB' : 'AA');
   expect((await fetch(edited, { redirect: 'manual' })).status).toBe(404);
 
-  const clicked = await eventually(
-    'click counted',
-    async () => expectStatus(await acme.get(`/email-messages/${accepted.messageId}`), 200) as Record<string, any>,
-    (m) => m.clickCount === 1,
-  );
+  const clicked = await messageWhen('click counted', accepted.messageId, (m) => m.clickCount === 1);
   expect(clicked).toMatchObject({ clickCount: 1, openCount: 1, machineOpenCount: 0 });
   expect(clicked.firstClickedAt).toEqual(expect.any(String));
 
   // The segment service projected email.delivered / email.clicked: Ann responded within a day.
   const responded = { subjectType: 'FIELD', fieldRef: { type: 'BUILT_IN', builtInField: 'EMAIL' }, operator: 'RESPONDED_WITHIN_DAYS', operand: { kind: 'NUMBER', number: 1 } };
-  await eventually(
-    'segment sees the response',
-    async () => expectStatus(await acme.post('/segments/preview', { expression: { conditionGroups: [{ conditions: [responded] }] } }), 200) as { matchingCount: number },
-    (p) => p.matchingCount === 1,
-  );
+  await waitFor('segment sees the response', async () => expectStatus(await acme.post('/segments/preview', { expression: { conditionGroups: [{ conditions: [responded] }] } }), 200).matchingCount === 1, 20_000);
 
   // The email report counts each step on today's bucket.
   const today = new Date().toISOString().slice(0, 10);

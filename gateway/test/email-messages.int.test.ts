@@ -1,7 +1,7 @@
 // POST /email-messages and the reads, end to end: a real nats-server, the real subscriber and
 // messaging services and a real gateway. What an integrator notices: 202 with a message that is
 // stored (GET shows it QUEUED with its history) and a delivery job on the JOBS stream; the precise
-// errors of API.md (404 template, 422 render failure, 409 no sender, 400 reserved key / bad bodies,
+// errors of the API contract (404 template, 422 render failure, 409 no sender, 400 reserved key / bad bodies,
 // never a 5xx); suppressed addresses and BLOCKED subscribers recorded SUPPRESSED with no job;
 // Idempotency-Key replays; tenant isolation; pagination and filters, newest first.
 import crypto from 'node:crypto';

@@ -5,63 +5,35 @@
 // starts over, the service killed with -9 in the middle of a backlog), every event is listed once
 // and one `event.received` fact per event reaches DOMAIN.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, spawnReady, startService, type RunningProcess, type RunningService } from '@mailer/testing';
+import { startMesh, waitFor, waitForSettled, type ServiceMesh } from '@mailer/testing';
 import { eventsOf, type DomainEventJson } from '@mailer/testing/subscriber';
 import { schemaErrors } from '../src/openapi/validator';
-import { adminRequest, createAccount, expectError, sleep, startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
-import { api, expectStatus, INSTANT_PATTERN, UUID_PATTERN, type Api } from './support/subscriber-stack';
+import { expectError, startGateway, startStack, type GatewayHandle, type Stack } from './support/harness';
+import { expectStatus, INSTANT_PATTERN, newAccount, UUID_PATTERN, type Api } from './support/subscriber-stack';
 
 let stack: Stack;
-let subscriber: RunningService;
-let messaging: RunningProcess;
+let mesh: ServiceMesh;
 let gw: GatewayHandle;
-let dataDir: string;
-let messagingEnv: NodeJS.ProcessEnv;
 let acme: Api;
 let other: Api;
 
-async function account(name: string): Promise<Api> {
-  const { accountId, apiKey } = await createAccount(gw, name);
-  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-  return api(gw, apiKey, accountId);
-}
-
-const startMessaging = () => spawnReady('services/messaging/dist/main.js', messagingEnv, 60_000);
+const account = (name: string) => newAccount(gw, name);
+/** The barrier before counting: every event consumed and acknowledged, every fact published. */
+const settled = (timeoutMs?: number) => waitForSettled(stack.nc, { outboxes: mesh.outboxes(), timeoutMs });
 
 beforeAll(async () => {
   stack = await startStack(0);
-  subscriber = await startService('subscriber', { NATS_URL: stack.nats.url, MESSAGING_GRPC_ADDR: '127.0.0.1:1', SEGMENT_GRPC_ADDR: '127.0.0.1:1', FORM_GRPC_ADDR: '127.0.0.1:1', RSS_GRPC_ADDR: '127.0.0.1:1' });
-  const messagingAddress = `127.0.0.1:${await freePort()}`;
-  gw = await startGateway({ NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, MESSAGING_GRPC_ADDR: messagingAddress, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+  // The form service is not started until a test needs it: consent signups wait for it meanwhile.
+  mesh = await startMesh({ NATS_URL: stack.nats.url }, ['subscriber', 'messaging'], { messaging: { MAIL_SEND_PAUSED: 'true' } });
+  gw = await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
   acme = await account('acme');
   other = await account('other');
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-messaging-'));
-  messagingEnv = {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    NATS_URL: stack.nats.url,
-    DATA_DIR: dataDir,
-    MESSAGING_GRPC_ADDR: messagingAddress,
-    SUBSCRIBER_GRPC_ADDR: subscriber.address,
-    SEGMENT_GRPC_ADDR: '127.0.0.1:1',
-    FORM_GRPC_ADDR: '127.0.0.1:1', // no form service: consent signups wait
-    MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
-    BOUNCE_SMTP_PORT: String(await freePort()),
-    TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'),
-    MAIL_SEND_PAUSED: 'true',
-  };
-  messaging = await startMessaging();
 }, 120_000);
 
 afterAll(async () => {
   await gw?.stop();
-  await messaging?.stop();
-  await subscriber?.stop();
+  await mesh?.stop();
   await stack?.stop();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 type EventItem = { eventId: string; eventKey: string; email: string; outcome: string; subscriberId: string | null; [k: string]: unknown };
@@ -78,14 +50,10 @@ async function allEvents(a: Api, query = ''): Promise<EventItem[]> {
 
 /** Polls GET /events until `until` holds (the consumer records asynchronously). */
 async function eventsUntil(a: Api, until: (items: EventItem[]) => boolean, timeoutMs = 30_000, query = ''): Promise<EventItem[]> {
-  const deadline = Date.now() + timeoutMs;
-  let items: EventItem[] = [];
-  while (Date.now() < deadline) {
-    items = await allEvents(a, query);
-    if (until(items)) return items;
-    await sleep(150);
-  }
-  throw new Error(`GET /events did not satisfy the condition in ${timeoutMs} ms; saw ${items.length}: ${JSON.stringify(items.slice(0, 5))}`);
+  return waitFor('GET /events to list the events', async () => {
+    const items = await allEvents(a, query);
+    return until(items) && items;
+  }, timeoutMs);
 }
 
 async function post(a: Api, body: Record<string, unknown>): Promise<string> {
@@ -104,11 +72,10 @@ async function expectOncePerEvent(a: Api, eventIds: string[]): Promise<void> {
   const items = await eventsUntil(a, (xs) => eventIds.every((id) => xs.some((e) => e.eventId === id)), 90_000);
   const listed = items.map((e) => e.eventId).filter((id) => eventIds.includes(id));
   expect(listed.sort()).toEqual([...eventIds].sort());
-  const facts = receivedFacts(await eventsOf(stack.nc, a.accountId, (fs) => eventIds.every((id) => receivedFacts(fs).some((f) => f.eventId === id)), 30_000));
-  // a fact published twice would show up here (different msgIDs are not de-duplicated by the stream)
-  await sleep(1_000);
+  // every delivery of every event handled and every fact published (the barrier): a fact published
+  // twice would be on the stream now (different msgIDs are not de-duplicated by the stream)
+  await settled(90_000);
   const again = receivedFacts(await eventsOf(stack.nc, a.accountId, () => true));
-  expect(again.length).toBe(facts.length);
   const perEvent = new Map<string, number>();
   for (const f of again) perEvent.set(f.eventId, (perEvent.get(f.eventId) ?? 0) + 1);
   for (const id of eventIds) expect([id, perEvent.get(id)]).toEqual([id, 1]);
@@ -157,17 +124,24 @@ describe('GET /events: what the events consumer recorded', () => {
     });
   });
 
-  it('an unknown address is NO_SUBSCRIBER and creates no subscriber; with consent while the form service does not answer, the event waits (retried)', async () => {
+  it('an unknown address is NO_SUBSCRIBER and creates no subscriber; with consent while the form service does not answer, the event waits (retried) until it does', async () => {
     // (consent signups through a running form service: consent-signup.int.test.ts)
     const consented = await post(acme, { email: 'new@example.org', consent: { source: 'checkout', givenAt: '2024-03-01T10:00:00Z' } });
     const plain = await post(acme, { email: 'nobody@example.org' });
     expect(await recorded(acme, plain)).toMatchObject({ outcome: 'NO_SUBSCRIBER', subscriberId: null, properties: {}, consentDecision: null });
-    await sleep(1_500); // past the first retry
+    // past the first retry (JetStream counts the event redelivered), still not recorded
+    const jsm = await stack.nc.jetstreamManager();
+    await waitFor('the consented event retried', async () => (await jsm.consumers.info('EVENTS', 'messaging-events')).num_redelivered > 0, 20_000);
     const listed = expectStatus(await acme.get('/events?email=new@example.org'), 200);
     expect(listed.items.map((e: { eventId: string }) => e.eventId)).not.toContain(consented);
     expectError(await acme.get('/subscribers/by-email/nobody@example.org'), 404, 'subscriber_not_found');
     expectError(await acme.get('/subscribers/by-email/new@example.org'), 404, 'subscriber_not_found');
-  });
+    // The form service up (and a sender for its confirmation mail): the next retry signs the address up.
+    await mesh.start(['form']);
+    expectStatus(await acme.post('/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'The Shop' }), 201);
+    expect(await recorded(acme, consented)).toMatchObject({ outcome: 'SUBSCRIBER_CREATED', consentDecision: 'QUEUED', subscriberId: expect.stringMatching(UUID_PATTERN) });
+    expectStatus(await acme.get('/subscribers/by-email/new@example.org'), 200);
+  }, 90_000);
 
   it('triggerAutomations:false is NOT_TRIGGERED, for a subscriber or not', async () => {
     const known = await post(acme, { triggerAutomations: false });
@@ -181,7 +155,7 @@ describe('GET /events: what the events consumer recorded', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push(await post(a, { eventKey: i % 2 ? 'cart.left' : 'order.paid', email: i < 3 ? 'ann@example.org' : 'bob@example.org' }));
-      await sleep(5); // distinct receipt times
+      await new Promise((r) => setTimeout(r, 5)); // distinct receipt times
     }
     const all = await eventsUntil(a, (xs) => xs.length === 5);
     expect(all.map((e) => e.eventId)).toEqual([...ids].reverse());
@@ -259,7 +233,7 @@ describe('exactly once per eventId, whatever NATS redelivers', () => {
     const ok = await post(a, {});
     const items = await eventsUntil(a, (xs) => xs.some((e) => e.eventId === ok));
     expect(items.map((e) => e.eventId)).toEqual([ok]);
-    await sleep(500);
+    await settled();
     expect((await allEvents(other)).every((e) => e.email !== 'x@example.org')).toBe(true);
   });
 
@@ -267,10 +241,10 @@ describe('exactly once per eventId, whatever NATS redelivers', () => {
     const a = await account('replay');
     const ids = [await post(a, {}), await post(a, { email: 'x@example.org' }), await post(a, { triggerAutomations: false })];
     await expectOncePerEvent(a, ids);
-    await messaging.stop();
+    await mesh.get('messaging').stop();
     const jsm = await stack.nc.jetstreamManager();
     await jsm.consumers.delete('EVENTS', 'messaging-events');
-    messaging = await startMessaging();
+    await mesh.restart('messaging');
     const marker = await post(a, { eventKey: 'marker' });
     await expectOncePerEvent(a, [...ids, marker]);
     expect(await allEvents(a)).toHaveLength(4);
@@ -278,14 +252,14 @@ describe('exactly once per eventId, whatever NATS redelivers', () => {
 
   it('kill -9 in the middle of a backlog: after the restart every event is recorded once, one fact each', async () => {
     const a = await account('crash');
-    await messaging.stop();
+    await mesh.get('messaging').stop();
     const ids = await Promise.all(Array.from({ length: 400 }, (_, i) => post(a, { properties: { i } })));
-    messaging = await startMessaging();
+    await mesh.restart('messaging');
     // kill it as soon as it is recording the backlog (some recorded, more in work, acknowledgements in flight)
     const seen = await eventsUntil(a, (xs) => xs.length > 0, 30_000);
-    await messaging.kill9();
+    await mesh.get('messaging').kill9();
     expect(seen.length).toBeLessThan(ids.length);
-    messaging = await startMessaging();
+    await mesh.restart('messaging');
     // events delivered to the killed process come back after the consumer's ack wait (30 s)
     await expectOncePerEvent(a, ids);
   }, 180_000);

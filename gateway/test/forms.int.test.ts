@@ -19,7 +19,7 @@ let a: Api;
 let b: Api;
 
 beforeAll(async () => {
-  env = await startFormStack({ publicBaseUrl: PUBLIC_BASE_URL });
+  env = await startFormStack({ publicBaseUrl: PUBLIC_BASE_URL, peers: ['segment'] }); // segment: the last field usage source (a field is archived)
   a = await env.account('forms-a');
   b = await env.account('forms-b');
 }, 120_000);

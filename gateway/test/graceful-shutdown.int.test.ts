@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { LONGEST_DEADLINE_MS } from '@mailer/kit';
-import { startService } from '@mailer/testing';
+import { startService, waitFor } from '@mailer/testing';
 import { adminRequest, call, createAccount, sleep, startGateway, type GatewayHandle } from './support/harness';
 import { rss2, startFeedServer } from './support/rss-stack';
 import { startSubscriberStack, type SubscriberStack } from './support/subscriber-stack';
@@ -134,7 +134,7 @@ it('SIGTERM under 64 keep-alive clients: no request dropped; in flight answered;
 
   const sigtermAt = Date.now();
   const stopped = gw.stop(); // SIGTERM, and waits for the exit (the harness SIGKILLs a hung process)
-  await sleep(300);
+  await waitFor('the gateway to take the SIGTERM', () => gw.output().includes('"msg":"shutting down"'), 2_000);
   raw.write('\r\n');
   await rawClosed;
   // The request in flight was answered in full, saying the connection ends, and then it ended.
@@ -178,11 +178,12 @@ it('SHUTDOWN_DELAY_MS: not ready and still accepting (answers say Connection: cl
 
   sigtermAt = Date.now();
   const stopped = gw.stop();
-  await sleep(300);
   // Within the delay: /readyz says 503 (the orchestrator takes the replica out), new connections are
   // still served, and told to close.
-  const readyz = await fetch(`${gw.url}/readyz`);
-  expect(readyz.status).toBe(503);
+  const readyz = await waitFor('/readyz 503 within the delay after SIGTERM', async () => {
+    const res = await fetch(`${gw.url}/readyz`);
+    return res.status === 503 && res;
+  }, 2_000);
   expect(readyz.headers.get('connection')).toBe('close');
   const during = await get(new http.Agent({ keepAlive: true }), `${gw.url}/subscribers/${subscriberId}`, apiKey);
   expect(during.answer).toEqual({ status: 200, connectionClose: true });

@@ -92,8 +92,34 @@ describe('RateLimiter (shared KV state, compare-and-set)', () => {
   });
 
   it('store failures propagate (the request fails instead of passing unlimited)', async () => {
-    const broken: JsonKv = { ...memoryKv(), get: async () => { throw new Error('nats down'); } };
+    const down = async () => {
+      throw new Error('nats down');
+    };
+    const broken: JsonKv = { ...memoryKv(), get: down, create: down, update: down };
     await expect(new RateLimiter(broken).consume('k', perMinute(5))).rejects.toThrow('nats down');
+  });
+
+  it('a budget it has not written is guessed, not read: one write for a new one, a read only after a wrong guess', async () => {
+    const kv = memoryKv();
+    const ops: string[] = [];
+    const counted: JsonKv = {
+      ...kv,
+      get: async (key) => (ops.push('get'), kv.get(key)),
+      create: async (key, value) => (ops.push('create'), kv.create(key, value)),
+      update: async (key, value, revision) => (ops.push('update'), kv.update(key, value, revision)),
+    };
+    const limits = perMinute(3);
+    // A new budget (a reader's first page): one write, no read.
+    expect((await new RateLimiter(counted, () => 0).consume('new', limits)).allowed).toBe(true);
+    expect(ops).toEqual(['create']);
+    // A budget another replica spent: the guess (none) is refused, the budget read and spent exactly.
+    ops.length = 0;
+    const other = new RateLimiter(kv, () => 0);
+    for (let i = 0; i < 2; i++) await other.consume('shared', limits);
+    const late = new RateLimiter(counted, () => 0);
+    const decisions = [await late.consume('shared', limits), await late.consume('shared', limits)];
+    expect(decisions.map((d) => d.allowed)).toEqual([true, false]);
+    expect(ops).toEqual(['create', 'get', 'update']);
   });
 
   it('budget keys are valid KV keys', () => {

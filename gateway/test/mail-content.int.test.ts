@@ -19,7 +19,6 @@ let relay: CaptureRelay;
 let env: RssStack;
 let a: Api;
 let profile: string;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   relay = await startCaptureRelay();

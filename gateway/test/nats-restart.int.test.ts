@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { adminRequest, grpcHealth, startNatsServer, type NatsServerHandle } from '@mailer/testing';
+import { adminRequest, grpcHealth, startNatsServer, waitFor, type NatsServerHandle } from '@mailer/testing';
 import { call, event, readEvents, sleep } from './support/harness';
 import { startWiredStack, type WiredStack } from './support/segment-wired-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -88,7 +88,8 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
   expect(await servicesHealth()).toEqual(['SERVING', 'SERVING']);
 
   const traffic = load(a);
-  await sleep(1_000);
+  // the load is answered before the outage (some of each kind)
+  await waitFor('load answered before the kill', () => ['get', 'event'].every((kind) => traffic.outcomes.filter((o) => o.kind === kind && o.status < 300).length >= 10), 20_000);
   const { port, storeDir, pid } = env.stack.nats;
   process.kill(pid, 'SIGKILL');
   const killedAt = Date.now();
@@ -118,7 +119,7 @@ it('recovers by itself after a NATS restart: readiness follows, 2xx again, no ac
   await until('services SERVING', async () => (await servicesHealth()).every((st) => st === 'SERVING'), RECOVERY_BOUND_MS);
   // Load keeps running for a while after recovery: what is sent from now on must be answered, all of it.
   const steadyFrom = Date.now();
-  await sleep(1_500);
+  await waitFor('load answered after the recovery', () => traffic.outcomes.filter((o) => o.at >= steadyFrom).length >= 20, 20_000);
   await traffic.stop();
   const outcomes = traffic.outcomes;
 

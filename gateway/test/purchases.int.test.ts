@@ -7,7 +7,7 @@ import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, UUID_P
 
 let env: SubscriberStack;
 beforeAll(async () => {
-  env = await startSubscriberStack({ segment: true });
+  env = await startSubscriberStack({ peers: ['segment'] });
 }, 90_000);
 afterAll(() => env?.stop());
 

@@ -1,5 +1,5 @@
 // RSS newsletters through the real gateway and the real rss, subscriber, segment and messaging
-// services, feeds served by a local HTTP server (API.md "RSS newsletters"): CRUD and the body rules
+// services, feeds served by a local HTTP server (the API contract "RSS newsletters"): CRUD and the body rules
 // (ids checked in their services, schedules, ranges, never a 5xx), the baseline, check in each
 // trigger mode with maxItemsPerIssue carry-over, REVIEW release and discard, pause and resume with
 // and without rebaseline, a failing feed (lastError, no issue), tenant isolation, and a restart.
@@ -336,6 +336,50 @@ it('a sender profile a newsletter sends from cannot be deleted (409 sender_profi
   expect(res.json.details).toEqual([{ path: `rssNewsletters.${n.id}`, problem: expect.stringContaining('Digest') }]);
   expect((await a.delete(`/rss-newsletters/${n.id}`)).status).toBe(204);
   expect((await a.delete(`/sender-profiles/${profile.id}`)).status).toBe(204);
+});
+
+it('a field a newsletter prints (its merge tags) or its segment reads is in the field usage report, from the real rss and segment services; printed by an active newsletter, it cannot be deleted', async () => {
+  const field = expectStatus(await a.post('/fields', { label: 'Loyalty tier', fieldType: 'TEXT' }), 201);
+  expect(field.personalizationTagName).toBe('loyalty_tier');
+  const segment = expectStatus(
+    await a.post('/segments', { name: 'Gold readers', expression: { conditionGroups: [{ conditions: [{ subjectType: 'FIELD', fieldRef: { type: 'CUSTOM', fieldId: field.fieldId }, operator: 'TEXT_EQUALS', operand: { kind: 'TEXT', text: 'gold' } }] }] } }),
+    201,
+  );
+  const n = await create(a, feed(items('tier', 1)).url, {
+    name: 'Tier digest',
+    segmentId: segment.id,
+    subjectPattern: 'For {{ subscriber.loyalty_tier | default: "you" }}: {{ items[0].title }}',
+    htmlContent: '{% if subscriber["loyalty_tier"] == "gold" %}<p>Gold!</p>{% endif %}{% for item in items %}<p>{{ item.title }}</p>{% endfor %}',
+  });
+  const mergeTag = (area: string) => ({
+    category: 'CONTENT_MERGE_TAG', area, artifactId: n.id, artifactName: 'Tier digest', status: 'ACTIVE',
+    reason: `the newsletter's ${area} prints subscriber.loyalty_tier`, link: `/rss-newsletters/${n.id}`, permanentDeleteBlocking: true,
+  });
+  const report = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
+  expect(report.sources).toEqual(expect.arrayContaining(['segment', 'form', 'rss', 'messaging'].map((service) => ({ service, answered: true }))));
+  // both templates print the field: one usage each (merge tags warn: archiving blanks them in the next issues)
+  expect(report.contentMergeTagUsages).toEqual([mergeTag('subjectPattern'), mergeTag('htmlContent')]);
+  // the newsletter's segment reads the field: the segment service reports it
+  expect(report.warningUsages).toEqual([expect.objectContaining({ category: 'SEGMENT', artifactId: segment.id, artifactName: 'Gold readers', permanentDeleteBlocking: true })]);
+  expect(report).toMatchObject({ archiveBlocked: false, permanentDeleteBlocked: true, blockingUsages: [] });
+  expect(report.permanentDeleteBlockingUsages.map((u: { category: string }) => u.category).sort()).toEqual(['CONTENT_MERGE_TAG', 'CONTENT_MERGE_TAG', 'SEGMENT']);
+  // another account's newsletters are not reported for its own field of the same tag
+  const bField = expectStatus(await b.post('/fields', { label: 'Loyalty tier', fieldType: 'TEXT' }), 201);
+  expect(expectStatus(await b.get(`/fields/${bField.fieldId}/usage`), 200).contentMergeTagUsages).toEqual([]);
+
+  // archived, the field stays printed (blank); deleting it is refused while the newsletter prints it
+  expectStatus(await a.post(`/fields/${field.fieldId}/archive`), 200);
+  const refused = await a.delete(`/fields/${field.fieldId}`);
+  expectError(refused, 409, 'field_delete_blocked');
+  expect(JSON.stringify(refused.json.details)).toContain('Tier digest');
+  // paused, the newsletter prints nothing: its merge tags no longer block the delete (its segment still does)
+  expectStatus(await a.post(`/rss-newsletters/${n.id}/pause`), 200);
+  const paused = expectStatus(await a.get(`/fields/${field.fieldId}/usage`), 200);
+  expect(paused.contentMergeTagUsages.map((u: { status: string; permanentDeleteBlocking: boolean }) => [u.status, u.permanentDeleteBlocking])).toEqual([['PAUSED', false], ['PAUSED', false]]);
+  expect(paused.permanentDeleteBlockingUsages.map((u: { category: string }) => u.category)).toEqual(['SEGMENT']);
+  expect((await a.delete(`/rss-newsletters/${n.id}`)).status).toBe(204);
+  expect((await a.delete(`/segments/${segment.id}`)).status).toBe(204);
+  expect((await a.delete(`/fields/${field.fieldId}`)).status).toBe(204);
 });
 
 it('a segment or topic a newsletter sends to cannot be deleted (409 segment_in_use / topic_in_use) until the newsletter lets go; the services asked must answer', async () => {

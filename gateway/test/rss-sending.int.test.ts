@@ -1,10 +1,10 @@
-// RSS issues sent as mail (API.md "RSS newsletters", Sending), through the real gateway and the real
+// RSS issues sent as mail (the API contract "RSS newsletters", Sending), through the real gateway and the real
 // rss, messaging, subscriber and segment services, a feed served locally and every mail captured by
 // a real SMTP relay: the audience rules (segment TRUE members, ACTIVE, in the topic and not opted out,
 // not suppressed; another account never), Liquid with items / newsletter / subscriber, escaping, CSS
 // inlined, List-Unsubscribe, the counts on the issue, the rss.issue_sent fact, and at most one mail
 // per recipient per issue when the rss service is killed mid-send.
-import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
+import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
 import { rss2, startRssStack, type RssStack } from './support/rss-stack';
 import { expectStatus, INSTANT_PATTERN, type Api } from './support/subscriber-stack';
 
@@ -15,7 +15,6 @@ let env: RssStack;
 let a: Api;
 let b: Api;
 let profileA: string;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   relay = await startCaptureRelay();
@@ -41,13 +40,10 @@ function feed(items: Array<{ guid: string; title: string }>) {
 
 /** The issue once its mail is queued and `delivered` of it delivered (the list reads the count from messaging). */
 async function issueOnceDelivered(api: Api, newsletterId: string, issueId: string, delivered: number) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const page = expectStatus(await api.get(`/rss-newsletters/${newsletterId}/issues`), 200);
-    const issue = page.items.find((i: { id: string }) => i.id === issueId);
-    if ((issue?.status === 'SENT' && issue.deliveredCount >= delivered) || Date.now() > deadline) return issue;
-    await sleep(250);
-  }
+  return waitFor(`issue ${issueId} SENT with ${delivered} delivered`, async () => {
+    const issue = expectStatus(await api.get(`/rss-newsletters/${newsletterId}/issues`), 200).items.find((i: { id: string }) => i.id === issueId);
+    return issue?.status === 'SENT' && issue.deliveredCount >= delivered && issue;
+  }, 60_000);
 }
 
 /** The last rss.issue_sent fact on DOMAIN (read in place: no consumer is created). */
@@ -84,10 +80,7 @@ it('sends an issue to its audience only: segment members, ACTIVE, in the topic, 
   // Another account's subscriber with a matching address: never in account a's audience.
   expectStatus(await b.post('/subscribers', { email: 'carl@anglers.test' }), 201);
   // The segment service projects subscribers from DOMAIN facts: wait until it sees the members.
-  for (const deadline = Date.now() + 30_000; ; await sleep(200)) {
-    const page = expectStatus(await a.get(`/subscribers?segmentId=${seg.id}&pageSize=100`), 200);
-    if (page.items.length >= 7 || Date.now() > deadline) break;
-  }
+  await waitFor('the segment to list its 7 members', async () => expectStatus(await a.get(`/subscribers?segmentId=${seg.id}&pageSize=100`), 200).items.length >= 7, 30_000);
 
   const f = feed([{ guid: 'old', title: 'Old catch' }]);
   const n = expectStatus(
@@ -109,8 +102,8 @@ it('sends an issue to its audience only: segment members, ACTIVE, in the topic, 
   const issue = await issueOnceDelivered(a, n.id, issueId, 2);
   expect(issue).toMatchObject({ status: 'SENT', itemCount: 1, recipientCount: 2, deliveredCount: 2, sentAt: expect.stringMatching(INSTANT_PATTERN) });
 
-  // Nothing else arrives for the issue (a second's grace for a stray mail).
-  await sleep(1_000);
+  // Nothing else arrives for the issue: every job handled (the barrier), then counted.
+  await env.settled();
   const mails = relay.messages.filter((m) => m.rcptTo.some((r) => r.endsWith('@anglers.test') || r.endsWith('@other.test')));
   expect(mails.map((m) => m.rcptTo[0]).sort()).toEqual(['ann@anglers.test', 'bob@anglers.test']);
   const ann = relay.receivedFor('ann@anglers.test')[0];
@@ -150,18 +143,18 @@ it('kill -9 of the rss service mid-send: the send resumes at its last queued pag
   f.set([{ guid: 'c-new', title: 'Crash news' }, { guid: 'c-old', title: 'Old' }]);
   const { issueId } = expectStatus(await c.post(`/rss-newsletters/${n.id}/check`), 200);
   // Kill the rss service once some pages are queued and others are not.
-  let seen: { status: string; recipientCount: number } | undefined;
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
-    seen = expectStatus(await c.get(`/rss-newsletters/${n.id}/issues`), 200).items[0];
-    if (seen && seen.recipientCount > 0) break;
-  }
+  const seen = await waitFor('some pages queued', async () => {
+    const issue: { status: string; recipientCount: number } | undefined = expectStatus(await c.get(`/rss-newsletters/${n.id}/issues`), 200).items[0];
+    return issue && issue.recipientCount > 0 && issue;
+  }, 30_000);
   expect(seen).toMatchObject({ status: 'SENDING' });
-  expect(seen!.recipientCount).toBeLessThan(total);
+  expect(seen.recipientCount).toBeLessThan(total);
   await env.restartRss({ kill9: true });
   relay.setDataDelay(0);
 
   const issue = await issueOnceDelivered(c, n.id, issueId, total);
   expect(issue).toMatchObject({ status: 'SENT', recipientCount: total, deliveredCount: total });
+  await env.settled();
   const received = relay.messages.filter((m) => m.rcptTo[0]?.endsWith('@crash.test')).map((m) => m.rcptTo[0]);
   expect(received.length).toBe(total);
   expect(new Set(received).size).toBe(total);

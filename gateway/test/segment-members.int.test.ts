@@ -1,7 +1,7 @@
 import { schemaErrors } from '../src/openapi/validator';
 import { expectError } from './support/harness';
 import { startWiredStack, type WiredStack } from './support/segment-wired-stack';
-import { expectStatus, UNKNOWN_ID, type Api } from './support/subscriber-stack';
+import { expectStatus, UNKNOWN_ID, USAGE_SOURCES, type Api } from './support/subscriber-stack';
 
 // Subscribers by segment (GET /subscribers?segmentId=, GET /segments/{id}/subscribers) and the
 // segment service's field usages, end to end: gateway -> subscriber service -> segment service (and
@@ -9,7 +9,7 @@ import { expectStatus, UNKNOWN_ID, type Api } from './support/subscriber-stack';
 
 let env: WiredStack;
 beforeAll(async () => {
-  env = await startWiredStack();
+  env = await startWiredStack({}, USAGE_SOURCES);
 }, 90_000);
 afterAll(() => env?.stop());
 

@@ -7,7 +7,7 @@ import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, UUID_P
 
 let env: SubscriberStack;
 beforeAll(async () => {
-  env = await startSubscriberStack({ segment: true });
+  env = await startSubscriberStack({ peers: ['segment', 'rss', 'messaging'] }); // rss and messaging: asked before a segment is deleted
 }, 90_000);
 afterAll(() => env?.stop());
 

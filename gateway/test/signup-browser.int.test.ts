@@ -95,9 +95,9 @@ async function submissionsOf(formId: string, count: number): Promise<Array<{ ema
   }
 }
 
-/** The README's embed snippet (section "Signup forms") for this gateway and form. */
+/** The documented embed snippet (docs/integrators.md, "Signup forms") for this gateway and form. */
 function readmeSnippet(formId: string): string {
-  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'integrators.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Signup forms'));
   const snippet = /```html\n([\s\S]*?)```/.exec(section)?.[1];
   expect(snippet).toContain('<form');

@@ -4,7 +4,7 @@
 // limit, inactive and unknown forms, fuzzed bodies that never end in a 5xx; then the submission job:
 // decisions visible in GET /forms/{id}/submissions, quotas, tenant isolation, a kill -9 between 202
 // and the decision.
-import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
+import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
 import { startFormStack, type FormStack } from './support/form-stack';
 import { expectStatus, type Api } from './support/subscriber-stack';
@@ -206,14 +206,10 @@ describe('POST /public/forms/{formId}/submissions', () => {
 
 /** The form's submissions once every one is decided (the job runs after the 202). */
 async function decided(api: Api, formId: string, count: number, timeoutMs = 30_000): Promise<any[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const deadline = Date.now() + timeoutMs;
-  let last: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  while (Date.now() < deadline) {
-    last = expectStatus(await api.get(`/forms/${formId}/submissions?pageSize=1000`), 200);
-    if (last.items.length >= count && last.items.every((i: { processedAt: string | null }) => i.processedAt !== null)) return last.items;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`submissions of ${formId} not decided in time: ${JSON.stringify(last)}`);
+  return waitFor(`${count} submissions of ${formId} decided`, async () => {
+    const { items } = expectStatus(await api.get(`/forms/${formId}/submissions?pageSize=1000`), 200);
+    return items.length >= count && items.every((i: { processedAt: string | null }) => i.processedAt !== null) && items;
+  }, timeoutMs);
 }
 /** Submits and waits for the decision of that one submission (the newest of the form). */
 async function decisionOf(api: Api, formId: string, email: string, extra: Record<string, unknown> = {}): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -243,8 +239,7 @@ describe('the submission job: every decision, in the log and the form.submitted 
     expect(mine.map((f) => f.decision)).toEqual(['QUEUED', 'CONFIRMATION_MAIL_ALREADY_SENT', 'QUEUED', 'QUEUED', 'SUPPRESSED_COOLDOWN']);
     expect(mine[0]).toMatchObject({ formId: forms[0].id, submissionId: first.submissionId, subscriberId: first.subscriberId });
     // Three QUEUED decisions, three confirmation mails, each with a confirm link; the others sent none.
-    await relay.waitFor(() => relay.receivedFor('new.reader@example.org').length >= 3, 60_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await env.settled();
     const mails = relay.receivedFor('new.reader@example.org');
     expect(mails).toHaveLength(3);
     for (const mail of mails) expect(mail.text ?? mail.html ?? '').toContain(`${PUBLIC_BASE_URL}/public/confirm/`);
@@ -260,6 +255,7 @@ describe('the submission job: every decision, in the log and the form.submitted 
     expect([after.subscriberStatus, after.firstName]).toEqual(['ACTIVE', 'Original']);
     const topics = expectStatus(await a.get(`/subscribers/${s.id}/topics`), 200).topics;
     expect(topics.find((t: { topicId: string }) => t.topicId === topic)?.subscribed).toBe(true);
+    await env.settled();
     expect(relay.receivedFor('active@example.org')).toHaveLength(0);
   });
 
@@ -281,6 +277,7 @@ describe('the submission job: every decision, in the log and the form.submitted 
     expect(d.decision).toBeNull();
     expect(d.processedAt).not.toBeNull();
     expect(expectStatus(await a.get(`/subscribers/${d.subscriberId}`), 200).subscriberStatus).toBe('ACTIVE');
+    await env.settled();
     expect(relay.receivedFor('single@example.org')).toHaveLength(0);
   });
 
@@ -292,8 +289,7 @@ describe('the submission job: every decision, in the log and the form.submitted 
     const decisions = items.map((i) => i.decision).sort();
     expect(decisions).toEqual(['QUEUED', ...Array(7).fill('CONFIRMATION_MAIL_ALREADY_SENT')].sort());
     expect(new Set(items.map((i) => i.subscriberId)).size).toBe(1);
-    await relay.waitFor(() => relay.receivedFor('flooded@example.org').length >= 1, 60_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await env.settled();
     expect(relay.receivedFor('flooded@example.org')).toHaveLength(1);
   });
 

@@ -1,15 +1,15 @@
 import { schemaErrors } from '../src/openapi/validator';
 import { call, expectError, sleep } from './support/harness';
-import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, UUID_PATTERN, type Api, type SubscriberStack } from './support/subscriber-stack';
+import { expectStatus, INSTANT_PATTERN, startSubscriberStack, UNKNOWN_ID, USAGE_SOURCES, UUID_PATTERN, type Api, type SubscriberStack } from './support/subscriber-stack';
 
 // Subscribers end to end: real gateway -> real subscriber service (gRPC) on one NATS. Every route
-// of API.md's subscriber table, its happy path and its errors, with the JSON an integrator sees.
+// of the API contract's subscriber table, its happy path and its errors, with the JSON an integrator sees.
 
 let env: SubscriberStack;
 let a: Api;
 
 beforeAll(async () => {
-  env = await startSubscriberStack();
+  env = await startSubscriberStack({ peers: USAGE_SOURCES }); // a topic deleted, a field archived: every usage source is asked
   a = await env.account('subscribers');
 }, 60_000);
 afterAll(() => env?.stop());

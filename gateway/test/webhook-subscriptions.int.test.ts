@@ -1,4 +1,4 @@
-// Webhook subscriptions through the real gateway and the real webhook service (API.md "Webhooks"):
+// Webhook subscriptions through the real gateway and the real webhook service (the API contract "Webhooks"):
 // CRUD, the event list, the body rules (unknown event, explicit null content type, target URL guard),
 // secret visibility and rotation, PUT active, tenant isolation, and fuzzed bodies each answered with
 // their precise errorId.
@@ -33,7 +33,7 @@ async function create(api: Api, extra: Record<string, unknown> = {}) {
 
 it('lists the webhook events a subscription may name', async () => {
   const { events } = expectStatus(await a.get('/webhook-events'), 200);
-  expect(events).toEqual(expect.arrayContaining(['subscriber.created', 'subscriber.tag_added', 'form.submitted', 'email.bounced', 'event.received', 'rss.issue_sent']));
+  expect(events).toEqual(expect.arrayContaining(['subscriber.created', 'subscriber.tag_added', 'form.submitted', 'email.bounced', 'event.received', 'rss.issue_sent', 'broadcast.sent']));
   expect(events).not.toContain('*');
 });
 

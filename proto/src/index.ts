@@ -24,3 +24,7 @@ export * as consentSignupV1 from './gen/mailer/form/v1/consent';
 export * as audienceV1 from './gen/mailer/subscriber/v1/audience';
 export * as audienceSendsV1 from './gen/mailer/messaging/v1/audience_sends';
 export * as sendingDomainsV1 from './gen/mailer/messaging/v1/sending_domains';
+export * as broadcastsV1 from './gen/mailer/messaging/v1/broadcasts';
+export * from './values';
+export * from './automation-steps';
+export * from './status-counts';

@@ -1,5 +1,5 @@
 {{- /*
-Internal traffic (README "Internal traffic"): NATS users and TLS, the internal gRPC secret, and who
+Internal traffic (docs/architecture.md "Internal traffic"): NATS users and TLS, the internal gRPC secret, and who
 may call whom. files/internal-access.json is generated from the code (`npm run internal-access`):
 grpcCalls (caller -> services it calls) and natsPermissions (workload -> its NATS user's permissions).
 */ -}}

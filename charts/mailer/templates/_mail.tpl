@@ -20,7 +20,7 @@ names when its name is set. Call with (dict "root" $ "key" "X" "optional" bool "
 {{- end }}
 
 {{/*
-The email settings of one service's container (README "Sending email"): the messaging service
+The email settings of one service's container (docs/integrators.md "Sending email"): the messaging service
 reads the mail settings, the relay, the DKIM keys and the sealing key of sending domains; it and the form service (confirmation
 links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
 */}}

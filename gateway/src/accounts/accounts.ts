@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SealedValueError } from '@mailer/tokens';
-import type { AccountName } from '@mailer/nats';
+import type { AccountName } from '@mailer/nats/client';
 import type { JsonKv } from '../kv/json-kv';
 import { KvConflict } from '../kv/json-kv';
 import type { WatchedKv } from '../kv/watched-kv';

@@ -1,7 +1,7 @@
 import { credentials, makeGenericClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { createClient, GATEWAY_DEADLINES, peerClient, type PeerSpec, type PromiseClient } from '@mailer/kit';
-import { automationsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, sendingDomainsV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
+import { automationsV1, broadcastsV1, emailMessagesV1, rssNewslettersV1, emailReportsV1, emailTemplatesV1, eventsV1, formV1, segmentV1, senderProfilesV1, sendingDomainsV1, subscriberReportsV1, subscriberV1, submissionsV1, suppressionsV1, webhookDeliveriesV1, webhookSubscriptionsV1 } from '@mailer/proto';
 import type { GatewayConfig } from '../config';
 
 /**
@@ -50,6 +50,7 @@ export interface ServiceClients {
   webhookSubscriptions: PromiseClient<webhookSubscriptionsV1.WebhookSubscriptionServiceClient>;
   webhookDeliveries: PromiseClient<webhookDeliveriesV1.WebhookDeliveryServiceClient>;
   rss: PromiseClient<rssNewslettersV1.RssNewsletterServiceClient>;
+  broadcasts: PromiseClient<broadcastsV1.BroadcastServiceClient>;
   /** True when the subscriber service reports SERVING within a short deadline. */
   subscriberServing(): Promise<boolean>;
   close(): void;
@@ -87,6 +88,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
   const webhookSubscriptions = peerClient(createClient(webhookSubscriptionsV1.WebhookSubscriptionServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
   const webhookDeliveries = peerClient(createClient(webhookDeliveriesV1.WebhookDeliveryServiceClient, config.WEBHOOK_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('webhook'));
   const rss = peerClient(createClient(rssNewslettersV1.RssNewsletterServiceClient, config.RSS_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('rss'));
+  const broadcasts = peerClient(createClient(broadcastsV1.BroadcastServiceClient, config.MESSAGING_GRPC_ADDR, SERVICE_DEADLINE_MS), servicePeer('messaging'));
   const subscriberHealth = healthChecker(config.SUBSCRIBER_GRPC_ADDR, 'mailer.subscriber.v1.SubscriberService');
   return {
     subscriber,
@@ -105,6 +107,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
     webhookSubscriptions,
     webhookDeliveries,
     rss,
+    broadcasts,
     subscriberServing: subscriberHealth.serving,
     close() {
       subscriber.close();
@@ -123,6 +126,7 @@ export function createServiceClients(config: GatewayConfig): ServiceClients {
       webhookSubscriptions.close();
       webhookDeliveries.close();
       rss.close();
+      broadcasts.close();
       subscriberHealth.close();
     },
   };

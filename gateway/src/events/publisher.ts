@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { NatsConnection } from 'nats';
-import { publish } from '@mailer/nats';
+import { headers, type NatsConnection } from 'nats';
+import { traceHeaders, type AckedPublisher } from '@mailer/nats/client';
 import { customEventSubject, type CustomEvent } from '@mailer/nats/facts';
 import type { JsonKv } from '../kv/json-kv';
 
@@ -8,8 +8,8 @@ import type { JsonKv } from '../kv/json-kv';
 export type { CustomEvent };
 
 export interface EventSink {
-  /** Resolves only after JetStream acknowledged (stored) the message. */
-  publish(event: CustomEvent): Promise<{ duplicate: boolean }>;
+  /** Stores the event, `data` being its JSON (encoded once, by the caller that checked its size); resolves only after JetStream acknowledged it. */
+  publish(event: CustomEvent, data: Uint8Array): Promise<{ duplicate: boolean }>;
   /** Largest encoded event the stream accepts (the server's max_payload, less room for headers). */
   maxEventBytes(): number;
 }
@@ -18,14 +18,16 @@ export interface EventSink {
 const HEADER_ALLOWANCE = 2_048;
 
 /** `guard`: the declared JetStream's, so a publish fails at once while NATS is away (json-kv.ts). */
-export function jetStreamEventSink(nc: NatsConnection, guard: <R>(op: () => Promise<R>) => Promise<R> = (op) => op()): EventSink {
-  const js = nc.jetstream();
+export function jetStreamEventSink(nc: NatsConnection, publisher: AckedPublisher, guard: <R>(op: () => Promise<R>) => Promise<R> = (op) => op()): EventSink {
   return {
     maxEventBytes: () => (nc.info?.max_payload ?? 1024 * 1024) - HEADER_ALLOWANCE,
-    async publish(event) {
+    async publish(event, data) {
       // msgID = eventId: concurrent retries of one idempotencyKey inside the stream's duplicate window
-      // are stored once, and the PubAck says so.
-      const ack = await guard(() => publish(js, customEventSubject(event.accountId), event, { msgID: event.eventId }));
+      // are stored once, and the PubAck says so. The active trace context travels along.
+      const h = headers();
+      h.set('Nats-Msg-Id', event.eventId);
+      for (const [key, value] of Object.entries(traceHeaders())) h.set(key, value);
+      const ack = await guard(() => publisher.publish(customEventSubject(event.accountId), data, h));
       return { duplicate: ack.duplicate };
     },
   };

@@ -1,4 +1,4 @@
-import { ACCOUNT_NAMES_BUCKET } from '@mailer/nats';
+import { ACCOUNT_NAMES_BUCKET } from '@mailer/nats/client';
 import { MAX_STATE_AGE_MS } from '../ratelimit/policies';
 
 const HOUR = 3_600_000;

@@ -1,4 +1,5 @@
-import type { KV } from 'nats';
+import { headers, type KV } from 'nats';
+import type { AckedPublisher } from '@mailer/nats/client';
 import { StoreUnavailable } from '../errors';
 
 /**
@@ -37,12 +38,17 @@ function isConflict(err: unknown): boolean {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** A valid KV key (what nats.js accepts): a malformed subject would make the server drop the connection. */
+const VALID_KEY = /^[-/=\w]+(\.[-/=\w]+)*$/;
+
 /**
  * `guard` (the declared JetStream's) fails an operation at once while NATS is disconnected or its
  * buckets are not restored, and one in flight when the connection drops: sent into a dead
- * connection it would only hang until the client's request timeout.
+ * connection it would only hang until the client's request timeout. Writes go through `publisher`
+ * (a publish on the key's subject `$KV.<bucket>.<key>`, as nats.js's KV makes them, without its
+ * per-request objects: every rate-limited request writes here), reads through nats.js.
  */
-export function natsJsonKv(kv: KV, bucket: string, guard: <R>(op: () => Promise<R>) => Promise<R> = (op) => op()): JsonKv {
+export function natsJsonKv(kv: KV, bucket: string, publisher: AckedPublisher, guard: <R>(op: () => Promise<R>) => Promise<R> = (op) => op()): JsonKv {
   // Conflicts are part of the protocol; every other failure means the store is unreachable or slow.
   const run = async <R>(key: string, op: () => Promise<R>): Promise<R> => {
     try {
@@ -51,6 +57,17 @@ export function natsJsonKv(kv: KV, bucket: string, guard: <R>(op: () => Promise<
       if (isConflict(err)) throw new KvConflict(key);
       throw new StoreUnavailable(`kv ${bucket} ${key}`, err);
     }
+  };
+  /** Writes the value; with `previousSeq`, only when it is the key's last revision (0: the key has none). */
+  const write = (key: string, value: unknown, previousSeq?: number): Promise<number> => {
+    if (!VALID_KEY.test(key)) return Promise.reject(new Error(`invalid KV key ${JSON.stringify(key)}`));
+    const h = previousSeq === undefined ? undefined : headers();
+    h?.set('Nats-Expected-Last-Subject-Sequence', String(previousSeq));
+    return run(key, async () => (await publisher.publish(`$KV.${bucket}.${key}`, encoder.encode(JSON.stringify(value)), h)).seq);
+  };
+  const update = (key: string, value: unknown, revision: number) => {
+    if (revision <= 0) return Promise.reject(new Error('a revision is greater than 0'));
+    return write(key, value, revision);
   };
   return {
     async keys(prefix) {
@@ -64,9 +81,19 @@ export function natsJsonKv(kv: KV, bucket: string, guard: <R>(op: () => Promise<
       if (!entry || entry.operation !== 'PUT' || entry.value.length === 0) return null;
       return { value: JSON.parse(decoder.decode(entry.value)) as T, revision: entry.revision };
     },
-    create: (key, value) => run(key, () => kv.create(key, encoder.encode(JSON.stringify(value)))),
-    update: (key, value, revision) => run(key, () => kv.update(key, encoder.encode(JSON.stringify(value)), revision)),
-    put: (key, value) => run(key, () => kv.put(key, encoder.encode(JSON.stringify(value)))),
+    async create(key, value) {
+      try {
+        return await write(key, value, 0);
+      } catch (err) {
+        if (!(err instanceof KvConflict)) throw err;
+        // A deleted key (last entry a DEL or PURGE marker) is created again on top of its marker.
+        const last = await run(key, () => kv.get(key));
+        if (last && last.operation !== 'PUT') return update(key, value, last.revision);
+        throw err;
+      }
+    },
+    update,
+    put: (key, value) => write(key, value),
     delete: (key, revision) => run(key, () => kv.delete(key, revision === undefined ? undefined : { previousSeq: revision })),
   };
 }

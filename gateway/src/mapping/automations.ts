@@ -1,7 +1,7 @@
 import { protoEnum } from '@mailer/kit';
-import { automationsV1 } from '@mailer/proto';
+import { automationStepFromProto, automationStepToProto, automationsV1, type AutomationStep } from '@mailer/proto';
 import { ApiError } from '../errors';
-import { fieldValueRequestFromProto, protoCase, type FieldValueRequest } from './field-values';
+import { canonicalFieldValue } from './field-values';
 import { int64, present } from './numbers';
 
 // Automations: API bodies (as validated by the OpenAPI document) <-> messaging service messages.
@@ -13,12 +13,7 @@ export const AutomationRunStatuses = protoEnum(automationsV1.AutomationRunStatus
 type Entry = (typeof AutomationEntries.names)[number];
 type RunStatus = (typeof AutomationRunStatuses.names)[number];
 
-export type AutomationStepJson =
-  | { type: 'SEND_EMAIL'; templateName: string; topicId?: string | null }
-  | { type: 'WAIT'; duration: string }
-  | { type: 'ADD_TAGS' | 'REMOVE_TAGS'; tagIds: string[] }
-  | { type: 'SET_FIELD'; fieldId: string; value?: FieldValueRequest; fromProperty?: string }
-  | { type: 'IF_IN_SEGMENT'; segmentId: string };
+export type AutomationStepJson = AutomationStep;
 
 export interface AutomationBody {
   name: string;
@@ -35,29 +30,14 @@ export interface ListAutomationRunsQuery {
 }
 
 export function stepToProto(s: AutomationStepJson, i: number): automationsV1.AutomationStep {
-  switch (s.type) {
-    case 'SEND_EMAIL':
-      return { step: { $case: 'sendEmail', value: { templateName: s.templateName, topicId: s.topicId ?? undefined } } };
-    case 'WAIT':
-      return { step: { $case: 'wait', value: { duration: s.duration } } };
-    case 'ADD_TAGS':
-      return { step: { $case: 'addTags', value: { tagIds: s.tagIds } } };
-    case 'REMOVE_TAGS':
-      return { step: { $case: 'removeTags', value: { tagIds: s.tagIds } } };
-    case 'SET_FIELD': {
-      // Neither source travels as none (the service refuses it with the step's path); both cannot travel at all.
-      if (s.value !== undefined && s.fromProperty !== undefined) {
-        throw new ApiError(400, 'validation_failed', `body.steps[${i}]: SET_FIELD takes exactly one of value and fromProperty`, [
-          { path: `body.steps[${i}]`, problem: 'SET_FIELD takes exactly one of value and fromProperty' },
-        ]);
-      }
-      const source =
-        s.value !== undefined ? { $case: 'value' as const, value: { value: protoCase(s.value) } } : s.fromProperty !== undefined ? { $case: 'fromProperty' as const, value: s.fromProperty } : undefined;
-      return { step: { $case: 'setField', value: { fieldId: s.fieldId, source } } };
-    }
-    case 'IF_IN_SEGMENT':
-      return { step: { $case: 'ifInSegment', value: { segmentId: s.segmentId } } };
+  if (s.type !== 'SET_FIELD') return automationStepToProto(s);
+  // Neither source travels as none (the service refuses it with the step's path); both cannot travel at all.
+  if (s.value !== undefined && s.fromProperty !== undefined) {
+    throw new ApiError(400, 'validation_failed', `body.steps[${i}]: SET_FIELD takes exactly one of value and fromProperty`, [
+      { path: `body.steps[${i}]`, problem: 'SET_FIELD takes exactly one of value and fromProperty' },
+    ]);
   }
+  return automationStepToProto(s.value === undefined ? s : { ...s, value: canonicalFieldValue(s.value) });
 }
 
 export function automationToProto(b: AutomationBody): automationsV1.AutomationInput {
@@ -71,29 +51,12 @@ export function automationToProto(b: AutomationBody): automationsV1.AutomationIn
 }
 
 function stepJson(s: automationsV1.AutomationStep): AutomationStepJson {
-  const c = s.step;
-  switch (c?.$case) {
-    case 'sendEmail':
-      return { type: 'SEND_EMAIL', templateName: c.value.templateName, topicId: c.value.topicId ?? null };
-    case 'wait':
-      return { type: 'WAIT', duration: c.value.duration };
-    case 'addTags':
-      return { type: 'ADD_TAGS', tagIds: c.value.tagIds };
-    case 'removeTags':
-      return { type: 'REMOVE_TAGS', tagIds: c.value.tagIds };
-    case 'setField': {
-      const src = c.value.source;
-      if (src?.$case === 'fromProperty') return { type: 'SET_FIELD', fieldId: c.value.fieldId, fromProperty: src.value };
-      return { type: 'SET_FIELD', fieldId: c.value.fieldId, value: fieldValueRequestFromProto(src?.value) };
-    }
-    case 'ifInSegment':
-      return { type: 'IF_IN_SEGMENT', segmentId: c.value.segmentId };
-    default:
-      throw new Error('the service answered an automation step without a type');
-  }
+  const step = automationStepFromProto(s);
+  if (!step) throw new Error('the service answered an automation step without a type');
+  return step;
 }
 
-/** Automation of API.md. */
+/** Automation of the API contract. */
 export function automationJson(a: automationsV1.Automation) {
   return {
     id: a.id,
@@ -110,7 +73,7 @@ export function automationJson(a: automationsV1.Automation) {
 
 export const automationOf = (res: { automation?: automationsV1.Automation }) => automationJson(present(res.automation, 'the automation'));
 
-/** AutomationRun of API.md. */
+/** AutomationRun of the API contract. */
 export function automationRunJson(r: automationsV1.AutomationRun) {
   return {
     runId: r.runId,

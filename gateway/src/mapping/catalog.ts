@@ -89,17 +89,8 @@ export function updateFieldToProto(accountId: string, fieldId: string, body: Upd
 }
 
 /** FieldUsage of the specification (the proto's `effect` only decides the report list it is in). */
-export function fieldUsageJson(u: commonV1.FieldUsage) {
-  return {
-    category: FieldUsageCategories.fromProto(u.category),
-    area: u.area,
-    artifactId: u.artifactId,
-    artifactName: u.artifactName,
-    status: u.status,
-    reason: u.reason,
-    link: u.link,
-    permanentDeleteBlocking: u.permanentDeleteBlocking,
-  };
+export function fieldUsageJson({ effect: _effect, category, ...usage }: commonV1.FieldUsage) {
+  return { category: FieldUsageCategories.fromProto(category), ...usage };
 }
 
 export function fieldUsageReportJson(r: subscriberV1.FieldUsageReport | undefined) {

@@ -1,5 +1,6 @@
 import { protoEnum } from '@mailer/kit';
 import { emailMessagesV1 } from '@mailer/proto';
+import type { ItemError } from '../openapi/validator';
 import { int64, present } from './numbers';
 
 // Transactional email: API bodies (as validated by the OpenAPI document) <-> messaging service messages.
@@ -32,11 +33,43 @@ export function sendEmailMessageToProto(accountId: string, b: SendEmailMessageBo
   return { accountId, templateName: b.name, email: b.email, substitutionDataJson: jsonText(b.substitutionData), eventPropertiesJson: jsonText(b.eventProperties), senderProfileId: '', dedupeKey: '', builtinTemplate: 0 };
 }
 
+export interface SendEmailMessagesBody {
+  messages: Array<SendEmailMessageBody & { idempotencyKey?: string }>;
+}
+
+type BatchResult = { index: number; messageId: string; status: 'QUEUED' | 'SUPPRESSED' } | { index: number; errorId: string; message: string };
+
+/**
+ * The messages the schema accepted, for the service (with their request indexes), and the answers of
+ * those it refused (validation_failed, invalid_email, ...: as POST /email-messages would answer them).
+ */
+export function sendEmailMessagesToProto(accountId: string, b: SendEmailMessagesBody, itemErrors: ItemError[]) {
+  const refused = new Map<number, BatchResult>(itemErrors.map(({ index, error }) => [index, { index, errorId: error.errorId, message: error.message }]));
+  const indexes: number[] = [];
+  const messages: emailMessagesV1.BatchEmailMessage[] = [];
+  b.messages.forEach((m, index) => {
+    if (refused.has(index)) return;
+    indexes.push(index);
+    messages.push({ templateName: m.name, email: m.email, substitutionDataJson: jsonText(m.substitutionData), eventPropertiesJson: jsonText(m.eventProperties), idempotencyKey: m.idempotencyKey ?? '' });
+  });
+  return { request: { accountId, messages }, indexes, refused };
+}
+
+/** Every message's answer in request order: the service's (its indexes mapped back) and the schema's refusals. */
+export function batchResultsJson(response: emailMessagesV1.SendEmailMessagesResponse | undefined, indexes: number[], refused: Map<number, BatchResult>) {
+  const all = new Map(refused);
+  for (const r of response?.results ?? []) {
+    const index = indexes[r.index];
+    all.set(index, r.errorId ? { index, errorId: r.errorId, message: r.message ?? '' } : { index, messageId: r.messageId!, status: EmailMessageStatuses.fromProto(r.status) as 'QUEUED' | 'SUPPRESSED' });
+  }
+  return { results: [...all.values()].sort((a, b) => a.index - b.index) };
+}
+
 export function listEmailMessagesToProto(accountId: string, q: ListEmailMessagesQuery): emailMessagesV1.ListEmailMessagesRequest {
   return { accountId, pageNumber: q.pageNumber, pageSize: q.pageSize, email: q.email, templateName: q.templateName, status: EmailMessageStatuses.toProtoOrUnspecified(q.status) };
 }
 
-/** EmailMessage of API.md (plus `history`); members without a value are null. */
+/** EmailMessage of the API contract (plus `history`); members without a value are null. */
 export function emailMessageJson(m: emailMessagesV1.EmailMessage) {
   return {
     messageId: m.messageId,
@@ -60,6 +93,7 @@ export function emailMessageJson(m: emailMessagesV1.EmailMessage) {
     attempts: m.attempts.map((a) => ({ at: a.at, outcome: a.outcome, smtpCode: a.smtpCode ?? null, response: a.response ?? null })),
     eventProperties: parsed(m.eventPropertiesJson),
     history: m.history.map((h) => ({ status: EmailMessageStatuses.fromProto(h.status), at: h.at })),
+    broadcastId: m.broadcastId ?? null,
   };
 }
 

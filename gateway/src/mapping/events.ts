@@ -18,7 +18,7 @@ export function listEventsToProto(accountId: string, q: ListEventsQuery): events
   return { accountId, pageNumber: q.pageNumber, pageSize: q.pageSize, eventKey: q.eventKey, email: q.email };
 }
 
-/** A recorded event as API.md's GET /events item; `properties` as sent. */
+/** A recorded event as the API contract's GET /events item; `properties` as sent. */
 export function recordedEventJson(e: eventsV1.RecordedEvent) {
   return {
     eventId: e.eventId,

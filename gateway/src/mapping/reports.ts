@@ -1,4 +1,4 @@
-// Reports (API.md "Reports"): a ReportPeriodDto in, `{points: [{periodStart, <metric>: Number}]}` out.
+// Reports (the API contract "Reports"): a ReportPeriodDto in, `{points: [{periodStart, <metric>: Number}]}` out.
 // The gateway validates the period and makes its calendar buckets (@mailer/reports); the owning
 // service counts between the bucket boundaries; the gateway writes every count as a Number in the
 // request's Accept-Language.

@@ -5,8 +5,8 @@ import { ApiError } from '../errors';
 import { rejectUnrepresentable, scanJson, type Suspicions } from './json-scan';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-/** Bulk sync carries up to 1,000 subscribers, with their field values. */
-export const BODY_LIMITS: Record<string, number> = { '/subscribers/sync': 10 * 1024 * 1024 };
+/** Bulk sync carries up to 1,000 subscribers, with their field values; a batch of mail up to 500 messages with their values. */
+export const BODY_LIMITS: Record<string, number> = { '/subscribers/sync': 10 * 1024 * 1024, '/email-messages/batch': 10 * 1024 * 1024 };
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 

@@ -18,7 +18,7 @@ import { subscriberDomainParameters, subscriberDomainPaths, subscriberDomainSche
 /**
  * The published OpenAPI 3.1 document, and the one source of request and response schemas: the
  * request validator compiles its schemas from here (src/openapi/validator.ts), so what is
- * documented is what is enforced. Where API.md and the specification are silent, the decision
+ * documented is what is enforced. Where the API contract and the specification are silent, the decision
  * taken is written into the descriptions below.
  */
 const keyManagement = (summary: string, operationId: string) => ({
@@ -70,7 +70,7 @@ Requests that fail authentication are limited per client address (60 failures pe
 Any \`POST\` may carry \`Idempotency-Key\` (1-255 printable ASCII characters, no leading or trailing space; else \`400 invalid_idempotency_key\`). The same key with the same request (method, path and JSON body, member order ignored) within 24 h replays the first response (status and body) with \`Idempotency-Replay: true\`; with a different request \`422 idempotency_key_reused\`; while the first is still being processed \`409 idempotency_in_progress\` with \`Retry-After: 1\`. Keys are per account. 5xx responses are not stored, so a retry runs again; an attempt whose gateway died is taken over after 60 s.
 
 ## Bodies
-JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\`) answer \`413\`. Objects and arrays may nest at most ${MAX_JSON_DEPTH} levels (the top-level value is level 1, free-form \`properties\` included), else \`400 json_too_deep\`. A number beyond the range of a double (\`1e400\`, 400 digits) anywhere in the body answers \`400 validation_failed\` naming it: it could not be stored as sent. Text must be valid Unicode: invalid UTF-8 answers \`400 malformed_json\`, an unpaired surrogate escape (\`"\\ud800"\`) \`400 validation_failed\` naming the member. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
+JSON only (\`Content-Type: application/json\`, UTF-8); a body with another type answers \`415\`. Bodies over 1 MiB (10 MiB for \`/subscribers/sync\` and \`/email-messages/batch\`) answer \`413\`. Objects and arrays may nest at most ${MAX_JSON_DEPTH} levels (the top-level value is level 1, free-form \`properties\` included), else \`400 json_too_deep\`. A number beyond the range of a double (\`1e400\`, 400 digits) anywhere in the body answers \`400 validation_failed\` naming it: it could not be stored as sent. Text must be valid Unicode: invalid UTF-8 answers \`400 malformed_json\`, an unpaired surrogate escape (\`"\\ud800"\`) \`400 validation_failed\` naming the member. Unknown members are rejected (\`400 unknown_property\`) except inside free-form values.
 
 ## Identifiers and time
 UUIDs are lowercase (v4; v7 allowed for new ids); UUIDs in paths and bodies are accepted in any case. Lists of ids may not hold an id twice (\`400 duplicate_ids\`). int64 counts are JSON numbers. Integer query and path parameters (\`pageNumber\`, \`pageSize\`) are plain decimal digits within their documented range (no \`+\`, exponent, fraction, hex or spaces; given once); anything else answers \`400 validation_failed\` naming the parameter. Body integers are checked against their range too (int32: -2147483648 to 2147483647). Instants are UTC ISO 8601 with \`Z\`.

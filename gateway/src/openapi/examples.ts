@@ -89,6 +89,15 @@ const rssNewsletter = {
   maxItemsPerIssue: 5,
 };
 
+const broadcast = {
+  name: 'Spring newsletter',
+  templateName: 'spring-newsletter',
+  segmentId,
+  topicId,
+  abTest: { subjects: ['Spring is here', 'Our spring picks for you, {{ subscriber.firstName | default: "friend" }}'], testPercent: 20, decideAfterMinutes: 120, metric: 'HUMAN_CLICKS' },
+  sendWindow: { startHour: 8, endHour: 20, timeZoneField: 'time_zone', defaultTimeZone: 'Europe/Berlin' },
+};
+
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createRssNewsletter: rssNewsletter,
   updateRssNewsletter: { ...rssNewsletter, triggerMode: 'THRESHOLD', schedule: null, minItems: 3, thresholdMaxAgeDays: 14 },
@@ -187,6 +196,17 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     substitutionData: { orderId: 'order-1001', total: '59.90 EUR', items: [{ name: 'Earl Grey', quantity: 2 }] },
     eventProperties: { orderId: 'order-1001' },
   },
+  sendEmailMessages: {
+    messages: [
+      { name: 'order-confirmation', email: 'ann@example.org', substitutionData: { orderId: 'order-1001' }, idempotencyKey: 'order-1001' },
+      { name: 'order-confirmation', email: 'bob@example.org', substitutionData: { orderId: 'order-1002' }, idempotencyKey: 'order-1002' },
+    ],
+  },
+  createBroadcast: broadcast,
+  updateBroadcast: { ...broadcast, abTest: null, subject: 'Spring is here, {{ subscriber.firstName | default: "friend" }}' },
+  scheduleBroadcast: { sendAt: '2025-04-01T07:00:00Z' },
+  sendBroadcastTest: { emails: ['editor@example.com'] },
+  resendToNonOpeners: { subject: 'In case you missed it: spring is here' },
   createWebhookSubscription: { targetUrl: 'https://hooks.example.com/mailer', event: 'subscriber.created', deliveryContentType: 'application/json' },
   updateWebhookSubscription: { targetUrl: 'https://hooks.example.com/mailer', event: '*', deliveryContentType: 'application/json', active: true },
 };

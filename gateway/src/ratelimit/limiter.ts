@@ -20,7 +20,7 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-type Entry = { value: LimitState; revision: number } | null;
+type Entry = { value: LimitState; revision: number };
 
 const MAX_CACHED_ENTRIES = 10_000;
 
@@ -90,7 +90,10 @@ export class RateLimiter {
 
   private async decideBatch(key: string, batch: Waiter[]): Promise<Decision[]> {
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const entry = this.lastWritten.has(key) ? this.lastWritten.get(key)! : await this.kv.get<LimitState>(key);
+      // A budget this replica has not written lately is first guessed, not read: the watched copy's
+      // entry, else none (most such budgets are new: a reader's first page, an account's first request
+      // since the start). The compare-and-set refuses a wrong guess, and the retry reads the store.
+      const entry = this.lastWritten.get(key) ?? (attempt === 0 ? this.peekView?.get(key) ?? null : await this.kv.get<LimitState>(key));
       const now = this.now();
       let state = entry?.value ?? {};
       const decisions = batch.map((w) => {

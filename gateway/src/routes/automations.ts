@@ -11,7 +11,7 @@ import {
 } from '../mapping/automations';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Automations (messaging service): one operation per row of API.md's table.
+// Automations (messaging service): one operation per row of the API contract's table.
 
 export const automationOperations: Operation[] = [
   operation('get', '/automations', 'listAutomations', async ({ clients, accountId, call }) =>

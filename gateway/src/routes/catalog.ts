@@ -18,7 +18,7 @@ import {
 } from '../mapping/catalog';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Fields, tags, topics (subscriber service): one operation per row of API.md's table.
+// Fields, tags, topics (subscriber service): one operation per row of the API contract's table.
 
 type ByField = { fieldId: string };
 type ByTag = { tagId: string };

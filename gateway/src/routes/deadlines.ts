@@ -3,7 +3,7 @@
 // time-limits.ts): their own limit ends first, and its error is the answer.
 import { GATEWAY_DEADLINES } from '@mailer/kit';
 
-const { feedRead, segmentRead, segmentMembers, bulkWrite } = GATEWAY_DEADLINES;
+const { feedRead, segmentRead, segmentMembers, bulkWrite, batchSend } = GATEWAY_DEADLINES;
 
 export const OPERATION_DEADLINES: Readonly<Record<string, number>> = {
   // RSS newsletters: a feed read (10 s) after the ids' checks or a check's wait.
@@ -21,4 +21,6 @@ export const OPERATION_DEADLINES: Readonly<Record<string, number>> = {
   syncSubscribers: bulkWrite,
   addTagsToSubscribers: bulkWrite,
   removeTagsFromSubscribers: bulkWrite,
+  // A batch of mail: one lookup of every recipient, up to 500 renders, the PubAck wait.
+  sendEmailMessages: batchSend,
 };

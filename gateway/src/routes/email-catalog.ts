@@ -13,7 +13,7 @@ import { created, mount, noContent, ok, operation, type Operation } from './oper
 import { sendingDomainOperations } from './sending-domains';
 
 // Sender profiles, sending domains (routes/sending-domains.ts) and email templates (messaging service):
-// one operation per row of API.md's tables.
+// one operation per row of the API contract's tables.
 
 type ByProfile = { senderProfileId: string };
 type ByName = { name: string };

@@ -1,22 +1,32 @@
 import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
 import {
+  batchResultsJson,
   emailMessageOf,
   emailMessagePageJson,
   EmailMessageStatuses,
   listEmailMessagesToProto,
+  sendEmailMessagesToProto,
   sendEmailMessageToProto,
   type ListEmailMessagesQuery,
+  type SendEmailMessagesBody,
   type SendEmailMessageBody,
 } from '../mapping/email-messages';
 import { accepted, mount, ok, operation, type Operation } from './operation';
 
-// Transactional email (messaging service): one operation per row of API.md's table.
+// Transactional email (messaging service): one operation per row of the API contract's table.
 
 export const emailMessageOperations: Operation[] = [
   operation<SendEmailMessageBody>('post', '/email-messages', 'sendEmailMessage', async ({ clients, accountId, body, call }) => {
     const res = await clients.emailMessages.sendEmailMessage(sendEmailMessageToProto(accountId, body), call);
     return accepted({ messageId: res.messageId, status: EmailMessageStatuses.fromProto(res.status) });
+  }),
+
+  // Before /email-messages/:messageId: a literal path is matched first (mount()).
+  operation<SendEmailMessagesBody>('post', '/email-messages/batch', 'sendEmailMessages', async ({ clients, accountId, body, itemErrors, call }) => {
+    const { request, indexes, refused } = sendEmailMessagesToProto(accountId, body, itemErrors);
+    const response = request.messages.length ? await clients.emailMessages.sendEmailMessages(request, call) : undefined;
+    return ok(batchResultsJson(response, indexes, refused));
   }),
 
   operation<never, ListEmailMessagesQuery>('get', '/email-messages', 'listEmailMessages', async ({ clients, accountId, query, call }) =>

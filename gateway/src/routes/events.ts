@@ -15,6 +15,8 @@ interface CustomEventRequestDto {
   _serviceExampleRequest?: unknown;
 }
 
+const encoder = new TextEncoder();
+
 /** How far in the future occurredAt may lie (client clocks drift). */
 export const MAX_FUTURE_MS = 5 * 60_000;
 
@@ -65,13 +67,13 @@ export function eventRoutes(deps: { sink: EventSink; acceptedKeys: AcceptedEvent
       consent: body.consent ? { source: body.consent.source, givenAt: new Date(body.consent.givenAt).toISOString() } : null,
     };
     // A 1 MiB body can still make an event larger than the stream accepts (NATS max_payload).
-    const size = Buffer.byteLength(JSON.stringify(event));
-    if (size > deps.sink.maxEventBytes()) {
-      throw new ApiError(413, 'payload_too_large', `The event is too large to store (${size} bytes encoded; the limit is ${deps.sink.maxEventBytes()}).`);
+    const data = encoder.encode(JSON.stringify(event));
+    if (data.length > deps.sink.maxEventBytes()) {
+      throw new ApiError(413, 'payload_too_large', `The event is too large to store (${data.length} bytes encoded; the limit is ${deps.sink.maxEventBytes()}).`);
     }
     let duplicate: boolean;
     try {
-      ({ duplicate } = await deps.sink.publish(event));
+      ({ duplicate } = await deps.sink.publish(event, data));
     } catch (err) {
       throw new StoreUnavailable('publish custom event', err);
     }

@@ -4,7 +4,7 @@ import { formEmbeddingJson, formJson, formOverviewJson, formToProto, type FormBo
 import { listSubmissionsToProto, submissionPageJson, type ListSubmissionsQuery } from '../mapping/submissions';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Signup forms (form service): one operation per row of API.md's "Forms" table.
+// Signup forms (form service): one operation per row of the API contract's "Forms" table.
 
 type ByForm = { formId: string };
 

@@ -35,7 +35,7 @@ export const created = (body: unknown, location: string): Reply => ({ status: 20
 export const noContent = (): Reply => ({ status: 204 });
 export const accepted = (body: unknown): Reply => ({ status: 202, body });
 
-/** One row of an API.md table: method, Express path, the OpenAPI operation that validates it, and its handler. */
+/** One row of an the API contract table: method, Express path, the OpenAPI operation that validates it, and its handler. */
 export interface Operation {
   method: HttpMethod;
   path: string;

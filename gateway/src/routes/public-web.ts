@@ -1,10 +1,10 @@
-// The public web surface (API.md "Public web surface"): reader-facing pages that carry no API key are
+// The public web surface (the API contract "Public web surface"): reader-facing pages that carry no API key are
 // forwarded as HTTP to the service that owns them (tracking /t/* and unsubscribe /u/* -> messaging;
 // /public/forms/*, /public/pages/*, /public/confirm/* -> form); /favicon.ico is answered here. Mounted before authentication and any
 // body parser, so the owner gets the request's body untouched.
 import http from 'node:http';
 import type { RequestHandler, Request, Response } from 'express';
-import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin, type Plugin } from 'http-proxy-middleware';
+import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin, type Options, type Plugin } from 'http-proxy-middleware';
 import { contentSecurityPolicy, type Logger } from '@mailer/kit';
 import { messagePage, STYLESHEET } from '@mailer/kit/html';
 import type { GatewayMetrics } from '../metrics';
@@ -105,6 +105,8 @@ export function publicWeb(deps: PublicWebDeps): RequestHandler {
     if (!staysInPrefix(rawPath, match.prefix)) {
       return plainPage(res, 404, 'Not found', 'This link is not valid.');
     }
+    // Resolved once (Express parses X-Forwarded-For on every read of req.ip): the budget and the owner's X-Forwarded-For.
+    res.locals.clientAddress = req.ip;
     const address = req.ip ?? 'unknown';
     try {
       const decision = await deps.limiter.consume(publicBudgetKey(address), limits);
@@ -121,19 +123,32 @@ export function publicWeb(deps: PublicWebDeps): RequestHandler {
   };
 }
 
+type ProxyTarget = NonNullable<Options['target']>;
+
+/** http-proxy's target object of `http://host:port` (what it would get from url.parse; IPv6 without brackets). */
+function targetOf(target: string): ProxyTarget {
+  const { protocol, hostname, port } = new URL(target);
+  return { protocol, hostname: hostname.replace(/^\[|\]$/g, ''), port } as ProxyTarget;
+}
+
 function proxyTo(target: string, upstream: PublicUpstream, deps: PublicWebDeps): RequestHandler {
   return createProxyMiddleware<Request, Response>({
-    target,
+    // Parsed once here (http-proxy would parse a string target on every request).
+    target: targetOf(target),
+    // Connections to the owner are kept and reused: a new TCP connection per forwarded page cost both
+    // sides more than the forwarding itself. Idle ones close before the owner's keep-alive timeout
+    // (Node's agent reads its `Keep-Alive: timeout` hint), so a request never meets a closing socket.
+    agent: new http.Agent({ keepAlive: true, timeout: 60_000 }),
     // The default plugins would answer an error with the target's address; ours answers a plain page.
     ejectPlugins: true,
     plugins: [debugProxyErrorsPlugin, proxyEventsPlugin] as unknown as Plugin<Request, Response>[],
     proxyTimeout: deps.timeoutMs ?? 15_000,
     xfwd: false,
     on: {
-      proxyReq(proxyReq, req) {
+      proxyReq(proxyReq, req, res) {
         // The owner sees the reader's address as this gateway resolved it (GATEWAY_TRUST_PROXY), never
         // a client-supplied chain, and this request's id. API credentials are no business of pages.
-        proxyReq.setHeader('X-Forwarded-For', req.ip ?? '');
+        proxyReq.setHeader('X-Forwarded-For', (res.locals.clientAddress as string | undefined) ?? '');
         proxyReq.setHeader('X-Forwarded-Proto', req.protocol);
         proxyReq.setHeader('X-Forwarded-Host', req.get('host') ?? '');
         proxyReq.setHeader('X-Request-Id', req.requestId);

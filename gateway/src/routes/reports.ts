@@ -4,7 +4,7 @@ import { eventReportJson } from '../mapping/events';
 import { boundariesToProto, bucketsOf, EMAIL_REPORT_METRICS, SUBSCRIBER_REPORT_METRICS, reportPointsJson, type ReportPeriodDto } from '../mapping/reports';
 import { mount, ok, operation, type Operation } from './operation';
 
-// Reports (API.md "Reports"): each answered by the service that owns the facts. The gateway checks
+// Reports (the API contract "Reports"): each answered by the service that owns the facts. The gateway checks
 // the period and makes the buckets first, so a bad period never reaches a service.
 
 export const reportOperations: Operation[] = [

@@ -3,7 +3,7 @@ import type { ServiceClients } from '../clients';
 import { issueJson, issuePageJson, newsletterJson, newsletterToProto, previewJson, type RssNewsletterBody } from '../mapping/rss';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// RSS newsletters (rss service): one operation per row of API.md's "RSS newsletters" table.
+// RSS newsletters (rss service): one operation per row of the API contract's "RSS newsletters" table.
 
 type ByNewsletter = { newsletterId: string };
 type ByIssue = ByNewsletter & { issueId: string };

@@ -18,7 +18,7 @@ import {
 import { listSubscribersToProto, pageJson } from '../mapping/subscribers';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Segments and purchase sources (segment service): one operation per row of API.md's table. `/segments/preview` (literal)
+// Segments and purchase sources (segment service): one operation per row of the API contract's table. `/segments/preview` (literal)
 // comes before `/segments/:segmentId`.
 
 type BySegment = { segmentId: string };

@@ -28,7 +28,7 @@ import {
 import { present } from '../mapping/numbers';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Subscribers (subscriber service): one operation per row of API.md's table. Literal paths
+// Subscribers (subscriber service): one operation per row of the API contract's table. Literal paths
 // (sync, tags/add, by-email) come before `/subscribers/:subscriberId`.
 
 type ById = { subscriberId: string };

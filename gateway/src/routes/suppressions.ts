@@ -4,7 +4,7 @@ import { present } from '../mapping/numbers';
 import { listSuppressionsToProto, suppressionJson, suppressionPageJson, type ListSuppressionsQuery } from '../mapping/suppressions';
 import { mount, noContent, ok, operation, type Operation } from './operation';
 
-// The suppression list (messaging service): one operation per row of API.md's table.
+// The suppression list (messaging service): one operation per row of the API contract's table.
 
 export const suppressionOperations: Operation[] = [
   operation<never, ListSuppressionsQuery>('get', '/suppressions', 'listSuppressions', async ({ clients, accountId, query, call }) =>

@@ -3,7 +3,7 @@ import type { ServiceClients } from '../clients';
 import { deliveryPageJson, listDeliveriesToProto, subscriptionJson, subscriptionToProto, type ListDeliveriesQuery, type WebhookSubscriptionBody } from '../mapping/webhooks';
 import { accepted, created, mount, noContent, ok, operation, type Operation } from './operation';
 
-// Webhooks (webhook service): one operation per row of API.md's "Webhooks" table. Subscriptions are
+// Webhooks (webhook service): one operation per row of the API contract's "Webhooks" table. Subscriptions are
 // its WebhookSubscriptionService, deliveries its WebhookDeliveryService.
 
 type BySubscription = { subscriptionId: string };

@@ -1,5 +1,5 @@
 import { connect, type NatsConnection } from 'nats';
-import { adminRequest, createAccount, gatewaySecrets, startGateway, startNatsServer, type GatewayHandle, type NatsServerHandle } from '@mailer/testing';
+import { adminRequest, createAccount, gatewaySecrets, startGateway, startNatsServer, type GatewayHandle, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
 import { schemaErrors } from '../../src/openapi/validator';
 
 export { adminRequest, createAccount, startGateway, gatewaySecrets, type GatewayHandle };
@@ -49,6 +49,22 @@ export async function startStack(count = 1, env: NodeJS.ProcessEnv = {}): Promis
       await nats.stop();
     },
   };
+}
+
+/**
+ * A gateway in front of the services of `mesh`. When it does not start, the mesh, `more` (what else the
+ * caller started) and the stack are stopped before the error goes on: a failed start leaves nothing
+ * running (a process left behind would keep jest from exiting).
+ */
+export async function startMeshGateway(stack: Stack, mesh: ServiceMesh, env: NodeJS.ProcessEnv = {}, more: () => Promise<unknown> = async () => undefined): Promise<GatewayHandle> {
+  try {
+    return await startGateway({ NATS_URL: stack.nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000', ...env });
+  } catch (err) {
+    await mesh.stop();
+    await more();
+    await stack.stop();
+    throw err;
+  }
 }
 
 export interface ApiResponse {

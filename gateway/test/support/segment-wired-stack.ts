@@ -1,79 +1,48 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { adminRequest, freePort, spawnReady, startService, type RunningService } from '@mailer/testing';
-import { createAccount, startGateway, startStack, type GatewayHandle, type Stack } from './harness';
-import { api, startUsageSources, type Api, type UsageSources } from './subscriber-stack';
+import { startMesh, waitForSettled, type RunningService, type ServiceMesh, type ServiceName } from '@mailer/testing';
+import { startMeshGateway, startStack, type GatewayHandle, type Stack } from './harness';
+import { newAccount, type Api } from './subscriber-stack';
 
 /**
  * The subscriber and segment services wired to each other as in a deployment: the subscriber service
  * asks the real segment service for segment members (ListSegmentMembers) and for its field usages
  * (FieldUsageService), the segment service reads the subscriber service's catalog and projects its
- * DOMAIN events; a real gateway in front. Form, rss and messaging (the other usage sources) are
- * in-process doubles that report nothing unless a test says so.
- *
- * The two services need each other's address at start: the subscriber service's port is chosen
- * first, the segment service starts pointed at it (its client connects lazily), then the subscriber
- * service starts on that port.
+ * DOMAIN events; a real gateway in front. `peers` adds more real services (USAGE_SOURCES: every
+ * service asked for field usages and references); one not started answers nothing.
  */
 export interface WiredStack {
   stack: Stack;
+  mesh: ServiceMesh;
   subscriber: RunningService;
   segment: RunningService;
   gw: GatewayHandle;
-  usage: UsageSources;
   account(name: string): Promise<Api>;
+  /** The barrier before counting: JetStream consumers and the services' outboxes idle. */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** `serviceEnv` goes to both services (e.g. LOG_LEVEL: 'debug' to see every call's outcome line). */
-export async function startWiredStack(serviceEnv: NodeJS.ProcessEnv = {}): Promise<WiredStack> {
+/** `serviceEnv` goes to every service (e.g. LOG_LEVEL: 'debug' to see every call's outcome line). */
+export async function startWiredStack(serviceEnv: NodeJS.ProcessEnv = {}, peers: readonly ServiceName[] = []): Promise<WiredStack> {
   const stack = await startStack(0);
-  const usage = await startUsageSources();
-  const subscriberAddress = `127.0.0.1:${await freePort()}`;
-  const segment = await startService('segment', {
-    ...serviceEnv,
-    NATS_URL: stack.nats.url,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    RSS_GRPC_ADDR: usage.addresses.rss,
-    MESSAGING_GRPC_ADDR: usage.addresses.messaging,
-  });
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-subscriber-'));
-  const proc = await spawnReady('services/subscriber/dist/main.js', {
-    LOG_LEVEL: 'info',
-    METRICS_PORT: '0',
-    ...serviceEnv,
-    NATS_URL: stack.nats.url,
-    DATA_DIR: dataDir,
-    SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-    SEGMENT_GRPC_ADDR: segment.address,
-    FORM_GRPC_ADDR: usage.addresses.form,
-    RSS_GRPC_ADDR: usage.addresses.rss,
-    MESSAGING_GRPC_ADDR: usage.addresses.messaging,
-  });
-  const subscriber: RunningService = { ...proc, name: 'subscriber', address: subscriberAddress, dataDir };
-  const gw = await startGateway({
-    NATS_URL: stack.nats.url,
-    SUBSCRIBER_GRPC_ADDR: subscriber.address,
-    SEGMENT_GRPC_ADDR: segment.address,
-    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
-  });
+  let mesh: ServiceMesh;
+  try {
+    mesh = await startMesh({ ...serviceEnv, NATS_URL: stack.nats.url }, ['subscriber', 'segment', ...peers]);
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+  const gw = await startMeshGateway(stack, mesh);
   return {
     stack,
-    subscriber,
-    segment,
+    mesh,
+    subscriber: mesh.get('subscriber'),
+    segment: mesh.get('segment'),
     gw,
-    usage,
-    async account(name) {
-      const { accountId, apiKey } = await createAccount(gw, name);
-      await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-      return api(gw, apiKey, accountId);
-    },
+    account: (name) => newAccount(gw, name),
+    settled: () => waitForSettled(stack.nc, { outboxes: mesh.outboxes() }),
     async stop() {
       await gw.stop();
-      await subscriber.stop();
-      await segment.stop();
-      await usage.close();
+      await mesh.stop();
       await stack.stop();
     },
   };

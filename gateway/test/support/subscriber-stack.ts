@@ -1,138 +1,76 @@
-import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc-js';
-import { commonV1, referencesV1 } from '@mailer/proto';
-import { adminRequest, startService, type RunningService } from '@mailer/testing';
-import { referenceDouble } from '@mailer/testing/subscriber';
-import { call, createAccount, startGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './harness';
+import { adminRequest, startMesh, waitForSettled, type RunningService, type ServiceMesh, type ServiceName } from '@mailer/testing';
+import { startFaultyFieldUsagePeer, type FaultyFieldUsagePeer } from './faulty-peer';
+import { call, createAccount, startMeshGateway, startStack, type ApiResponse, type GatewayHandle, type Stack } from './harness';
 
 /**
- * The subscriber domain end to end: a real nats-server, the real subscriber service process and a
- * real gateway process. The services the subscriber service asks for field usages (segment, form,
- * rss, messaging) are in-process FieldUsageService doubles, so a test decides what they report,
- * or that one does not answer. As ReferenceService they say that nothing uses a topic or segment.
+ * The subscriber domain end to end: a real nats-server, the real subscriber service process, the real
+ * services a test asks for (`peers`) and a real gateway. The four services the subscriber service asks
+ * for field usages (and rss and messaging for references to a topic) answer from what the test created
+ * through the API; one not started answers nothing (its usage source reports unknown).
  */
 export interface SubscriberStack {
   stack: Stack;
+  mesh: ServiceMesh;
   subscriber: RunningService;
-  /** The real segment service, when started with `{segment: true}`. */
+  /** The real segment service, when it is among the peers. */
   segment?: RunningService;
   gw: GatewayHandle;
-  usage: UsageSources;
+  /** The fault-injecting peers in front of the usage sources named in `faulty`. */
+  faulty: Partial<Record<UsageSourceName, FaultyFieldUsagePeer>>;
   /** A new account (with limits high enough for a test's burst of requests) and its API client. */
   account(name: string): Promise<Api>;
+  /** The barrier before counting: JetStream consumers and the services' outboxes idle. */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export const USAGE_SOURCES = ['segment', 'form', 'rss', 'messaging'] as const;
 export type UsageSourceName = (typeof USAGE_SOURCES)[number];
-type Usage = commonV1.FieldUsage;
-
-/** What each usage source answers, per field id: usages, or no answer at all. */
-export interface UsageSources {
-  /** The source reports these usages of the field (replacing earlier ones). */
-  report(source: UsageSourceName, fieldId: string, usages: Array<Partial<Usage>>): void;
-  /** The source fails every call for the field (UNAVAILABLE) until `reset`. */
-  fail(source: UsageSourceName, fieldId: string): void;
-  reset(): void;
-  /** Calls received, per source. */
-  calls: Record<UsageSourceName, commonV1.ListFieldUsagesRequest[]>;
-  addresses: Record<UsageSourceName, string>;
-  close(): Promise<void>;
-}
-
-export function usage(partial: Partial<Usage>): Usage {
-  return {
-    category: commonV1.FieldUsageCategory.FIELD_USAGE_CATEGORY_FORM,
-    area: 'signup step 1',
-    artifactId: '9b2f7c1e-6a3d-4e8f-9c0b-1d2e3f4a5b6c',
-    artifactName: 'Newsletter signup',
-    status: 'ACTIVE',
-    reason: 'writes the field',
-    link: '',
-    permanentDeleteBlocking: false,
-    effect: commonV1.FieldUsageEffect.FIELD_USAGE_EFFECT_BLOCKS_ARCHIVE,
-    ...partial,
-  };
-}
-
-export async function startUsageSources(): Promise<UsageSources> {
-  const answers = new Map<string, Usage[] | 'fail'>();
-  const calls = Object.fromEntries(USAGE_SOURCES.map((s) => [s, []])) as unknown as UsageSources['calls'];
-  const servers: Server[] = [];
-  const addresses = {} as Record<UsageSourceName, string>;
-  for (const source of USAGE_SOURCES) {
-    const server = new Server();
-    server.addService(commonV1.FieldUsageServiceService, {
-      listFieldUsages: (
-        callRef: { request: commonV1.ListFieldUsagesRequest },
-        callback: (err: Partial<ServiceError> | null, res?: commonV1.ListFieldUsagesResponse) => void,
-      ) => {
-        calls[source].push(callRef.request);
-        const answer = answers.get(`${source}/${callRef.request.fieldId}`);
-        if (answer === 'fail') callback({ code: status.UNAVAILABLE, details: `${source} is down` });
-        else callback(null, { usages: answer ?? [] });
-      },
-    } as never);
-    server.addService(referencesV1.ReferenceServiceService, referenceDouble(new Map()) as never);
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-    );
-    servers.push(server);
-    addresses[source] = `127.0.0.1:${port}`;
-  }
-  return {
-    report: (source, fieldId, usages) => answers.set(`${source}/${fieldId}`, usages.map(usage)),
-    fail: (source, fieldId) => answers.set(`${source}/${fieldId}`, 'fail'),
-    reset: () => answers.clear(),
-    calls,
-    addresses,
-    close: async () => {
-      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.tryShutdown(() => resolve()))));
-    },
-  };
-}
 
 /**
- * `segment: true` adds the real segment service (it reads the subscriber service's catalog and
- * projects contacts from NATS); the subscriber service still asks the usage double for field usages.
+ * `peers`: the real services started besides the subscriber service (USAGE_SOURCES for every field
+ * usage source). `faulty`: usage sources the subscriber service reaches through a fault-injecting peer
+ * (forwarding to the real one) so a test can make one fail for a field.
  */
-export async function startSubscriberStack(opts: { segment?: boolean } = {}): Promise<SubscriberStack> {
+export async function startSubscriberStack(opts: { peers?: readonly ServiceName[]; faulty?: readonly UsageSourceName[] } = {}): Promise<SubscriberStack> {
   const stack = await startStack(0);
-  const usageSources = await startUsageSources();
-  const subscriber = await startService('subscriber', {
-    NATS_URL: stack.nats.url,
-    SEGMENT_GRPC_ADDR: usageSources.addresses.segment,
-    FORM_GRPC_ADDR: usageSources.addresses.form,
-    RSS_GRPC_ADDR: usageSources.addresses.rss,
-    MESSAGING_GRPC_ADDR: usageSources.addresses.messaging,
-  });
-  const segment = opts.segment
-    ? await startService('segment', { NATS_URL: stack.nats.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, RSS_GRPC_ADDR: usageSources.addresses.rss, MESSAGING_GRPC_ADDR: usageSources.addresses.messaging })
-    : undefined;
-  const gw = await startGateway({
-    NATS_URL: stack.nats.url,
-    SUBSCRIBER_GRPC_ADDR: subscriber.address,
-    ...(segment ? { SEGMENT_GRPC_ADDR: segment.address } : {}),
-    GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000',
-  });
+  const mesh = await startMesh({ NATS_URL: stack.nats.url });
+  const faulty: SubscriberStack['faulty'] = {};
+  try {
+    for (const source of opts.faulty ?? []) faulty[source] = await startFaultyFieldUsagePeer(source, mesh.env[`${source.toUpperCase()}_GRPC_ADDR`]);
+    const throughFaulty = Object.fromEntries(Object.entries(faulty).map(([source, peer]) => [`${source.toUpperCase()}_GRPC_ADDR`, peer.address]));
+    await mesh.start(['subscriber', ...(opts.peers ?? [])], { subscriber: throughFaulty });
+  } catch (err) {
+    await Promise.all(Object.values(faulty).map((p) => p.close()));
+    await mesh.stop();
+    await stack.stop();
+    throw err;
+  }
+  const segment = opts.peers?.includes('segment') ? mesh.get('segment') : undefined;
+  const gw = await startMeshGateway(stack, mesh, {}, () => Promise.all(Object.values(faulty).map((p) => p.close())));
   return {
     stack,
-    subscriber,
+    mesh,
+    subscriber: mesh.get('subscriber'),
     segment,
     gw,
-    usage: usageSources,
-    async account(name) {
-      const { accountId, apiKey } = await createAccount(gw, name);
-      await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
-      return api(gw, apiKey, accountId);
-    },
+    faulty,
+    account: (name) => newAccount(gw, name),
+    settled: () => waitForSettled(stack.nc, { outboxes: mesh.outboxes() }),
     async stop() {
       await gw.stop();
-      await segment?.stop();
-      await subscriber.stop();
-      await usageSources.close();
+      await mesh.stop();
+      await Promise.all(Object.values(faulty).map((p) => p.close()));
       await stack.stop();
     },
   };
+}
+
+/** A new account (with limits high enough for a test's burst of requests) and its API client. */
+export async function newAccount(gw: GatewayHandle, name: string): Promise<Api> {
+  const { accountId, apiKey } = await createAccount(gw, name);
+  await adminRequest(gw, 'PATCH', `/admin/accounts/${accountId}/rate-limits`, { perMinute: 1_000_000, perHour: 1_000_000 });
+  return api(gw, apiKey, accountId);
 }
 
 /** An account's view of the API: one method per HTTP verb, JSON in and out. */

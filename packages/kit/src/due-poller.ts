@@ -1,4 +1,4 @@
-// Durable time (DESIGN.md): work that is due later lives as rows in the store with an indexed due
+// Durable time (docs/architecture.md): work that is due later lives as rows in the store with an indexed due
 // time, claimed with a lease so two replicas never work one row at once and a replica that dies
 // lets its lease lapse. One timer per poller is armed for the next due row and re-armed earlier
 // whenever a row becomes due sooner (wake). The timer holds no state: on start (after a restart

@@ -1,4 +1,4 @@
-// A service's reader-facing HTTP listener (DESIGN.md "Public pages"): tracking pixels, redirects and
+// A service's reader-facing HTTP listener (docs/architecture.md "Public pages"): tracking pixels, redirects and
 // server-rendered pages that the gateway forwards to `<SVC>_HTTP_ADDR`. The service gives a plain
 // request listener (an Express app); this wraps it with what the gRPC server gives every call:
 // a request id (the gateway's, or a new one) bound to a logger and forwarded by outgoing gRPC calls,

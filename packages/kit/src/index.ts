@@ -17,3 +17,6 @@ export * from './due-poller';
 export * from './time-limits';
 export * from './service-token';
 export * from './time-zone';
+export * from './pages';
+export * from './lru';
+export * from './group-by';

@@ -1,5 +1,5 @@
 import type { Collection, Store } from '@mailer/store';
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 
 const OPERATIONS = [
   'findOne',
@@ -29,6 +29,22 @@ export function instrumentStore(store: Store, registry: Registry): Store {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  // The embedded store's write amplification (commits and documents written per unit of work).
+  const stats = store.stats?.bind(store);
+  if (stats) {
+    const total = (name: string, help: string, key: 'commits' | 'documentWrites') =>
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats()[key]);
+        },
+      });
+    total('store_commits_total', 'Transactions the embedded store committed (group commits and store.transaction)', 'commits');
+    total('store_document_writes_total', 'Documents the embedded store inserted, replaced or deleted', 'documentWrites');
+  }
   const wrapped = new Map<string, Collection<any>>();
   return Object.assign(Object.create(store) as Store, {
     collection<T extends { _id: string }>(name: string, schema: Parameters<Store['collection']>[1], options?: Parameters<Store['collection']>[2]): Collection<T> {
@@ -55,6 +71,7 @@ export function instrumentStore(store: Store, registry: Registry): Store {
     },
     transaction: store.transaction.bind(store),
     ping: store.ping.bind(store),
+    ...(stats ? { stats } : {}),
     close: store.close.bind(store),
   });
 }

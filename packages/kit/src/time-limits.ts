@@ -26,6 +26,11 @@ export const TIME_LIMITS = {
   publishWait: 2_000,
   /** A bulk write waits at most this long for the backlog of unpublished events to shrink. */
   backlogWait: 3_000,
+  /**
+   * A batch of mail (POST /email-messages/batch, up to 500 messages) is looked up and rendered within
+   * this, else refused with nothing stored (a busy replica): never stored after its caller gave up.
+   */
+  batchRender: 8_000,
 } as const;
 
 /** What a callee keeps after its limited steps: its store work and the answer's way back. */
@@ -68,6 +73,8 @@ export const GATEWAY_DEADLINES = {
   segmentMembers: deadlineOver(PEER_DEADLINES.segmentMembers),
   /** Bulk subscriber writes (sync, bulk tagging): the backlog wait, the write, the PubAck wait. */
   bulkWrite: deadlineOver(L.backlogWait, L.publishWait),
+  /** A batch of mail: its lookups and renders, then the PubAck wait. */
+  batchSend: deadlineOver(L.batchRender, L.publishWait),
 } as const;
 
 /**

@@ -2,7 +2,7 @@ import { status } from '@grpc/grpc-js';
 import pino from 'pino';
 import { createClient, createGrpcServer, createMetrics } from '@mailer/kit';
 import { commonV1 } from '@mailer/proto';
-import { grpcHealth } from '@mailer/testing';
+import { grpcHealth, waitFor } from '@mailer/testing';
 
 // A service's gRPC server on SIGTERM (service.ts): NOT_SERVING at once, and it stays so whatever the
 // health watch finds; calls still served for the delay (the orchestrator's time to stop routing new
@@ -36,7 +36,7 @@ it('shutdown(deadline, delay): NOT_SERVING, still answering during the delay, th
     }
   });
   try {
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor('the load answered', () => calls.filter((c) => c.code === status.OK).length >= 16, 10_000);
     const delayMs = 1_000;
     const shutdownAt = Date.now();
     const stopped = server.shutdown(5_000, delayMs);

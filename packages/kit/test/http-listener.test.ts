@@ -3,6 +3,7 @@ import express from 'express';
 import pino from 'pino';
 import { contentSecurityPolicy, createClient, createGrpcServer, createMetrics, currentCall, startHttpListener, type HttpListener, type Logger } from '@mailer/kit';
 import { commonV1 } from '@mailer/proto';
+import { waitFor } from '@mailer/testing';
 
 // The reader-facing listener on loopback with a real Express app behind it and a real gRPC peer:
 // what every answer carries (security headers, request id), what the access log and metrics say
@@ -82,8 +83,8 @@ describe('startHttpListener', () => {
   it('logs and measures the route pattern, never the path with its token', async () => {
     lines.length = 0;
     await fetch(`${base}/t/o/${TOKEN}`, { headers: { 'x-request-id': 'page-req-2' } });
-    await new Promise((r) => setTimeout(r, 50));
-    const line = lines.find((l) => l.msg === 'request' && l.requestId === 'page-req-2');
+    // the access line is written when the response has finished, which the client may see first
+    const line = await waitFor('the access log line', () => lines.find((l) => l.msg === 'request' && l.requestId === 'page-req-2'), 5_000);
     expect(line).toMatchObject({ method: 'GET', route: '/t/o/:token', status: 200 });
     expect(JSON.stringify(lines)).not.toContain(TOKEN);
     const text = await metrics.registry.metrics();

@@ -2,23 +2,35 @@
 // store transaction; the relay later publishes pending documents and marks them sent. Whatever
 // crashes where, nothing is lost: an unmarked document is published again, with msgID = its _id, and
 // JetStream's duplicate window stores it once. A rolled-back transaction leaves no document, so
-// nothing is published for it.
+// nothing is published for it. Facts recorded together (recordTogether: a batch of deliveries, the
+// jobs of an audience page) share one document and are published in order, each with its own msgID.
 import { randomUUID } from 'node:crypto';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { mongoose, Store, type Transaction } from '@mailer/store';
 import { JetStreamClient } from 'nats';
 import { errorInfo, Log, silent } from './log';
-import { publish, traceHeaders } from './publish';
+import { publishBatch, traceHeaders, type BatchMessage } from './publish';
 
 export interface OutboxDoc {
   _id: string;
+  /** The fact's subject (of several facts: the first one's). */
   subject: string;
+  /** The fact's payload (of several facts: null). */
   payload: unknown;
+  /** Several facts recorded in one document, in order, each published with its id as msgID. */
+  facts?: OutboxFact[];
   /** Trace context of the write, so the published message continues the request's trace. */
   headers?: Record<string, string>;
   createdAt: Date;
   /** Unset while pending. */
   publishedAt?: Date | null;
+}
+
+/** One fact of a document holding several. */
+export interface OutboxFact {
+  id: string;
+  subject: string;
+  payload: unknown;
 }
 
 export const OUTBOX_COLLECTION = 'outbox';
@@ -28,6 +40,7 @@ export const outboxSchema = new mongoose.Schema(
     _id: { type: String, required: true },
     subject: { type: String, required: true },
     payload: { type: mongoose.Schema.Types.Mixed },
+    facts: { type: mongoose.Schema.Types.Mixed },
     headers: { type: mongoose.Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
     publishedAt: { type: Date },
@@ -57,6 +70,18 @@ export function outboxRepository(store: Store) {
      */
     async record(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown; id?: string }>): Promise<void> {
       if (facts.length) await outbox.insertMany(facts.map((f) => outboxRecord(f.subject, f.payload, f.id)), { tx });
+    },
+    /**
+     * Records facts in the caller's transaction as ONE document (one write for a batch instead of
+     * one per fact); each is still published as its own message, in order, with its `id` (or a new
+     * one) as msgID.
+     */
+    async recordTogether(tx: Transaction, facts: ReadonlyArray<{ subject: string; payload: unknown; id?: string }>): Promise<void> {
+      if (facts.length === 1) return this.record(tx, facts);
+      if (facts.length === 0) return;
+      const record = outboxRecord(facts[0].subject, null);
+      record.facts = facts.map((f) => ({ id: f.id ?? randomUUID(), subject: f.subject, payload: f.payload ?? null }));
+      await outbox.insertOne(record, { tx });
     },
     /** Cross-account: facts of every account recorded and not yet published (published records are deleted). */
     pendingAllAccounts(): Promise<number> {
@@ -99,7 +124,7 @@ export interface OutboxRelayOptions {
 export interface OutboxRelay {
   /** Stops polling and waits for a publish round in progress. */
   stop(): Promise<void>;
-  /** Publishes everything pending now; resolves with the number of documents published. */
+  /** Publishes everything pending now; resolves with the number of messages published. */
   flush(): Promise<number>;
   /** Wakes the relay early, e.g. right after a write committed an outbox document. */
   notify(): void;
@@ -148,9 +173,11 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       } else {
         for (const doc of pending) {
           // Publishing stops at the first failure so later documents never overtake an earlier one.
-          await publish(opts.js, doc.subject, doc.payload, { msgID: doc._id, headers: doc.headers ?? undefined });
+          const messages = messagesOf(doc);
+          const failure = (await publishBatch(opts.js, messages)).find((a) => a instanceof Error);
+          if (failure) throw failure;
           await outbox.updateOne({ _id: doc._id }, { $set: { publishedAt: new Date() } });
-          published++;
+          published += messages.length;
         }
       }
       if (pending.length < batchSize) break;
@@ -172,14 +199,25 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
    * batch on restart, again stored once per msgID.
    */
   async function publishAndDelete(pending: OutboxDoc[]): Promise<number> {
-    const acks = await Promise.allSettled(
-      pending.map((doc) => publish(opts.js, doc.subject, doc.payload, { msgID: doc._id, headers: doc.headers ?? undefined })),
-    );
-    const failed = acks.findIndex((a) => a.status === 'rejected');
-    const done = pending.slice(0, failed === -1 ? pending.length : failed).map((d) => d._id);
-    if (done.length) await outbox.deleteMany({ _id: { $in: done } });
-    if (failed !== -1) throw (acks[failed] as PromiseRejectedResult).reason;
-    return done.length;
+    const perDoc = pending.map(messagesOf);
+    const acks = await publishBatch(opts.js, perDoc.flat());
+    const failed = acks.findIndex((a) => a instanceof Error);
+    // the documents whose every message was stored before the first failure
+    let done = 0;
+    for (let end = 0; done < pending.length; done++) {
+      end += perDoc[done].length;
+      if (failed !== -1 && end > failed) break;
+    }
+    if (done > 0) await outbox.deleteMany({ _id: { $in: pending.slice(0, done).map((d) => d._id) } });
+    if (failed !== -1) throw acks[failed];
+    return acks.length;
+  }
+
+  /** The messages of a document: its fact, or its facts in order. */
+  function messagesOf(doc: OutboxDoc): BatchMessage[] {
+    const headers = doc.headers ?? undefined;
+    if (!doc.facts) return [{ subject: doc.subject, payload: doc.payload, msgID: doc._id, headers }];
+    return doc.facts.map((f) => ({ subject: f.subject, payload: f.payload, msgID: f.id, headers }));
   }
 
   function round(): Promise<number> {

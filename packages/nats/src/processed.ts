@@ -1,5 +1,5 @@
 /**
- * Processed-message ids for idempotent consumers (DESIGN.md: "an idempotent handler (processed ids
+ * Processed-message ids for idempotent consumers (docs/architecture.md: "an idempotent handler (processed ids
  * recorded in the store)"). JetStream delivers at least once: a message is redelivered when its ack
  * is lost, and the outbox may publish a fact again after the duplicate window. A consumer whose work
  * is not idempotent by itself records the message's id in the same store transaction as its work,

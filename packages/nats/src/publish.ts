@@ -1,5 +1,5 @@
 import { Context, context, propagation, ROOT_CONTEXT, TextMapGetter } from '@opentelemetry/api';
-import { headers as natsHeaders, JetStreamClient, MsgHdrs } from 'nats';
+import { createInbox, headers as natsHeaders, type JetStreamClient, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -75,4 +75,78 @@ export async function publish(
     headers: h,
   });
   return { seq: ack.seq, duplicate: ack.duplicate };
+}
+
+/** One message of publishBatch. */
+export interface BatchMessage {
+  subject: string;
+  payload: unknown;
+  msgID?: string;
+  headers?: Record<string, string>;
+}
+
+/** How long publishBatch waits for the acknowledgements of a batch (nats.js' JetStream default). */
+export const BATCH_ACK_TIMEOUT_MS = 5_000;
+
+/**
+ * Publishes messages in order on the JetStream client's connection and collects their
+ * acknowledgements together: one reply subscription per batch, where `js.publish` makes a request per
+ * message (its own timer, promise and a cancellation error built after every answer). Resolves with
+ * one outcome per message, in order: its PubAck, or the error it met (the stream's refusal, no stream
+ * for the subject, no answer within `timeoutMs`). The given headers are sent as they are (no trace
+ * context is added: callers pass the one stored with each message).
+ */
+export async function publishBatch(js: JetStreamClient, messages: readonly BatchMessage[], timeoutMs = BATCH_ACK_TIMEOUT_MS): Promise<Array<PublishResult | Error>> {
+  if (messages.length === 0) return [];
+  const nc = connectionOf(js);
+  // Under the process's own inbox prefix, the only replies its NATS user may receive.
+  const inbox = createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
+  const outcomes: Array<PublishResult | Error | undefined> = new Array(messages.length);
+  let waiting = messages.length;
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const sub = nc.subscribe(`${inbox}.*`, {
+    callback: (err, reply) => {
+      if (err) return; // the subscription failed: every message waits for its timeout
+      const i = Number(reply.subject.slice(inbox.length + 1));
+      if (!(i >= 0 && i < messages.length) || outcomes[i] !== undefined) return;
+      outcomes[i] = pubAckOf(reply, messages[i].subject);
+      if (--waiting === 0) finish();
+    },
+  });
+  const timer = setTimeout(finish, timeoutMs);
+  try {
+    messages.forEach((m, i) => {
+      const h = natsHeaders();
+      if (m.headers) for (const key of Object.keys(m.headers)) h.set(key, m.headers[key]);
+      if (m.msgID !== undefined) h.set('Nats-Msg-Id', m.msgID);
+      nc.publish(m.subject, encodeJson(m.payload), { reply: `${inbox}.${i}`, headers: h });
+    });
+    await finished;
+  } finally {
+    clearTimeout(timer);
+    sub.unsubscribe();
+  }
+  return messages.map((m, i) => outcomes[i] ?? new Error(`no acknowledgement from JetStream within ${timeoutMs} ms (subject ${m.subject})`));
+}
+
+/** The connection a JetStream client publishes on (nats.js keeps it as `nc`). */
+function connectionOf(js: JetStreamClient): NatsConnection {
+  const nc = (js as { nc?: NatsConnection }).nc;
+  if (!nc) throw new Error('publishBatch: this JetStream client does not expose its connection');
+  return nc;
+}
+
+/** A JetStream publish acknowledgement, or the error it reports. */
+function pubAckOf(reply: Msg, subject: string): PublishResult | Error {
+  // A status message instead of an answer: 503, no stream listens on the subject.
+  if (reply.headers?.hasError) return new Error(`JetStream did not store the message on ${subject}: ${reply.headers.code} ${reply.headers.description || 'no responders'}`);
+  try {
+    const ack = decodeJson(reply.data) as { stream?: string; seq?: number; duplicate?: boolean; error?: { code?: number; description?: string } };
+    if (ack?.error) return new Error(`JetStream refused the message on ${subject}: ${ack.error.code ?? ''} ${ack.error.description ?? ''}`.trim());
+    if (!ack?.stream || typeof ack.seq !== 'number') return new Error(`JetStream answered the message on ${subject} without an acknowledgement`);
+    return { seq: ack.seq, duplicate: ack.duplicate === true };
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
 }

@@ -1,4 +1,5 @@
 import { freePort, startNatsServer, NatsServerHandle } from '../../testing/src/nats';
+import { waitFor } from '../../testing/src/wait';
 import { operatorAuth } from '../../testing/src/internal-access';
 import { connectNats } from '../src';
 
@@ -13,7 +14,7 @@ describe('connectNats', () => {
     const port = await freePort();
     const logs: string[] = [];
     const connecting = connectNats({ url: `nats://127.0.0.1:${port}`, name: 'late-start', ...operatorAuth, timeoutMs: 10_000, log: (m) => logs.push(m) });
-    await new Promise((r) => setTimeout(r, 1_000));
+    await waitFor('a failed try', () => logs.some((l) => l.includes('retrying')), 10_000);
     server = await startNatsServer({ port });
     const nc = await connecting;
     try {

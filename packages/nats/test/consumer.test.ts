@@ -56,7 +56,7 @@ it('never runs more handlers at once than `concurrency`, and uses all of them', 
       return 'ack';
     },
   });
-  await waitFor(() => seen.size === 40, 15_000, 'all 40 messages');
+  await waitFor('all 40 messages', () => seen.size === 40, 15_000);
   expect(maxInFlight).toBe(4);
 });
 
@@ -74,7 +74,7 @@ it('redelivers a message whose handler threw, after the backoff delay for that d
       return 'ack';
     },
   });
-  await waitFor(() => deliveries.length === 3, 10_000, 'third delivery');
+  await waitFor('third delivery', () => deliveries.length === 3, 10_000);
   expect(deliveries.map((d) => d.count)).toEqual([1, 2, 3]);
   const gap1 = deliveries[1].at - deliveries[0].at;
   const gap2 = deliveries[2].at - deliveries[1].at;
@@ -82,7 +82,7 @@ it('redelivers a message whose handler threw, after the backoff delay for that d
   expect(gap1).toBeLessThan(2_000);
   expect(gap2).toBeGreaterThanOrEqual(780);
   expect(gap2).toBeLessThan(2_500);
-  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+  await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000);
 });
 
 it('honours a handler-chosen nak delay', async () => {
@@ -97,7 +97,7 @@ it('honours a handler-chosen nak delay', async () => {
       return at.length === 1 ? { nakDelayMs: 300 } : 'ack';
     },
   });
-  await waitFor(() => at.length === 2, 5_000, 'redelivery');
+  await waitFor('redelivery', () => at.length === 2, 5_000);
   expect(at[1] - at[0]).toBeGreaterThanOrEqual(280);
 });
 
@@ -114,10 +114,10 @@ it('does not redeliver a message the handler terminated', async () => {
       return 'term';
     },
   });
-  await waitFor(() => calls === 1);
-  await sleep(1_500); // beyond ack_wait: a merely unacked message would have come back by now
+  await waitFor('the call', () => calls === 1, 10_000);
+  // nothing pending or awaiting its ack (the barrier): a merely unacked message would still be
+  await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000);
   expect(calls).toBe(1);
-  expect(await h.lag()).toBe(0);
 });
 
 it('calls an always-failing handler exactly maxDeliver times', async () => {
@@ -135,10 +135,9 @@ it('calls an always-failing handler exactly maxDeliver times', async () => {
       throw new Error('always');
     },
   });
-  await waitFor(() => calls === 3, 5_000, 'three calls');
-  await sleep(1_500);
+  await waitFor('three calls', () => calls === 3, 5_000);
+  await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000); // the barrier: nothing left to deliver
   expect(calls).toBe(3);
-  expect(await h.lag()).toBe(0);
 });
 
 it('terminates a payload that is not JSON without calling the handler', async () => {
@@ -147,9 +146,9 @@ it('terminates a payload that is not JSON without calling the handler', async ()
   await publishMany(subject('x'), 1);
   const got: unknown[] = [];
   const h = consume({ stream: name, durable: 'json', handler: async (m) => (got.push(m.data), 'ack') });
-  await waitFor(() => got.length === 1);
+  await waitFor('the message', () => got.length === 1, 10_000);
   expect(got).toEqual([{ i: 0 }]);
-  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+  await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000);
 });
 
 it('resumes a durable consumer after stop/restart without losing or reprocessing messages', async () => {
@@ -167,15 +166,15 @@ it('resumes a durable consumer after stop/restart without losing or reprocessing
   };
   await publishMany(subject('x'), 10);
   const first = runConsumer(nc, opts);
-  await waitFor(() => processed.length === 10);
+  await waitFor('10 processed', () => processed.length === 10, 10_000);
   await first.stop();
 
   await publishMany(subject('x'), 10, 10); // arrive while nobody consumes
   const second = consume(opts);
-  await waitFor(() => processed.length >= 20, 10_000, '20 messages');
-  await sleep(1_500); // past ack_wait: any unacked or lost-then-redelivered message would show up
+  await waitFor('20 messages', () => processed.length >= 20, 10_000);
+  // the barrier: nothing pending or unacknowledged, so nothing more can be delivered
+  await waitFor('lag 0', async () => (await second.lag()) === 0, 5_000);
   expect([...processed].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-  expect(await second.lag()).toBe(0);
 });
 
 it('stop() waits for in-flight handlers and their acks', async () => {
@@ -193,7 +192,7 @@ it('stop() waits for in-flight handlers and their acks', async () => {
       return 'ack';
     },
   });
-  await waitFor(() => started === 3);
+  await waitFor('3 started', () => started === 3, 10_000);
   await h.stop();
   expect(finished).toBe(3);
   const info = await (await nc.jetstreamManager()).consumers.info(name, 'drain');
@@ -217,11 +216,11 @@ it('reports lag: undelivered plus delivered-but-unacked', async () => {
   });
   expect(await h.lag()).toBe(0);
   await publishMany(subject('x'), 6);
-  await waitFor(() => started === 2);
+  await waitFor('2 started', () => started === 2, 10_000);
   expect(await h.lag()).toBe(6);
   expect(await h.counts()).toEqual({ pending: 4, ackPending: 2, redelivered: 0 });
   release();
-  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+  await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000);
   expect(started).toBe(6);
 });
 
@@ -242,10 +241,10 @@ it('counts redelivered messages, and lists the consumer as running until stopped
   });
   expect(runningConsumers()).toContain(h);
   await publishMany(subject('x'), 1);
-  await waitFor(() => deliveries === 2, 5_000, 'redelivery');
+  await waitFor('redelivery', () => deliveries === 2, 5_000);
   expect(await h.counts()).toEqual({ pending: 0, ackPending: 1, redelivered: 1 });
   release();
-  await waitFor(async () => (await h.lag()) === 0, 5_000, 'lag 0');
+  await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000);
   await h.stop();
   expect(runningConsumers()).not.toContain(h);
 });
@@ -257,8 +256,9 @@ it('filters by subject and hands over subject, headers, seq and msgID', async ()
   const b = await publish(js, subject('b'), { b: 1 }, { msgID: 'm-b' });
   const got: ConsumedMessage[] = [];
   consume({ stream: name, durable: 'filter', filterSubject: subject('b'), handler: async (m) => (got.push(m), 'ack') });
-  await waitFor(() => got.length === 1);
-  await sleep(200);
+  await waitFor('the message', () => got.length === 1, 10_000);
+  // the barrier: the stream's message of the other subject was never this consumer's to deliver
+  expect((await (await nc.jetstreamManager()).consumers.info(name, 'filter')).num_pending).toBe(0);
   expect(got).toHaveLength(1);
   expect(got[0]).toMatchObject({ subject: subject('b'), data: { b: 1 }, seq: b.seq, deliveryCount: 1, msgID: 'm-b' });
 });
@@ -266,11 +266,13 @@ it('filters by subject and hands over subject, headers, seq and msgID', async ()
 it('waits for a stream created after the consumer started', async () => {
   const name = `LATE${process.pid}`;
   const got: number[] = [];
-  consume({ stream: name, durable: 'late', handler: async (m) => (got.push(m.data.i), 'ack') });
-  await sleep(300);
+  const logged: string[] = [];
+  consume({ stream: name, durable: 'late', handler: async (m) => (got.push(m.data.i), 'ack'), log: (msg) => logged.push(msg) });
+  // it tried, found no stream, and keeps trying
+  await waitFor('a failed pull', () => logged.includes('consumer pull failed; retrying'), 10_000);
   await ensureStreams(nc, [{ name, subjects: ['late.>'], retention: 'workqueue', maxAgeMs: 60_000, duplicateWindowMs: 10_000 }]);
   await publish(nc.jetstream(), 'late.x', { i: 7 });
-  await waitFor(() => got.length === 1, 10_000, 'message on late stream');
+  await waitFor('message on late stream', () => got.length === 1, 10_000);
   expect(got).toEqual([7]);
 });
 
@@ -298,18 +300,18 @@ it('keeps consuming across a nats-server restart', async () => {
   try {
     await ensureStreams(conn, [{ name: 'RESTART', subjects: ['restart.>'], retention: 'limits', maxAgeMs: 60_000, duplicateWindowMs: 10_000 }]);
     await publish(conn.jetstream(), 'restart.x', { i: 1 });
-    await waitFor(() => got.length === 1);
+    await waitFor('the message', () => got.length === 1, 10_000);
     await own.stop();
     own = await startNatsServer({ storeDir: dir, port });
-    await waitFor(async () => {
+    await waitFor('publish after restart', async () => {
       try {
         await publish(conn.jetstream(), 'restart.x', { i: 2 }, { msgID: 'after-restart' });
         return true;
       } catch {
         return false; // still reconnecting
       }
-    }, 15_000, 'publish after restart');
-    await waitFor(() => got.length === 2, 15_000, 'delivery after restart');
+    }, 15_000);
+    await waitFor('delivery after restart', () => got.length === 2, 15_000);
     expect(got).toEqual([1, 2]);
   } finally {
     await h.stop();
@@ -378,7 +380,7 @@ describe('trace context', () => {
         return 'ack';
       },
     });
-    await waitFor(() => seen.length === 2);
+    await waitFor('2 seen', () => seen.length === 2, 10_000);
     expect(seen).toEqual([
       [1, 'trace-123', 'trace-123'],
       [2, undefined, undefined],
@@ -409,7 +411,7 @@ describe('batch mode', () => {
         return msgs.map(() => 'ack' as const);
       },
     });
-    await waitFor(() => seen.length === 120, 15_000, 'all 120 messages');
+    await waitFor('all 120 messages', () => seen.length === 120, 15_000);
     expect(seen).toEqual(Array.from({ length: 120 }, (_, i) => i));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(16);
     expect(maxInFlight).toBeLessThanOrEqual(2);
@@ -432,8 +434,8 @@ describe('batch mode', () => {
           return 'ack';
         }),
     });
-    await waitFor(() => (deliveries.get(2)?.length ?? 0) === 2 && (deliveries.get(3)?.length ?? 0) === 2, 10_000, 'retries');
-    await sleep(500);
+    await waitFor('retries', () => (deliveries.get(2)?.length ?? 0) === 2 && (deliveries.get(3)?.length ?? 0) === 2, 10_000);
+    await waitFor('lag 0', async () => (await h.lag()) === 0, 5_000); // the barrier: nothing left to deliver
     expect(deliveries.get(0)).toEqual([1]);
     expect(deliveries.get(1)).toEqual([1]);
     expect(deliveries.get(2)).toEqual([1, 2]);
@@ -457,7 +459,7 @@ describe('batch mode', () => {
         return msgs.map(() => 'ack' as const);
       },
     });
-    await waitFor(() => acked === 10, 10_000, 'all acked after the retry');
+    await waitFor('all acked after the retry', () => acked === 10, 10_000);
     await h.stop();
     const info = await (await nc.jetstreamManager()).consumers.info(name, 'batch-throw');
     expect(info.num_ack_pending + info.num_pending).toBe(0);

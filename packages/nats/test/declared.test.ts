@@ -48,9 +48,9 @@ it('re-creates a lost memory bucket after a restart; ready() false while down, t
     expect(() => declared.kv('undeclared')).toThrow(/not declared/);
 
     kill();
-    await waitFor(() => !declared.ready(), 5_000, 'not ready after the kill');
+    await waitFor('not ready after the kill', () => !declared.ready(), 5_000);
     await restart();
-    await waitFor(() => declared.ready(), 10_000, 'ready after the restart');
+    await waitFor('ready after the restart', () => declared.ready(), 10_000);
     expect(restores).toBe(1);
 
     // The memory bucket is back, empty, and usable through the same handle; the file stream survived.
@@ -95,7 +95,7 @@ it('guard() fails a request in flight when NATS dies, fails at once while it is 
     expect(Date.now() - asked).toBeLessThan(1_000); // at once, without a request that waits for its timeout
 
     await restart();
-    await waitFor(() => declared.ready(), 10_000, 'ready after the restart');
+    await waitFor('ready after the restart', () => declared.ready(), 10_000);
     await declared.guard(() => declared.kv('guarded').put('a', new TextEncoder().encode('1')));
     expect((await declared.guard(() => declared.kv('guarded').get('a')))?.string()).toBe('1');
     declared.close();

@@ -93,6 +93,7 @@ const SAMPLES: { [T in FactType]: Fact<T> } = {
     consentDecision: 'QUEUED',
   },
   'rss.issue_sent': { ...env('rss.issue_sent'), newsletterId: 'r1', issueId: 'i1', itemCount: 3, recipientCount: 1200 },
+  'broadcast.sent': { ...env('broadcast.sent'), broadcastId: 'b1', recipientCount: 5000 },
 };
 
 const wire = (x: unknown) => JSON.parse(JSON.stringify(x));
@@ -188,11 +189,14 @@ it('the EVENTS custom event and the JOBS messages: subject, round trip, rejectio
   const email = job('email', { accountId: 'acc-1', messageId: 'm1' });
   expect(email.subject).toBe('jobs.email.acc-1');
   expect(parseJob('email', wire(email.payload))).toEqual({ accountId: 'acc-1', messageId: 'm1' });
-  const webhook = job('webhook', { accountId: 'acc-1', subscriptionId: 'w1', deliveryId: 'd1', eventId: 'e1' });
+  const webhook = job('webhook', { accountId: 'acc-1', subscriptionId: 'w1', deliveryIds: ['d1', 'd2'] });
   expect(webhook.subject).toBe('jobs.webhook.acc-1');
   expect(parseJob('webhook', wire(webhook.payload))).toEqual(webhook.payload);
   expect(rejection(() => parseJob('email', { accountId: 'acc-1' })).message).toBe('malformed email job: messageId: Invalid input: expected string, received undefined');
-  expect(rejection(() => parseJob('webhook', { ...webhook.payload, deliveryId: '' })).reason).toBe('deliveryId: must not be empty');
+  expect(rejection(() => parseJob('webhook', { ...webhook.payload, deliveryIds: ['d1', ''] })).reason).toBe('deliveryIds.1: must not be empty');
+  expect(rejection(() => parseJob('webhook', { ...webhook.payload, deliveryIds: [] })).reason).toContain('deliveryIds');
+  // A job of the format before batches (one delivery each) is refused; its delivery stays due in the store.
+  expect(rejection(() => parseJob('webhook', { accountId: 'acc-1', subscriptionId: 'w1', deliveryId: 'd1', eventId: 'e1' })).reason).toContain('deliveryIds');
   const status = job('subscriber-status', { accountId: 'acc-1', messageId: 'm1', status: 'COMPLAINED' });
   expect(status.subject).toBe('jobs.subscriber-status.acc-1');
   expect(parseJob('subscriber-status', wire(status.payload))).toEqual(status.payload);

@@ -11,12 +11,7 @@ export async function freshStream(nc: NatsConnection, retention: StreamSpec['ret
   return { name, subject: (s: string) => `${prefix}.${s}` };
 }
 
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
+/** The suite's one poll-to-a-deadline (imported by path: @mailer/testing depends on this package). */
+export { waitFor } from '../../testing/src/wait';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

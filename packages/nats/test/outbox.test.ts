@@ -6,7 +6,7 @@ import { Context, context, createContextKey, propagation, ROOT_CONTEXT } from '@
 import { mongoose, openStore, Store } from '@mailer/store';
 import { NatsConnection, StoredMsg } from 'nats';
 import { startNatsServer, NatsServerHandle } from '../../testing/src/nats';
-import { connectNats, ensureStreams, OUTBOX_COLLECTION, OutboxDoc, outboxRecord, outboxSchema, publish, startOutboxRelay } from '../src';
+import { connectNats, ensureStreams, OUTBOX_COLLECTION, OutboxDoc, outboxRecord, outboxRepository, outboxSchema, publish, startOutboxRelay } from '../src';
 import { sleep, waitFor } from './helpers';
 
 let server: NatsServerHandle;
@@ -180,14 +180,14 @@ it('publishes on its own timer, and at once after notify()', async () => {
   const f = await fixture();
   const polling = f.relay({ intervalMs: 100 });
   await f.createSubscriber(1);
-  await waitFor(async () => (await f.streamMessages()).length === 1, 3_000, 'timer-driven publish');
+  await waitFor('timer-driven publish', async () => (await f.streamMessages()).length === 1, 3_000);
   await polling.stop();
 
   const idle = f.relay({ intervalMs: 60_000 });
-  await sleep(100); // its start-up round is over; the next timer round is a minute away
+  await idle.flush(); // a round done; the next timer round is a minute away
   await f.createSubscriber(2);
   idle.notify();
-  await waitFor(async () => (await f.streamMessages()).length === 2, 2_000, 'notified publish');
+  await waitFor('notified publish', async () => (await f.streamMessages()).length === 2, 2_000);
 });
 
 it('deletes published documents once they are older than the retention', async () => {
@@ -220,6 +220,36 @@ it('with retainPublishedMs 0 deletes each batch once published, in order, and ke
   await expect(r.flush()).rejects.toThrow();
   const left = await f.outbox.find({}, { sort: { createdAt: 1 } });
   expect(left.map((d) => (d.payload as { i: number }).i)).toEqual([8, 9]);
+});
+
+it('facts recorded together are one document but each its own message, in order, with its id as msgID, once across a crash', async () => {
+  const f = await fixture();
+  const facts = Array.from({ length: 5 }, (_, i) => ({ subject: f.subject, payload: { i }, id: `fact-${i}` }));
+  await f.store.transaction((tx) => outboxRepository(f.store).recordTogether(tx, facts));
+  await f.createSubscriber(5);
+  expect(await f.outbox.countDocuments({})).toBe(2);
+
+  // A relay that published everything and died before marking: the restarted one publishes again.
+  const crashing = f.relay({ store: crashingAfterMarks(f.store, 0) });
+  await expect(crashing.flush()).rejects.toThrow('simulated crash');
+  await crashing.stop();
+  expect(await f.relay().flush()).toBe(6);
+  const msgs = await f.streamMessages();
+  expect(msgs.map((m) => m.json<{ i: number }>().i)).toEqual([0, 1, 2, 3, 4, 5]);
+  expect(msgs.slice(0, 5).map((m) => m.header.get('Nats-Msg-Id'))).toEqual(facts.map((x) => x.id));
+});
+
+it('a document of facts recorded together is deleted only once all of them are stored', async () => {
+  const f = await fixture();
+  const r = f.relay({ retainPublishedMs: 0 });
+  const repo = outboxRepository(f.store);
+  await f.store.transaction((tx) => repo.recordTogether(tx, [{ subject: f.subject, payload: { i: 0 } }, { subject: f.subject, payload: { i: 1 } }]));
+  await f.store.transaction((tx) => repo.recordTogether(tx, [{ subject: f.subject, payload: { i: 2 } }, { subject: 'no-stream-takes.this.subject', payload: { i: 3 } }]));
+  await expect(r.flush()).rejects.toThrow();
+  // the first document went out whole and is gone; the second stays pending, its stored fact included
+  const left = await f.outbox.find({});
+  expect(left.map((d) => d.facts!.map((x) => (x.payload as { i: number }).i))).toEqual([[2, 3]]);
+  expect((await f.streamMessages()).map((m) => m.json<{ i: number }>().i)).toEqual([0, 1, 2]);
 });
 
 it('carries the trace context of the write to the published message', async () => {

@@ -132,7 +132,7 @@ describe('readAfterWrite on a real JetStream consumer', () => {
     await publishMany(subject('a'), 4);
     let applied = 0;
     consume(name, 'shared', () => void applied++); // this handler never tells our watermark
-    await waitFor(() => applied === 4, 10_000, 'the other consumer');
+    await waitFor('the other consumer', () => applied === 4, 10_000);
     const r = reads(name, 'shared');
     expect(r.watermark.value).toBe(0);
     expect(await r.waitForSequence(4, 10_000)).toBe(true);

@@ -1,6 +1,6 @@
 // @mailer/outbound: the one guard every fetch of a customer-given URL goes through (webhooks, RSS).
-// API.md "Webhooks" (target rules) and section 4 (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS);
-// DESIGN.md "Outbound calls to customer-given URLs".
+// the API contract "Webhooks" (target rules) and section 4 (OUTBOUND_ALLOW_HTTP, OUTBOUND_ALLOWED_CIDRS);
+// docs/architecture.md "Outbound calls to customer-given URLs".
 export { OutboundError, isOutboundError, type OutboundErrorCode } from './errors';
 export { outboundSettings, addressPolicy, parseCidr, type OutboundSettings, type AddressPolicy } from './policy';
 export { checkUrl, checkTarget, type CheckUrlResult, type CheckTargetResult, type Lookup } from './url';

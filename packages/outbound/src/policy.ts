@@ -39,7 +39,7 @@ export const parseCidr = (text: string): Cidr => {
 };
 
 /**
- * The guard's settings from the environment (API.md section 4). Production defaults: no http, no
+ * The guard's settings from the environment (docs/configuration.md). Production defaults: no http, no
  * exceptions. Throws on a malformed value so a process refuses to start with a guard it did not mean.
  */
 export const outboundSettings = (env: NodeJS.ProcessEnv = process.env): OutboundSettings => {

@@ -5,7 +5,7 @@ import { addressPolicy, checkTarget, checkUrl, outboundSettings, type Lookup, ty
 const PRODUCTION: OutboundSettings = { allowHttp: false, allowedCidrs: [] };
 const LOCAL: OutboundSettings = { allowHttp: true, allowedCidrs: ['127.0.0.0/8', '::1/128'] };
 
-describe('outboundSettings (API.md section 4)', () => {
+describe('outboundSettings (docs/configuration.md)', () => {
   it('defaults to the production guard: https only, no exceptions', () => {
     expect(outboundSettings({})).toEqual({ allowHttp: false, allowedCidrs: [] });
   });

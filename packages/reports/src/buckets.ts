@@ -1,4 +1,4 @@
-// Calendar buckets of a validated period in its zone (API.md "Reports"): every bucket that overlaps
+// Calendar buckets of a validated period in its zone (the API contract "Reports"): every bucket that overlaps
 // [fromDate, toDate] is a point, empty ones included; a point's periodStart is the later of the
 // bucket's start and fromDate. The service that owns the facts counts them between the boundaries.
 import { DateTime, type DurationLikeObject } from 'luxon';

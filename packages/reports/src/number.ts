@@ -1,5 +1,5 @@
 // The API's `Number {value, formattedValue}` (spec "Other records"): formattedValue is the value
-// written for the request's Accept-Language (API.md "Reports": `1,234,567` in en-US, `1.234.567` in
+// written for the request's Accept-Language (the API contract "Reports": `1,234,567` in en-US, `1.234.567` in
 // de-DE), the best locale this runtime supports, en-US when none fits or the header is garbage.
 
 export interface ApiNumber {

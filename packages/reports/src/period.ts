@@ -1,4 +1,4 @@
-// ReportPeriodDto (spec "Other records", API.md "Reports"): {fromDate, toDate, interval} plus an
+// ReportPeriodDto (spec "Other records", the API contract "Reports"): {fromDate, toDate, interval} plus an
 // optional IANA `timeZone` (default UTC). Dates are LocalDates, both inclusive. Every report of the
 // API validates its body here, so the same period answers the same errors everywhere.
 import { invalid, type Problem } from '@mailer/kit';
@@ -8,7 +8,7 @@ import { isIanaTimeZone } from '@mailer/kit';
 export const REPORT_INTERVALS = ['DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
 export type ReportInterval = (typeof REPORT_INTERVALS)[number];
 
-/** At most this many points (buckets) per report (API.md). */
+/** At most this many points (buckets) per report (the API contract). */
 export const MAX_REPORT_POINTS = 1000;
 export const DEFAULT_REPORT_TIME_ZONE = 'UTC';
 

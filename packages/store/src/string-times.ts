@@ -5,7 +5,7 @@
  * before every Date). Written against the public Collection interface, so it runs on both adapters.
  */
 import mongoose from 'mongoose';
-import type { BulkOp, Collection } from './types';
+import { acrossAccounts, type BulkOp, type Collection } from './types';
 import { isPlainObject } from './values';
 
 /** Every path the schema declares as a Date (or an array of Dates), inside subdocuments and document arrays too: `optOuts.at`. */
@@ -56,7 +56,7 @@ export async function convertStringTimes<T extends { _id: string }>(
   const projection = Object.fromEntries(tops.map((t) => [t, 1 as const]));
   let converted = 0;
   for (let i = 0; i < ids.length; i += batchSize) {
-    const docs = await collection.find({ _id: { $in: ids.slice(i, i + batchSize) } }, { projection });
+    const docs = await acrossAccounts(collection).find({ _id: { $in: ids.slice(i, i + batchSize) } }, { projection });
     const ops: BulkOp[] = [];
     for (const doc of docs) {
       const set: Record<string, unknown> = {};

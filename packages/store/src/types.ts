@@ -48,25 +48,37 @@ export interface BulkWriteResult {
   upsertedCount: number;
 }
 
-export interface Collection<T extends { _id: string }> {
+/**
+ * The filter of a query on account-owned documents (those with an `accountId`) must name the account:
+ * a query that forgets it does not compile. Cross-account queries (due pollers, relays, migrations)
+ * say so by going through `acrossAccounts(collection)`.
+ */
+export type ScopedFilter<T> = T extends { accountId: string } ? Filter & { accountId: string | { $in: readonly string[] } } : Filter;
+
+export type Collection<T extends { _id: string }> = CollectionOf<T, ScopedFilter<T>>;
+
+/** A collection whose filters need not name an account: for the few queries across accounts. */
+export type CrossAccountCollection<T extends { _id: string }> = CollectionOf<T, Filter>;
+
+export interface CollectionOf<T extends { _id: string }, F extends Filter> {
   readonly name: string;
-  findOne(filter: Filter, options?: FindOptions): Promise<T | null>;
-  find(filter: Filter, options?: FindOptions): Promise<T[]>;
-  countDocuments(filter: Filter): Promise<number>;
+  findOne(filter: F, options?: FindOptions): Promise<T | null>;
+  find(filter: F, options?: FindOptions): Promise<T[]>;
+  countDocuments(filter: F): Promise<number>;
   /** Throws DocumentValidationError (schema) or DuplicateKeyError (unique index); nothing is written then. */
   insertOne(doc: T, options?: WriteOptions): Promise<void>;
   /** All-or-nothing: ordered and atomic on embedded; inside a transaction on mongo (the given one, or its own when the server supports transactions). */
   insertMany(docs: T[], options?: WriteOptions): Promise<void>;
-  updateOne(filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult>;
-  updateMany(filter: Filter, update: Update, options?: UpdateOptions): Promise<UpdateResult>;
+  updateOne(filter: F, update: Update, options?: UpdateOptions): Promise<UpdateResult>;
+  updateMany(filter: F, update: Update, options?: UpdateOptions): Promise<UpdateResult>;
   /** Returns the document before the update by default (MongoDB's default), or after with `returnDocument: 'after'`. */
   findOneAndUpdate(
-    filter: Filter,
+    filter: F,
     update: Update,
     options?: UpdateOptions & { returnDocument?: 'before' | 'after' },
   ): Promise<T | null>;
-  deleteOne(filter: Filter, options?: WriteOptions): Promise<number>;
-  deleteMany(filter: Filter, options?: WriteOptions): Promise<number>;
+  deleteOne(filter: F, options?: WriteOptions): Promise<number>;
+  deleteMany(filter: F, options?: WriteOptions): Promise<number>;
   /** Ordered; atomic on embedded, and on mongo when transactions are available. */
   bulkWrite(ops: BulkOp[], options?: WriteOptions): Promise<BulkWriteResult>;
   /** Supported stages (checked on both adapters so code cannot depend on one): see SUPPORTED_STAGES. */
@@ -77,7 +89,7 @@ export interface Collection<T extends { _id: string }> {
    * while it reads. Read the iterable to its end or leave the loop (`break`): the read is held open
    * until then. No snapshot across batches (as a MongoDB cursor).
    */
-  scan(filter: Filter, options?: ScanOptions): AsyncIterable<T[]>;
+  scan(filter: F, options?: ScanOptions): AsyncIterable<T[]>;
 }
 
 /**
@@ -114,7 +126,18 @@ export interface Store {
   transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R>;
   /** For health checks: false once the store is closed or failed. */
   ping(): Promise<boolean>;
+  /**
+   * Embedded adapter: commits and documents written (inserted, replaced, deleted) since the store
+   * opened, the write amplification of a use case (exported as metrics; benchmarks divide them by
+   * their units). Absent on mongo.
+   */
+  stats?(): StoreStats;
   close(): Promise<void>;
+}
+
+export interface StoreStats {
+  commits: number;
+  documentWrites: number;
 }
 
 export interface StoreConfig {
@@ -128,4 +151,15 @@ export interface StoreConfig {
   pruneIntervalMs?: number;
   /** Embedded adapter: where one-off events are told (the import of an older engine's files). Default: a JSON line on stderr. */
   log?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/** An account-owned document's filter, built piece by piece: it starts with the account. */
+export type AccountFilter = Filter & { accountId: string };
+
+/**
+ * The one way to query account-owned documents without naming an account: due pollers, relays,
+ * migrations and projections that work across accounts say so here.
+ */
+export function acrossAccounts<T extends { _id: string }>(collection: Collection<T>): CrossAccountCollection<T> {
+  return collection as unknown as CrossAccountCollection<T>;
 }

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { mongoose, openStore, type Store } from '../src';
+import { acrossAccounts, mongoose, openStore, type Store } from '../src';
 import { collectionSchema } from '../src/schema';
 
 interface Log {
@@ -49,8 +49,8 @@ test('expireAfter: the pruner removes documents older than the days, in batches,
     { _id: 'undated', accountId: 'a' },
     { _id: 'null', accountId: 'a', at: null },
   ]);
-  await until(async () => (await logs.countDocuments({})) === 3, 'the expired documents to go');
-  expect((await logs.find({}, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['null', 'undated', 'young']);
+  await until(async () => (await acrossAccounts(logs).countDocuments({})) === 3, 'the expired documents to go');
+  expect((await acrossAccounts(logs).find({}, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['null', 'undated', 'young']);
 });
 
 test('expireAfter: opening a collection again with other options is refused; bad declarations are refused', async () => {

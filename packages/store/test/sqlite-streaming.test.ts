@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { mongoose, openStore, Store } from '../src';
+import { acrossAccounts, mongoose, openStore, Store } from '../src';
 
 interface Contact {
   _id: string;
@@ -103,11 +103,11 @@ test('a count or scan whose SQL condition matches few rows is sliced too (SQLite
   expect(counted.pointReadFirst).toBe(true);
   const scanned = await during(async () => {
     const ids: string[] = [];
-    for await (const batch of many.scan({ $or: [{ email: 'reader12345@example.com' }, { email: 'reader234567@example.com' }] })) ids.push(...batch.map((d) => d._id));
+    for await (const batch of acrossAccounts(many).scan({ $or: [{ email: 'reader12345@example.com' }, { email: 'reader234567@example.com' }] })) ids.push(...batch.map((d) => d._id));
     return ids.sort();
   });
   expect(scanned.result).toEqual(['m12345', 'm234567']);
-  await many.deleteMany({});
+  await acrossAccounts(many).deleteMany({});
   expect(scanned.pointReadFirst).toBe(true);
 });
 

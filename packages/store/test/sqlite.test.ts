@@ -339,6 +339,15 @@ describe('indexes from the schema serve filters and sorts', () => {
     expect(await subs.countDocuments({ accountId: 'acc', dedupeKey: null })).toBe(40_000);
   });
 
+  test('a list of ids in an account reads those documents by _id, not the whole account', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `s-${String(i * 3 + 1).padStart(6, '0')}`);
+    const result = await subs.find({ accountId: 'acc', _id: { $in: ids } });
+    expect(result.map((d) => d._id).sort()).toEqual(ids.filter((id) => Number(id.slice(2)) % 10 !== 0).sort());
+    // (SQLite's own planner took an index on accountId here and walked the account's 90,000 entries)
+    expect(subs.explain({ accountId: 'acc', _id: { $in: ids } }).plan.join('\n')).toMatch(/USING INDEX sqlite_autoindex_subs_1/);
+    expect(await subs.countDocuments({ accountId: 'acc', _id: { $in: ids } })).toBe(result.length);
+  });
+
   test('a filter SQL cannot decide (a regex) is checked row by row in index order, stopping at the page', async () => {
     const { result, rows } = await read(() => subs.find({ accountId: 'acc', email: { $regex: '5@' } }, { sort: { registeredAt: 1, _id: 1 }, limit: 10 }));
     expect(result).toHaveLength(10);

@@ -1,7 +1,4 @@
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
-import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
+import type { NodeSDK } from '@opentelemetry/sdk-node';
 
 let sdk: NodeSDK | undefined;
 
@@ -30,6 +27,13 @@ export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = pro
     env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_TRACES_EXPORTER;
   if (!configured || env.OTEL_SDK_DISABLED === 'true') return false;
   env.OTEL_SERVICE_NAME ??= serviceName;
+  // Loaded only when tracing is on: the SDK and its instrumentations are tens of MB of modules (the
+  // SDK's configuration validator alone is a 1.5 MB source string) that every process would
+  // otherwise keep in its heap, and that garbage collection walks, for nothing.
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { ExpressInstrumentation } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
   sdk = new NodeSDK({
     instrumentations: [new HttpInstrumentation({ startIncomingSpanHook: incomingUrlAttributes(options.redactPath) }), new ExpressInstrumentation(), new GrpcInstrumentation()],
   });

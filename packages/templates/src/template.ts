@@ -2,8 +2,9 @@
 // confirmation mail, RSS issues) and every render in the rss service (issue subjects, the test render
 // of a newsletter at save) goes through compileTemplate / renderTemplate, with the same options and
 // limits. Compile a template's subject/html/text once (syntax errors with line and column, the
-// variables it reads), then render it with a recipient's values. Pure: no I/O, no store, no clock
-// beyond liquidjs' render-time limit.
+// variables it reads), then render it with a recipient's values: compiledTemplate keeps the compiled
+// forms of recent templates (a bounded LRU keyed by a hash of the source), so a template is parsed
+// once, not per mail. Pure: no I/O, no store, no clock beyond liquidjs' render-time limit.
 //
 // Limits a hostile template cannot get past (each one is tested in test/template.test.ts):
 // - MAX_TEMPLATE_PART_CHARS: source size of each of subject/html/text, checked before parsing;
@@ -19,11 +20,16 @@
 //   error, at save and at every later render of an older stored one) and the engine's fs refuses every
 //   lookup. No prototype access: ownPropertyOnly.
 //
+// Rendering is synchronous (liquidjs' sync mode: no filter of this engine is asynchronous), one
+// promise for the whole render instead of one per node. A render that runs past SYNC_RENDER_BUDGET_MS
+// is started again in the asynchronous mode, which lets the event loop turn while it runs (newEngine).
+//
 // Values are HTML-escaped in the html part unless `| raw`, with one exception: trusted HTML
 // (RenderValues.trustedHtml, see html-values.ts), markup the platform made safe itself, is printed as
 // markup in html and as its text in subject and text.
-import { semaphore } from '@mailer/kit';
-import { Context, filters, Liquid, toPromise, type Template } from 'liquidjs';
+import { createHash } from 'node:crypto';
+import { Lru, semaphore } from '@mailer/kit';
+import { Context, filters, Liquid, toPromise, toValueSync, type Template } from 'liquidjs';
 import juice from 'juice';
 import { compile as compileHtmlToText } from 'html-to-text';
 
@@ -114,6 +120,12 @@ class BoundedEmitter {
 
 /** How long a render may run before it lets other work of the process run (see newEngine). */
 export const YIELD_EVERY_MS = 5;
+/**
+ * How much CPU a synchronous render may spend, holding the event loop (about what a large store page
+ * does), before it is given up and rendered again asynchronously. Mail templates render in well under
+ * a millisecond.
+ */
+export const SYNC_RENDER_BUDGET_MS = 20;
 let lastYield = 0;
 
 /** The trusted HTML of the render a Context belongs to (renderPart sets it). */
@@ -208,22 +220,76 @@ export function compileTemplate(source: TemplateSource): CompiledTemplate {
   return { subject: parsed.subject!, html: parsed.html!, text: parsed.text ?? null, variables: [...variables].sort(), css: source.css || null };
 }
 
-async function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart, trustedHtml: ReadonlySet<string> | null | undefined): Promise<string> {
+/**
+ * Compiled templates by a hash of their source: every template a process renders (a stored version,
+ * an RSS newsletter's content) is parsed once while it is in use. Bounded by entries and by source
+ * characters (a compiled tree is a few times its source).
+ */
+const compiled = new Lru<string, CompiledTemplate>(500, 64 * 1024 * 1024);
+
+/** compileTemplate, once per distinct source while it stays among the recently used ones. */
+export function compiledTemplate(source: TemplateSource): CompiledTemplate {
+  const hash = createHash('sha256');
+  for (const part of [source.subject, source.html, source.text, source.css]) hash.update(part === undefined || part === null ? '\u0001' : `\u0002${part}`).update('\u0000');
+  const key = hash.digest('base64');
+  let hit = compiled.get(key);
+  if (!hit) {
+    hit = compileTemplate(source);
+    compiled.set(key, hit, source.subject.length + source.html.length + (source.text?.length ?? 0) + (source.css?.length ?? 0));
+  }
+  return hit;
+}
+
+/**
+ * The render-time limiter of a synchronous render (liquidjs checks it between nodes with the time
+ * now): the render is given up once it has spent SYNC_RENDER_BUDGET_MS of CPU, or RENDER_LIMIT_MS
+ * whatever the CPU. The CPU is what holds the event loop: on a busy machine the wall clock also
+ * counts the time the process waited for a core, which would send harmless renders to the slow path.
+ */
+class SyncBudget {
+  private readonly started = performance.now();
+  private readonly cpuAtStart = process.threadCpuUsage();
+
+  check(now: number): void {
+    const wall = now - this.started;
+    if (wall <= SYNC_RENDER_BUDGET_MS) return;
+    const cpu = process.threadCpuUsage(this.cpuAtStart);
+    if (wall > RENDER_LIMIT_MS || (cpu.user + cpu.system) / 1000 > SYNC_RENDER_BUDGET_MS) throw new SyncBudgetExceeded();
+  }
+}
+
+/**
+ * Renders one part. `sync`: in one go, given up (SyncBudgetExceeded) once it has run for
+ * SYNC_RENDER_BUDGET_MS; otherwise asynchronously, yielding to the event loop, up to RENDER_LIMIT_MS.
+ */
+function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart, trustedHtml: ReadonlySet<string> | null | undefined, sync: true): string;
+function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart, trustedHtml: ReadonlySet<string> | null | undefined, sync: false): Promise<string>;
+function renderPart(engine: Liquid, templates: Template[], scope: Record<string, unknown>, path: TemplatePart, trustedHtml: ReadonlySet<string> | null | undefined, sync: boolean): string | Promise<string> {
   const emitter = new BoundedEmitter();
-  try {
-    const ctx = new Context(scope, engine.options, { sync: false });
-    if (trustedHtml?.size) trustedOf.set(ctx, trustedHtml);
-    // renderTemplates is a generator (liquidjs drives sync and async renders alike); toPromise runs it.
-    await toPromise(engine.renderer.renderTemplates(templates, ctx, emitter as never));
-    return emitter.buffer;
-  } catch (err) {
+  const fail = (err: unknown): never => {
     // The innermost message says what went wrong (limit, filter); the wrappers add only positions.
     let inner: unknown = err;
     while ((inner as { originalError?: unknown }).originalError) inner = (inner as { originalError: unknown }).originalError;
     const message = (inner as Error)?.message ?? String(inner);
+    if (inner instanceof SyncBudgetExceeded) throw inner;
     throw new TemplateError('template_render_failed', `${path}: ${message}`, [{ path, problem: position(err) }]);
+  };
+  try {
+    const ctx = sync ? new Context(scope, engine.options, { sync: true }, { renderLimit: new SyncBudget() as never }) : new Context(scope, engine.options, { sync: false });
+    if (trustedHtml?.size) trustedOf.set(ctx, trustedHtml);
+    // renderTemplates is a generator (liquidjs drives sync and async renders alike)
+    const run = engine.renderer.renderTemplates(templates, ctx, emitter as never);
+    if (sync) {
+      toValueSync(run);
+      return emitter.buffer;
+    }
+    return toPromise(run).then(() => emitter.buffer, fail);
+  } catch (err) {
+    return fail(err);
   }
 }
+
+class SyncBudgetExceeded extends Error {}
 
 /**
  * How many renders run at once in the process. RENDER_LIMIT_MS is wall time from a render's start,
@@ -234,12 +300,32 @@ async function renderPart(engine: Liquid, templates: Template[], scope: Record<s
 export const RENDERS_AT_ONCE = 4;
 const renderSlot = semaphore(RENDERS_AT_ONCE);
 
-/** Renders a compiled template for one recipient. */
-export function renderTemplate(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
-  return renderSlot(() => render(compiled, values));
+/**
+ * Asynchronous renders in flight or waiting for a slot. While there is one, every render waits for a
+ * slot and runs asynchronously too: synchronous renders in between would stretch its wall clock.
+ */
+let asyncRenders = 0;
+
+/** Renders a compiled template for one recipient: synchronously, or asynchronously when it takes longer. */
+export async function renderTemplate(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
+  if (asyncRenders === 0) {
+    try {
+      return render(compiled, values, true);
+    } catch (err) {
+      if (!(err instanceof SyncBudgetExceeded)) throw err;
+    }
+  }
+  asyncRenders++;
+  try {
+    return await renderSlot(() => render(compiled, values, false));
+  } finally {
+    asyncRenders--;
+  }
 }
 
-async function render(compiled: CompiledTemplate, values: RenderValues): Promise<RenderedMessage> {
+function render(compiled: CompiledTemplate, values: RenderValues, sync: true): RenderedMessage;
+function render(compiled: CompiledTemplate, values: RenderValues, sync: false): Promise<RenderedMessage>;
+function render(compiled: CompiledTemplate, values: RenderValues, sync: boolean): RenderedMessage | Promise<RenderedMessage> {
   const data = values.substitutionData ?? {};
   const reserved = RESERVED_SUBSTITUTION_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(data, k));
   if (reserved.length) {
@@ -251,17 +337,33 @@ async function render(compiled: CompiledTemplate, values: RenderValues): Promise
   if (values.links) scope.links = values.links;
 
   const trusted = values.trustedHtml;
-  const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject', trusted);
-  const rawHtml = await renderPart(htmlEngine, compiled.html, scope, 'html', trusted);
-  let html: string;
+  if (sync) {
+    const subject = renderPart(plainEngine, compiled.subject, scope, 'subject', trusted, true);
+    const html = inlineCss(compiled, renderPart(htmlEngine, compiled.html, scope, 'html', trusted, true));
+    const text = compiled.text ? renderPart(plainEngine, compiled.text, scope, 'text', trusted, true) : htmlToText(html);
+    return rendered(subject, html, text);
+  }
+  return (async () => {
+    const subject = await renderPart(plainEngine, compiled.subject, scope, 'subject', trusted, false);
+    const html = inlineCss(compiled, await renderPart(htmlEngine, compiled.html, scope, 'html', trusted, false));
+    const text = compiled.text ? await renderPart(plainEngine, compiled.text, scope, 'text', trusted, false) : htmlToText(html);
+    return rendered(subject, html, text);
+  })();
+}
+
+/** juice: the template's stylesheet and the html's own <style> blocks inlined. */
+function inlineCss(compiled: CompiledTemplate, rawHtml: string): string {
   try {
-    html = compiled.css ? juice(rawHtml, { extraCss: compiled.css }) : juice(rawHtml);
+    // Without a stylesheet or <style> blocks juice would only parse and re-serialize the html (most
+    // of a render's cost), so it is skipped.
+    if (compiled.css) return juice(rawHtml, { extraCss: compiled.css });
+    return /<style[\s>]/i.test(rawHtml) ? juice(rawHtml) : rawHtml;
   } catch (err) {
     throw new TemplateError('template_render_failed', `html: ${(err as Error).message}`, [{ path: 'html', problem: (err as Error).message }]);
   }
-  const text = compiled.text
-    ? await renderPart(plainEngine, compiled.text, scope, 'text', trusted)
-    : htmlToText(html);
+}
+
+function rendered(subject: string, html: string, text: string): RenderedMessage {
   // A subject is a header: a line break from any value would start a new header (Bcc:...).
   return { subject: subject.replace(/[\r\n]+/g, ' ').trim(), html, text };
 }

@@ -1,7 +1,8 @@
 // The template domain alone (no processes needed): compile errors, variables, escaping, derived text,
 // header-injection safety, reserved keys, and the limits a hostile template cannot get past.
+import { createHook } from 'node:async_hooks';
 import {
-  compileTemplate, renderTemplate, TemplateError, MAX_OUTPUT_CHARS, MAX_TEMPLATE_PART_CHARS, htmlValue, takeHtmlValues,
+  compiledTemplate, compileTemplate, renderTemplate, TemplateError, MAX_OUTPUT_CHARS, MAX_TEMPLATE_PART_CHARS, htmlValue, takeHtmlValues,
   type TemplateSource, type RenderValues,
 } from '../src';
 
@@ -140,6 +141,48 @@ describe('renderTemplate', () => {
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     expect((results[999] as PromiseFulfilledResult<{ subject: string }>).value.subject).toBe('Hi Ann');
   }, 180_000);
+});
+
+describe('compile once, render in one go', () => {
+  it('parses a template once per distinct source, and again when any part differs', () => {
+    const source = { subject: 'Hi {{ subscriber.firstName }}', html: '<p>{{ n }}</p>', text: null, css: 'p { color: red; }' };
+    const first = compiledTemplate(source);
+    expect(compiledTemplate({ ...source })).toBe(first);
+    expect(compiledTemplate({ ...source, html: '<p>{{ n }}!</p>' })).not.toBe(first);
+    expect(compiledTemplate({ ...source, text: '' })).not.toBe(first);
+    expect(compiledTemplate({ ...source, css: null })).not.toBe(first);
+    // a source that does not compile is refused every time, never cached
+    expect(caught(() => compiledTemplate({ subject: 's', html: '{% if %}' })).errorId).toBe('template_syntax_error');
+    expect(caught(() => compiledTemplate({ subject: 's', html: '{% if %}' })).errorId).toBe('template_syntax_error');
+  });
+
+  it('renders a harmless template synchronously: a handful of promises, not one per node', async () => {
+    const compiled = compileTemplate({ subject: 'Hi {{ subscriber.firstName }}', html: '{% for i in (1..200) %}<p>{{ i }} {{ subscriber.email }}</p>{% endfor %}' });
+    await renderTemplate(compiled, { subscriber }); // warm
+    let promises = 0;
+    const hook = createHook({ init: (_id, type) => void (type === 'PROMISE' && promises++) }).enable();
+    let out;
+    try {
+      out = await renderTemplate(compiled, { subscriber });
+    } finally {
+      hook.disable();
+    }
+    expect(out.html).toContain('<p>200 ann@example.com</p>');
+    expect(promises).toBeLessThan(20);
+  });
+
+  it('a render that runs long goes on asynchronously: the event loop keeps turning until its limit stops it', async () => {
+    const compiled = compileTemplate({ subject: 's', html: '{% for a in (1..100000) %}{% for b in (1..100000) %}x{% endfor %}{% endfor %}' });
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 1);
+    try {
+      expect((await caughtAsync(renderTemplate(compiled, { subscriber }))).message).toBe('html: template render limit exceeded');
+    } finally {
+      clearInterval(ticker);
+    }
+    // about 500 ms of rendering: a render that held the event loop throughout would see none
+    expect(turns).toBeGreaterThan(10);
+  });
 });
 
 describe('hostile templates', () => {

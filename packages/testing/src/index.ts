@@ -4,5 +4,8 @@ export * from './gateway';
 export * from './proxy';
 export * from './smtp';
 export * from './health';
+export * from './wait';
+export * from './mesh';
+export * from './refusal';
 export * from './internal-access';
 export * from './local-system';

@@ -135,9 +135,11 @@ export async function startService(
   timeoutMs?: number,
 ): Promise<RunningService> {
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), `mailer-${name}-`));
-  // A free port can still be taken before the service binds it: try again on other ports.
+  // An address given in `env` is kept (its peers know it already, e.g. a mesh); else a free port,
+  // which can still be taken before the service binds it: then other ports are tried.
+  const given = env[`${name.toUpperCase()}_GRPC_ADDR`];
   for (let attempt = 1; ; attempt++) {
-    const address = `127.0.0.1:${await freePort()}`;
+    const address = given ?? `127.0.0.1:${await freePort()}`;
     try {
       const proc = await spawnReady(`services/${name}/dist/main.js`, {
         LOG_LEVEL: 'info',
@@ -151,7 +153,7 @@ export async function startService(
       }, timeoutMs);
       return { ...proc, name, address, dataDir };
     } catch (err) {
-      if (attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
+      if (given || attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
     }
   }
 }

@@ -1,6 +1,6 @@
-// A ReferenceService double (mailer.common.v1, "who uses this?") for stacks that run the owner of
-// segments or topics without the rss and messaging services: the owner asks it before a delete.
-// Nothing names anything unless a test says so; a test can also make it not answer.
+// A fault-injecting ReferenceService (mailer.common.v1, "who uses this?") for the tests of the kit's
+// reference-check client: a test says what it names and makes it not answer. Integration tests run
+// the real rss and messaging services instead (startMesh).
 import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc-js';
 import { referencesV1 } from '@mailer/proto';
 

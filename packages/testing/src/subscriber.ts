@@ -1,16 +1,18 @@
 // Integration-test support for anything that needs a subscriber service (its own tests, the segment
-// service's, the gateway's): the subscriber service as a real process on a real nats-server
-// (startSubscriberStack), its gRPC client, request builders, error capture and a reader of the DOMAIN
-// stream. A subpath of its own (`@mailer/testing/subscriber`): it loads the kit and the protos.
+// service's, the gateway's): the subscriber service as a real process on a real nats-server, with the
+// real peers a test asks for (startSubscriberStack), its gRPC client, request builders, error capture
+// and a reader of the DOMAIN stream. A subpath of its own (`@mailer/testing/subscriber`): it loads the
+// kit and the protos.
 import { randomUUID } from 'node:crypto';
 import type { ServiceError } from '@grpc/grpc-js';
 import { AckPolicy, connect, DeliverPolicy, type NatsConnection } from 'nats';
 import { createClient, fromServiceError } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
+import { startMesh, type ServiceMesh } from './mesh';
 import { startNatsServer, type NatsServerHandle } from './nats';
-import { startService, type RunningService } from './processes';
-import { startReferenceSource, type ReferenceSourceDouble } from './references';
+import type { RunningService, ServiceName } from './processes';
 
+// The kit's reference-check client is tested against a ReferenceService whose answers a test sets.
 export * from './references';
 
 export const P = subscriberV1;
@@ -27,38 +29,46 @@ export interface SubscriberStack {
   svc: RunningService;
   client: Client;
   nc: NatsConnection;
-  /**
-   * What the subscriber service asks before deleting a topic (as rss and messaging; `extra` may point
-   * elsewhere); the segment service of a test can be pointed at it too.
-   */
-  references: ReferenceSourceDouble;
-  /** kill -9 and start again on the same data directory (new port, new client). */
+  /** The services around it: the `peers` a test asked for run (e.g. rss and messaging, asked before a topic or segment is deleted); the others answer nothing. */
+  mesh: ServiceMesh;
+  /** kill -9 and start again on the same address and data directory (new client). */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** nats-server + subscriber service (+ extra env, e.g. the FieldUsageService addresses); stop() ends both. */
-export async function startSubscriberStack(extra: Record<string, string> = {}): Promise<SubscriberStack> {
+/** nats-server + subscriber service (+ extra env) + the real `peers`; stop() ends them all. */
+export async function startSubscriberStack(extra: Record<string, string> = {}, peers: ServiceName[] = []): Promise<SubscriberStack> {
   const nats = await startNatsServer();
-  const references = await startReferenceSource();
-  extra = { RSS_GRPC_ADDR: references.address, MESSAGING_GRPC_ADDR: references.address, ...extra };
+  let mesh: ServiceMesh;
+  try {
+    mesh = await startMesh({ NATS_URL: nats.url }, peers);
+  } catch (err) {
+    await nats.stop();
+    throw err;
+  }
+  try {
+    await mesh.start(['subscriber'], { subscriber: { FIELD_USAGE_DEADLINE_MS: '1000', ...extra } });
+  } catch (err) {
+    await mesh.stop();
+    await nats.stop();
+    throw err;
+  }
   const env: SubscriberStack = {
     nats,
-    references,
-    svc: await startService('subscriber', { NATS_URL: nats.url, FIELD_USAGE_DEADLINE_MS: '1000', ...extra }),
+    mesh,
+    svc: mesh.get('subscriber'),
     client: undefined as unknown as Client,
     nc: await connect({ servers: nats.url, ...nats.auth }),
     async restart() {
-      await env.svc.kill9();
       env.client.close();
-      env.svc = await startService('subscriber', { NATS_URL: nats.url, FIELD_USAGE_DEADLINE_MS: '1000', ...extra, DATA_DIR: env.svc.dataDir });
+      env.svc = await mesh.restart('subscriber', { kill9: true });
       env.client = createClient(subscriberV1.SubscriberServiceClient, env.svc.address, 20_000);
     },
     async stop() {
       env.client?.close();
       await env.nc?.close();
-      await env.svc?.stop();
-      await references.close();
+      await env.svc?.stop(); // a test may have put another process here
+      await mesh.stop();
       await nats.stop();
     },
   };

@@ -1,7 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { MIN_SECRET_BYTES, type Secret, type TokenPurpose } from './token';
 
-// API.md section 4: TRACKING_SECRET "or derived from one master secret". HKDF-SHA256 (RFC 5869) turns
+// the settings (docs/configuration.md): TRACKING_SECRET "or derived from one master secret". HKDF-SHA256 (RFC 5869) turns
 // one operator master secret into an independent 32-byte key per purpose, so a key leaked from one use
 // (say, a confirmation link signer) neither reveals the master nor signs tokens of another purpose.
 const SALT = 'mailer.tokens.v1';

@@ -1,4 +1,4 @@
-// Known machine fetchers of open pixels and links (API.md "Delivery facts, tracking": an open or click
+// Known machine fetchers of open pixels and links (the API contract "Delivery facts, tracking": an open or click
 // is a *machine* event when it comes within 2 s of delivery or from a known mail-privacy proxy or link
 // scanner). The one place these lists live; each entry says where it comes from. Matching is a
 // case-insensitive substring of the User-Agent, or the client address inside a CIDR range.

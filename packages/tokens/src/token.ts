@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { decodeBody, encodeBody, type FieldSpec, type Fields } from './codec';
 
-// Opaque tokens for the public web surface (API.md "Public web surface"): base64url (no padding) of
+// Opaque tokens for the public web surface (the API contract "Public web surface"): base64url (no padding) of
 // body || tag, tag = the first 16 bytes of HMAC-SHA256(key, "mailer.token.v1.<purpose>\0" || body).
 // The body (codec.ts) carries the account id and the purpose's ids, never a URL or an address, so a
 // token can only point at something the service stored (a click token names a link index of a stored
@@ -133,8 +133,19 @@ function schemaOf(purpose: unknown) {
   return typeof purpose === 'string' && Object.prototype.hasOwnProperty.call(SCHEMAS, purpose) ? SCHEMAS[purpose as TokenPurpose] : undefined;
 }
 
+/**
+ * The HMAC key object of a secret, made once per secret: createHmac with a Buffer imports the key
+ * anew on every call, which costs several times the MAC itself (every mail signs several links).
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+export function hmacKey(secret: Buffer): KeyObject {
+  let key = keyObjects.get(secret);
+  if (!key) keyObjects.set(secret, (key = createSecretKey(secret)));
+  return key;
+}
+
 function tag(key: Buffer, purpose: string, body: Buffer): Buffer {
-  return createHmac('sha256', key).update(`mailer.token.v1.${purpose}\0`).update(body).digest().subarray(0, TAG_BYTES);
+  return createHmac('sha256', hmacKey(key)).update(`mailer.token.v1.${purpose}\0`).update(body).digest().subarray(0, TAG_BYTES);
 }
 
 function keysOf(secret: SecretOrKeyring): Buffer[] {

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { deriveKeyring, deriveSecret, signToken, TOKEN_PURPOSES, verifyToken } from '../src';
 
-// One operator master secret -> an independent key per purpose (API.md section 4: TRACKING_SECRET "or
+// One operator master secret -> an independent key per purpose (docs/configuration.md: TRACKING_SECRET "or
 // derived from one master secret").
 const MASTER = 'master-secret-0123456789abcdef-0123456789abcdef';
 const claims = { purpose: 'open' as const, accountId: randomUUID(), messageId: randomUUID() };

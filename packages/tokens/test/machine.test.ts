@@ -1,6 +1,6 @@
 import { isMachineEvent, machineEventReason, type TrackingEvent } from '../src';
 
-// Which opens and clicks are machine events (API.md "Delivery facts, tracking"): counted apart, never
+// Which opens and clicks are machine events (the API contract "Delivery facts, tracking"): counted apart, never
 // "responded". Agents below are real User-Agent strings as those clients and scanners send them.
 const DELIVERED = Date.UTC(2026, 10, 23, 12, 0, 0);
 const LATER = DELIVERED + 60 * 60 * 1000;

@@ -9,7 +9,7 @@ import {
   type TokenPurpose,
 } from '../src';
 
-// Signed public-link tokens (API.md "Public web surface"): what a reader's URL can and cannot carry.
+// Signed public-link tokens (the API contract "Public web surface"): what a reader's URL can and cannot carry.
 const SECRET = 'current-secret-0123456789abcdef-0123456789';
 const OLD = 'previous-secret-0123456789abcdef-012345678';
 const OTHER = 'someone-else-0123456789abcdef-0123456789ab';

@@ -33,7 +33,7 @@ export const configSchema = z.object({
    * (app/page-domains.ts): a page on a domain that lost its verification is not found within it.
    */
   FORM_PAGE_DOMAIN_RECHECK_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
-  /** Days a double opt-in confirm link works (API.md: 7). */
+  /** Days a double opt-in confirm link works (the API contract: 7). */
   FORM_CONFIRM_TOKEN_DAYS: z.coerce.number().int().min(1).max(365).default(7),
 });
 export type Config = z.infer<typeof configSchema>;

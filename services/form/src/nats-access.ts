@@ -1,5 +1,5 @@
 // What the form service does on NATS: its consumers start from these declarations and its NATS
-// user's permissions are derived from them (README "Internal traffic").
+// user's permissions are derived from them (docs/architecture.md "Internal traffic").
 import { ACCOUNT_NAMES_BUCKET, serviceAccess } from '@mailer/nats';
 import { factSubject, factSubjects, jobSubjects } from '@mailer/nats/facts';
 

@@ -28,7 +28,7 @@ const PEER_DEADLINE_MS = TIME_LIMITS.peerCall;
 const SEND_DEADLINE_MS = 15_000;
 
 /**
- * Registers the form service's handlers and starts its consumers. Layout (DESIGN.md): handlers/ and
+ * Registers the form service's handlers and starts its consumers. Layout (docs/architecture.md): handlers/ and
  * events/ translate gRPC and facts and call one use case of app/ each; app/ uses domain/ (pure) and
  * store/ (account-scoped repositories).
  */

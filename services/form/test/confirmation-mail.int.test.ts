@@ -6,7 +6,8 @@
 import crypto from 'node:crypto';
 import { createClient, type PromiseClient } from '@mailer/kit';
 import { emailTemplatesV1, senderProfilesV1 } from '@mailer/proto';
-import { startCaptureRelay, startNatsServer, startService, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { connect, type NatsConnection } from 'nats';
+import { outboxOf, startCaptureRelay, startNatsServer, startService, waitForSettled, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { confirmTokens } from '../src/app/confirm-token';
 import { confirmationMailer, type SendConfirmationMail } from '../src/app/confirmation-mail';
 import { emailSender, type EmailSender } from '../src/clients/email-messages';
@@ -19,6 +20,7 @@ const tokens = confirmTokens({ PUBLIC_BASE_URL: BASE, TRACKING_SECRET: crypto.ra
 const NOW = new Date('2026-11-24T10:00:00Z');
 
 let nats: NatsServerHandle;
+let nc: NatsConnection;
 let relay: CaptureRelay;
 let subscriber: RunningService;
 let messaging: RunningService;
@@ -29,6 +31,7 @@ let send: SendConfirmationMail;
 
 beforeAll(async () => {
   nats = await startNatsServer();
+  nc = await connect({ servers: nats.url, ...nats.auth });
   relay = await startCaptureRelay();
   subscriber = await startService('subscriber', { NATS_URL: nats.url });
   messaging = await startService('messaging', { NATS_URL: nats.url, SMTP_URL: relay.url, SUBSCRIBER_GRPC_ADDR: subscriber.address, PUBLIC_BASE_URL: BASE });
@@ -44,6 +47,7 @@ afterAll(async () => {
   await messaging?.stop();
   await subscriber?.stop();
   await relay?.close();
+  await nc?.close();
   await nats?.stop();
 });
 
@@ -53,7 +57,8 @@ async function account() {
   return accountId;
 }
 const linkIn = (text: string) => new RegExp(`${BASE}/public/confirm/([A-Za-z0-9_-]+)`).exec(text)?.[1] ?? null;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The barrier before counting mail: every email job handled, the outboxes empty. */
+const settled = () => waitForSettled(nc, { outboxes: [outboxOf(messaging), outboxOf(subscriber)] });
 
 it('built-in template: a signed link for the submission valid 7 days, the form name escaped, no List-Unsubscribe, no tracking', async () => {
   const accountId = await account();
@@ -87,7 +92,7 @@ it('one submission, one mail: repeated and concurrent calls answer the same mess
   expect(new Set(answers.map((a) => a.messageId)).size).toBe(1);
   await relay.waitFor(() => relay.receivedFor(email).length > 0, 60_000);
   expect((await send(form, { accountId, submissionId, email, values: {} })).messageId).toBe(answers[0]!.messageId);
-  await sleep(1500);
+  await settled();
   expect(relay.receivedFor(email)).toHaveLength(1);
   // another submission of the same address is another mail
   await send(form, { accountId, submissionId: crypto.randomUUID(), email, values: {} });

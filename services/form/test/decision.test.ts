@@ -1,4 +1,4 @@
-// Every double opt-in decision of API.md "Forms" (domain/decision.ts), and the precedence between
+// Every double opt-in decision of the API contract "Forms" (domain/decision.ts), and the precedence between
 // them when more than one applies.
 import { COOLDOWN_MAILS, decide, needsSignup, utcDayStart, type DecisionInput } from '../src/domain/decision';
 

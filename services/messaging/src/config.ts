@@ -29,7 +29,7 @@ export const configSchema = z.object({
   MAIL_ACCOUNT_RATE_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(100),
   /**
    * Waits before the retries of a temporarily failed message (4xx, connection error), in seconds: a
-   * message is tried once plus once per entry, then FAILED (API.md: about 24 h in all). Tests shorten it.
+   * message is tried once plus once per entry, then FAILED (the API contract: about 24 h in all). Tests shorten it.
    */
   MAIL_RETRY_SCHEDULE_SECONDS: z
     .string()
@@ -141,7 +141,7 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  /** Treat opens/clicks within this many ms of delivery as machine events (API.md: 2 s). */
+  /** Treat opens/clicks within this many ms of delivery as machine events (the API contract: 2 s). */
   MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
   /** Custom events (EVENTS stream) one replica records at once. */
   EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
@@ -160,6 +160,19 @@ export const configSchema = z.object({
    * wait; never longer than the gateway's deadline allows for).
    */
   OUTBOX_PUBLISH_WAIT_MS: z.coerce.number().int().min(0).max(TIME_LIMITS.publishWait).default(TIME_LIMITS.publishWait),
+  /** Readers per page of a broadcast's audience, and recipients per queueing step: one store transaction each. */
+  BROADCAST_SEND_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(500),
+  /** How long a broadcast's send is held by the replica sending it without progress: after a crash it resumes this much later. */
+  BROADCAST_SEND_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** After a step of a broadcast's send fails, it is tried again this much later. */
+  BROADCAST_SEND_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /**
+   * Failed tries in a row (for a reason other than a service not answering) after which a broadcast is
+   * FAILED with lastError, counted in mailer_broadcasts_failed_total.
+   */
+  BROADCAST_SEND_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Tests only: the length in ms of one of abTest.decideAfterMinutes' minutes (keep 60000 in production). */
+  BROADCAST_AB_MINUTE_MS: z.coerce.number().int().min(1).max(60_000).default(60_000),
 }).refine((c) => c.MAIL_DOMAIN_VERIFICATION === 'off' || c.SECRET_SEALING_KEY !== null, {
   message: 'SECRET_SEALING_KEY is required with MAIL_DOMAIN_VERIFICATION=required (base64 of 32 random bytes: the DKIM keys of sending domains are sealed under it)',
   path: ['SECRET_SEALING_KEY'],

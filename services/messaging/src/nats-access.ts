@@ -1,11 +1,11 @@
 // What the messaging service does on NATS: its consumers start from these declarations and its NATS
-// user's permissions are derived from them (README "Internal traffic").
+// user's permissions are derived from them (docs/architecture.md "Internal traffic").
 import { serviceAccess } from '@mailer/nats';
 import { factSubjects, jobSubjects } from '@mailer/nats/facts';
 
 export const NATS_ACCESS = serviceAccess({
   name: 'messaging',
-  publishes: [...factSubjects('email.', 'event.'), jobSubjects('email'), jobSubjects('subscriber-status'), jobSubjects('automation-run')],
+  publishes: [...factSubjects('email.', 'event.', 'broadcast.'), jobSubjects('email'), jobSubjects('subscriber-status'), jobSubjects('automation-run')],
   consumers: {
     customEvents: { stream: 'EVENTS', durable: 'messaging-events', filterSubject: 'events.>' },
     emailJobs: { stream: 'JOBS', durable: 'messaging-email-delivery', filterSubject: jobSubjects('email') },

@@ -1,7 +1,7 @@
 import { contentSecurityPolicy, Counter } from '@mailer/kit';
 import type { ServiceRuntime } from '@mailer/kit/service';
 import { referenceHandlers } from '@mailer/kit/references';
-import { audienceSendsV1, automationsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, referencesV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
+import { audienceSendsV1, automationsV1, broadcastsV1, commonV1, emailMessagesV1, emailReportsV1, emailTemplatesV1, eventsV1, messagingV1, referencesV1, senderProfilesV1, sendingDomainsV1, suppressionsV1 } from '@mailer/proto';
 import { sealer } from '@mailer/tokens';
 import { listReferences } from './app/list-references';
 import { bounceDeps } from './app/bounces';
@@ -20,6 +20,10 @@ import { AccountSendRate } from './domain/send-rate';
 import { startAutomationRuns } from './events/automation-runs';
 import { startCustomEventsConsumer } from './events/custom-events';
 import { startRunScheduler } from './events/run-scheduler';
+import { broadcastFailureCounter, startBroadcastSends } from './events/broadcast-sends';
+import { broadcastHandlers } from './handlers/broadcasts';
+import { broadcastRepository } from './store/broadcasts';
+import { recipientCollections } from './store/broadcast-recipients';
 import { semaphore } from '@mailer/kit';
 import { startEmailJobs } from './events/email-jobs';
 import { startSubscriberStatusConsumer } from './events/subscriber-status';
@@ -45,15 +49,16 @@ import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
 
-/** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see DESIGN.md). */
+/** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see docs/architecture.md). */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config } = ctx;
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the automations that set it.
   const automations = automationRepository(ctx.store);
+  const broadcasts = broadcastRepository(ctx.store);
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ automations }));
-  // The segment and subscriber services ask before a segment or topic is deleted: the automations naming it.
-  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations }, accountId, kind, id)));
+  // The segment and subscriber services ask before a segment or topic is deleted: the automations and broadcasts naming it.
+  ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations, broadcasts }, accountId, kind, id)));
 
   const messages = messageCollections(ctx.store, { messageDays: config.MESSAGE_RETENTION_DAYS, reportDays: config.REPORT_RETENTION_DAYS });
   const suppressions = suppressionCollection(ctx.store);
@@ -83,7 +88,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       logger: ctx.logger,
     }),
   });
-  // Sender profiles and email templates (API.md); previews read subscribers from the subscriber service,
+  // Sender profiles and email templates (the API contract); previews read subscribers from the subscriber service,
   // deletes ask the form service which forms name them (and the rss service which newsletters send
   // from a profile).
   const forms = formsClient(config.FORM_GRPC_ADDR, ctx.logger);
@@ -102,7 +107,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     sendingDomainsV1.SendingDomainServiceService,
     sendingDomainHandlers({ store: ctx.store, now: ctx.now, newId: ctx.newId, keys, dns: dnsTxtLookup(config.DNS_SERVERS), forms, policy: domains }),
   );
-  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, domains, subscribers, forms, newsletters };
+  const catalog = { store: ctx.store, now: ctx.now, newId: ctx.newId, allowedFromDomains: config.MAIL_ALLOWED_FROM_DOMAINS, domains, subscribers, forms, newsletters, broadcasts };
   ctx.grpc.add(senderProfilesV1.SenderProfileServiceService, senderProfileHandlers(catalog));
   ctx.grpc.add(emailTemplatesV1.EmailTemplateServiceService, emailTemplateHandlers(catalog));
   // Transactional email: accept (render, store, queue the delivery job) and read back.
@@ -121,10 +126,33 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     awaitPublished: async () => config.OUTBOX_PUBLISH_WAIT_MS === 0 || ctx.awaitPublished(config.OUTBOX_PUBLISH_WAIT_MS),
     logger: ctx.logger,
   };
-  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers(accept));
-  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
+  // The subscriber service's audiences (RSS issues, broadcasts) and the recipients of a batch by address.
   const audience = audienceClient(config.SUBSCRIBER_GRPC_ADDR, ctx.logger);
+  ctx.grpc.add(emailMessagesV1.EmailMessageServiceService, emailMessageHandlers({ ...accept, batchRecipients: audience }));
+  // Mail to an audience (RSS issues): one page of recipients per call, each queued at most once.
   ctx.grpc.add(audienceSendsV1.AudienceSendServiceService, audienceSendHandlers({ ...accept, audience }));
+  // Broadcasts: CRUD and the send poller (due rows with a lease: sendAt, pages, windows, the A/B decision).
+  let broadcastSends: ReturnType<typeof startBroadcastSends> | null = null;
+  const broadcastDeps = {
+    ...accept,
+    broadcasts,
+    recipients: recipientCollections(ctx.store),
+    audience,
+    catalog: { segmentExists: segments.segmentExists, topicIds: subscribers.topicIds, customFields: subscribers.customFields },
+    recipientLookup: subscribers,
+    notifyOutbox: ctx.notifyOutbox,
+    settings: {
+      pageSize: config.BROADCAST_SEND_PAGE_SIZE,
+      leaseMs: config.BROADCAST_SEND_LEASE_SECONDS * 1000,
+      retryMs: config.BROADCAST_SEND_RETRY_SECONDS * 1000,
+      maxAttempts: config.BROADCAST_SEND_MAX_ATTEMPTS,
+      minuteMs: config.BROADCAST_AB_MINUTE_MS,
+    },
+    wakeSend: (at: Date) => broadcastSends?.wake(at),
+    broadcastFailed: broadcastFailureCounter(ctx.metrics.registry),
+  };
+  ctx.grpc.add(broadcastsV1.BroadcastServiceService, broadcastHandlers(broadcastDeps));
+  broadcastSends = startBroadcastSends(broadcastDeps, ctx.logger);
 
   // Bounces and complaints: the inbound SMTP listener records their effects (app/bounces.ts); the
   // subscriber's status reaches the subscriber service through subscriber-status jobs, retried until
@@ -176,7 +204,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     },
   });
 
-  // Automations (API.md): CRUD, every step's ids checked against the account when saved.
+  // Automations (the API contract): CRUD, every step's ids checked against the account when saved.
   const runs = runCollection(ctx.store);
   ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, runs, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
 
@@ -248,6 +276,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     () => runsConsumer.stop(),
     async () => scheduler?.stop(),
     () => rollUps.stop(),
+    async () => broadcastSends?.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),
     async () => transport.close(),

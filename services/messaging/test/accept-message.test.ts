@@ -15,6 +15,8 @@ import { createSenderProfile } from '../src/app/sender-profiles';
 import { messageCollections, messagesOf } from '../src/store/messages';
 import { outboxRepository } from '@mailer/nats';
 import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
+import { emailTemplateCollection } from '../src/store/email-templates';
+import { DuplicateKeyError } from '@mailer/store';
 
 const A = '0193b6f0-0000-7000-8000-00000000000a';
 let tmp: TempStore;
@@ -126,7 +128,7 @@ it('a suppressed address or a BLOCKED subscriber is stored SUPPRESSED, without b
   expect(published).toBe(0);
 });
 
-it('refuses in API.md\'s order and stores nothing: invalid_email, reserved_substitution_key, template_not_found, template_render_failed', async () => {
+it('refuses in the API contract\'s order and stores nothing: invalid_email, reserved_substitution_key, template_not_found, template_render_failed', async () => {
   expect((await refusal(acceptMessage(deps, input({ email: 'nope', templateName: 'missing' })))).errorId).toBe('invalid_email');
   expect((await refusal(acceptMessage(deps, input({ templateName: 'missing', substitutionData: { event: 1 } })))).errorId).toBe('reserved_substitution_key');
   expect((await refusal(acceptMessage(deps, input({ templateName: 'missing' })))).errorId).toBe('template_not_found');
@@ -223,5 +225,28 @@ describe('built-in confirmation template', () => {
   it('a named template wins over the built-in one', async () => {
     const accepted = await acceptMessage(deps, input({ builtinTemplate: 'FORM_CONFIRMATION', substitutionData: { note: 'mine' } }));
     expect(await messagesOf(deps.messages, A).get(accepted.messageId)).toMatchObject({ templateName: 'welcome', subject: 'Hi there' });
+  });
+});
+
+describe('refusals at send time of what was valid when saved', () => {
+  it('a stored template that no longer compiles (saved by an older engine) is refused with its syntax error; nothing stored', async () => {
+    // A fault the API cannot produce (it refuses such a template on save): the stored source edited.
+    await emailTemplateCollection(tmp.store).updateOne({ accountId: A, name: 'untracked' }, { $set: { html: '{% for x in %}', version: 99 } });
+    expect((await refusal(acceptMessage(deps, input({ templateName: 'untracked' })))).errorId).toBe('template_syntax_error');
+    expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(0);
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('with MAIL_DOMAIN_VERIFICATION=required, a profile of a domain the account has not verified: sender_domain_not_verified; nothing stored', async () => {
+    const required = { ...deps, domains: domainPolicy({ store: tmp.store, verification: 'required', keys: null, operatorKeys: {} }) };
+    expect((await refusal(acceptMessage(required, input()))).errorId).toBe('sender_domain_not_verified');
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('a store conflict that is not the dedupe key (a message id used twice) is not taken for a repeated send: it fails', async () => {
+    const sameId = { ...deps, newId: () => '0193b6f0-0000-7000-8000-0000000000ff' };
+    await acceptMessage(sameId, input({ dedupeKey: 'first' }));
+    await expect(acceptMessage(sameId, input({ dedupeKey: 'second' }))).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect((await messagesOf(deps.messages, A).list({ pageNumber: 1, pageSize: 10 })).totalItems).toBe(1);
   });
 });

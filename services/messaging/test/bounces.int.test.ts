@@ -1,19 +1,17 @@
 // The inbound bounce listener end to end: real DSN (RFC 3464) and ARF (RFC 5965) reports, built from
 // the RFCs' examples (test/fixtures), sent over SMTP to the running messaging process; the effects
 // observed through the real gateway (subscriber status and topics from the real subscriber service),
-// the DOMAIN stream (email.* facts) and the stored message records.
-//
-// Until POST /email-messages exists, the sent messages are written into the messaging service's
-// embedded store before the process starts (the message record is what a bounce report is about).
+// the DOMAIN stream (email.* facts) and the stored message records. The messages the reports are about
+// were sent for real: accepted through POST /email-messages (an automation's for the complaint about
+// topic mail) and handed to a capture relay by the delivery worker, with the return path it signed.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { openStore } from '@mailer/store';
-import { adminRequest, createAccount, freePort, spawnReady, startGateway, startNatsServer, type GatewayHandle, type NatsServerHandle, type RunningProcess } from '@mailer/testing';
+import { adminRequest, createAccount, freePort, startCaptureRelay, startGateway, startMesh, startNatsServer, waitFor, waitForSettled, type CaptureRelay, type GatewayHandle, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
 import { publicLinks } from '../src/app/public-links';
-import { messageCollections, messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
+import { messageCollections, messagesOf } from '../src/store/messages';
 import { sendMail } from './support/smtp-client';
 
 jest.setTimeout(180_000);
@@ -37,21 +35,15 @@ interface Api {
 describe('inbound bounce listener (messaging process, SMTP)', () => {
   let nats: NatsServerHandle;
   let nc: NatsConnection;
+  let relay: CaptureRelay;
+  let mesh: ServiceMesh;
   let gw: GatewayHandle;
-  let subscriber: RunningProcess;
-  let messaging: RunningProcess;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-bounces-int-'));
-  const subscriberDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-bounces-sub-'));
-  let subscriberAddress: string;
   let bouncePort: number;
   let a: Api;
   let b: Api;
   let topicId: string;
   const subscribers: Record<string, string> = {};
   const ids: Record<string, string> = {};
-
-  const startSubscriber = () =>
-    spawnReady('services/subscriber/dist/main.js', { LOG_LEVEL: 'info', METRICS_PORT: '0', NATS_URL: nats.url, DATA_DIR: subscriberDir, SUBSCRIBER_GRPC_ADDR: subscriberAddress });
 
   async function account(name: string): Promise<Api> {
     const { accountId, apiKey } = await createAccount(gw, name);
@@ -73,11 +65,19 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
   beforeAll(async () => {
     nats = await startNatsServer();
     nc = await connect({ servers: nats.url, ...nats.auth });
-    subscriberAddress = `127.0.0.1:${await freePort()}`;
-    const messagingAddress = `127.0.0.1:${await freePort()}`;
+    relay = await startCaptureRelay();
     bouncePort = await freePort();
-    subscriber = await startSubscriber();
-    gw = await startGateway({ NATS_URL: nats.url, SUBSCRIBER_GRPC_ADDR: subscriberAddress, MESSAGING_GRPC_ADDR: messagingAddress, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
+    mesh = await startMesh({ NATS_URL: nats.url }, ['subscriber', 'messaging'], {
+      messaging: {
+        SMTP_URL: relay.url,
+        BOUNCE_DOMAIN,
+        BOUNCE_SMTP_HOST: '127.0.0.1',
+        BOUNCE_SMTP_PORT: String(bouncePort),
+        TRACKING_SECRET: SECRET,
+        MAIL_DELIVERY_CONFIRMATION: 'dsn',
+      },
+    });
+    gw = await startGateway({ NATS_URL: nats.url, ...mesh.env, GATEWAY_UNAUTHENTICATED_PER_MINUTE: '100000' });
     a = await account('A');
     b = await account('B');
     const topic = await a.call('POST', '/topics', { label: 'Deals' });
@@ -89,44 +89,47 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
       subscribers[name] = res.json.id;
     }
 
-    // The sent messages, as the delivery worker leaves them (SENT), in the service's own store.
-    const store = await openStore({ dataDir: path.join(dataDir, 'messaging') });
-    const put = async (key: string, accountId: string, over: Partial<EmailMessageDoc>) => {
-      ids[key] = crypto.randomUUID();
-      await messagesOf(messageCollections(store), accountId).insert(sentMessage(ids[key], over), null);
+    // The sent messages: accepted through the API, handed to the relay (SENT; with delivery confirmed by
+    // DSN they stay SENT until a report says more).
+    for (const api of [a, b]) {
+      expect((await api.call('POST', '/sender-profiles', { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' })).status).toBe(201);
+      expect((await api.call('POST', '/email-templates', { name: 'receipt', subject: 'Your receipt', html: '<p>Thanks</p>' })).status).toBe(201);
+    }
+    const send = async (key: string, api: Api, email: string) => {
+      const res = await api.call('POST', '/email-messages', { name: 'receipt', email });
+      expect(res.status).toBe(202);
+      ids[key] = res.json.messageId;
     };
-    await put('annHard', a.accountId, { email: 'ann@example.org', subscriberId: subscribers.ann });
-    for (const n of [1, 2, 3]) await put(`bobSoft${n}`, a.accountId, { email: 'bob@example.org', subscriberId: subscribers.bob });
-    await put('caraComplaint', a.accountId, { email: 'cara@example.org', subscriberId: subscribers.cara, kind: 'AUTOMATION', topicId, templateName: 'weekly' });
-    await put('danDelivered', a.accountId, { email: 'dan@example.org', subscriberId: subscribers.dan });
-    await put('danDelayed', a.accountId, { email: 'dan@example.org', subscriberId: subscribers.dan });
-    await put('eveOutage', a.accountId, { email: 'eve@example.org', subscriberId: subscribers.eve });
-    await put('otherAccount', b.accountId, { email: 'ann@example.org' });
-    await store.close();
-
-    messaging = await spawnReady('services/messaging/dist/main.js', {
-      LOG_LEVEL: 'info',
-      METRICS_PORT: '0',
-      NATS_URL: nats.url,
-      DATA_DIR: dataDir,
-      MESSAGING_GRPC_ADDR: messagingAddress,
-      MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
-      SUBSCRIBER_GRPC_ADDR: subscriberAddress,
-      BOUNCE_DOMAIN,
-      BOUNCE_SMTP_HOST: '127.0.0.1',
-      BOUNCE_SMTP_PORT: String(bouncePort),
-      TRACKING_SECRET: SECRET,
-      MAIL_DELIVERY_CONFIRMATION: 'dsn',
-    });
+    await send('annHard', a, 'ann@example.org');
+    for (const n of [1, 2, 3]) await send(`bobSoft${n}`, a, 'bob@example.org');
+    await send('danDelivered', a, 'dan@example.org');
+    await send('danDelayed', a, 'dan@example.org');
+    await send('eveOutage', a, 'eve@example.org');
+    await send('otherAccount', b, 'ann@example.org');
+    // Topic mail: an automation's (a complaint about it opts the reader out of the topic).
+    expect((await a.call('POST', '/email-templates', { name: 'weekly', subject: 'This week', html: '<p>News</p>' })).status).toBe(201);
+    const automation = { name: 'weekly', trigger: { type: 'API_REQUEST', eventKey: 'weekly.due' }, steps: [{ type: 'SEND_EMAIL', templateName: 'weekly', topicId }], active: true };
+    expect((await a.call('POST', '/automations', automation)).status).toBe(201);
+    expect((await a.call('POST', '/events', { eventKey: 'weekly.due', email: 'cara@example.org' })).status).toBe(202);
+    ids.caraComplaint = await waitFor('the automation mail to cara', async () => (await a.call('GET', '/email-messages?email=cara@example.org')).json.items[0]?.messageId, 30_000);
+    for (const [key, id] of Object.entries(ids)) {
+      const api = key === 'otherAccount' ? b : a;
+      await waitFor(`message ${key} SENT`, async () => (await api.call('GET', `/email-messages/${id}`)).json.status === 'SENT', 30_000);
+    }
+    // The relay saw each with the return path this test signs reports to.
+    expect(relay.messages.map((m) => m.mailFrom).sort()).toEqual(Object.values(ids).map((id) => links.returnPath(id)).sort());
   });
 
   afterAll(async () => {
     await nc?.close();
-    await messaging?.stop();
     await gw?.stop();
-    await subscriber?.stop();
+    await mesh?.stop();
+    await relay?.close();
     await nats?.stop();
   });
+
+  /** The barrier before asserting that nothing (more) happened: every report's jobs and facts handled. */
+  const settled = () => waitForSettled(nc, { outboxes: mesh.outboxes() });
 
   /** Every email.* fact on DOMAIN so far. */
   async function emailFacts(): Promise<any[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -141,18 +144,14 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     await consumer.delete().catch(() => undefined);
     return out;
   }
-  const factsOf = async (messageId: string) => (await emailFacts()).filter((f) => f.messageId === messageId);
+  /** The email.* facts about the message that reports caused (its email.sent came before any report). */
+  const factsOf = async (messageId: string) => (await emailFacts()).filter((f) => f.messageId === messageId && f.type !== 'email.sent');
 
-  async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last: T;
-    do {
-      last = await read();
-      if (ok(last)) return last;
-      await new Promise((r) => setTimeout(r, 200));
-    } while (Date.now() < deadline);
-    throw new Error(`${what}: still ${JSON.stringify(last)}`);
-  }
+  const eventually = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> =>
+    waitFor(what, async () => {
+      const value = await read();
+      return ok(value) && { value };
+    }, timeoutMs).then(({ value }) => value);
   const statusOf = (name: string) => a.call('GET', `/subscribers/${subscribers[name]}`).then((r) => r.json.subscriberStatus as string);
 
   it('refuses, at RCPT TO, every address it did not issue: unknown, forged MAC, other domain, unknown message', async () => {
@@ -182,7 +181,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
   it('the same report again is accepted and changes nothing', async () => {
     const t = await sendMail(bouncePort, [links.returnPath(ids.annHard)], report('rfc3464-multi.eml', ids.annHard, 'ann@example.org'));
     expect(t.end).toBe(250);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await settled();
     expect((await factsOf(ids.annHard)).length).toBe(1);
   });
 
@@ -213,7 +212,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     const id = ids.danDelayed;
     const notSpam = report('arf-rfc5965.eml', id, 'dan@example.org').replace('Feedback-Type: abuse', 'Feedback-Type: not-spam');
     expect((await sendMail(bouncePort, [links.returnPath(id)], notSpam)).end).toBe(250);
-    await new Promise((r) => setTimeout(r, 500));
+    await settled();
     expect(await factsOf(id)).toEqual([]);
     expect(await statusOf('dan')).toBe('ACTIVE');
   });
@@ -232,12 +231,13 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     const t = await sendMail(bouncePort, [links.returnPath(id)], huge);
     expect(t.rcptTo).toEqual([250]);
     expect(t.end).toBe(552);
-    await new Promise((r) => setTimeout(r, 500));
+    await settled();
     expect(await factsOf(id)).toEqual([]);
   });
 
   it('the subscriber service down: the bounce is recorded and the status change arrives once it is back', async () => {
-    await subscriber.stop();
+    await mesh.get('subscriber').stop();
+    const messaging = mesh.get('messaging');
     const logFrom = messaging.output().length;
     const id = ids.eveOutage;
     const t = await sendMail(bouncePort, [links.returnPath(id)], report('postfix-hard.eml', id, 'eve@example.org', /nobody@example\.org/g));
@@ -246,7 +246,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     // The job's first attempt fails while the subscriber service is away.
     await eventually(async () => messaging.output().slice(logFrom), (o) => /"msg":"handler failed".*messaging-subscriber-status|messaging-subscriber-status.*"msg":"handler failed"/.test(o), 'a failed attempt', 20_000);
     expect(await statusOf('eve')).not.toBe('BOUNCED'); // (the gateway answers 503 meanwhile)
-    subscriber = await startSubscriber();
+    await mesh.restart('subscriber');
     await eventually(() => statusOf('eve'), (s) => s === 'BOUNCED', 'eve status', 60_000);
   });
 
@@ -305,7 +305,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
   });
 
   it('bounce_reports_total counts reports and refusals by kind and outcome', async () => {
-    const text = await (await fetch(`http://127.0.0.1:${messaging.ready.metricsPort}/metrics`)).text();
+    const text = await (await fetch(`http://127.0.0.1:${mesh.get('messaging').ready.metricsPort}/metrics`)).text();
     const count = (kind: string, outcome: string) => Number(new RegExp(`^bounce_reports_total\\{kind="${kind}",outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
     expect({
       refused: count('refused_recipient', 'refused'),
@@ -321,7 +321,7 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     // exported (the ones nothing here causes at 0).
     const outcome = (o: string) => Number(new RegExp(`^messaging_email_outcomes_total\\{outcome="${o}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1]);
     expect(Object.fromEntries(['sent', 'delivered', 'deferred', 'bounced', 'complained', 'failed'].map((o) => [o, outcome(o)]))).toEqual({
-      sent: 0,
+      sent: 9, // the messages the reports are about
       delivered: 1,
       deferred: 0,
       bounced: 5,
@@ -331,7 +331,8 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
   });
 
   it('the stored records: BOUNCED with the bounce, complaint time, DELIVERED; other accounts and other messages untouched (and /suppressions 503 once messaging is down)', async () => {
-    await messaging.stop();
+    const { dataDir } = mesh.get('messaging');
+    await mesh.get('messaging').stop();
     // With the messaging service gone, the suppression API says so (503), never a 500 or a hang.
     expect(await a.call('GET', '/suppressions')).toMatchObject({ status: 503, json: { errorId: 'service_unavailable' } });
     const store = await openStore({ dataDir: path.join(dataDir, 'messaging') });
@@ -351,35 +352,3 @@ describe('inbound bounce listener (messaging process, SMTP)', () => {
     }
   });
 });
-
-function sentMessage(id: string, over: Partial<EmailMessageDoc>): Omit<EmailMessageDoc, 'accountId'> {
-  const at = new Date();
-  return {
-    _id: id,
-    kind: 'TRANSACTIONAL',
-    templateName: 'receipt',
-    email: 'someone@example.org',
-    subscriberId: null,
-    topicId: null,
-    senderProfileId: crypto.randomUUID(),
-    fromEmail: 'shop@example.com',
-    fromName: 'Shop',
-    replyTo: null,
-    subject: 'Your receipt',
-    links: [],
-    tracking: { opens: true, clicks: true },
-    status: 'SENT',
-    suppressionReason: null,
-    history: [{ status: 'QUEUED', at }, { status: 'SENT', at }],
-    attempts: [{ at, outcome: 'SENT', smtpCode: 250, response: '250 OK' }],
-    nextAttemptAt: null,
-    createdAt: at,
-    sentAt: at,
-    deliveredAt: null,
-    bouncedAt: null,
-    complainedAt: null,
-    ...noEngagementYet(),
-    eventProperties: null,
-    ...over,
-  };
-}

@@ -1,9 +1,8 @@
 // Pure rules of sender profiles and email templates: address canonical form, header-safe names,
 // the allowed-domain setting, template names, tracking defaults, and the bounded LRU that caches
 // compiled templates.
-import { DomainError } from '@mailer/kit';
+import { DomainError, Lru } from '@mailer/kit';
 import { checkTemplateName, templateDomainError, trackingOf } from '../src/domain/email-template';
-import { Lru } from '../src/domain/lru';
 import { canonicalAddress, senderProfileValues } from '../src/domain/sender-profile';
 import { TemplateError } from '@mailer/templates';
 
@@ -37,7 +36,7 @@ describe('sender profile values', () => {
 });
 
 describe('email template rules', () => {
-  it('names match the pattern of API.md', () => {
+  it('names match the pattern of the API contract', () => {
     for (const ok of ['a', 'order.confirmation', 'x-1_2', 'a'.repeat(100)]) expect(checkTemplateName(ok)).toBe(ok);
     for (const bad of ['', 'A', '-a', '.a', 'a b', 'a/b', 'a'.repeat(101)]) expect(errorIdOf(() => checkTemplateName(bad))).toBe('validation_failed');
   });

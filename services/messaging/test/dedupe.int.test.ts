@@ -5,11 +5,13 @@
 import crypto from 'node:crypto';
 import { createClient, type PromiseClient } from '@mailer/kit';
 import { emailMessagesV1, emailTemplatesV1, senderProfilesV1 } from '@mailer/proto';
-import { startCaptureRelay, startNatsServer, startService, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { connect, type NatsConnection } from 'nats';
+import { outboxOf, startCaptureRelay, startNatsServer, startService, waitForSettled, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
 
 jest.setTimeout(120_000);
 
 let nats: NatsServerHandle;
+let nc: NatsConnection;
 let relay: CaptureRelay;
 let subscriber: RunningService;
 let messaging: RunningService;
@@ -19,6 +21,7 @@ let templates: PromiseClient<emailTemplatesV1.EmailTemplateServiceClient>;
 
 beforeAll(async () => {
   nats = await startNatsServer();
+  nc = await connect({ servers: nats.url, ...nats.auth });
   relay = await startCaptureRelay();
   subscriber = await startService('subscriber', { NATS_URL: nats.url });
   messaging = await startService('messaging', { NATS_URL: nats.url, SMTP_URL: relay.url, SUBSCRIBER_GRPC_ADDR: subscriber.address });
@@ -33,6 +36,7 @@ afterAll(async () => {
   await messaging?.stop();
   await subscriber?.stop();
   await relay?.close();
+  await nc?.close();
   await nats?.stop();
 });
 
@@ -47,7 +51,8 @@ async function account() {
 const request = (accountId: string, email: string, extra: Partial<emailMessagesV1.SendEmailMessageRequest> = {}): emailMessagesV1.SendEmailMessageRequest => ({
   accountId, templateName: 'hello', email, substitutionDataJson: '', eventPropertiesJson: '', senderProfileId: '', dedupeKey: '', builtinTemplate: 0, ...extra,
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The barrier before counting mail: every email job handled, the outboxes empty. */
+const settled = () => waitForSettled(nc, { outboxes: [outboxOf(messaging), outboxOf(subscriber)] });
 
 it('ten concurrent sends with one dedupe key: one message, one mail, the same id for every caller', async () => {
   const { accountId } = await account();
@@ -60,7 +65,7 @@ it('ten concurrent sends with one dedupe key: one message, one mail, the same id
   await relay.waitFor(() => relay.receivedFor(email).length >= 1, 60_000);
   // Sent once: a later send with the key answers the same message, and no second mail arrives.
   expect((await messages.sendEmailMessage(request(accountId, email, { dedupeKey: 'form-confirmation:s-1' }))).messageId).toBe([...ids][0]);
-  await sleep(1500);
+  await settled();
   expect(relay.receivedFor(email)).toHaveLength(1);
   // Another key is another message.
   const other = await messages.sendEmailMessage(request(accountId, email, { dedupeKey: 'form-confirmation:s-2' }));

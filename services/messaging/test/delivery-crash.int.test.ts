@@ -1,13 +1,14 @@
-// Exactly-once in practice: a delivery worker process is killed with SIGKILL in the middle of a batch
-// (the relay answers slowly, so messages are on the wire), started again on the same data, and
-// every message ends DELIVERED; the relay got each at least once and at most twice, and the ones
-// recorded as sent before the kill exactly once.
+// Exactly-once in practice: the messaging service is killed with SIGKILL in the middle of a batch of
+// deliveries (the relay answers slowly, so messages are on the wire), started again on the same data,
+// and every message ends DELIVERED; the relay got each at least once and at most twice, and the ones
+// recorded as sent before the kill exactly once. The messages are accepted by the service itself
+// (SendEmailMessage, what POST /email-messages calls).
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { createClient } from '@mailer/kit';
+import { emailMessagesV1, emailTemplatesV1, senderProfilesV1 } from '@mailer/proto';
 import { openStore } from '@mailer/store';
-import { processCredentials, spawnReady, startCaptureRelay, startNatsServer, type CaptureRelay, type NatsServerHandle, type RunningProcess } from '@mailer/testing';
+import { startCaptureRelay, startMesh, startNatsServer, type CaptureRelay, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
 import { messageCollections, type EmailMessageDoc } from '../src/store/messages';
 
 jest.setTimeout(150_000);
@@ -17,38 +18,26 @@ const COUNT = 50;
 describe('delivery after a crash', () => {
   let nats: NatsServerHandle;
   let relay: CaptureRelay;
-  let worker: RunningProcess | undefined;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-delivery-crash-'));
+  let mesh: ServiceMesh;
   const accountId = crypto.randomUUID();
 
   beforeAll(async () => {
     nats = await startNatsServer();
     relay = await startCaptureRelay({ dataDelayMs: 400 });
+    // Sending paused until every message is accepted: the kill then lands in a batch of the 50.
+    mesh = await startMesh({ NATS_URL: nats.url }, ['subscriber', 'messaging'], {
+      messaging: { SMTP_URL: relay.url, SMTP_POOL_SIZE: '5', MAIL_SEND_CONCURRENCY: '10', MAIL_ACCOUNT_RATE_PER_SECOND: '1000', MAIL_SEND_PAUSED: 'true' },
+    });
   });
   afterAll(async () => {
-    await worker?.stop();
+    await mesh?.stop();
     await relay?.close();
     await nats?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const start = () =>
-    spawnReady('services/messaging/test/support/delivery-worker.js', {
-      ...processCredentials('messaging'),
-      NATS_URL: nats.url,
-      DATA_DIR: dataDir,
-      SMTP_URL: relay.url,
-      SMTP_POOL_SIZE: '5',
-      MAIL_SEND_CONCURRENCY: '10',
-      MAIL_ACCOUNT_RATE_PER_SECOND: '1000',
-      TRACKING_SECRET: 'crash-test-secret-0123456789abcdef0123456789',
-      SEED_COUNT: String(COUNT),
-      SEED_ACCOUNT: accountId,
-    });
-
-  /** The stored messages, read while no worker holds the store. */
+  /** The stored messages, read while no messaging process holds the store. */
   async function storedMessages(): Promise<EmailMessageDoc[]> {
-    const store = await openStore({ dataDir });
+    const store = await openStore({ dataDir: path.join(mesh.get('messaging').dataDir, 'messaging') });
     try {
       return await messageCollections(store).messages.find({ accountId });
     } finally {
@@ -66,11 +55,30 @@ describe('delivery after a crash', () => {
     return counts;
   };
 
-  it('kills the worker mid-batch; after a restart every message is DELIVERED, none sent twice unless it was on the wire', async () => {
-    worker = await start();
+  /** COUNT messages accepted through the service's SendEmailMessage. */
+  async function acceptAll(): Promise<void> {
+    const address = mesh.get('messaging').address;
+    const profiles = createClient(senderProfilesV1.SenderProfileServiceClient, address, 30_000);
+    const templates = createClient(emailTemplatesV1.EmailTemplateServiceClient, address, 30_000);
+    const messages = createClient(emailMessagesV1.EmailMessageServiceClient, address, 30_000);
+    try {
+      await profiles.createSenderProfile({ accountId, profile: { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'Shop' } });
+      await templates.createEmailTemplate({ accountId, template: { name: 'receipt', subject: 'Receipt {{ n }}', html: '<p>Receipt {{ n }}</p>' } });
+      for (let i = 0; i < COUNT; i++) {
+        await messages.sendEmailMessage({ accountId, templateName: 'receipt', email: `crash${i}@example.org`, substitutionDataJson: JSON.stringify({ n: i }), eventPropertiesJson: '', senderProfileId: '', dedupeKey: '', builtinTemplate: 0 });
+      }
+    } finally {
+      profiles.close();
+      templates.close();
+      messages.close();
+    }
+  }
+
+  it('kills the service mid-batch; after a restart every message is DELIVERED, none sent twice unless it was on the wire', async () => {
+    await acceptAll();
+    await mesh.restart('messaging', { env: { MAIL_SEND_PAUSED: 'false' } });
     await relay.waitFor((ms) => ms.length >= 15, 60_000);
-    await worker.kill9();
-    worker = undefined;
+    await mesh.get('messaging').kill9();
 
     const atKill = await storedMessages();
     expect(atKill).toHaveLength(COUNT);
@@ -82,12 +90,10 @@ describe('delivery after a crash', () => {
     expect(sentBeforeKill.length + onTheWire.size).toBeLessThan(COUNT);
 
     relay.setDataDelay(0);
-    worker = await start();
+    await mesh.restart('messaging');
     // The jobs the dead process held come back after their ack wait (30 s).
     await relay.waitFor(() => receivedTimes().size === COUNT, 100_000);
-    const stopped = await worker.stop();
-    worker = undefined;
-    expect(stopped).toBe(0);
+    expect(await mesh.get('messaging').stop()).toBe(0);
 
     const final = await storedMessages();
     expect(final.filter((m) => m.status !== 'DELIVERED').map((m) => [m._id, m.status])).toEqual([]);

@@ -1,11 +1,11 @@
 // The delivery worker inside the real messaging process: it consumes jobs.email.> from JOBS as a
 // durable consumer with a bounded max_deliver, drops jobs it cannot use, and counts outcomes on
-// /metrics. (Sending through the service needs POST /email-messages: see delivery.int.test.ts for the
-// worker's behaviour on real mail until then.)
+// /metrics. (Mail sent through the service: dedupe.int.test.ts, delivery-crash.int.test.ts, and the
+// gateway's email tests.)
 import crypto from 'node:crypto';
 import { connectNats, publish, type NatsConnection } from '@mailer/nats';
 import { job } from '@mailer/nats/facts';
-import { startCaptureRelay, startNatsServer, startService, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { startCaptureRelay, startNatsServer, startService, waitFor, type CaptureRelay, type NatsServerHandle, type RunningService } from '@mailer/testing';
 
 jest.setTimeout(60_000);
 
@@ -44,12 +44,10 @@ describe('messaging service delivery worker', () => {
     const j = job('email', { accountId, messageId: crypto.randomUUID() });
     await publish(js, j.subject, j.payload);
     await publish(js, `jobs.email.${accountId}`, { accountId });
-    const deadline = Date.now() + 20_000;
-    let text = await metrics();
-    while ((outcome(text, 'unknown_message') < 1 || outcome(text, 'malformed') < 1) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      text = await metrics();
-    }
+    const text = await waitFor('both jobs counted', async () => {
+      const now = await metrics();
+      return outcome(now, 'unknown_message') >= 1 && outcome(now, 'malformed') >= 1 && now;
+    }, 20_000);
     expect(outcome(text, 'unknown_message')).toBe(1);
     expect(outcome(text, 'malformed')).toBe(1);
     const info = await (await nc.jetstreamManager()).consumers.info('JOBS', 'messaging-email-delivery');

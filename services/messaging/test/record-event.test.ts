@@ -1,4 +1,4 @@
-// The RecordEvent use case on a real embedded store: once per eventId (sequential and concurrent
+// The RecordEvent use case (and RecordEvents, its batch: one commit, same answers) on a real embedded store: once per eventId (sequential and concurrent
 // deliveries), the event.received fact in the outbox with the record, the outcome rules wired to the
 // automations store, and how subscriber-service answers are read (a refusal is "no subscriber", no
 // answer is retried). The subscriber service is a port here (its own tests and the int tests cover it).
@@ -7,7 +7,7 @@ import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import type { CustomEvent } from '@mailer/nats/facts';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { Recipient, RecipientLookup } from '../src/app/accept-message';
-import { recordEvent, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
+import { recordEvent, recordEvents, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
 import { AUTOMATIONS, automationRepository, automationSchema } from '../src/store/automations';
 import { eventCollection } from '../src/store/events';
 import { outboxRepository } from '@mailer/nats';
@@ -58,8 +58,10 @@ const event = (over: Partial<CustomEvent> = {}): CustomEvent => ({
   ...over,
 });
 
-const factsOf = async (eventId: string) =>
-  (await temp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({})).filter((d) => (d.payload as { eventId?: string }).eventId === eventId);
+/** Every fact in the outbox (those recorded together included), as {_id, subject, payload}. */
+const outboxFacts = async () =>
+  (await temp.store.collection<OutboxDoc>(OUTBOX_COLLECTION, outboxSchema).find({})).flatMap((d) => d.facts?.map((f) => ({ _id: f.id, subject: f.subject, payload: f.payload })) ?? [d]);
+const factsOf = async (eventId: string) => (await outboxFacts()).filter((d) => (d.payload as { eventId?: string }).eventId === eventId);
 
 beforeEach(async () => {
   temp = await openTempStore('messaging-record-event');
@@ -240,5 +242,88 @@ describe('recordEvent', () => {
     expect(await factsOf(e.eventId)).toHaveLength(0);
     lookup = async () => ANN;
     expect(await recordEvent(deps(), e)).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+  });
+});
+
+describe('recordEvents (a batch)', () => {
+  const commits = () => temp.store.stats!().commits;
+  const once = (id: string) => ({ _id: id, accountId: ACCOUNT, name: 'A', active: true, steps: [{ type: 'WAIT', duration: 'P1D' }], createdAt: new Date(), trigger: { type: 'API_REQUEST', eventKey: 'visit' }, entry: 'ONCE' });
+
+  it('records a batch in one commit, each event with its fact and outcome, one lookup per address', async () => {
+    await temp.store.collection(AUTOMATIONS, automationSchema).insertOne({ ...once('every'), entry: 'EVERY_EVENT', trigger: { type: 'API_REQUEST', eventKey: 'order.paid' } });
+    const batch = [event(), event(), event({ email: 'new@example.org' }), event({ eventKey: 'cart.left' }), event({ accountId: 'acc-2' })];
+    const before = commits();
+    expect(await recordEvents(deps(), batch)).toEqual([
+      { recorded: true, outcome: 'RUNS_STARTED' },
+      { recorded: true, outcome: 'RUNS_STARTED' },
+      { recorded: true, outcome: 'NO_SUBSCRIBER' },
+      { recorded: true, outcome: 'NO_MATCHING_AUTOMATION' },
+      { recorded: true, outcome: 'NO_MATCHING_AUTOMATION' },
+    ]);
+    expect(commits() - before).toBe(1);
+    expect(lookups).toBe(3); // ann of acc-1, new@, ann of acc-2
+    for (const e of batch) expect(await factsOf(e.eventId)).toEqual([expect.objectContaining({ _id: `event.received:${e.eventId}` })]);
+    const runs = await runCollection(temp.store).find({});
+    expect(runs.map((r) => r.eventId).sort()).toEqual([batch[0].eventId, batch[1].eventId].sort());
+    expect((await temp.store.collection(AUTOMATIONS, automationSchema).findOne({ _id: 'every' }))!.stats).toEqual({ runsStarted: 2 });
+    expect((await outboxFacts()).filter((f) => f.subject.startsWith('jobs.'))).toHaveLength(2);
+    expect((await eventCollection(temp.store).findOne({ _id: batch[4].eventId }))!.accountId).toBe('acc-2');
+  });
+
+  it('a redelivered batch, or an event twice in one, records nothing twice and asks nobody again', async () => {
+    const [a, b] = [event(), event()];
+    expect(await recordEvents(deps(), [a, a])).toEqual([{ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' }, { recorded: false }]);
+    const asked = lookups;
+    const before = commits();
+    expect(await recordEvents(deps(), [a, b, a])).toEqual([{ recorded: false }, { recorded: true, outcome: 'NO_MATCHING_AUTOMATION' }, { recorded: false }]);
+    expect(lookups).toBe(asked + 1);
+    expect(commits() - before).toBe(1);
+    expect(await recordEvents(deps(), [a, b])).toEqual([{ recorded: false }, { recorded: false }]);
+    expect(commits() - before).toBe(1);
+    expect(await eventCollection(temp.store).countDocuments({})).toBe(2);
+    expect(await outboxFacts()).toHaveLength(2);
+  });
+
+  it('concurrent deliveries of overlapping batches record each event once', async () => {
+    const events = Array.from({ length: 6 }, () => event());
+    const results = await Promise.all([recordEvents(deps(), events.slice(0, 4)), recordEvents(deps(), events.slice(2)), recordEvents(deps(), events)]);
+    for (const e of events) {
+      const recorded = results.flatMap((rs, k) => rs.filter((r, i) => 'recorded' in r && r.recorded && [events.slice(0, 4), events.slice(2), events][k][i] === e));
+      expect(recorded).toHaveLength(1);
+    }
+    expect(await eventCollection(temp.store).countDocuments({})).toBe(6);
+    expect(await outboxFacts()).toHaveLength(6);
+  });
+
+  it('two events of one subscriber in a batch meet an entry rule as they would one after the other', async () => {
+    await temp.store.collection(AUTOMATIONS, automationSchema).insertOne(once('once'));
+    const [a, b] = [event({ eventKey: 'visit' }), event({ eventKey: 'visit' })];
+    expect(await recordEvents(deps(), [a, b])).toEqual([{ recorded: true, outcome: 'RUNS_STARTED' }, { recorded: true, outcome: 'NO_MATCHING_AUTOMATION' }]);
+    expect(await runCollection(temp.store).countDocuments({ automationId: 'once' })).toBe(1);
+    expect(await outboxFacts()).toHaveLength(3); // two events, one run job
+  });
+
+  it("an event whose subscriber lookup gets no answer is that event's error; the others are recorded", async () => {
+    lookup = async (_accountId, email) => {
+      if (email === 'down@example.org') throw new PeerUnavailable('subscriber', 'service_unavailable', 'The subscriber service is unavailable; retry later.', { code: 'UNAVAILABLE', details: '' });
+      return email === ANN.email ? ANN : null;
+    };
+    const batch = [event(), event({ email: 'down@example.org' }), event()];
+    const results = await recordEvents(deps(), batch);
+    expect(results[0]).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    expect((results[1] as { error: unknown }).error).toBeInstanceOf(PeerUnavailable);
+    expect(results[2]).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    expect(await eventCollection(temp.store).countDocuments({ _id: batch[1].eventId })).toBe(0);
+    // its redelivery, once the service answers
+    lookup = async () => null;
+    expect(await recordEvents(deps(), [batch[1]])).toEqual([{ recorded: true, outcome: 'NO_SUBSCRIBER' }]);
+  });
+
+  it('an event with consent is never answered from the lookups of the batch (it may sign its address up)', async () => {
+    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
+    const signup: ConsentSignup = async () => ({ decision: 'QUEUED', subscriberId: 'sub-new', subscriberStatus: 'UNCONFIRMED' });
+    const batch = [event({ email: 'new@example.org', consent }), event({ email: 'new@example.org', consent }), event(), event()];
+    expect((await recordEvents(deps(signup), batch)).map((r) => 'recorded' in r && r.recorded && r.outcome)).toEqual(['SUBSCRIBER_CREATED', 'SUBSCRIBER_CREATED', 'NO_MATCHING_AUTOMATION', 'NO_MATCHING_AUTOMATION']);
+    expect(lookups).toBe(3);
   });
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseReportPeriod, reportBuckets } from '@mailer/reports';
-import { openStore, type Store } from '@mailer/store';
+import { acrossAccounts, openStore, type Store } from '@mailer/store';
 import { countEmails } from '../src/app/email-reports';
 import { countEvents } from '../src/app/event-reports';
 import { eventCollection, type EventDoc } from '../src/store/events';
@@ -121,9 +121,9 @@ test('a report over pruned records gives the numbers it gave before they were pr
 
   // the pruner removes what is older than 30 days, and only that (a restart, with a short interval)
   await openWith(200);
-  await until(async () => (await collections.messages.countDocuments({})) === 2, 'the old records to be pruned');
-  expect((await collections.messages.find({}, { sort: { _id: 1 } })).map((m) => m._id)).toEqual(['r1', 'r2']);
-  await until(async () => (await events.countDocuments({})) === 2, 'the old events to be pruned');
+  await until(async () => (await acrossAccounts(collections.messages).countDocuments({})) === 2, 'the old records to be pruned');
+  expect((await acrossAccounts(collections.messages).find({}, { sort: { _id: 1 } })).map((m) => m._id)).toEqual(['r1', 'r2']);
+  await until(async () => (await acrossAccounts(events).countDocuments({})) === 2, 'the old events to be pruned');
   expect(await reports()).toEqual(before);
 
   // a second roll-up finds nothing new and changes nothing

@@ -7,20 +7,22 @@ import pino from 'pino';
 import { contentSecurityPolicy, createMetrics, startHttpListener, type HttpListener } from '@mailer/kit';
 import { ensureStreams, startOutboxRelay, type OutboxRelay } from '@mailer/nats';
 import { openStore, type Store } from '@mailer/store';
-import { startNatsServer, type NatsServerHandle } from '@mailer/testing';
-import { eventsOf } from '@mailer/testing/subscriber';
+import { startCaptureRelay, startNatsServer, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
+import { eventsOf, type DomainEventJson } from '@mailer/testing/subscriber';
 import { publicLinks } from '../src/app/public-links';
+import { smtpTransport, type MailTransport } from '../src/clients/smtp-transport';
 import { subscriberClient } from '../src/clients/subscribers';
 import { STYLESHEET } from '../src/http/html';
 import { PIXEL, publicPages } from '../src/http/pages';
-import { messageCollections, messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
+import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
+import { useCases } from './support/use-cases';
 import { outboxRepository } from '@mailer/nats';
 
 // The open pixel and click redirect as a reader's mail client meets them: the messaging service's
 // HTTP app served by the kit's listener, on a real embedded store whose outbox a real relay publishes
-// to a real nats-server, with tokens signed by the service's own publicLinks. (Message records are
-// written with the repository: POST /email-messages is another slice. The gateway in front is
-// covered in gateway/test/public-web.int.test.ts.)
+// to a real nats-server, with tokens signed by the service's own publicLinks. The messages are
+// accepted and delivered (to a capture relay) by the service's own use cases on that store. (The
+// gateway in front is covered in gateway/test/public-web.int.test.ts.)
 
 const READER_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 const WINDOW_MS = 2_000;
@@ -34,6 +36,8 @@ const links = publicLinks(settings);
 
 let nats: NatsServerHandle;
 let nc: NatsConnection;
+let smtp: CaptureRelay;
+let transport: MailTransport;
 let store: Store;
 let relay: OutboxRelay;
 let listener: HttpListener;
@@ -48,6 +52,8 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailer-tracking-'));
   store = await openStore({ dataDir });
   relay = startOutboxRelay({ store, js: nc.jetstream(), intervalMs: 50 });
+  smtp = await startCaptureRelay();
+  transport = smtpTransport({ SMTP_URL: smtp.url, SMTP_POOL_SIZE: 1 });
   const app = publicPages({
     store,
     messages: messageCollections(store),
@@ -72,6 +78,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await listener?.close(1_000);
   await relay?.stop();
+  transport?.close();
+  await smtp?.close();
   await store?.close();
   subscribers.close();
   await nc?.close();
@@ -79,39 +87,22 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** A delivered message of a new account (delivered long enough ago that a reader's open is human). */
-async function deliveredMessage(overrides: Partial<EmailMessageDoc> = {}): Promise<EmailMessageDoc> {
-  const accountId = crypto.randomUUID();
-  const deliveredAt = new Date(Date.now() - 60_000);
-  const doc: Omit<EmailMessageDoc, 'accountId'> = {
-    _id: crypto.randomUUID(),
-    kind: 'TRANSACTIONAL',
-    templateName: 'welcome',
-    email: 'ann@example.org',
-    subscriberId: crypto.randomUUID(),
-    topicId: null,
-    senderProfileId: crypto.randomUUID(),
-    fromEmail: 'news@example.com',
-    fromName: 'News',
-    replyTo: null,
-    subject: 'Hello',
-    links: ['https://shop.example.com/a?x=1&y=2', 'http://example.org/b#frag'],
-    tracking: { opens: true, clicks: true },
-    status: 'DELIVERED',
-    suppressionReason: null,
-    history: [],
-    attempts: [],
-    nextAttemptAt: null,
-    createdAt: deliveredAt,
-    sentAt: deliveredAt,
-    deliveredAt,
-    bouncedAt: null,
-    complainedAt: null,
-    ...noEngagementYet(),
-    eventProperties: { orderId: 'o-1' },
-    ...overrides,
-  };
-  return messagesOf(messageCollections(store), accountId).insert(doc, null);
+/**
+ * A message of a new account, accepted (template `welcome` with two links, to ann@example.org) and
+ * delivered by the use cases, at `deliveredAt` (by default a minute ago: a reader's open is human).
+ */
+async function deliveredMessage(deliveredAt = new Date(Date.now() - 60_000)): Promise<EmailMessageDoc> {
+  const uc = useCases({ store, links, transport, now: () => deliveredAt, notify: relay.notify });
+  const accountId = await uc.account({ html: '<a href="https://shop.example.com/a?x=1&amp;y=2">a</a> <a href="http://example.org/b#frag">b</a>' });
+  const messageId = await uc.send(accountId, { eventProperties: { orderId: 'o-1' } });
+  expect(await uc.deliver(accountId, messageId)).toEqual({ outcome: 'DELIVERED' });
+  return (await messagesOf(messageCollections(store), accountId).get(messageId))!;
+}
+
+/** The account's email.opened / email.clicked facts on DOMAIN (its email.sent / email.delivered left out), once `count` are there. */
+async function engagementFacts(accountId: string, count: number): Promise<DomainEventJson[]> {
+  const engagement = (es: DomainEventJson[]) => es.filter((e) => e.type === 'email.opened' || e.type === 'email.clicked');
+  return engagement(await eventsOf(nc, accountId, (es) => engagement(es).length >= count));
 }
 
 const stored = (m: EmailMessageDoc) => messagesOf(messageCollections(store), m.accountId).get(m._id) as Promise<EmailMessageDoc>;
@@ -130,7 +121,7 @@ describe('GET /t/o/{token} (open pixel)', () => {
     expect(after).toMatchObject({ openCount: 1, machineOpenCount: 0 });
     expect(after.firstOpenedAt).toBeInstanceOf(Date);
 
-    const facts = await eventsOf(nc, m.accountId, (e) => e.length >= 1);
+    const facts = await engagementFacts(m.accountId, 1);
     expect(facts).toEqual([
       expect.objectContaining({
         type: 'email.opened',
@@ -147,20 +138,20 @@ describe('GET /t/o/{token} (open pixel)', () => {
   });
 
   it('counts machine opens apart: within the window after delivery, Apple\'s privacy proxy, a link scanner, no user agent', async () => {
-    const cases: Array<[Partial<EmailMessageDoc>, Record<string, string>]> = [
-      [{ deliveredAt: new Date(), sentAt: new Date() }, {}], // fetched as the relay accepted it
-      [{}, { 'user-agent': 'Mozilla/5.0' }], // Apple Mail Privacy Protection's bare agent
-      [{}, { 'x-forwarded-for': '17.58.1.2' }], // Apple's network, as the gateway forwards the reader's address
-      [{}, { 'user-agent': 'Mozilla/5.0 (compatible; BingPreview/1.0b)' }],
-      [{}, { 'user-agent': '' }],
+    const cases: Array<[Date | undefined, Record<string, string>]> = [
+      [new Date(), {}], // fetched as the relay accepted it
+      [undefined, { 'user-agent': 'Mozilla/5.0' }], // Apple Mail Privacy Protection's bare agent
+      [undefined, { 'x-forwarded-for': '17.58.1.2' }], // Apple's network, as the gateway forwards the reader's address
+      [undefined, { 'user-agent': 'Mozilla/5.0 (compatible; BingPreview/1.0b)' }],
+      [undefined, { 'user-agent': '' }],
     ];
-    for (const [overrides, headers] of cases) {
-      const m = await deliveredMessage(overrides);
+    for (const [deliveredAt, headers] of cases) {
+      const m = await deliveredMessage(deliveredAt);
       const res = await get(pathOf(links.openUrl(m.accountId, m._id)), headers);
       expect(res.status).toBe(200);
       const after = await stored(m);
       expect([headers, after.openCount, after.machineOpenCount, after.firstOpenedAt]).toEqual([headers, 0, 1, null]);
-      const facts = await eventsOf(nc, m.accountId, (e) => e.length >= 1);
+      const facts = await engagementFacts(m.accountId, 1);
       expect(facts.map((f) => [f.type, f.machine])).toEqual([['email.opened', true]]);
     }
   });
@@ -180,7 +171,7 @@ describe('GET /t/o/{token} (open pixel)', () => {
     expect(answers).toEqual(Array(40).fill(200));
     const after = await stored(m);
     expect(after.openCount).toBe(40);
-    const facts = await eventsOf(nc, m.accountId, (e) => e.length >= 40);
+    const facts = await engagementFacts(m.accountId, 40);
     expect(facts).toHaveLength(40);
   }, 60_000);
 
@@ -220,7 +211,7 @@ describe('GET /t/c/{token} (click redirect)', () => {
     // Two clicks; the first one also stood for the open nobody saw (images off); the second did not.
     expect(after).toMatchObject({ clickCount: 2, openCount: 1, machineClickCount: 0 });
     expect(after.firstClickedAt).toEqual(after.firstOpenedAt);
-    const facts = await eventsOf(nc, m.accountId, (e) => e.length >= 3);
+    const facts = await engagementFacts(m.accountId, 3);
     expect(facts.map((f) => [f.type, f.machine, f.url])).toEqual([
       ['email.opened', false, undefined],
       ['email.clicked', false, 'https://shop.example.com/a?x=1&y=2'],
@@ -240,7 +231,10 @@ describe('GET /t/c/{token} (click redirect)', () => {
   });
 
   it('never redirects elsewhere: an index the message does not have, an edited token or a non-web link is 404', async () => {
-    const m = await deliveredMessage({ links: ['https://ok.example.com/', 'javascript:alert(1)'] });
+    const m = await deliveredMessage();
+    // Defence in depth: a record no sending path writes (instrumentation keeps http(s) links only),
+    // tampered in the store to hold a javascript: link at index 1.
+    await messageCollections(store).messages.updateOne({ _id: m._id }, { $set: { links: ['https://ok.example.com/', 'javascript:alert(1)'] } });
     const token = pathOf(links.clickUrl(m.accountId, m._id, 0)).slice('/t/c/'.length);
     const paths = [
       pathOf(links.clickUrl(m.accountId, m._id, 2)), // out of range (signed, but the message has 2 links)

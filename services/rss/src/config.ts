@@ -5,9 +5,9 @@ export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
   ...peerAddressDefaults('rss'),
-  // The outbound URL guard's exceptions (API.md section 4): every feed fetch goes through @mailer/outbound.
+  // The outbound URL guard's exceptions (docs/configuration.md): every feed fetch goes through @mailer/outbound.
   ...outboundConfig,
-  /** How often each ACTIVE newsletter's feed is polled (API.md "RSS newsletters"; tests shorten it). */
+  /** How often each ACTIVE newsletter's feed is polled (the API contract "RSS newsletters"; tests shorten it). */
   RSS_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** Feeds read at once by this process's poller. */
   RSS_POLL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),

@@ -24,7 +24,7 @@ const AUTO_RELEASE_LEASE_MS = 60_000;
 
 /**
  * Registers the rss service's handlers and starts its pollers (layout: handlers/ and events/ ->
- * app/ -> domain/, store/; see DESIGN.md).
+ * app/ -> domain/, store/; see docs/architecture.md).
  */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   ctx.grpc.add(rssV1.RssServiceService, {

@@ -2,7 +2,7 @@ import { loadConfig } from '@mailer/kit';
 import { outboundSettingsOf } from '@mailer/outbound';
 import { configSchema } from '../src/config';
 
-// The rss service reads the outbound guard's exceptions (API.md section 4) and its polling period, and
+// The rss service reads the outbound guard's exceptions (docs/configuration.md) and its polling period, and
 // refuses to start on a value it cannot read rather than fetching feeds with a guard nobody meant.
 const exit = (message: string): never => {
   throw new Error(message);

@@ -1,4 +1,4 @@
-// Durable time of the rss service on a real embedded store (DESIGN.md "Durable time"): SCHEDULE
+// Durable time of the rss service on a real embedded store (docs/architecture.md "Durable time"): SCHEDULE
 // ticks and review auto-releases are due rows claimed with a lease, worked by the use cases the
 // pollers call, and they survive a reopened store. The feed is a scripted FeedReader (the port the
 // feed fetcher plugs into); time is a fixed clock.

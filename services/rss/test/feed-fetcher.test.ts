@@ -1,6 +1,6 @@
 // The feed fetcher (clients/feed-fetcher.ts) against real HTTP servers on loopback, through the real
 // outbound guard configured as the local runner configures it (http and loopback allowed): every
-// format, conditional GETs, the 10 s / 5 MB / 3-redirect limits of API.md "RSS newsletters", the guard
+// format, conditional GETs, the 10 s / 5 MB / 3-redirect limits of the API contract "RSS newsletters", the guard
 // re-checking every redirect, and each failure as the FeedError the newsletter's lastError shows.
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { createOutbound, type Outbound, type OutboundSettings } from '@mailer/outbound';

@@ -1,4 +1,4 @@
-// Reading feeds (domain/feed.ts): every format into one shape, the identity rules of API.md "RSS
+// Reading feeds (domain/feed.ts): every format into one shape, the identity rules of the API contract "RSS
 // newsletters" (guid, else link, else a hash of title and date; a changed guid with a seen link is not
 // new), and a precise feed_unreadable for what is not a feed.
 import { FeedError, itemKey, parseDate, parseFeed, sanitizeItemHtml, unseenItems, type FeedItem } from '../src/domain/feed';

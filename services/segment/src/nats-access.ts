@@ -1,5 +1,5 @@
 // What the segment service does on NATS: its consumer starts from this declaration and its NATS
-// user's permissions are derived from it (README "Internal traffic").
+// user's permissions are derived from it (docs/architecture.md "Internal traffic").
 import { ANY_DURABLE, serviceAccess } from '@mailer/nats';
 
 export const NATS_ACCESS = serviceAccess({

@@ -52,7 +52,7 @@ describe('EvaluateSegmentMember', () => {
     expect((await evaluate(a, notBerlin.id, ids.berlin)).result).toBe(M.SEGMENT_MEMBERSHIP_FALSE);
     expect((await evaluate(a, notBerlin.id, ids.paris)).result).toBe(M.SEGMENT_MEMBERSHIP_TRUE);
     expect((await evaluate(a, notBerlin.id, ids.none)).result).toBe(M.SEGMENT_MEMBERSHIP_UNKNOWN);
-    // TEXT_NOT_EQUALS on a missing value is UNKNOWN too (API.md), not TRUE
+    // TEXT_NOT_EQUALS on a missing value is UNKNOWN too (the API contract), not TRUE
     const notParis = (await stack.client.createSegment({ accountId: a, name: 'Not Paris', expression: expr([cityIs(city, 'TEXT_NOT_EQUALS', 'Paris')]) })).segment!;
     expect((await evaluate(a, notParis.id, ids.none)).result).toBe(M.SEGMENT_MEMBERSHIP_UNKNOWN);
     expect((await evaluate(a, notParis.id, ids.berlin)).result).toBe(M.SEGMENT_MEMBERSHIP_TRUE);
@@ -90,5 +90,38 @@ describe('EvaluateSegmentMember', () => {
     expect(await evaluate(other, theirs.id, ids.berlin)).toEqual({ result: M.SEGMENT_MEMBERSHIP_FALSE, contactFound: false });
     const noAccount = await errorOf(evaluate('', berlin.id, ids.berlin));
     expect([noAccount.code, noAccount.errorId]).toEqual([3, 'validation_failed']);
+  });
+});
+
+describe('EvaluateSegmentMembers (a broadcast page of readers at once)', () => {
+  const a = newAccount();
+  let city: string;
+  let segmentId: string;
+  const id: Record<string, string> = {};
+
+  beforeAll(async () => {
+    city = fieldId(await addField(c(), a, 'City', FT.FIELD_TYPE_TEXT));
+    for (const [name, value] of [['ber', 'Berlin'], ['par', 'Paris'], ['none', undefined]] as const) {
+      id[name] = (await add(c(), a, `${name}@example.org`, { fields: value ? [{ fieldId: city, value: text(value) }] : [] })).id;
+    }
+    segmentId = (await stack.client.createSegment({ accountId: a, name: 'Berlin', expression: expr([cityIs(city, 'TEXT_EQUALS', 'Berlin')]) })).segment!.id;
+  }, 60_000);
+
+  it('answers each subscriber in request order, as EvaluateSegmentMember would one by one; unknown ids are FALSE', async () => {
+    const unknown = '00000000-0000-4000-8000-0000000000ff';
+    const ids = [id.none, unknown, id.ber.toUpperCase(), id.par, id.ber];
+    const { results } = await stack.client.evaluateSegmentMembers({ accountId: a, segmentId, subscriberIds: ids });
+    expect(results).toEqual([M.SEGMENT_MEMBERSHIP_UNKNOWN, M.SEGMENT_MEMBERSHIP_FALSE, M.SEGMENT_MEMBERSHIP_TRUE, M.SEGMENT_MEMBERSHIP_FALSE, M.SEGMENT_MEMBERSHIP_TRUE]);
+    for (const [i, subscriberId] of ids.entries()) expect((await evaluate(a, segmentId, subscriberId)).result).toBe(results[i]);
+    // another account knows neither the segment nor these contacts
+    const e = await errorOf(stack.client.evaluateSegmentMembers({ accountId: newAccount(), segmentId, subscriberIds: [id.ber] }));
+    expect([e.code, e.errorId]).toEqual([5, 'segment_not_found']);
+  });
+
+  it('refuses an empty list and more than 1,000 ids', async () => {
+    for (const subscriberIds of [[], Array.from({ length: 1001 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)]) {
+      const e = await errorOf(stack.client.evaluateSegmentMembers({ accountId: a, segmentId, subscriberIds }));
+      expect([e.code, e.errorId]).toEqual([3, 'validation_failed']);
+    }
   });
 });

@@ -8,7 +8,7 @@ import { segmentV1, subscriberV1 } from '@mailer/proto';
 import { BIF, type Cond, expr, FR, OK, OP, operand, ST, useSegmentStack } from './support/stack';
 import { add, addField, addTag, addTopic, errorOf, FT, fieldId, list, newAccount, S, text } from '@mailer/testing/subscriber';
 
-const stack = useSegmentStack();
+const stack = useSegmentStack({}, ['rss', 'messaging']); // asked before a segment is deleted
 const c = () => stack.env.client;
 
 const custom = (id: string, operator: 'TEXT_EQUALS' | 'TEXT_NOT_EQUALS', value: string): Cond => ({

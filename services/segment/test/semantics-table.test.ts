@@ -1,5 +1,5 @@
 /**
- * Hand-written cases per operator, TRUE, FALSE and UNKNOWN rows each (API.md "Segment semantics").
+ * Hand-written cases per operator, TRUE, FALSE and UNKNOWN rows each (the API contract "Segment semantics").
  * Every row is checked twice: by the reference evaluator, and by the compiled filters executed by a
  * real embedded store (each row's contact sits in its own account; a twin in another account must
  * never match, which checks the accountId pinning too).

@@ -57,6 +57,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
+const X = audienceV1.AudienceExclusion;
 const list = (req: Partial<audienceV1.ListAudienceRequest>) => audience.listAudience(audienceV1.ListAudienceRequest.fromPartial(req));
 const active = (accountId: string, emailAddress: string, topicIds: string[] = [], extra: Partial<subscriberV1.AddSubscriberRequest> = {}) =>
   add(client, accountId, emailAddress, { topicIds, topicIdsGiven: true, subscriberStatus: S.SUBSCRIBER_STATUS_ACTIVE, ...extra }).then((s) => s.id);
@@ -126,7 +127,7 @@ describe('ListAudience without a segment (the subscriber store)', () => {
   it('carries email, first name and each custom field display value by its personalization tag', async () => {
     const page = await list({ accountId: a, pageSize: 1000 });
     const ann = page.recipients.find((r) => r.id === withCompany)!;
-    expect(ann).toEqual({ id: withCompany, email: 'ann@example.org', firstName: 'Ann', fields: { [company.personalizationTagName]: 'Acme' } });
+    expect(ann).toEqual({ id: withCompany, email: 'ann@example.org', firstName: 'Ann', fields: { [company.personalizationTagName]: 'Acme' }, exclusion: X.AUDIENCE_EXCLUSION_UNSPECIFIED });
     expect(page.recipients.find((r) => r.email === 'bob@example.org')).toMatchObject({ firstName: undefined, fields: {} });
   });
 
@@ -158,6 +159,91 @@ it('a status change of an earlier subscriber between pages skips no one (keyset,
   expect(second.recipients.map((r) => r.id)).toEqual(ids.slice(2, 4));
   const third = await list({ accountId: b, pageSize: 2, afterSubscriberId: second.nextAfterSubscriberId });
   expect(third).toMatchObject({ recipients: [expect.objectContaining({ id: ids[4] })], nextAfterSubscriberId: '' });
+});
+
+describe('a broadcast audience: every reader with the rule that leaves it out (with_excluded, CheckAudience), and FindRecipients', () => {
+  const a = newAccount();
+  let news: string;
+  let segmentId: string;
+  const id: Record<string, string> = {};
+  let expected: Record<string, audienceV1.AudienceExclusion>;
+
+  beforeAll(async () => {
+    const city = fieldId(await addField(client, a, 'City', FT.FIELD_TYPE_TEXT));
+    news = (await addTopic(client, a, 'News')).id;
+    const person = async (name: string, o: { city?: string; topic?: boolean; status?: subscriberV1.SubscriberStatus } = {}) => {
+      const fields = o.city === undefined ? [] : [{ fieldId: city, value: text(o.city) }];
+      id[name] = (await add(client, a, `${name}@example.org`, { firstName: name, fields, topicIds: o.topic === false ? [] : [news], topicIdsGiven: true, subscriberStatus: o.status ?? S.SUBSCRIBER_STATUS_ACTIVE })).id;
+    };
+    await person('ann', { city: 'Berlin' });
+    await person('bob', { city: 'Paris' });
+    await person('cid');
+    await person('dan', { city: 'Berlin', topic: false });
+    await person('eve', { city: 'Berlin', status: S.SUBSCRIBER_STATUS_UNCONFIRMED });
+    await person('fay', { city: 'Berlin' });
+    await client.optOutOfTopic({ accountId: a, subscriberId: id.fay, topicId: news, source: 'test' });
+    await person('gus', { city: 'Berlin', status: S.SUBSCRIBER_STATUS_BLOCKED });
+    const berlin: segmentV1.SegmentCondition = {
+      subjectType: segmentV1.SegmentSubjectType.SEGMENT_SUBJECT_TYPE_FIELD,
+      fieldRef: { type: segmentV1.SegmentFieldRefType.SEGMENT_FIELD_REF_TYPE_CUSTOM, fieldId: city },
+      operator: segmentV1.SegmentOperator.SEGMENT_OPERATOR_TEXT_EQUALS,
+      operand: { kind: segmentV1.SegmentOperandKind.SEGMENT_OPERAND_KIND_TEXT, text: 'Berlin', optionIds: [] },
+    };
+    segmentId = (await segments.createSegment({ accountId: a, name: 'Berlin', expression: { conditionGroups: [{ conditions: [berlin] }] } })).segment!.id;
+    expected = {
+      ann: X.AUDIENCE_EXCLUSION_UNSPECIFIED,
+      bob: X.AUDIENCE_EXCLUSION_NOT_IN_SEGMENT,
+      cid: X.AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN,
+      dan: X.AUDIENCE_EXCLUSION_NOT_IN_TOPIC,
+      eve: X.AUDIENCE_EXCLUSION_NOT_ACTIVE,
+      fay: X.AUDIENCE_EXCLUSION_OPTED_OUT,
+      gus: X.AUDIENCE_EXCLUSION_NOT_ACTIVE,
+    };
+  }, 60_000);
+
+  const byName = (readers: audienceV1.AudienceRecipient[]) => Object.fromEntries(readers.map((r) => [r.email.split('@')[0], r.exclusion]));
+
+  it('walks every subscriber of the account once, in id order, each a recipient or with its first failing rule (status, topic, segment)', async () => {
+    const seen: audienceV1.AudienceRecipient[] = [];
+    let after = '';
+    do {
+      const page = await list({ accountId: a, segmentId, topicId: news, withExcluded: true, pageSize: 3, afterSubscriberId: after });
+      seen.push(...page.recipients);
+      after = page.nextAfterSubscriberId;
+    } while (after);
+    expect(seen.map((r) => r.id)).toEqual(Object.values(id).sort());
+    expect(byName(seen)).toEqual(expected);
+    // recipients carry their render values; excluded readers only who they are
+    expect(seen.find((r) => r.id === id.ann)).toMatchObject({ firstName: 'ann', fields: { city: 'Berlin' } });
+    expect(seen.find((r) => r.id === id.bob)).toEqual({ id: id.bob, email: 'bob@example.org', firstName: undefined, fields: {}, exclusion: X.AUDIENCE_EXCLUSION_NOT_IN_SEGMENT });
+    // without topic and segment only the status counts
+    const all = await list({ accountId: a, withExcluded: true, pageSize: 100 });
+    expect(all.recipients.filter((r) => r.exclusion !== X.AUDIENCE_EXCLUSION_UNSPECIFIED).map((r) => r.id).sort()).toEqual([id.eve, id.gus].sort());
+  });
+
+  it('CheckAudience: the same rules for named readers now (a change since the page counts); unknown ids are left out', async () => {
+    const ids = [id.gus, id.ann, '00000000-0000-4000-8000-000000000077', id.bob];
+    const before = await audience.checkAudience({ accountId: a, segmentId, topicId: news, subscriberIds: ids });
+    expect(before.readers.map((r) => r.id)).toEqual([id.gus, id.ann, id.bob].sort());
+    expect(byName(before.readers)).toEqual({ ann: expected.ann, bob: expected.bob, gus: expected.gus });
+    await setStatus(a, id.ann, S.SUBSCRIBER_STATUS_UNSUBSCRIBED);
+    const after = await audience.checkAudience({ accountId: a, segmentId, topicId: news, subscriberIds: [id.ann] });
+    expect(byName(after.readers)).toEqual({ ann: X.AUDIENCE_EXCLUSION_NOT_ACTIVE });
+    await setStatus(a, id.ann, S.SUBSCRIBER_STATUS_ACTIVE);
+    const other = await audience.checkAudience({ accountId: newAccount(), subscriberIds: [id.ann] });
+    expect(other.readers).toEqual([]);
+  });
+
+  it('FindRecipients: the subscribers with these addresses, their status and render values; another account sees none', async () => {
+    const { recipients } = await audience.findRecipients({ accountId: a, emails: ['ann@example.org', 'gus@example.org', 'nobody@example.org'] });
+    expect(recipients.sort((x, y) => x.email.localeCompare(y.email))).toEqual([
+      { id: id.ann, email: 'ann@example.org', firstName: 'ann', fields: { city: 'Berlin' }, status: S.SUBSCRIBER_STATUS_ACTIVE },
+      { id: id.gus, email: 'gus@example.org', firstName: 'gus', fields: { city: 'Berlin' }, status: S.SUBSCRIBER_STATUS_BLOCKED },
+    ]);
+    expect((await audience.findRecipients({ accountId: newAccount(), emails: ['ann@example.org'] })).recipients).toEqual([]);
+    const tooMany = await errorOf(audience.findRecipients({ accountId: a, emails: Array.from({ length: 1001 }, (_, i) => `r${i}@example.org`) }));
+    expect([tooMany.code, tooMany.errorId]).toEqual([3, 'validation_failed']);
+  });
 });
 
 describe('ListAudience with a segment (the segment service)', () => {

@@ -4,7 +4,7 @@
 import { status } from '@grpc/grpc-js';
 import { createClient } from '@mailer/kit';
 import { subscriberV1 } from '@mailer/proto';
-import { freePort, serviceAddresses, startService, type RunningService } from '@mailer/testing';
+import { freePort, startService, type RunningService } from '@mailer/testing';
 import {
   add,
   addField,
@@ -27,22 +27,14 @@ import {
 } from './support';
 
 let env: Env;
-let sources: RunningService[] = [];
 let degraded: RunningService;
 let degradedClient: Client;
 
 beforeAll(async () => {
-  // NATS first (the usage services need it), then the services, then the subscriber pointed at them.
-  const probe = await startEnv();
-  sources = await Promise.all((['segment', 'form', 'messaging', 'rss'] as const).map((name) => startService(name, { NATS_URL: probe.nats.url })));
-  await probe.svc.stop();
-  probe.client.close();
-  const addresses = serviceAddresses(sources);
-  probe.svc = await startService('subscriber', { NATS_URL: probe.nats.url, FIELD_USAGE_DEADLINE_MS: '1000', ...addresses });
-  probe.client = createClient(subscriberV1.SubscriberServiceClient, probe.svc.address, 20_000);
-  env = probe;
-  // same store? no: a second subscriber process with its own data, whose rss source is a dead port
-  degraded = await startService('subscriber', { NATS_URL: probe.nats.url, FIELD_USAGE_DEADLINE_MS: '500', ...addresses, RSS_GRPC_ADDR: `127.0.0.1:${await freePort()}` });
+  env = await startEnv({}, ['segment', 'form', 'messaging', 'rss']);
+  // A second subscriber process with its own data and address, whose rss address answers nothing.
+  const peers = { ...env.mesh.env, SUBSCRIBER_GRPC_ADDR: undefined, RSS_GRPC_ADDR: `127.0.0.1:${await freePort()}` };
+  degraded = await startService('subscriber', { NATS_URL: env.nats.url, FIELD_USAGE_DEADLINE_MS: '500', ...peers });
   degradedClient = createClient(subscriberV1.SubscriberServiceClient, degraded.address, 20_000);
 }, 60_000);
 
@@ -50,7 +42,6 @@ afterAll(async () => {
   degradedClient?.close();
   await degraded?.stop();
   await env?.stop();
-  await Promise.all(sources.map((s) => s.stop()));
 });
 
 const c = () => env.client;

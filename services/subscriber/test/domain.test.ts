@@ -1,6 +1,6 @@
 import { DomainError } from '@mailer/kit';
 import { canonicalEmail } from '../src/domain/email';
-import { manualStatus, normalizeFirstName, pageWindow, prefixPattern, statusForNewSubscriber } from '../src/domain/subscriber';
+import { manualStatus, normalizeFirstName, prefixPattern, statusForNewSubscriber } from '../src/domain/subscriber';
 
 const errorIdOf = (fn: () => unknown): string | undefined => {
   try {
@@ -44,16 +44,6 @@ describe('normalizeFirstName', () => {
     expect(normalizeFirstName(null)).toBeNull();
   });
   it('refuses names longer than 255 characters', () => expect(errorIdOf(() => normalizeFirstName('x'.repeat(256)))).toBe('validation_failed'));
-});
-
-describe('pageWindow', () => {
-  it('defaults to page 1 of 50', () => expect(pageWindow(0, 0)).toEqual({ pageNumber: 1, pageSize: 50, skip: 0 }));
-  it('skips whole pages', () => expect(pageWindow(3, 20).skip).toBe(40));
-  it.each([
-    [-1, 10],
-    [1, 1001],
-    [1, -5],
-  ])('refuses page %p size %p', (n, s) => expect(errorIdOf(() => pageWindow(n, s))).toBe('validation_failed'));
 });
 
 describe('prefixPattern', () => {

@@ -3,6 +3,7 @@
 import { status } from '@grpc/grpc-js';
 import type { subscriberV1 } from '@mailer/proto';
 import { add, addField, addReq, addTag, addTopic, data, type Env, errorOf, eventsOf, FT, fieldId, list, newAccount, num, O, P, S, startEnv, text } from './support';
+import { outboxOf, waitForSettled } from '@mailer/testing';
 
 let env: Env;
 beforeAll(async () => {
@@ -68,8 +69,8 @@ describe('SyncSubscribers', () => {
     const second = await sync(a, rows);
     expect(second.results.map((r) => r.outcome)).toEqual(rows.map(() => O.SYNC_OUTCOME_UNCHANGED));
     expect(second.results.map((r) => r.subscriberId)).toEqual(first.results.map((r) => r.subscriberId));
-    // nothing new on the stream after a moment
-    await new Promise((r) => setTimeout(r, 500));
+    // nothing new on the stream once the outbox is empty (the barrier: every fact recorded is published)
+    await waitForSettled(env.nc, { outboxes: [outboxOf(env.svc)] });
     expect((await eventsOf(env.nc, a, () => true)).length).toBe(events.length);
     // a change in one row updates only that row
     const third = await sync(a, [rows[0], { ...rows[1], firstName: 'Changed' }]);

@@ -7,18 +7,18 @@ export const configSchema = z.object({
   /** Days a webhook delivery and its attempts are kept after the delivery was created. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: retentionDays(30),
   ...peerAddressDefaults('webhook'),
-  // The outbound URL guard's exceptions (API.md section 4): deliveries go through @mailer/outbound.
+  // The outbound URL guard's exceptions (docs/configuration.md): deliveries go through @mailer/outbound.
   ...outboundConfig,
   /** Seals the subscriptions' signing secrets at rest (a key derived from it). */
   SECRET_SEALING_KEY: masterKey,
   /** Former sealing keys (comma list): what they sealed still opens, and is re-sealed on use, at start or by `reseal-secrets`. */
   SECRET_SEALING_KEY_PREVIOUS: previousMasterKeys,
-  // Deliveries (i14-deliver): see README "Webhooks".
+  // Deliveries (i14-deliver): see docs/integrators.md "Webhooks".
   /** Attempts of one subscription in flight at once: a slow or dead target holds at most this many. */
   WEBHOOK_SUBSCRIPTION_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(8),
   /** Attempts in flight in all (this replica). */
   WEBHOOK_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
-  /** Waits before the retries of a failed delivery, in seconds, each with ±20 % jitter (API.md: about 3 days in all). Tests shorten it. */
+  /** Waits before the retries of a failed delivery, in seconds, each with ±20 % jitter (the API contract: about 3 days in all). Tests shorten it. */
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z
     .string()
     .default('5,300,1800,7200,18000,36000,36000,50400,72000,86400')

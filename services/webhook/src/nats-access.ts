@@ -1,5 +1,5 @@
 // What the webhook service does on NATS: its consumers start from these declarations and its NATS
-// user's permissions are derived from them (README "Internal traffic").
+// user's permissions are derived from them (docs/architecture.md "Internal traffic").
 import { serviceAccess } from '@mailer/nats';
 import { jobSubjects } from '@mailer/nats/facts';
 

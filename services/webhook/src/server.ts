@@ -16,7 +16,7 @@ import { DISABLED_REASONS } from './domain/subscription';
 
 /**
  * Registers the webhook service's handlers and starts its consumers (fan-out, delivery worker).
- * Layout (DESIGN.md): handlers/ and events/ translate gRPC and facts and call one use case of app/
+ * Layout (docs/architecture.md): handlers/ and events/ translate gRPC and facts and call one use case of app/
  * each; app/ uses domain/ (pure) and store/ (account-scoped repositories).
  */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {

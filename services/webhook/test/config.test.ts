@@ -3,7 +3,7 @@ import { loadConfig } from '@mailer/kit';
 import { outboundSettingsOf } from '@mailer/outbound';
 import { configSchema } from '../src/config';
 
-// The webhook service reads the outbound guard's exceptions (API.md section 4) and refuses to start
+// The webhook service reads the outbound guard's exceptions (docs/configuration.md) and refuses to start
 // on a value it cannot read, rather than delivering with a guard the operator did not mean.
 const exit = (message: string): never => {
   throw new Error(message);

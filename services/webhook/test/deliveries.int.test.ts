@@ -1,6 +1,6 @@
 // The webhook service as a real process on a real nats-server, delivering subscriber facts from DOMAIN
 // to real HTTP receivers on loopback that verify every request with the `standardwebhooks` package:
-// the body and headers of API.md, text/plain with the same bytes, both signatures during a rotation,
+// the body and headers of the API contract, text/plain with the same bytes, both signatures during a rotation,
 // Retry-After, 410 disabling the subscription, the attempt log (first 2 KiB), redeliver and the test
 // event, and a slow (14 s) and a dead target not delaying a healthy one.
 import fs from 'node:fs';
@@ -10,10 +10,10 @@ import { connect, type NatsConnection } from 'nats';
 import { createClient } from '@mailer/kit';
 import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
-import { freePort, startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { freePort, startNatsServer, startService, waitFor, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { newSecret, type Subscription } from '../src/domain/subscription';
 import { readSubscription, sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
-import { startReceiver, waitFor, type Receiver } from './support/receivers';
+import { startReceiver, type Receiver } from './support/receivers';
 
 jest.setTimeout(120_000);
 
@@ -94,7 +94,7 @@ const ids = (x: Receiver) => new Set(x.received.map((q) => q.id));
 const list = (sub: Subscription, status = v1.DeliveryStatus.DELIVERY_STATUS_UNSPECIFIED) =>
   client.listDeliveries({ accountId: sub.accountId, subscriptionId: sub.id, status, pageNumber: 1, pageSize: 100 });
 
-it('posts every fact once per matching subscription with the body and headers of API.md, verified by standardwebhooks', async () => {
+it('posts every fact once per matching subscription with the body and headers of the API contract, verified by standardwebhooks', async () => {
   // A request is received before its answer is written: wait for both, then for the service's log.
   await waitFor('the json receiver to get and answer every fact', () => ids(r.json).size === FACTS && r.json.succeeded.size === FACTS);
   // A healthy target got everything while the slow one had not answered once and the dead one refused.

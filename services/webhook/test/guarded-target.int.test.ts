@@ -1,6 +1,6 @@
 // A target that the outbound guard refuses when the delivery is attempted (here: loopback, with the
 // production setting of no allowed ranges) is a failed attempt with the guard's reason in the log and
-// no request ever reaching it (API.md: "a failed attempt when it changes later").
+// no request ever reaching it (the API contract: "a failed attempt when it changes later").
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,9 +8,9 @@ import { connect, type NatsConnection } from 'nats';
 import { createClient } from '@mailer/kit';
 import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
-import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { startNatsServer, startService, waitFor, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
-import { startReceiver, waitFor, type Receiver } from './support/receivers';
+import { startReceiver, type Receiver } from './support/receivers';
 
 jest.setTimeout(90_000);
 

@@ -8,10 +8,10 @@ import { connect, type NatsConnection } from 'nats';
 import { createClient } from '@mailer/kit';
 import { publish } from '@mailer/nats';
 import { webhookDeliveriesV1 as v1 } from '@mailer/proto';
-import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
+import { outboxOf, startNatsServer, startService, waitFor, waitForSettled, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { newSecret } from '../src/domain/subscription';
 import { sealingEnv, seedSubscriptions, subscriberCreated, subscription } from './support/fixtures';
-import { startReceiver, waitFor, type Receiver } from './support/receivers';
+import { startReceiver, type Receiver } from './support/receivers';
 
 jest.setTimeout(150_000);
 
@@ -65,8 +65,8 @@ it('loses nothing and never attempts one delivery twice at once across a kill -9
   svc = await startService('webhook', env);
 
   await waitFor('every delivery to succeed', () => receiver.succeeded.size === before.length + during.length, 90_000);
-  // Settle: nothing further arrives (no second success, no late duplicate).
-  await new Promise((r) => setTimeout(r, 3_000));
+  // Every job and fact handled (the barrier), then counted: no second success, no late duplicate.
+  await waitForSettled(nc, { outboxes: [outboxOf(svc)] });
   expect([...receiver.succeeded.values()].every((n) => n === 1)).toBe(true);
   expect(receiver.received.every((q) => q.concurrent === 1 && q.verifiedWith.length === 1)).toBe(true);
   const bodies = receiver.received.map((q) => JSON.parse(q.body).data.email);

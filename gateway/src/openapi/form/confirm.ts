@@ -1,4 +1,4 @@
-// The double opt-in confirm page served by the form service (API.md "Forms", "Public web surface"):
+// The double opt-in confirm page served by the form service (the API contract "Forms", "Public web surface"):
 // what the gateway forwards to its HTTP listener under /public/confirm/*.
 import { keyInUrlError } from '../common';
 import { PUBLIC_WEB_TAG } from '../messaging/public-web';

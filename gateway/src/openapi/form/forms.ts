@@ -2,7 +2,7 @@ import { instant, ok, ref, schemaRef, uuid } from '../common';
 import { body, created, idempotencyKey, noContent, object, posted, responses } from '../operations';
 import { ids } from '../subscriber/shared';
 
-/** Signup forms (form service, API.md "Forms"). Limits: services/form/src/domain/form-request.ts. */
+/** Signup forms (form service, the API contract "Forms"). Limits: services/form/src/domain/form-request.ts. */
 
 export const FORM_LIMITS = { name: 200, inputFields: 50, label: 200, placeholder: 200, topicIds: 100, allowedOrigins: 20, origin: 253, domain: 253 } as const;
 export const FORM_TYPES = ['DEFAULT', 'SLIDER', 'INLINE', 'POPUP', 'PAGE'] as const;

@@ -3,9 +3,9 @@ import { ok, ref, schemaRef } from '../common';
 import { object, responses } from '../operations';
 import { int32, int64 } from '../subscriber/shared';
 
-/** A form's submissions log and its double opt-in decisions (form service, API.md "Forms"). */
+/** A form's submissions log and its double opt-in decisions (form service, the API contract "Forms"). */
 
-const DECISIONS = `Decisions (README "Signup forms"), checked in this order:
+const DECISIONS = `Decisions (docs/integrators.md "Signup forms"), checked in this order:
 - \`SUPPRESSED_SUBSCRIBER_POLICY\`: the address is on the account's suppression list (no subscriber is created), or its subscriber is BLOCKED, BOUNCED, COMPLAINED or UNSUBSCRIBED (nothing changes).
 - \`SUPPRESSED_SUBSCRIBER_LIMIT\`: a new address, and the account's subscriber quota (operator setting FORM_ACCOUNT_SUBSCRIBER_LIMIT) is reached.
 - null once decided (\`processedAt\` set) for a single opt-in form: the subscriber is ACTIVE.

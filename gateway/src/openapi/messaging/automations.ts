@@ -5,7 +5,7 @@ import { TEMPLATE_NAME_PATTERN } from './email-templates';
 import { EVENT_KEY_PATTERN } from './events';
 
 /**
- * Automations (API.md "Events and automations", messaging service): an API-request trigger on an
+ * Automations (the API contract "Events and automations", messaging service): an API-request trigger on an
  * event key, an entry rule, 1 to 50 steps, checked when saved; their runs.
  */
 

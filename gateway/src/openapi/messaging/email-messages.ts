@@ -1,8 +1,9 @@
 import { errorResponse, freeFormObject, instant, ok, rateLimitHeaders, ref, schemaRef, uuid } from '../common';
+import { PER_ITEM_KEYWORD } from '../keywords';
 import { body, idempotencyKey, object, posted, responses } from '../operations';
 import { emailAddress, int32, nullable } from '../subscriber/shared';
 
-/** Transactional email (API.md "Transactional email", messaging service): accept a message, read messages back. */
+/** Transactional email (the API contract "Transactional email", messaging service): accept a message, read messages back. */
 
 export const EMAIL_MESSAGE_STATUSES = ['QUEUED', 'DEFERRED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'SUPPRESSED'];
 const SUPPRESSION_REASONS = ['HARD_BOUNCE', 'COMPLAINT', 'MANUAL', 'SOFT_BOUNCES', 'BLOCKED'];
@@ -18,7 +19,13 @@ const SEND = `Renders the template \`name\` for \`email\` at once and queues it 
 - \`eventProperties\` is stored with the message and travels into its delivery and engagement facts (webhooks); it is never rendered into the mail.
 - With \`Idempotency-Key\`, a retry with the same body replays the first answer (same \`messageId\`); only one message is stored.`;
 
-const MESSAGE_NOTES = `\`history\` lists every status the message took with its time, oldest first (beyond API.md: it starts with \`QUEUED\` or \`SUPPRESSED\`). \`attempts\` lists delivery attempts (\`outcome\` \`STARTED\` before a send, then \`SENT\`, \`DEFERRED\`, \`BOUNCED\` or \`FAILED\`). Members without a value are \`null\`.`;
+const BATCH = `Up to 500 messages in one request, each accepted or refused on its own exactly as \`POST /email-messages\` would answer it alone (the same template rendering, suppression and BLOCKED rules, the same errorIds), in request order: \`results[i]\` answers \`messages[i]\` with \`{index, messageId, status}\` (\`QUEUED\` or \`SUPPRESSED\`) or \`{index, errorId, message}\`. One refused message never refuses the others, and a message that does not satisfy the schema (a member missing or of the wrong type) is refused alone with \`validation_failed\` (or \`invalid_email\`, \`unknown_property\`).
+- An empty list or more than 500 messages is \`400 validation_failed\` for the whole request; so is a body that is no \`{messages: [...]}\`. Bodies may be up to 10 MiB.
+- The accepted messages are stored with their delivery jobs in one transaction and \`200\` is answered once they are (and, bounded, once the jobs are on the job stream). When a service the batch needs does not answer, or the messaging service is too busy to render the batch within 8 s, the whole request is \`503\` and nothing is stored. Give messages an \`idempotencyKey\` all the same: a retry is then safe whatever happened to the first request.
+- \`idempotencyKey\` (optional, 1-255 characters, per message): the same key again with the same message (template, address, values; member order ignored) answers the first message's \`messageId\` and status and stores nothing; with a different message it is refused with \`idempotency_key_reused\`. A key names its message for as long as the message is kept. Two messages of one request with the same key are one message.
+- The whole request counts as one request for the rate limits.`;
+
+const MESSAGE_NOTES = `\`history\` lists every status the message took with its time, oldest first (beyond the API contract: it starts with \`QUEUED\` or \`SUPPRESSED\`). \`attempts\` lists delivery attempts (\`outcome\` \`STARTED\` before a send, then \`SENT\`, \`DEFERRED\`, \`BOUNCED\` or \`FAILED\`). Members without a value are \`null\`.`;
 
 export const emailMessagePaths = {
   '/email-messages': {
@@ -57,6 +64,17 @@ export const emailMessagePaths = {
       },
     },
   },
+  '/email-messages/batch': {
+    post: {
+      tags: ['Email messages'],
+      operationId: 'sendEmailMessages',
+      summary: 'Send a batch of transactional email',
+      description: BATCH,
+      parameters: [idempotencyKey],
+      requestBody: { ...body('SendEmailMessagesRequest'), [PER_ITEM_KEYWORD]: 'messages' },
+      responses: responses('post', { '200': posted('Each message\'s answer, in request order.', 'SendEmailMessagesResult') }, {}, { maxBody: '10 MiB' }),
+    },
+  },
   '/email-messages/{messageId}': {
     get: {
       tags: ['Email messages'],
@@ -83,15 +101,34 @@ export const emailMessageSchemas = {
     substitutionData: freeForm('Values for the template.'),
     eventProperties: freeForm('Stored with the message and carried into its facts; never rendered.'),
   }),
+  BatchEmailMessage: object(['name', 'email'], {
+    name: templateName,
+    email: emailAddress,
+    substitutionData: freeForm('Values for the template.'),
+    eventProperties: freeForm('Stored with the message and carried into its facts; never rendered.'),
+    idempotencyKey: { type: 'string', minLength: 1, maxLength: 255, description: 'Names this message: a retry with the same key and message answers the first one.' },
+  }),
+  SendEmailMessagesRequest: object(['messages'], { messages: { type: 'array', minItems: 1, maxItems: 500, items: schemaRef('BatchEmailMessage') } }),
+  SendEmailMessagesResult: object(['results'], {
+    results: {
+      type: 'array',
+      items: {
+        oneOf: [
+          object(['index', 'messageId', 'status'], { index: int32, messageId: uuid, status: { type: 'string', enum: ['QUEUED', 'SUPPRESSED'] } }),
+          object(['index', 'errorId', 'message'], { index: int32, errorId: { type: 'string', examples: ['template_not_found'] }, message: { type: 'string' } }),
+        ],
+      },
+    },
+  }),
   EmailMessageAccepted: object(['messageId', 'status'], {
     messageId: uuid,
     status: { type: 'string', enum: ['QUEUED', 'SUPPRESSED'] },
   }),
   EmailMessage: object(
-    ['messageId', 'kind', 'templateName', 'email', 'subscriberId', 'subject', 'status', 'suppressionReason', 'createdAt', 'sentAt', 'deliveredAt', 'bouncedAt', 'bounce', 'openCount', 'firstOpenedAt', 'machineOpenCount', 'clickCount', 'firstClickedAt', 'attempts', 'eventProperties', 'history'],
+    ['messageId', 'kind', 'templateName', 'broadcastId', 'email', 'subscriberId', 'subject', 'status', 'suppressionReason', 'createdAt', 'sentAt', 'deliveredAt', 'bouncedAt', 'bounce', 'openCount', 'firstOpenedAt', 'machineOpenCount', 'clickCount', 'firstClickedAt', 'attempts', 'eventProperties', 'history'],
     {
       messageId: uuid,
-      kind: { type: 'string', enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] },
+      kind: { type: 'string', enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS', 'BROADCAST'] },
       templateName: nullable(templateName),
       email: { type: 'string' },
       subscriberId: { ...uuid, type: ['string', 'null'], description: 'The subscriber with this address when the message was accepted, else null.' },
@@ -124,6 +161,7 @@ export const emailMessageSchemas = {
       },
       eventProperties: freeForm('As sent.'),
       history: { type: 'array', items: object(['status', 'at'], { status: schemaRef('EmailMessageStatus'), at: instant }) },
+      broadcastId: { ...uuid, type: ['string', 'null'], description: 'The broadcast of a BROADCAST mail (its readers\' mail and its test sends), else null.' },
     },
   ),
   PaginatedEmailMessages: object(['items', 'pageNumber', 'pageSize', 'totalItems', 'totalPages'], {

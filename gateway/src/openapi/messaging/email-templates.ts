@@ -2,7 +2,7 @@ import { errorResponse, freeFormObject, instant, ok, rateLimitHeaders, ref, sche
 import { body, created, idempotencyKey, noContent, object, responses } from '../operations';
 
 /**
- * Email templates (messaging service, API.md "Email templates"). Limits: the platform's Liquid engine
+ * Email templates (messaging service, the API contract "Email templates"). Limits: the platform's Liquid engine
  * (packages/templates/src/template.ts).
  */
 

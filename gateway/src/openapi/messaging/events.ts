@@ -1,3 +1,4 @@
+import { EVENT_OUTCOMES, FORM_DECISIONS } from '@mailer/nats/facts';
 import { MAX_REPORT_POINTS } from '@mailer/reports';
 import { instant, ok, ref, schemaRef, uuid, type Json } from '../common';
 import { body, idempotencyKey, object, responses } from '../operations';
@@ -5,23 +6,12 @@ import { int32 } from '../subscriber/shared';
 import { acceptLanguage, PERIOD_ERROR_IDS, REPORT_DESCRIPTION } from './reports';
 
 /**
- * The event log (API.md "Events and automations", messaging service): GET /events. POST /events is
+ * The event log (the API contract "Events and automations", messaging service): GET /events. POST /events is
  * described in document.ts; both live under the one path item `/events` (`eventLogOperation` is
  * merged there).
  */
 
 export const EVENT_KEY_PATTERN = '^[a-z0-9][a-z0-9._-]{0,99}$';
-export const EVENT_OUTCOMES = ['RUNS_STARTED', 'NO_MATCHING_AUTOMATION', 'NOT_TRIGGERED', 'NO_SUBSCRIBER', 'SUBSCRIBER_CREATED'];
-/** The double opt-in decisions a consent signup can take (the form service's FormDecision names). */
-export const CONSENT_DECISIONS = [
-  'QUEUED',
-  'CONFIRMATION_MAIL_ALREADY_SENT',
-  'SUPPRESSED_ALREADY_SUBSCRIBED',
-  'SUPPRESSED_COOLDOWN',
-  'SUPPRESSED_SUBSCRIBER_LIMIT',
-  'SUPPRESSED_CUSTOMER_LIMIT',
-  'SUPPRESSED_SUBSCRIBER_POLICY',
-];
 
 const OUTCOMES = `\`outcome\` says what the event led to, the first rule that applies winning:
 - \`NOT_TRIGGERED\`: sent with \`triggerAutomations: false\` (recorded, no automation started; \`subscriberId\` still tells whether the address is a subscriber).
@@ -47,7 +37,7 @@ ${OUTCOMES}`,
 };
 
 export const eventLogSchemas = {
-  EventOutcome: { type: 'string', enum: EVENT_OUTCOMES, description: 'What the event led to (see GET /events).' },
+  EventOutcome: { type: 'string', enum: [...EVENT_OUTCOMES], description: 'What the event led to (see GET /events).' },
   RecordedEvent: object(['eventId', 'eventKey', 'email', 'occurredAt', 'receivedAt', 'properties', 'triggerAutomations', 'subscriberId', 'outcome', 'runIds', 'consentDecision'], {
     eventId: { ...uuid, description: 'The id `POST /events` answered.' },
     eventKey: { type: 'string', examples: ['order.completed'] },
@@ -61,7 +51,7 @@ export const eventLogSchemas = {
     runIds: { type: 'array', items: uuid, description: 'The automation runs the event started.' },
     consentDecision: {
       type: ['string', 'null'],
-      enum: [...CONSENT_DECISIONS, null],
+      enum: [...FORM_DECISIONS, null],
       description:
         'The double opt-in decision of the signup an unknown address with `consent` led to, with the meanings of a form submission\'s decision (see `GET /forms/{formId}/submissions`; the 10-minute rule counts the confirmation mails of consent signups to the address): `QUEUED` (subscriber `UNCONFIRMED`, confirmation mail sent), `SUPPRESSED_SUBSCRIBER_POLICY` (the address is on the suppression list: no subscriber, no mail), `SUPPRESSED_SUBSCRIBER_LIMIT`, `SUPPRESSED_COOLDOWN`, `SUPPRESSED_CUSTOMER_LIMIT`, `CONFIRMATION_MAIL_ALREADY_SENT`, `SUPPRESSED_ALREADY_SUBSCRIBED`. Null: no consent signup (no `consent`, or the address was a subscriber already).',
     },

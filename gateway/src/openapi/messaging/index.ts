@@ -5,8 +5,9 @@ import { emailTemplateParameters, emailTemplatePaths, emailTemplateSchemas } fro
 import { senderProfileParameters, senderProfilePaths, senderProfileSchemas } from './sender-profiles';
 import { sendingDomainParameters, sendingDomainPaths, sendingDomainSchemas } from './sending-domains';
 import { suppressionParameters, suppressionPaths, suppressionSchemas, suppressionTags } from './suppressions';
+import { broadcastParameters, broadcastPaths, broadcastSchemas, broadcastTags } from './broadcasts';
 
-/** The messaging domain of the OpenAPI document: sender profiles, email templates, suppressions, transactional email (more join as they are built). */
+/** The messaging domain of the OpenAPI document: sender profiles, email templates, suppressions, transactional email, automations, broadcasts. */
 export const messagingDomainTags = [
   { name: 'Sender profiles', description: 'Who mail is from: address, display name, reply address; one default per account.' },
   { name: 'Sending domains', description: 'Domains the account has proven to control (a DNS TXT record), each with its own DKIM key: required to send from a domain or serve landing pages on it where the installation requires verification.' },
@@ -14,7 +15,8 @@ export const messagingDomainTags = [
   ...suppressionTags,
   ...emailMessageTags,
   ...automationTags,
+  ...broadcastTags,
 ];
-export const messagingDomainPaths = { ...senderProfilePaths, ...sendingDomainPaths, ...emailTemplatePaths, ...suppressionPaths, ...emailMessagePaths, ...automationPaths };
-export const messagingDomainParameters = { ...senderProfileParameters, ...sendingDomainParameters, ...emailTemplateParameters, ...suppressionParameters, ...emailMessageParameters, ...automationParameters };
-export const messagingDomainSchemas = { ...senderProfileSchemas, ...sendingDomainSchemas, ...emailTemplateSchemas, ...suppressionSchemas, ...emailMessageSchemas, ...eventLogSchemas, ...automationSchemas };
+export const messagingDomainPaths = { ...senderProfilePaths, ...sendingDomainPaths, ...emailTemplatePaths, ...suppressionPaths, ...emailMessagePaths, ...automationPaths, ...broadcastPaths };
+export const messagingDomainParameters = { ...senderProfileParameters, ...sendingDomainParameters, ...emailTemplateParameters, ...suppressionParameters, ...emailMessageParameters, ...automationParameters, ...broadcastParameters };
+export const messagingDomainSchemas = { ...senderProfileSchemas, ...sendingDomainSchemas, ...emailTemplateSchemas, ...suppressionSchemas, ...emailMessageSchemas, ...eventLogSchemas, ...automationSchemas, ...broadcastSchemas };

@@ -1,4 +1,4 @@
-// The public web surface served by the messaging service (API.md "Public web surface", "Delivery facts,
+// The public web surface served by the messaging service (the API contract "Public web surface", "Delivery facts,
 // tracking, bounces, suppressions, unsubscribe"): what the gateway forwards to its HTTP listener. No
 // API key, HTML or a pixel rather than JSON, and a per-address budget instead of an account's.
 import { keyInUrlError } from '../common';

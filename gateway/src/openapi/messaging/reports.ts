@@ -4,7 +4,7 @@ import { ERROR_IDS_KEYWORD } from '../keywords';
 import { body, idempotencyKey, object, responses } from '../operations';
 
 /**
- * Reports (API.md "Reports"): `ReportPeriodDto` in, a series of points of `Number`s out. The
+ * Reports (the API contract "Reports"): `ReportPeriodDto` in, a series of points of `Number`s out. The
  * period, its buckets and the Number are shared by every report (`reportPeriodSchemas`); each
  * report adds its path and its point schema.
  */

@@ -4,7 +4,7 @@ import { ERROR_IDS_KEYWORD } from '../keywords';
 import { body, idempotencyKey, noContent, object, responses } from '../operations';
 import { int32, int64, MAX } from '../subscriber/shared';
 
-/** The suppression list (API.md "Delivery facts, tracking, bounces, suppressions, unsubscribe"). */
+/** The suppression list (the API contract "Delivery facts, tracking, bounces, suppressions, unsubscribe"). */
 
 export const suppressionTags = [
   {

@@ -2,7 +2,7 @@ import { errorResponse, instant, ok, rateLimitHeaders, ref, schemaRef, uuid } fr
 import { body, created, idempotencyKey, noContent, object, posted, responses } from '../operations';
 import { int32, int64 } from '../subscriber/shared';
 
-/** RSS newsletters (rss service, API.md "RSS newsletters"). Rules: services/rss/src/app/newsletters.ts, domain/newsletter.ts. */
+/** RSS newsletters (rss service, the API contract "RSS newsletters"). Rules: services/rss/src/app/newsletters.ts, domain/newsletter.ts. */
 
 export const RSS_TRIGGER_MODES = ['INSTANT', 'SCHEDULE', 'THRESHOLD'] as const;
 export const RSS_RELEASE_POLICIES = ['AUTO', 'REVIEW'] as const;

@@ -4,7 +4,7 @@ import { segmentParameters, segmentPaths, segmentSchemas } from './segments';
 export { SEGMENT_OPERAND_KINDS, SEGMENT_OPERATORS, SEGMENT_SUBJECT_TYPES, SEGMENT_VALIDATION_ERROR_IDS } from './shared';
 
 /**
- * The segment domain of the OpenAPI document: saved segments, their counts and previews (API.md
+ * The segment domain of the OpenAPI document: saved segments, their counts and previews (the API contract
  * "Segments and purchases", served by the segment service). The expression schema mirrors the
  * specification's SegmentExpression; the gateway checks shapes, types and vocabularies, the service
  * checks meaning (operator / subject / operand combinations, ids of the account, cycles) and

@@ -6,7 +6,7 @@ import { topicParameters, topicPaths, topicSchemas } from './topics';
 
 /**
  * The subscriber domain of the OpenAPI document: subscribers, replaceable data, topics and field
- * values of one subscriber, bulk tagging, sync, the field catalogue, tags and topics (API.md
+ * values of one subscriber, bulk tagging, sync, the field catalogue, tags and topics (the API contract
  * section 3, served by the subscriber service). Limits in the schemas are the service's too, so
  * most bad input is answered by the gateway with the same errorId the service would give.
  */

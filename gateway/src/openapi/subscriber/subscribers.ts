@@ -6,7 +6,7 @@ import { SEGMENT_MEMBERS, SEGMENT_MEMBERS_503 } from '../segment/members';
 import { emailAddress, firstName, ids, int32, int64, MAX, nullable, STATUSES, subscriberPath, VALUE_400, VALUE_404 } from './shared';
 import { fieldValueInputs, fieldValueSchemas } from './field-values';
 
-/** Subscribers: list, create, sync, read, replace their data, topics; bulk tagging (API.md section 3). */
+/** Subscribers: list, create, sync, read, replace their data, topics; bulk tagging (the API contract). */
 
 const SUBSCRIBER_WRITE_400 = [...VALUE_400, 'required_field_missing', 'topic_inactive'];
 

@@ -2,7 +2,7 @@ import { instant, ok, ref, schemaRef, uuid } from '../common';
 import { body, created, idempotencyKey, noContent, object, posted, responses } from '../operations';
 import { int32, int64 } from '../subscriber/shared';
 
-/** Webhooks (webhook service, API.md "Webhooks"). Rules: services/webhook/src/app/subscriptions.ts. */
+/** Webhooks (webhook service, the API contract "Webhooks"). Rules: services/webhook/src/app/subscriptions.ts. */
 
 export const WEBHOOK_TARGET_URL_MAX = 2048;
 export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED', 'RETRYING'] as const;

@@ -1,14 +1,14 @@
-// Facts the messaging, form and rss services will publish on DOMAIN (API.md "Delivery facts",
+// Facts the messaging, form and rss services will publish on DOMAIN (the API contract "Delivery facts",
 // "Events and automations", "Forms", "RSS newsletters"; the webhook service forwards them as `data`).
 // Defined now so those services fill in producers against a fixed contract; the segment service
 // already consumes email.delivered / opened / clicked.
 import { z } from 'zod';
 import { envelope, id, instant, json } from './schema';
 
-export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] as const;
+export const EMAIL_KINDS = ['TRANSACTIONAL', 'AUTOMATION', 'RSS', 'BROADCAST'] as const;
 
 /**
- * API.md's delivery fact `{messageId, accountId, email, subscriberId, kind, templateName,
+ * the API contract's delivery fact `{messageId, accountId, email, subscriberId, kind, templateName,
  * eventProperties, at, machine?}`: `at` is the envelope's occurredAt. subscriberId is null for a
  * transactional mail to an address that is no subscriber; templateName is null for RSS mail.
  */
@@ -76,6 +76,12 @@ export const otherFacts = {
      * without consent. Facts published before it existed parse as null.
      */
     consentDecision: z.string().nullable().default(null),
+  }),
+  /** Every recipient's mail of the broadcast is queued (the broadcast is SENT). */
+  'broadcast.sent': z.object({
+    ...envelope('broadcast.sent'),
+    broadcastId: id,
+    recipientCount: z.number().int().min(0),
   }),
   /** Every recipient's mail of the issue is queued. */
   'rss.issue_sent': z.object({

@@ -2,7 +2,7 @@
  * Typed facts: the one definition of every message on DOMAIN, EVENTS and JOBS. Producers build with
  * domainFact() / job() and the CustomEvent type; consumers parse with parseDomainFact() /
  * parseFact() / parseJob() / parseCustomEvent(), which throw MalformedFactError naming the first
- * offending member (a consumer terminates such a message). Encoding is JSON (README "Domain facts").
+ * offending member (a consumer terminates such a message). Encoding is JSON (docs/architecture.md "Domain facts").
  */
 import type { z } from 'zod';
 import { catalogFacts } from './catalog';

@@ -1,5 +1,5 @@
 // The building blocks every fact schema uses, and the one error a consumer sees for a fact that does
-// not parse. Facts travel as JSON (see README "Domain facts"): times are ISO 8601 strings on the wire.
+// not parse. Facts travel as JSON (see docs/architecture.md "Domain facts"): times are ISO 8601 strings on the wire.
 import { z } from 'zod';
 
 /** A fact (or job) that does not match its definition; `reason` names the first offending member. */

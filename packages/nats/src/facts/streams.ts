@@ -26,8 +26,11 @@ export const parseCustomEvent = (data: unknown): CustomEvent => parseWith(custom
 export const jobs = {
   /** jobs.email.<accountId>: deliver the stored (already rendered) message. */
   email: z.object({ accountId: id, messageId: id }),
-  /** jobs.webhook.<accountId>: attempt one delivery of a fact to one subscription. */
-  webhook: z.object({ accountId: id, subscriptionId: id, deliveryId: id, eventId: id }),
+  /**
+   * jobs.webhook.<accountId>: attempt stored deliveries of one subscription (those one fan-out batch
+   * made for it, or the one a redelivery or test event made): one job per batch, not per delivery.
+   */
+  webhook: z.object({ accountId: id, subscriptionId: id, deliveryIds: z.array(id).min(1).max(1000) }),
   /**
    * jobs.subscriber-status.<accountId>: tell the subscriber service the delivery outcome of the
    * message's recipient (hard bounce: BOUNCED; complaint: COMPLAINED and opted out of the mail's topic).

@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { assertStringId, collectionSchema, sameOptions } from '../schema';
-import type { Collection, CollectionOptions, Store, StoreConfig, Transaction } from '../types';
+import type { Collection, CollectionOptions, Store, StoreConfig, StoreStats, Transaction } from '../types';
 import { SqliteCollection } from './collection';
 import { Connection } from './connection';
 import { importLegacy } from './legacy';
@@ -65,6 +65,7 @@ export class SqliteStore implements Store {
   private created: Table[] = [];
   private flushScheduled = false;
   private closed = false;
+  private commits = 0;
 
   private constructor(
     readonly dir: string,
@@ -160,6 +161,7 @@ export class SqliteStore implements Store {
       const result = await this.currentTx.run(tx, () => fn(tx));
       if (tx.failure !== undefined) throw tx.failure;
       this.writer.exec('COMMIT');
+      this.commits++;
       this.created = [];
       return result;
     } finally {
@@ -172,6 +174,12 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<boolean> {
     return !this.closed;
+  }
+
+  stats(): StoreStats {
+    // total_changes(): rows inserted, updated or deleted on the writer, side tables' rows included
+    const documentWrites = this.closed ? 0 : (this.writer.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+    return { commits: this.commits, documentWrites };
   }
 
   async close(): Promise<void> {
@@ -282,6 +290,7 @@ export class SqliteStore implements Store {
         }
       }
       db.exec('COMMIT');
+      this.commits++;
       this.created = [];
     } catch (err) {
       // the commit itself failed (disk full, I/O error): nothing of the batch is written

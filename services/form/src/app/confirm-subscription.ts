@@ -1,4 +1,4 @@
-// Double opt-in confirmation (API.md "Forms", "Public web surface"): the reader opens the link of the
+// Double opt-in confirmation (the API contract "Forms", "Public web surface"): the reader opens the link of the
 // confirmation mail (GET: a page with a button, nothing changes: mail scanners prefetch links) and
 // presses the button (POST: the subscriber UNCONFIRMED -> ACTIVE through the subscriber service's
 // ConfirmSubscriber, which emits subscriber.confirmed). The token names the account and the

@@ -1,4 +1,4 @@
-// The double opt-in confirm link (API.md "Public web surface", "Forms"): `/public/confirm/<token>`,
+// The double opt-in confirm link (the API contract "Public web surface", "Forms"): `/public/confirm/<token>`,
 // the token signed for the `confirm` purpose with a key derived from TRACKING_SECRET (as the
 // messaging service derives its link keys; TRACKING_SECRET_PREVIOUS keeps links of a rotated secret
 // working), bound to one account and one submission, always with an expiry.

@@ -2,7 +2,7 @@ import type { Form } from '../domain/form';
 import type { EmailSender } from '../clients/email-messages';
 import type { ConfirmTokens } from './confirm-token';
 
-// The double opt-in confirmation mail (API.md "Forms"): the submission job asks for it when its
+// The double opt-in confirmation mail (the API contract "Forms"): the submission job asks for it when its
 // decision sends one. This file is the contract between the submission job (the caller) and the
 // mailer that renders the signed confirm link and sends through the messaging service.
 
@@ -49,7 +49,7 @@ export function readableUtc(d: Date): string {
 
 /**
  * The substitutions of a confirmation mail, for the built-in template and a form's own template
- * alike (README "Signup forms: the confirmation mail" lists them).
+ * alike (docs/integrators.md "Signup forms: the confirmation mail" lists them).
  */
 export function confirmationValues(form: Pick<Form, 'id' | 'name'>, confirmUrl: string, expiresAt: Date, tokenDays: number): Record<string, unknown> {
   // NO_FORM: `form` is null (the built-in template then says "our mailing list")

@@ -1,4 +1,4 @@
-// Use case ConsentSignup (API.md "Events and automations"): a custom event for an address that is no
+// Use case ConsentSignup (the API contract "Events and automations"): a custom event for an address that is no
 // subscriber of the account, sent with `consent`, signs the address up "as a form signup would",
 // through the same double opt-in rules as a submission job (domain/decision.ts): the suppression
 // list, Signup (UNCONFIRMED, the consent's source and givenAt recorded), the 10-minute rule, the

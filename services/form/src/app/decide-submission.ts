@@ -1,4 +1,4 @@
-// The submission job's use case (API.md "Forms": double opt-in decisions): ask the suppression list,
+// The submission job's use case (the API contract "Forms": double opt-in decisions): ask the suppression list,
 // call Signup, decide (domain/decision.ts), send the confirmation mail for QUEUED, then record the
 // decision on the submission and the form.submitted fact in one transaction.
 //

@@ -1,4 +1,4 @@
-// Form use cases, one per RPC of FormService (API.md "Forms").
+// Form use cases, one per RPC of FormService (the API contract "Forms").
 //
 // Decisions (published in the OpenAPI document, gateway/src/openapi/form/forms.ts):
 // - Input fields are resolved against the subscriber service's catalog at save time (fieldType,

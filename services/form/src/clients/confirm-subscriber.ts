@@ -1,5 +1,5 @@
 // The subscriber service's ConfirmSubscriber as the confirm page sees it: UNCONFIRMED -> ACTIVE
-// (subscriber.confirmed), any other status unchanged, the status before and after as API.md names
+// (subscriber.confirmed), any other status unchanged, the status before and after as the API contract names
 // them. Its own errors pass through (subscriber_not_found: deleted since); when it does not answer,
 // PeerUnavailable (the page says to try again).
 import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';

@@ -1,8 +1,8 @@
-// The double opt-in decision of one submission (API.md "Forms"), pure: what the suppression list,
+// The double opt-in decision of one submission (the API contract "Forms"), pure: what the suppression list,
 // the subscriber service's Signup answer and the recent confirmation mails say, in; the decision
 // (null for a single opt-in form) and whether a confirmation mail goes out, out.
 //
-// Precedence (README "Signup forms"): a suppressed address first (GetSuppression on messaging; no subscriber is created for it),
+// Precedence (docs/integrators.md "Signup forms"): a suppressed address first (GetSuppression on messaging; no subscriber is created for it),
 // then the account's subscriber quota (Signup refused to create), then single opt-in (decided, null),
 // then the subscriber's state (ACTIVE: already subscribed; BLOCKED/BOUNCED/COMPLAINED/UNSUBSCRIBED:
 // policy), then for a new or UNCONFIRMED address the mail limits: the same form's mail within 10

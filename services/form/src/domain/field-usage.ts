@@ -1,4 +1,4 @@
-// Which forms use a subscriber field, and how that weighs on archiving or deleting it (API.md, forms:
+// Which forms use a subscriber field, and how that weighs on archiving or deleting it (the API contract, forms:
 // "A form's fields are write usages ... archiving a field used by an ACTIVE form is blocked").
 
 import type { FormStatus } from './form';

@@ -1,4 +1,4 @@
-// The rules of a form body (API.md "Forms"), pure: a request plus a snapshot of the account's field
+// The rules of a form body (the API contract "Forms"), pure: a request plus a snapshot of the account's field
 // catalog and topics in, the values to store out, or the DomainError naming the first rule broken.
 // Sender profile and template existence are checked by the use case (they live in another service).
 import { DomainError, GrpcStatus, failedPrecondition, invalid, type Problem } from '@mailer/kit';

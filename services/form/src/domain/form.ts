@@ -1,4 +1,4 @@
-// The signup form record (spec "Signup forms", API.md "Forms"): what a form collects, where its
+// The signup form record (spec "Signup forms", the API contract "Forms"): what a form collects, where its
 // subscribers go, and its hosted landing page. Pure types and rules, no I/O.
 
 export const FORM_TYPES = ['DEFAULT', 'SLIDER', 'INLINE', 'POPUP', 'PAGE'] as const;
@@ -83,7 +83,7 @@ export interface Form {
   updatedAt: Date;
 }
 
-/** Input controls that fit each field type; the first is the default (API.md: "inputControl defaults from the field type and must fit it"). */
+/** Input controls that fit each field type; the first is the default (the API contract: "inputControl defaults from the field type and must fit it"). */
 export const INPUT_CONTROLS_BY_FIELD_TYPE: Record<FieldType, readonly FormInputControl[]> = {
   TEXT: ['TEXT_INPUT', 'TEXTAREA'],
   LONG_TEXT: ['TEXTAREA', 'TEXT_INPUT'],
@@ -114,7 +114,7 @@ export function pageDomainOfHost(host: string, publicBaseUrl: string): string | 
 }
 
 /**
- * The landing page's address while it is PUBLISHED (API.md: `https://<domain>/public/pages/<routePath>`,
+ * The landing page's address while it is PUBLISHED (the API contract: `https://<domain>/public/pages/<routePath>`,
  * or under PUBLIC_BASE_URL for the default host); null otherwise.
  */
 export function publicUrlOf(form: Pick<Form, 'type' | 'landingPageStatus' | 'routePath' | 'domain'>, publicBaseUrl: string): string | null {

@@ -1,4 +1,4 @@
-// A public submission's body checked against its form (API.md "Forms": public submissions), pure:
+// A public submission's body checked against its form (the API contract "Forms": public submissions), pure:
 // the posted values in, the values to store out, or one DomainError listing every problem (400
 // validation_failed, `details` paths `values.<personalizationTagName>` so a page can mark each input).
 import isEmail from 'validator/lib/isEmail';

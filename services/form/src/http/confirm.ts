@@ -1,4 +1,4 @@
-// GET/POST /public/confirm/{token} (API.md "Forms", "Public web surface"), forwarded by the gateway:
+// GET/POST /public/confirm/{token} (the API contract "Forms", "Public web surface"), forwarded by the gateway:
 // GET shows a page with a "Confirm" button and changes nothing (mail scanners prefetch links); the
 // button POSTs to the same address and confirms (app/confirm-subscription.ts). Plain server-rendered
 // pages, no script, every customer text (the account's display name, the form's name) escaped. The

@@ -1,4 +1,4 @@
-// Hosted landing pages (API.md "Forms": GET /public/pages/{routePath}) and the HTML answers a
+// Hosted landing pages (the API contract "Forms": GET /public/pages/{routePath}) and the HTML answers a
 // browser gets when it posts a signup form (the thank-you page, or the form again with the errors).
 // Server-rendered, no script; the gateway forwards /public/pages/* and /public/forms/* here.
 //

@@ -1,4 +1,4 @@
-// POST /public/forms/{formId}/submissions (API.md "Forms": public submissions), forwarded by the
+// POST /public/forms/{formId}/submissions (the API contract "Forms": public submissions), forwarded by the
 // gateway. JSON or urlencoded (a plain HTML form); CORS for the form's allowedOrigins; a honeypot
 // input; a per client address and form limit. An accepted submission is stored with its job in one
 // transaction and answered 202 {received: true} whatever the address's state: the job decides later.

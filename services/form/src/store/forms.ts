@@ -3,10 +3,10 @@
 // account except the two named "AcrossAccounts" (public pages and submissions arrive without one).
 //
 // routePath uniqueness: a landing page's (domain, routePath) is unique across the installation
-// (API.md "409 route_path_taken"). A unique index enforces it, so two concurrent saves can never both
+// (the API contract "409 route_path_taken"). A unique index enforces it, so two concurrent saves can never both
 // win; it holds only forms with a routePath (partial index), and `domain` null (the default host)
 // collides with null as MongoDB's unique indexes do.
-import { DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
+import { acrossAccounts, DuplicateKeyError, mongoose, type Store, type Transaction } from '@mailer/store';
 import type { FormFields } from '../domain/field-usage';
 import { customFieldIdsOf, type Form, type FormField } from '../domain/form';
 
@@ -214,11 +214,11 @@ export function formRepository(store: Store): FormRepository {
       return (await forms.updateMany({ accountId, fieldIds: id }, { $pull: { fieldIds: id, inputFields: { fieldId: id } } })).modifiedCount;
     },
     async publishedPageAcrossAccounts(domain, routePath) {
-      const doc = await forms.findOne({ domain: domain ? domain.toLowerCase() : null, routePath, type: 'PAGE', landingPageStatus: 'PUBLISHED' });
+      const doc = await acrossAccounts(forms).findOne({ domain: domain ? domain.toLowerCase() : null, routePath, type: 'PAGE', landingPageStatus: 'PUBLISHED' });
       return doc && toForm(doc);
     },
     async getAcrossAccounts(formId) {
-      const doc = await forms.findOne({ _id: formId });
+      const doc = await acrossAccounts(forms).findOne({ _id: formId });
       return doc && toForm(doc);
     },
   };

@@ -1,8 +1,8 @@
 // Public submissions (collection 'submissions'): what a reader posted to a form, stored with its job
-// before the 202, then the decision the submission job took (API.md "Forms": the submissions log).
+// before the 202, then the decision the submission job took (the API contract "Forms": the submissions log).
 // Every query is scoped to one account; the public route finds the account through the form.
 //
-// A consent signup from a custom event (API.md "Events and automations", app/consent-signup.ts) is
+// A consent signup from a custom event (the API contract "Events and automations", app/consent-signup.ts) is
 // recorded here too, without a form (formId null, _id and eventId the event's id): its confirmation
 // mail counts for the cooldown and the daily quota like a form's, and its confirm link names it like
 // a submission. No form's log lists it; the event's record in GET /events shows its decision.

@@ -1,4 +1,4 @@
-// Accepting one email message (API.md "Transactional email"): the one path every mail takes into the
+// Accepting one email message (the API contract "Transactional email"): the one path every mail takes into the
 // system (POST /email-messages now; automation steps and RSS issues call it too). The message is
 // rendered here, so nothing broken is queued, and it is stored with its body and its delivery job in
 // ONE store transaction (the job through the outbox): once the transaction commits nothing can lose
@@ -25,7 +25,7 @@ export interface Recipient {
   firstName: string | null;
   /** Display value by personalizationTagName. */
   fields: Record<string, string>;
-  /** SubscriberStatus as API.md names it (ACTIVE, BLOCKED, ...). */
+  /** SubscriberStatus as the API contract names it (ACTIVE, BLOCKED, ...). */
   status: string;
 }
 
@@ -87,7 +87,7 @@ export interface Accepted {
 }
 
 /** The answer for a message already stored (a repeated dedupe key): its id and the status it was accepted with. */
-const answerOf = (m: EmailMessageDoc): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
+export const answerOf = (m: Pick<EmailMessageDoc, '_id' | 'status'>): Accepted => ({ messageId: m._id, status: m.status === 'SUPPRESSED' ? 'SUPPRESSED' : 'QUEUED' });
 
 
 /** Renders, checks suppression and status, instruments, stores message + body + job, then waits for the job's PubAck. */
@@ -107,7 +107,7 @@ export async function acceptMessage(deps: AcceptDeps, input: AcceptInput): Promi
     if (existing) return answerOf(existing);
   }
   // The recipient (a gRPC call) and the suppression are read while the template and sender are: the
-  // refusals keep API.md's order all the same (a failed lookup is only seen once those passed).
+  // refusals keep the API contract's order all the same (a failed lookup is only seen once those passed).
   const recipientLookup = input.subscriber !== undefined ? Promise.resolve(input.subscriber) : deps.recipients.recipientByEmail(accountId, email);
   const suppressionLookup = suppressionsOf(deps.suppressions, accountId).find(email);
   recipientLookup.catch(() => undefined);

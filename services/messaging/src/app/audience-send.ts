@@ -1,4 +1,4 @@
-// Use cases of AudienceSendService (DESIGN.md "Audiences"): mail to many, one page of recipients per
+// Use cases of AudienceSendService (docs/architecture.md "Audiences"): mail to many, one page of recipients per
 // call. The caller (an RSS issue's sender) keeps the cursor; this service keeps the promise that a
 // recipient gets at most one mail per send: every message of a send carries the dedupe key
 // `<sendKey>:<subscriberId>`, unique in the account, so a page asked again after a crash, a timeout or
@@ -6,13 +6,11 @@
 //
 // A page is written in ONE store transaction (messages, bodies, delivery jobs through the outbox):
 // after a kill -9 a page is either wholly queued or not at all, and asking it again completes it.
-import { createHash } from 'node:crypto';
 import { invalid, type Logger } from '@mailer/kit';
 import { job } from '@mailer/nats/facts';
 import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
 import { templateCall } from '../domain/email-template';
-import { Lru } from '../domain/lru';
-import { compileTemplate, takeHtmlValues, type CompiledTemplate } from '@mailer/templates';
+import { compiledTemplate, takeHtmlValues, type CompiledTemplate } from '@mailer/templates';
 import { messagesOf, type EmailKind, type MessageCollections } from '../store/messages';
 import type { OutboxRepository } from '@mailer/nats';
 import { suppressionsOf, type SuppressionDoc } from '../store/suppressions';
@@ -81,20 +79,6 @@ export const MAX_SEND_KEY_LENGTH = 120;
 export const DEFAULT_AUDIENCE_PAGE_SIZE = 500;
 const MAX_AUDIENCE_PAGE_SIZE = 1000;
 
-/** Inline content compiled once per distinct content (every page of a send shares it). */
-const compiledContent = new Lru<string, CompiledTemplate>(50, 32 * 1024 * 1024);
-
-function compiledOf(content: AudienceContent): Promise<CompiledTemplate> {
-  const key = createHash('sha256').update(content.subject).update('\0').update(content.html).update('\0').update(content.css).digest('hex');
-  const hit = compiledContent.get(key);
-  if (hit) return Promise.resolve(hit);
-  return templateCall(() => {
-    const compiled = compileTemplate({ subject: content.subject, html: content.html, css: content.css });
-    compiledContent.set(key, compiled, content.subject.length + content.html.length + content.css.length);
-    return compiled;
-  });
-}
-
 function checkInput(input: AudiencePageInput): void {
   if (!input.sendKey || input.sendKey.length > MAX_SEND_KEY_LENGTH) {
     throw invalid('validation_failed', `sendKey must have 1 to ${MAX_SEND_KEY_LENGTH} characters`, [{ path: 'sendKey', problem: 'empty or too long' }]);
@@ -114,7 +98,7 @@ export async function queueAudiencePage(deps: AudienceSendDeps, input: AudienceP
   checkInput(input);
   const { accountId, sendKey } = input;
   const [compiled, sender, page] = await Promise.all([
-    compiledOf(input.content),
+    templateCall(() => compiledTemplate({ subject: input.content.subject, html: input.content.html, css: input.content.css })),
     senderForSend(deps, accountId, input.senderProfileId || null),
     deps.audience.page(accountId, { segmentId: input.segmentId, topicId: input.topicId, after: input.after, pageSize: input.pageSize }),
   ]);
@@ -172,7 +156,7 @@ async function queueRecipients(
   if (composed.length) {
     await deps.store.transaction(async (tx) => {
       await repo.insertMany(composed, tx);
-      await deps.outbox.record(tx, composed.map(({ message }) => job('email', { accountId, messageId: message._id })));
+      await deps.outbox.recordTogether(tx, composed.map(({ message }) => job('email', { accountId, messageId: message._id })));
     });
     deps.notify();
   }

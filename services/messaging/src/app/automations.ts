@@ -1,4 +1,4 @@
-// Use cases of automations (API.md "Events and automations"): list, create, get, replace, delete,
+// Use cases of automations (the API contract "Events and automations"): list, create, get, replace, delete,
 // and their runs. Saving validates every step (domain/automation.ts), then checks every id a step
 // names against the account: email templates here, tags, topics and fields at the subscriber
 // service, segments at the segment service, each asked once per save and only when a step needs it.
@@ -59,7 +59,7 @@ export async function updateAutomation(deps: AutomationDeps, accountId: string, 
 }
 
 /**
- * Deleting it cancels its unfinished runs (API.md): a waiting run never resumes, a run in work
+ * Deleting it cancels its unfinished runs (the API contract): a waiting run never resumes, a run in work
  * stops before its next step (the executor finds the automation gone). Its runs stay listed
  * nowhere (the automation is gone) but keep their records, so ONCE entries are not forgotten.
  */

@@ -1,4 +1,4 @@
-// What happens after a mail bounces or is reported as spam (API.md "Delivery facts, tracking,
+// What happens after a mail bounces or is reported as spam (the API contract "Delivery facts, tracking,
 // bounces, suppressions, unsubscribe"): the message record, the suppression list, the email.bounced /
 // email.complained fact and the subscriber's status. Called by the inbound bounce listener (DSN and
 // ARF reports) and by the delivery worker (a 5xx answer is a hard bounce at once).

@@ -4,6 +4,7 @@
 import type { Store } from '@mailer/store';
 import type { FormsUsing } from '../clients/forms';
 import type { NewslettersUsing } from '../clients/rss-newsletters';
+import type { BroadcastRepository } from '../store/broadcasts';
 import type { SubscriberLookup } from './render-values';
 import type { DomainPolicy } from './sending-domains';
 
@@ -21,4 +22,6 @@ export interface CatalogDeps {
   forms?: Pick<FormsUsing, 'formsUsing'>;
   /** The rss service's view of the newsletters sending from a profile (delete checks); absent: none does. */
   newsletters?: Pick<NewslettersUsing, 'newslettersUsing'>;
+  /** The broadcasts naming a profile or template (delete checks: SCHEDULED and SENDING ones); absent: none does. */
+  broadcasts?: Pick<BroadcastRepository, 'naming'>;
 }

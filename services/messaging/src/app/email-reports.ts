@@ -1,4 +1,4 @@
-// Use case CountEmails (POST /reports/emails, API.md "Reports"): the account's messages per bucket,
+// Use case CountEmails (POST /reports/emails, the API contract "Reports"): the account's messages per bucket,
 // each metric counted by the time of its fact. The gateway made the buckets from the report period
 // (@mailer/reports); here they are only instants.
 import { invalid } from '@mailer/kit';

@@ -1,12 +1,12 @@
-// Email template use cases (API.md "Email templates") and templateForSend, the one way a send gets
+// Email template use cases (the API contract "Email templates") and templateForSend, the one way a send gets
 // a template and its compiled form.
 //
 // Decisions (published in the OpenAPI document):
 // - PUT may not change `name` (the template's address): a different `name` in the body is
 //   `400 template_name_immutable`.
 // - An unknown `senderProfileId` is `404 sender_profile_not_found` (the same errorId as everywhere).
-// - A template named by an automation step (SEND_EMAIL templateName) cannot be deleted
-//   (`409 template_in_use`, the automations in `details`); forms join that check when they exist.
+// - A template named by an automation step (SEND_EMAIL templateName), a form or a SCHEDULED or SENDING
+//   broadcast cannot be deleted (`409 template_in_use`, the users in `details`).
 // - Create and PUT test-render the template once, bounded as every render is, for a sample reader and
 //   no substitutionData: one that passes a limit with no data at all (`{% for i in (1..100000000) %}`)
 //   is `422 template_render_failed` at save, as RSS newsletters' templates are. Limits reached through
@@ -14,8 +14,7 @@
 import { notFound, failedPrecondition, invalid } from '@mailer/kit';
 import type { Store } from '@mailer/store';
 import { checkTemplateName, templateCall, trackingOf, type TrackingInput } from '../domain/email-template';
-import { Lru } from '../domain/lru';
-import { compileTemplate, renderTemplate, SAMPLE_READER, TemplateError, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
+import { compiledTemplate, compileTemplate, renderTemplate, SAMPLE_READER, TemplateError, type CompiledTemplate, type RenderedMessage } from '@mailer/templates';
 import { automationRepository } from '../store/automations';
 import { emailTemplatesOf, type EmailTemplateDoc } from '../store/email-templates';
 import { senderProfilesOf } from '../store/sender-profiles';
@@ -27,30 +26,13 @@ import { canonicalAddress } from '../domain/sender-profile';
 export const templateNotFound = (name: string) => notFound('template_not_found', `no email template named "${name}" exists in the account`);
 
 /**
- * Compiled templates by (template id, version): a stored version never changes, and a template
- * deleted and created again under its name gets a new id, so an entry can never be stale. Bounded
- * by entries and by source characters (a compiled tree is a few times its source).
- */
-const compiled = new Lru<string, CompiledTemplate>(500, 64 * 1024 * 1024);
-
-function compiledOf(template: EmailTemplateDoc): CompiledTemplate {
-  const key = `${template._id}:${template.version}`;
-  let hit = compiled.get(key);
-  if (!hit) {
-    hit = compileTemplate(template);
-    compiled.set(key, hit, template.subject.length + template.html.length + (template.text?.length ?? 0));
-  }
-  return hit;
-}
-
-/**
  * The template a send renders, with its compiled form (cached: a send does not re-parse). Throws
  * `404 template_not_found`.
  */
 export async function templateForSend(deps: { store: Store }, accountId: string, name: string): Promise<{ template: EmailTemplateDoc; compiled: CompiledTemplate }> {
   const template = await emailTemplatesOf(deps.store, accountId).get(name);
   if (!template) throw templateNotFound(name);
-  return { template, compiled: await templateCall(() => compiledOf(template)) };
+  return { template, compiled: await templateCall(() => compiledTemplate(template)) };
 }
 
 export interface EmailTemplateRequest {
@@ -121,6 +103,11 @@ export async function deleteEmailTemplate(deps: CatalogDeps, accountId: string, 
   if (automations.length) {
     throw failedPrecondition('template_in_use', `the template is used by ${automations.length} automation(s); change their steps first`,
       automations.slice(0, 50).map((a) => ({ path: `automations.${a.id}`, problem: `step of automation "${a.name}" sends this template` })));
+  }
+  const sending = await deps.broadcasts?.naming(accountId, 'templateName', name, 50);
+  if (sending?.count) {
+    throw failedPrecondition('template_in_use', `the template is sent by ${sending.count} scheduled or sending broadcast(s); cancel them or wait until they are sent`,
+      sending.broadcasts.map((b) => ({ path: `broadcasts.${b._id}`, problem: `broadcast "${b.name}" sends this template` })));
   }
   const forms = await deps.forms?.formsUsing(accountId, { templateName: name });
   if (forms?.count) {

@@ -1,4 +1,4 @@
-// Use case CountEvents (POST /reports/events, API.md "Reports"): the account's events per bucket by
+// Use case CountEvents (POST /reports/events, the API contract "Reports"): the account's events per bucket by
 // receipt time, in all and per event key. The gateway made the buckets from the report period
 // (@mailer/reports); here they are only instants.
 import { invalid, semaphore } from '@mailer/kit';

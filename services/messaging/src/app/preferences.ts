@@ -1,4 +1,4 @@
-// The reader's preference page and one-click unsubscribe (API.md "Public web surface", RFC 8058) on
+// The reader's preference page and one-click unsubscribe (the API contract "Public web surface", RFC 8058) on
 // /u/{token}. The token names the account, the reader (subscriberId) and the mail's topic when it had
 // one. Subscriptions live in the subscriber service: every change is a personal opt-out there with
 // source `unsubscribe_link` (or a re-join the reader asked for on the page).

@@ -1,5 +1,5 @@
 // The links and addresses the messaging service writes into mail, and their verification: open pixel
-// /t/o/{token}, click redirect /t/c/{token}, preference page /u/{token} (API.md "Public web surface"),
+// /t/o/{token}, click redirect /t/c/{token}, preference page /u/{token} (the API contract "Public web surface"),
 // and the VERP return path. Each purpose signs with its own key derived from TRACKING_SECRET
 // (TRACKING_SECRET_PREVIOUS keeps links of a rotated secret working).
 import { deriveKeyring, signToken, verifyToken, type PayloadByPurpose, type VerifiedToken } from '@mailer/tokens';

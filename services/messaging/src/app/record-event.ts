@@ -8,10 +8,16 @@
 // the entry rules permitting) in this same transaction: the run records, the automations' runsStarted
 // and one `automation-run` job per run through the outbox. A redelivered event therefore finds its
 // record and starts nothing; a crash before the commit leaves nothing behind to run twice.
-import { domainFact, factSubject, job, type CustomEvent } from '@mailer/nats/facts';
-import { DomainError, GrpcStatus, PeerUnavailable } from '@mailer/kit';
-import { DuplicateKeyError, type Collection, type Store } from '@mailer/store';
+//
+// RecordEvents does the same for a batch of events in one transaction, with one read of the events
+// recorded already and one subscriber lookup per address and one automations lookup per event key of
+// the batch. When the transaction meets a unique key (a concurrent delivery recorded one of the
+// events, or two of them raced for one entry rule), the batch is recorded event by event instead.
+import { domainFact, factSubject, job, type CustomEvent, type DomainMessage } from '@mailer/nats/facts';
+import { DomainError, GrpcStatus, groupBy, PeerUnavailable } from '@mailer/kit';
+import { DuplicateKeyError, type Collection, type Store, type Transaction } from '@mailer/store';
 import { eventOutcome, type EventOutcome } from '../domain/event-outcome';
+import type { EntryRule } from '../domain/automation';
 import type { AutomationRepository } from '../store/automations';
 import { EVENTS, eventsOf, type EventDoc } from '../store/events';
 import type { OutboxRepository } from '@mailer/nats';
@@ -19,7 +25,7 @@ import { entryKey, RUNS, runsOf, type RunDoc } from '../store/runs';
 import type { RecipientLookup } from './accept-message';
 
 /**
- * Signs an unknown address up with the consent sent with its event (API.md: "an UNCONFIRMED
+ * Signs an unknown address up with the consent sent with its event (the API contract: "an UNCONFIRMED
  * subscriber is created with the consent recorded (gdprAgreement = source and givenAt) and a double
  * opt-in mail is sent as for a form signup"): the form service's ConsentSignup, the same double
  * opt-in decision as a form submission (clients/forms.ts).
@@ -60,6 +66,8 @@ export interface RecordEventDeps {
 }
 
 export type RecordEventResult = { recorded: true; outcome: EventOutcome } | { recorded: false };
+/** An event's result in a batch, or the error it met (retried by the consumer). */
+export type RecordEventsResult = RecordEventResult | { error: unknown };
 
 /** The outbox id (and so the msgID) of an event's `event.received` fact: one per event. */
 export const eventReceivedFactId = (eventId: string) => `event.received:${eventId}`;
@@ -67,11 +75,90 @@ export const eventReceivedFactId = (eventId: string) => `event.received:${eventI
 export const automationRunJobId = (runId: string) => `automation-run:${runId}`;
 
 export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Promise<RecordEventResult> {
-  const events = eventsOf(deps.events, event.accountId);
   // Most redeliveries stop here, before asking the subscriber service anything.
-  if (await events.exists(event.eventId)) return { recorded: false };
+  if (await eventsOf(deps.events, event.accountId).exists(event.eventId)) return { recorded: false };
+  const prepared = await prepareEvent(deps, event, sharedLookups(deps));
+  try {
+    await deps.store.transaction(async (tx) => deps.outbox.record(tx, await writeEvents(deps, [prepared], tx)));
+  } catch (err) {
+    // Two deliveries of one event at once: the other one recorded it.
+    if (err instanceof DuplicateKeyError && err.collection === EVENTS) return { recorded: false };
+    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other run).
+    if (err instanceof DuplicateKeyError && err.collection === RUNS) throw new Error(`event ${event.eventId}: an entry rule's run key was taken concurrently; retrying`);
+    throw err;
+  }
+  deps.notifyOutbox();
+  return { recorded: true, outcome: prepared.doc.outcome };
+}
 
-  let subscriberId = await subscriberOf(deps, event);
+/** Use case RecordEvents: a batch of events, one result per event in order. Throws when the store fails. */
+export async function recordEvents(deps: RecordEventDeps, events: readonly CustomEvent[]): Promise<RecordEventsResult[]> {
+  const results: RecordEventsResult[] = new Array(events.length);
+  // Recorded already (one read per account), or twice in the batch: nothing to do.
+  const fresh: number[] = [];
+  await Promise.all([...groupBy(events.keys(), (i) => events[i].accountId)].map(async ([accountId, indexes]) => {
+    const known = await eventsOf(deps.events, accountId).recorded(indexes.map((i) => events[i].eventId));
+    for (const i of indexes) {
+      const id = events[i].eventId;
+      if (known.has(id)) results[i] = { recorded: false };
+      else (known.add(id), fresh.push(i));
+    }
+  }));
+  const lookups = sharedLookups(deps);
+  const prepared = new Map<number, PreparedEvent>();
+  await Promise.all(fresh.map(async (i) => {
+    try {
+      prepared.set(i, await prepareEvent(deps, events[i], lookups));
+    } catch (error) {
+      results[i] = { error };
+    }
+  }));
+  if (prepared.size === 0) return results;
+  try {
+    await deps.store.transaction(async (tx) => deps.outbox.recordTogether(tx, await writeEvents(deps, [...prepared.values()], tx)));
+    for (const [i, p] of prepared) results[i] = { recorded: true, outcome: p.doc.outcome };
+  } catch (err) {
+    if (!(err instanceof DuplicateKeyError)) throw err;
+    // A concurrent delivery recorded one of them, or two of them raced for one entry rule: one by one,
+    // each with its own answer.
+    for (const i of prepared.keys()) results[i] = await recordEvent(deps, events[i]).catch((error: unknown) => ({ error }));
+  }
+  deps.notifyOutbox();
+  return results;
+}
+
+/** What recording one event writes. */
+interface PreparedEvent {
+  doc: EventDoc;
+  newRuns: RunDoc[];
+  /** The payload of its event.received fact. */
+  fact: DomainMessage['payload'];
+}
+
+/** Lookups the events of a batch share: each subscriber address and event key is looked up once. */
+interface SharedLookups {
+  subscriber(event: CustomEvent): Promise<string | null>;
+  automations(accountId: string, eventKey: string): Promise<Array<{ id: string; entry: EntryRule }>>;
+}
+
+function sharedLookups(deps: RecordEventDeps): SharedLookups {
+  const subscribers = new Map<string, Promise<string | null>>();
+  const automations = new Map<string, Promise<Array<{ id: string; entry: EntryRule }>>>();
+  const once = <T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> => {
+    let found = cache.get(key);
+    if (!found) cache.set(key, (found = load()));
+    return found;
+  };
+  return {
+    // (an event with consent may sign its address up: the next one of that address asks again)
+    subscriber: (event) => (event.consent ? subscriberOf(deps, event) : once(subscribers, `${event.accountId}\0${event.email}`, () => subscriberOf(deps, event))),
+    automations: (accountId, eventKey) => once(automations, `${accountId}\0${eventKey}`, () => deps.automations.activeTriggeredBy(accountId, eventKey)),
+  };
+}
+
+/** The event's record, the runs it starts and its fact: everything but the writes. */
+async function prepareEvent(deps: RecordEventDeps, event: CustomEvent, lookups: SharedLookups): Promise<PreparedEvent> {
+  let subscriberId = await lookups.subscriber(event);
   let subscriberCreated = false;
   let consentDecision: string | null = null;
   if (event.consent) {
@@ -85,8 +172,8 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     }
   }
   const runs = runsOf(deps.runs, event.accountId);
-  const matched = event.triggerAutomations && subscriberId !== null && !subscriberCreated ? await deps.automations.activeTriggeredBy(event.accountId, event.eventKey) : [];
-  // The entry rules (API.md): ONCE never a second run for the subscriber, ONE_AT_A_TIME not while one
+  const matched = event.triggerAutomations && subscriberId !== null && !subscriberCreated ? await lookups.automations(event.accountId, event.eventKey) : [];
+  // The entry rules (the API contract): ONCE never a second run for the subscriber, ONE_AT_A_TIME not while one
   // is unfinished. Two events racing past this check meet the runs' unique keys: the loser's
   // transaction fails and its event is retried, which then finds the winner's run here.
   const entering = [];
@@ -132,7 +219,7 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     matchedAutomationIds: outcome === 'RUNS_STARTED' ? matchedAutomationIds : [],
     recordedAt: now,
   };
-  const fact = domainFact({
+  const { payload: fact } = domainFact({
     type: 'event.received',
     accountId: doc.accountId,
     // the fact of an event happens when the event did; receivedAt says when it reached us
@@ -148,26 +235,29 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
     runIds: doc.runIds,
     consentDecision: doc.consentDecision ?? null,
   });
-  try {
-    await deps.store.transaction(async (tx) => {
-      await events.insert(doc, tx);
-      await runs.insert(newRuns, tx);
-      for (const r of newRuns) await deps.automations.countRuns(r.accountId, r.automationId, { runsStarted: 1 }, tx);
-      await deps.outbox.record(tx, [
-        { subject: factSubject('event.received'), payload: fact.payload, id: eventReceivedFactId(doc._id) },
-        // the run's id is the job's msgID: one job per run
-        ...newRuns.map((r) => ({ ...job('automation-run', { accountId: r.accountId, runId: r._id }), id: automationRunJobId(r._id) })),
-      ]);
-    });
-  } catch (err) {
-    // Two deliveries of one event at once: the other one recorded it.
-    if (err instanceof DuplicateKeyError && err.collection === EVENTS) return { recorded: false };
-    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other run).
-    if (err instanceof DuplicateKeyError && err.collection === RUNS) throw new Error(`event ${doc._id}: an entry rule's run key was taken concurrently; retrying`);
-    throw err;
+  return { doc, newRuns, fact };
+}
+
+/** Writes the events' records and runs in the caller's transaction; the facts and jobs to record with them. */
+async function writeEvents(deps: RecordEventDeps, prepared: PreparedEvent[], tx: Transaction): Promise<Array<{ subject: string; payload: unknown; id: string }>> {
+  const started = new Map<string, { accountId: string; automationId: string; runs: number }>();
+  for (const [accountId, ps] of groupBy(prepared, (p) => p.doc.accountId)) {
+    await eventsOf(deps.events, accountId).insertAll(ps.map((p) => p.doc), tx);
+    const newRuns = ps.flatMap((p) => p.newRuns);
+    await runsOf(deps.runs, accountId).insert(newRuns, tx);
+    for (const r of newRuns) {
+      const key = `${accountId}\0${r.automationId}`;
+      const counted = started.get(key) ?? { accountId, automationId: r.automationId, runs: 0 };
+      counted.runs++;
+      started.set(key, counted);
+    }
   }
-  deps.notifyOutbox();
-  return { recorded: true, outcome };
+  for (const c of started.values()) await deps.automations.countRuns(c.accountId, c.automationId, { runsStarted: c.runs }, tx);
+  return prepared.flatMap(({ doc, newRuns, fact }) => [
+    { subject: factSubject('event.received'), payload: fact, id: eventReceivedFactId(doc._id) },
+    // the run's id is the job's msgID: one job per run
+    ...newRuns.map((r) => ({ ...job('automation-run', { accountId: r.accountId, runId: r._id }), id: automationRunJobId(r._id) })),
+  ]);
 }
 
 /**

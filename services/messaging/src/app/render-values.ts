@@ -1,4 +1,4 @@
-// The render-time `subscriber` value (API.md "Email templates"): `{email, firstName, fields:
+// The render-time `subscriber` value (the API contract "Email templates"): `{email, firstName, fields:
 // {<personalizationTagName>: display value}}` when the address is a subscriber of the account, else
 // `{email}`. The subscriber service owns subscribers; it is asked through SubscriberLookup.
 import type { RenderValues } from '@mailer/templates';

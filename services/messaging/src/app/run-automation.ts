@@ -8,7 +8,7 @@
 //
 // A peer not answering (PeerUnavailable) or the store failing throws: the job is retried and the run
 // resumes at the same step. Every other refusal is that step's FAILED outcome with the peer's message
-// and the run goes on (API.md: "a missing or unconvertible property fails that step").
+// and the run goes on (the API contract: "a missing or unconvertible property fails that step").
 import { DomainError, GrpcStatus, outcomeCounter, PeerUnavailable, type Logger, type Registry } from '@mailer/kit';
 import { DocumentValidationError, type Collection } from '@mailer/store';
 import type { SegmentMembership } from '../clients/segments';
@@ -157,7 +157,7 @@ async function executeStep(deps: RunAutomationDeps, run: RunDoc, step: Step, ind
 }
 
 /**
- * IF_IN_SEGMENT (API.md): continues only when the subscriber's segment result is TRUE; FALSE and
+ * IF_IN_SEGMENT (the API contract): continues only when the subscriber's segment result is TRUE; FALSE and
  * UNKNOWN end the run EXITED, the step's detail saying which (`IN_SEGMENT`, `NOT_IN_SEGMENT`,
  * `SEGMENT_UNKNOWN`; `SEGMENT_NOT_FOUND` for a segment deleted since the automation was saved). The
  * segment service not answering (or answering that its projection lags) throws: the job is retried
@@ -188,7 +188,7 @@ async function ifInSegment(deps: RunAutomationDeps, accountId: string, subscribe
 }
 
 /**
- * Marketing mail (API.md): only to an ACTIVE subscriber, not suppressed, and (with a topic)
+ * Marketing mail (the API contract): only to an ACTIVE subscriber, not suppressed, and (with a topic)
  * subscribed to the topic and not opted out of it; otherwise the step is SKIPPED with the reason.
  */
 async function sendEmail(

@@ -1,4 +1,4 @@
-// Sender profile use cases (API.md "Sender profiles"), and senderForSend, the one way a send picks
+// Sender profile use cases (the API contract "Sender profiles"), and senderForSend, the one way a send picks
 // its sender.
 //
 // Decisions (published in the OpenAPI document):
@@ -10,8 +10,8 @@
 //   it); deleting the last profile leaves the account without any (sends then answer
 //   `409 sender_profile_required`).
 // - A profile named by an email template cannot be deleted (`409 sender_profile_in_use`, the
-//   templates in `details`), nor one a form names (asked from the form service: `forms.<id>`).
-//   RSS newsletters join that check when they exist.
+//   templates in `details`), nor one a form names (asked from the form service: `forms.<id>`), an RSS
+//   newsletter or a SCHEDULED or SENDING broadcast sends from.
 // - With MAIL_DOMAIN_VERIFICATION=required the fromEmail domain must be a VERIFIED sending domain of
 //   the account on create, on PUT and at every send (`409 sender_domain_not_verified`): a profile saved
 //   before verification was required, or whose domain lost its proof, cannot send.
@@ -95,6 +95,11 @@ export async function deleteSenderProfile(deps: CatalogDeps, accountId: string, 
   if (forms?.count) {
     throw failedPrecondition('sender_profile_in_use', `the sender profile sends the confirmation mail of ${forms.count} form(s); change them first`,
       forms.forms.map((f) => ({ path: `forms.${f.id}`, problem: `form "${f.name}" names this sender profile` })));
+  }
+  const sending = await deps.broadcasts?.naming(accountId, 'senderProfileId', id, 50);
+  if (sending?.count) {
+    throw failedPrecondition('sender_profile_in_use', `the sender profile sends ${sending.count} scheduled or sending broadcast(s); cancel them or wait until they are sent`,
+      sending.broadcasts.map((b) => ({ path: `broadcasts.${b._id}`, problem: `broadcast "${b.name}" sends from this sender profile` })));
   }
   const newsletters = await deps.newsletters?.newslettersUsing(accountId, id);
   if (newsletters?.count) {

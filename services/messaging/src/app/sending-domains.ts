@@ -15,7 +15,7 @@ import { generateKeyPair, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { status } from '@grpc/grpc-js';
 import { conflict, DomainError, failedPrecondition, notFound, type Logger } from '@mailer/kit';
-import type { Store } from '@mailer/store';
+import { acrossAccounts, type Store } from '@mailer/store';
 import { SealedValueError, type Sealer } from '@mailer/tokens';
 import type { FormsUsing } from '../clients/forms';
 import type { TxtLookup } from '../clients/dns';
@@ -182,7 +182,7 @@ const resealKey = (store: Store, keys: Sealer, d: SendingDomainDoc, privateKey: 
  * is configured again. Once `resealed` is 0 and `failed` empty, SECRET_SEALING_KEY_PREVIOUS can go.
  */
 export async function resealDkimKeys(deps: Pick<SendingDomainDeps, 'store' | 'keys'>): Promise<{ domains: number; resealed: number; failed: string[] }> {
-  const all = await sendingDomainCollection(deps.store).find({}, { sort: { accountId: 1, domain: 1 } });
+  const all = await acrossAccounts(sendingDomainCollection(deps.store)).find({}, { sort: { accountId: 1, domain: 1 } });
   let resealed = 0;
   const failed: string[] = [];
   for (const d of all) {

@@ -2,9 +2,9 @@
 // Bounces and complaints add entries in app/bounces.ts; here customers list them, add MANUAL ones
 // and remove any (the address can receive mail again; the subscriber's status is not changed:
 // that is the subscriber service's, and a customer resets it there if they mean to).
-import { notFound, type Clock, type IdSource } from '@mailer/kit';
+import { type Clock, type IdSource, notFound, pageOf } from '@mailer/kit';
 import type { Collection } from '@mailer/store';
-import { pageOf, suppressionAddress } from '../domain/suppression';
+import { suppressionAddress } from '../domain/suppression';
 import { suppressionsOf, type SuppressionDoc, type SuppressionListReason } from '../store/suppressions';
 
 export interface SuppressionDeps extends Clock, IdSource {

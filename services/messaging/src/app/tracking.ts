@@ -1,4 +1,4 @@
-// Open pixel and click redirect (API.md "Delivery facts, tracking"): count the event on the message
+// Open pixel and click redirect (the API contract "Delivery facts, tracking"): count the event on the message
 // and record its email.* fact in the same transaction. A token that does not verify, a message that
 // does not exist and a link index the message does not have are all "not found": the caller answers
 // 404 and never redirects anywhere else.
@@ -53,7 +53,7 @@ export async function recordOpen(deps: TrackingDeps, token: string, visit: Visit
   const at = deps.now();
   const machine = isMachine(message, visit, at, deps.machineWindowMs);
   await atomically(deps.store, async (tx) => {
-    await repo.recordOpen(message._id, machine, at, tx);
+    await repo.recordOpen(message, machine, at, tx);
     await deps.outbox.record(tx, [emailFact('email.opened', message, at, { machine })]);
   });
   deps.notifyOutbox();
@@ -72,9 +72,9 @@ export async function recordClick(deps: TrackingDeps, token: string, visit: Visi
   const at = deps.now();
   const machine = isMachine(message, visit, at, deps.machineWindowMs);
   await atomically(deps.store, async (tx) => {
-    await repo.recordClick(message._id, machine, at, tx);
+    await repo.recordClick(message, machine, at, tx);
     // A reader's click proves the mail was opened (its images may be blocked): that open counts once.
-    const impliedOpen = !machine && (await repo.recordImpliedOpen(message._id, at, tx));
+    const impliedOpen = !machine && (await repo.recordImpliedOpen(message, at, tx));
     await deps.outbox.record(tx, [
       ...(impliedOpen ? [emailFact('email.opened', message, at, { machine: false })] : []),
       emailFact('email.clicked', message, at, { machine, url }),

@@ -47,7 +47,7 @@ const CONSENT_SIGNUP_DEADLINE_MS = 20_000;
 const Decisions = protoEnum(submissionsV1.FormDecision, 'FORM_DECISION_');
 const Statuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
 
-/** The form service's ConsentSignup (API.md "Events and automations": consent signups of unknown addresses). */
+/** The form service's ConsentSignup (the API contract "Events and automations": consent signups of unknown addresses). */
 export function consentSignupClient(address: string, logger?: Logger): { consentSignup: ConsentSignup; close(): void } {
   const client = peerClient(createClient(consentSignupV1.ConsentSignupServiceClient, address, CONSENT_SIGNUP_DEADLINE_MS), {
     service: 'form',

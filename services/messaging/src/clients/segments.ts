@@ -10,7 +10,7 @@ export interface SegmentLookup {
   segmentExists(accountId: string, segmentId: string): Promise<boolean>;
 }
 
-/** A segment's three-valued result for one contact (API.md "Segment semantics"). */
+/** A segment's three-valued result for one contact (the API contract "Segment semantics"). */
 export type SegmentTruth = 'TRUE' | 'FALSE' | 'UNKNOWN';
 
 /**

@@ -2,7 +2,7 @@
 // server.ts) behind the ports the use cases name. Its own errors pass through (subscriber_not_found,
 // topic_not_found); when it does not answer, PeerUnavailable (a job is then retried, a request 503).
 import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, TIME_LIMITS, type Logger } from '@mailer/kit';
-import { subscriberV1 } from '@mailer/proto';
+import { fieldValueToCase, subscriberV1 } from '@mailer/proto';
 import type { Recipient, RecipientLookup } from '../app/accept-message';
 import type { SubscriberLookup, SubscriberView } from '../app/render-values';
 import type { FieldInfo, FieldType, FieldValue } from '../domain/automation';
@@ -129,6 +129,7 @@ export function subscriberClient(address: string, logger?: Logger): SubscriberCl
           id: f.ref.ref.value.toLowerCase(),
           type: type as FieldType,
           active: f.active,
+          personalizationTagName: f.personalizationTagName,
           options: f.options.filter((o) => o.id).map((o) => ({ id: o.id!.toLowerCase(), active: o.active })),
         });
       }
@@ -141,27 +142,8 @@ export function subscriberClient(address: string, logger?: Logger): SubscriberCl
       await client.removeTagsFromSubscribers({ accountId, subscriberIds: [subscriberId], tagIds });
     },
     async setFieldValue(accountId, subscriberId, fieldId, value) {
-      await client.setFieldValue({ accountId, subscriberId, fieldId, value: { value: fieldValueProto(value), labels: [] } });
+      await client.setFieldValue({ accountId, subscriberId, fieldId, value: { value: fieldValueToCase(value), labels: [] } });
     },
     close: () => client.close(),
   };
-}
-
-function fieldValueProto(v: FieldValue): NonNullable<subscriberV1.FieldValue['value']> {
-  switch (v.kind) {
-    case 'TEXT':
-      return { $case: 'text', value: v.text };
-    case 'EMAIL':
-      return { $case: 'email', value: v.text };
-    case 'NUMBER':
-      return { $case: 'number', value: v.number };
-    case 'DATE':
-      return { $case: 'date', value: v.date };
-    case 'BOOLEAN':
-      return { $case: 'booleanValue', value: v.booleanValue };
-    case 'SINGLE_OPTION':
-      return { $case: 'optionId', value: v.optionId };
-    case 'MULTI_OPTION':
-      return { $case: 'optionIds', value: { ids: v.optionIds } };
-  }
 }

@@ -1,4 +1,4 @@
-// Which automations write a subscriber field (API.md, automations: "Automations report their field
+// Which automations write a subscriber field (the API contract, automations: "Automations report their field
 // usages (SET_FIELD: write usages that block archival) to the subscriber service's field usage report").
 
 export interface AutomationSteps {

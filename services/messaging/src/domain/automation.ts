@@ -1,9 +1,10 @@
-// Automations as API.md defines them ("Events and automations"): an API-request trigger on an event
+// Automations as the API contract defines them ("Events and automations"): an API-request trigger on an event
 // key, an entry rule, 1..50 steps. What can be checked without asking anyone is checked here; the
 // ids a step names are checked against the account by app/automations.ts, with checkSetFieldStep
 // for the field a SET_FIELD step writes. Every problem carries the errorId it is refused with and
 // the request path of the offending member (`body.steps[2].duration`).
 import type { Problem } from '@mailer/kit';
+import { KIND_OF_FIELD_TYPE, type FieldTypeName, type FieldValue } from '@mailer/proto'; // the API's shapes, shared with the gateway
 
 export const ENTRY_RULES = ['EVERY_EVENT', 'ONCE', 'ONE_AT_A_TIME'] as const;
 export type EntryRule = (typeof ENTRY_RULES)[number];
@@ -18,15 +19,8 @@ const LOCAL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** `a.b.0.c`: members of the event's properties (array items by index), split at dots. */
 const PROPERTY_PATH = /^[^.\s]+(\.[^.\s]+)*$/;
 
-/** A request field value (API.md "TEXT field value" and the other kinds). */
-export type FieldValue =
-  | { kind: 'TEXT'; text: string }
-  | { kind: 'EMAIL'; text: string }
-  | { kind: 'NUMBER'; number: number }
-  | { kind: 'DATE'; date: string }
-  | { kind: 'BOOLEAN'; booleanValue: boolean }
-  | { kind: 'SINGLE_OPTION'; optionId: string }
-  | { kind: 'MULTI_OPTION'; optionIds: string[] };
+/** A request field value: one shape for the API, the gateway and this service. */
+export type { FieldValue };
 
 export type Step =
   | { type: 'SEND_EMAIL'; templateName: string; topicId: string | null }
@@ -191,7 +185,7 @@ function isLocalDate(text: string): boolean {
 
 // ---- the field of a SET_FIELD step -----------------------------------------------------------
 
-export type FieldType = 'TEXT' | 'LONG_TEXT' | 'EMAIL' | 'NUMBER' | 'DATE' | 'BOOLEAN' | 'SINGLE_CHOICE' | 'MULTI_CHOICE';
+export type FieldType = FieldTypeName;
 
 /** A custom field of the account as the subscriber service describes it. */
 export interface FieldInfo {
@@ -199,20 +193,10 @@ export interface FieldInfo {
   type: FieldType;
   /** False once archived: archived fields take no new values. */
   active: boolean;
+  /** How templates name the field (a broadcast's send window reads a zone from it). */
+  personalizationTagName?: string;
   options: ReadonlyArray<{ id: string; active: boolean }>;
 }
-
-/** The value kind each field type takes (API.md "Field value kind must match the field type"). */
-export const KIND_OF_TYPE: Record<FieldType, FieldValue['kind']> = {
-  TEXT: 'TEXT',
-  LONG_TEXT: 'TEXT',
-  EMAIL: 'EMAIL',
-  NUMBER: 'NUMBER',
-  DATE: 'DATE',
-  BOOLEAN: 'BOOLEAN',
-  SINGLE_CHOICE: 'SINGLE_OPTION',
-  MULTI_CHOICE: 'MULTI_OPTION',
-};
 
 /** Problems of a SET_FIELD step with the field it names (undefined: the account has no such field). */
 export function setFieldProblems(step: Extract<StepInput, { type: 'SET_FIELD' }>, field: FieldInfo | undefined, at: string): AutomationProblem[] {
@@ -220,7 +204,7 @@ export function setFieldProblems(step: Extract<StepInput, { type: 'SET_FIELD' }>
   if (!field.active) return [{ errorId: ERRORS.fieldArchived, path: `${at}.fieldId`, problem: 'the field is archived and takes no new values' }];
   const value = step.value;
   if (value === undefined) return [];
-  const kind = KIND_OF_TYPE[field.type];
+  const kind = KIND_OF_FIELD_TYPE[field.type];
   if (value.kind !== kind) return [{ errorId: ERRORS.kindMismatch, path: `${at}.value.kind`, problem: `a ${field.type} field takes ${kind} values` }];
   if (value.kind === 'TEXT' && field.type === 'TEXT' && value.text.length > LIMITS.shortText) {
     return [{ errorId: ERRORS.invalid, path: `${at}.value.text`, problem: `a TEXT field takes at most ${LIMITS.shortText} characters (LONG_TEXT: ${LIMITS.text})` }];

@@ -1,4 +1,4 @@
-// The bounce policy of API.md ("Delivery facts, tracking, bounces, suppressions, unsubscribe") as
+// The bounce policy of the API contract ("Delivery facts, tracking, bounces, suppressions, unsubscribe") as
 // pure functions: given a parsed report and what the store knows, the effects to apply. No I/O.
 //
 // The effects always target the message's recorded recipient, never an address named in the

@@ -1,5 +1,5 @@
 // The delivery worker's decisions, as pure functions: what an SMTP answer means for the message
-// (API.md "Transactional email": 250 SENT, 4xx or no answer DEFERRED, 5xx BOUNCED at once), when a
+// (the API contract "Transactional email": 250 SENT, 4xx or no answer DEFERRED, 5xx BOUNCED at once), when a
 // deferred message is tried again, and which in-flight attempt a new delivery may take over.
 
 /** What one send attempt came to. */

@@ -1,4 +1,4 @@
-// Rules of an email template's stored values (API.md "Email templates"), pure: the name, the
+// Rules of an email template's stored values (the API contract "Email templates"), pure: the name, the
 // tracking defaults, and the errors of the Liquid engine (@mailer/templates) as DomainErrors.
 import { DomainError, GrpcStatus, invalid } from '@mailer/kit';
 import { TemplateError } from '@mailer/templates';
@@ -17,14 +17,14 @@ export function checkTemplateName(name: string, path = 'body.name'): string {
   return name;
 }
 
-/** Each member absent or null defaults to true (API.md: tracking defaults to {opens: true, clicks: true}). */
+/** Each member absent or null defaults to true (the API contract: tracking defaults to {opens: true, clicks: true}). */
 export const trackingOf = (t: TrackingInput | null | undefined) => ({ opens: t?.opens ?? true, clicks: t?.clicks ?? true });
 
 /**
  * A TemplateError as the DomainError the gateway maps: syntax and size problems and reserved keys
  * are the request's fault (400); a render that hits a limit is `422 template_render_failed` (the
  * gRPC code says 400, the gateway's catalogue gives the errorId its 422). The details name the part
- * (`html`, `subject`, `text`, `substitutionData.<key>`) as API.md shows them.
+ * (`html`, `subject`, `text`, `substitutionData.<key>`) as the API contract shows them.
  */
 export function templateDomainError(err: TemplateError): DomainError {
   return new DomainError(GrpcStatus.INVALID_ARGUMENT, err.errorId, err.message, err.details.map((d) => ({ path: d.path, problem: d.problem })));

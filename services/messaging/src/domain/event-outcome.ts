@@ -1,4 +1,4 @@
-// What a consumed custom event led to (API.md "Events and automations", `outcome` of GET /events).
+// What a consumed custom event led to (the API contract "Events and automations", `outcome` of GET /events).
 import type { EVENT_OUTCOMES } from '@mailer/nats/facts';
 
 export type EventOutcome = (typeof EVENT_OUTCOMES)[number];

@@ -1,4 +1,4 @@
-// SET_FIELD with `fromProperty` (API.md): the event property at that path, converted to the field's
+// SET_FIELD with `fromProperty` (the API contract): the event property at that path, converted to the field's
 // kind; a missing or unconvertible property fails that step (the run goes on).
 import type { FieldType, FieldValue } from './automation';
 

@@ -1,4 +1,4 @@
-// Rules of a sender profile's values (API.md "Sender profiles"), pure. The addresses and the display
+// Rules of a sender profile's values (the API contract "Sender profiles"), pure. The addresses and the display
 // name end up in mail headers (From, Reply-To), so control characters are refused here, at save,
 // rather than trusted to the mailer's encoding at send.
 import isEmail from 'validator/lib/isEmail';

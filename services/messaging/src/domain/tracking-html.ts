@@ -1,4 +1,4 @@
-// Open and click tracking written into a rendered mail's HTML (API.md "Opens and clicks"): every
+// Open and click tracking written into a rendered mail's HTML (the API contract "Opens and clicks"): every
 // http(s) `<a href>` becomes a click link that names the original by its index, and a 1x1 pixel
 // loads the open URL; marketing mail without an unsubscribe link gets its footer in the same pass.
 // Pure: the caller passes the URLs (signed by app/public-links.ts).

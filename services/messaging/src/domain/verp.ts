@@ -12,6 +12,7 @@
 // Relays may change the case of the local part, so parsing lower-cases first; ids and MACs
 // are issued in lower case only ([a-z0-9-]).
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hmacKey } from '@mailer/tokens';
 
 export interface VerpTarget {
   messageId: string;
@@ -22,7 +23,7 @@ const ID_PATTERN = /^[a-z0-9]{1,40}$/;
 const LOCAL_PATTERN = /^b-([a-z0-9]{1,40})-([0-9a-f]{20})$/;
 
 function mac(messageId: string, secret: string | Buffer, bounceDomain: string): string {
-  return createHmac('sha256', secret)
+  return createHmac('sha256', typeof secret === 'string' ? secret : hmacKey(secret))
     .update(`verp:v1:${messageId}@${bounceDomain.toLowerCase()}`)
     .digest('hex')
     .slice(0, MAC_HEX_CHARS);

@@ -1,4 +1,4 @@
-// email.* facts of one message (API.md "Delivery facts": {messageId, accountId, email, subscriberId,
+// email.* facts of one message (the API contract "Delivery facts": {messageId, accountId, email, subscriberId,
 // kind, templateName, eventProperties, at, machine?}), built from the stored message record.
 import { domainFact, type DomainMessage, type Fact } from '@mailer/nats/facts';
 import type { EmailMessageDoc } from '../store/messages';

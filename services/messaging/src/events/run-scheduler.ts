@@ -1,4 +1,4 @@
-// The wait scheduler (DESIGN.md "Durable time"): waiting runs are rows with a due time (indexed); one
+// The wait scheduler (docs/architecture.md "Durable time"): waiting runs are rows with a due time (indexed); one
 // timer in the process is armed for the next due one and re-armed whenever a run starts waiting, so
 // a WAIT resumes within about a second of its due time. Due runs are claimed with a lease (two
 // replicas never resume one twice; a replica that dies mid-run lets the lease lapse) and resumed by

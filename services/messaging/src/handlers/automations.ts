@@ -1,7 +1,7 @@
 // mailer.messaging.v1.AutomationService: the automations CRUD and their runs, translated to the use
 // cases (app/automations.ts). Steps travel as a oneof per type; here they become the API's shape.
-import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
-import { automationsV1 } from '@mailer/proto';
+import { accountOf, type AsyncHandlers, invalid, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
+import { automationStepFromProto, automationStepToProto, automationsV1 } from '@mailer/proto';
 import {
   createAutomation,
   deleteAutomation,
@@ -18,57 +18,17 @@ import type { RunDoc, RunStatus } from '../store/runs';
 const Entries = protoEnum(automationsV1.AutomationEntry, 'AUTOMATION_ENTRY_');
 const TriggerTypes = protoEnum(automationsV1.AutomationTriggerType, 'AUTOMATION_TRIGGER_TYPE_');
 const RunStatuses = protoEnum(automationsV1.AutomationRunStatus, 'AUTOMATION_RUN_STATUS_');
-const MAX_PAGE_SIZE = 1000;
 
 // ---- proto -> domain ---------------------------------------------------------------------------
 
-function fieldValueFromProto(v: automationsV1.AutomationFieldValue | undefined): FieldValue {
-  const c = v?.value;
-  switch (c?.$case) {
-    case 'text':
-      return { kind: 'TEXT', text: c.value };
-    case 'email':
-      return { kind: 'EMAIL', text: c.value };
-    case 'number':
-      return { kind: 'NUMBER', number: c.value };
-    case 'date':
-      return { kind: 'DATE', date: c.value };
-    case 'booleanValue':
-      return { kind: 'BOOLEAN', booleanValue: c.value };
-    case 'optionId':
-      return { kind: 'SINGLE_OPTION', optionId: c.value };
-    case 'optionIds':
-      return { kind: 'MULTI_OPTION', optionIds: c.value.ids };
-    default:
-      return { kind: 'UNSPECIFIED' } as unknown as FieldValue; // reported by the domain at `.value.kind`
-  }
-}
-
 export function stepFromProto(s: automationsV1.AutomationStep): StepInput {
-  const c = s.step;
-  switch (c?.$case) {
-    case 'sendEmail':
-      return { type: 'SEND_EMAIL', templateName: c.value.templateName, topicId: c.value.topicId ?? null };
-    case 'wait':
-      return { type: 'WAIT', duration: c.value.duration };
-    case 'addTags':
-      return { type: 'ADD_TAGS', tagIds: c.value.tagIds };
-    case 'removeTags':
-      return { type: 'REMOVE_TAGS', tagIds: c.value.tagIds };
-    case 'setField': {
-      const source = c.value.source;
-      return {
-        type: 'SET_FIELD',
-        fieldId: c.value.fieldId,
-        ...(source?.$case === 'value' ? { value: fieldValueFromProto(source.value) } : {}),
-        ...(source?.$case === 'fromProperty' ? { fromProperty: source.value } : {}),
-      };
-    }
-    case 'ifInSegment':
-      return { type: 'IF_IN_SEGMENT', segmentId: c.value.segmentId };
-    default:
-      return { type: 'UNSPECIFIED' };
+  const step = automationStepFromProto(s);
+  if (!step) return { type: 'UNSPECIFIED' };
+  // A value without a kind is reported by the domain at `.value.kind`.
+  if (step.type === 'SET_FIELD' && s.step?.$case === 'setField' && s.step.value.source?.$case === 'value' && !step.value) {
+    return { ...step, value: { kind: 'UNSPECIFIED' } as unknown as FieldValue };
   }
+  return step as StepInput;
 }
 
 export function automationInputFromProto(a: automationsV1.AutomationInput | undefined): AutomationInput {
@@ -85,49 +45,7 @@ export function automationInputFromProto(a: automationsV1.AutomationInput | unde
 
 // ---- domain -> proto ---------------------------------------------------------------------------
 
-function fieldValueToProto(v: FieldValue): automationsV1.AutomationFieldValue {
-  switch (v.kind) {
-    case 'TEXT':
-      return { value: { $case: 'text', value: v.text } };
-    case 'EMAIL':
-      return { value: { $case: 'email', value: v.text } };
-    case 'NUMBER':
-      return { value: { $case: 'number', value: v.number } };
-    case 'DATE':
-      return { value: { $case: 'date', value: v.date } };
-    case 'BOOLEAN':
-      return { value: { $case: 'booleanValue', value: v.booleanValue } };
-    case 'SINGLE_OPTION':
-      return { value: { $case: 'optionId', value: v.optionId } };
-    case 'MULTI_OPTION':
-      return { value: { $case: 'optionIds', value: { ids: v.optionIds } } };
-  }
-}
-
-export function stepToProto(stored: AutomationDoc['steps'][number]): automationsV1.AutomationStep {
-  const s = stored as Step;
-  switch (s.type) {
-    case 'SEND_EMAIL':
-      return { step: { $case: 'sendEmail', value: { templateName: s.templateName, topicId: s.topicId ?? undefined } } };
-    case 'WAIT':
-      return { step: { $case: 'wait', value: { duration: s.duration } } };
-    case 'ADD_TAGS':
-      return { step: { $case: 'addTags', value: { tagIds: s.tagIds } } };
-    case 'REMOVE_TAGS':
-      return { step: { $case: 'removeTags', value: { tagIds: s.tagIds } } };
-    case 'SET_FIELD':
-      return {
-        step: {
-          $case: 'setField',
-          value: { fieldId: s.fieldId, source: 'fromProperty' in s ? { $case: 'fromProperty', value: s.fromProperty } : { $case: 'value', value: fieldValueToProto(s.value) } },
-        },
-      };
-    case 'IF_IN_SEGMENT':
-      return { step: { $case: 'ifInSegment', value: { segmentId: s.segmentId } } };
-    default:
-      throw new Error(`stored automation step of unknown type ${(s as { type: string }).type}`);
-  }
-}
+export const stepToProto = (stored: AutomationDoc['steps'][number]): automationsV1.AutomationStep => automationStepToProto(stored as Step);
 
 export function automationToProto(a: AutomationDoc): automationsV1.Automation {
   const createdAt = new Date(a.createdAt).toISOString();
@@ -179,14 +97,10 @@ export function automationHandlers(deps: AutomationDeps): AsyncHandlers<automati
       return {};
     },
     async listAutomationRuns(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
-      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
-      }
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const status = req.status ? RunStatuses.tryFromProto(req.status) : undefined;
       const { items, totalItems } = await listAutomationRuns(deps, accountOf(req), req.automationId, { status: status as RunStatus | undefined, pageNumber, pageSize });
-      return { items: items.map(runToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+      return { items: items.map(runToProto), ...pageAnswer({ pageNumber, pageSize }, totalItems) };
     },
   };
 }

@@ -1,14 +1,14 @@
 // mailer.messaging.v1.EmailMessageService: POST /email-messages and the reads, translated to the use
 // cases (app/accept-message.ts, app/email-messages.ts).
-import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers, invalid, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
 import { emailMessagesV1 } from '@mailer/proto';
-import { acceptMessage, type AcceptDeps } from '../app/accept-message';
+import { acceptBatch, type BatchDeps } from '../app/accept-batch';
+import { acceptMessage } from '../app/accept-message';
 import { getEmailMessage, listEmailMessages } from '../app/email-messages';
 import type { EmailMessageDoc } from '../store/messages';
 
 const Statuses = protoEnum(emailMessagesV1.EmailMessageStatus, 'EMAIL_MESSAGE_STATUS_');
 const Kinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
-const MAX_PAGE_SIZE = 1000;
 
 /** A free-form JSON object member (the gateway sends valid JSON objects; anything else is a caller bug). */
 export function jsonObject(text: string, path: string): Record<string, unknown> | null {
@@ -49,10 +49,11 @@ export function messageToProto(m: EmailMessageDoc): emailMessagesV1.EmailMessage
     attempts: (m.attempts ?? []).map((a) => ({ at: iso(a.at)!, outcome: a.outcome, smtpCode: a.smtpCode ?? undefined, response: a.response ?? undefined })),
     eventPropertiesJson: m.eventProperties ? JSON.stringify(m.eventProperties) : '',
     history: (m.history ?? []).map((h) => ({ status: Statuses.toProto(h.status), at: iso(h.at)! })),
+    broadcastId: m.broadcastId ?? undefined,
   };
 }
 
-export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessagesV1.EmailMessageServiceServer> {
+export function emailMessageHandlers(deps: BatchDeps): AsyncHandlers<emailMessagesV1.EmailMessageServiceServer> {
   return {
     async sendEmailMessage(req) {
       const accepted = await acceptMessage(deps, {
@@ -69,15 +70,27 @@ export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessa
       });
       return { messageId: accepted.messageId, status: Statuses.toProto(accepted.status) };
     },
+    async sendEmailMessages(req) {
+      const results = await acceptBatch(deps, accountOf(req), req.messages.map((m, i) => ({
+        templateName: m.templateName,
+        email: m.email,
+        substitutionData: jsonObject(m.substitutionDataJson, `body.messages[${i}].substitutionData`),
+        eventProperties: jsonObject(m.eventPropertiesJson, `body.messages[${i}].eventProperties`),
+        idempotencyKey: m.idempotencyKey,
+      })));
+      return {
+        results: results.map((r) =>
+          'messageId' in r
+            ? { index: r.index, messageId: r.messageId, status: Statuses.toProto(r.status) }
+            : { index: r.index, status: emailMessagesV1.EmailMessageStatus.EMAIL_MESSAGE_STATUS_UNSPECIFIED, errorId: r.errorId, message: r.message },
+        ),
+      };
+    },
     async getEmailMessage(req) {
       return { message: messageToProto(await getEmailMessage(deps, accountOf(req), req.messageId)) };
     },
     async listEmailMessages(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
-      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
-      }
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const { items, totalItems } = await listEmailMessages(deps, accountOf(req), {
         email: req.email,
         templateName: req.templateName,
@@ -85,7 +98,7 @@ export function emailMessageHandlers(deps: AcceptDeps): AsyncHandlers<emailMessa
         pageNumber,
         pageSize,
       });
-      return { items: items.map(messageToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+      return { items: items.map(messageToProto), ...pageAnswer({ pageNumber, pageSize }, totalItems) };
     },
   };
 }

@@ -1,6 +1,6 @@
 // mailer.messaging.v1.EventService: GET /events (the event log) and POST /reports/events, translated
 // to the use cases (app/event-log.ts, app/event-reports.ts).
-import { accountOf, invalid, protoEnum, type AsyncHandlers } from '@mailer/kit';
+import { accountOf, type AsyncHandlers, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
 import { eventsV1 } from '@mailer/proto';
 import { listEvents, type EventLogDeps } from '../app/event-log';
 import { countEvents, type EventReportDeps } from '../app/event-reports';
@@ -8,7 +8,6 @@ import { boundaryInstants } from './report-boundaries';
 import type { EventDoc } from '../store/events';
 
 const Outcomes = protoEnum(eventsV1.EventOutcome, 'EVENT_OUTCOME_');
-const MAX_PAGE_SIZE = 1000;
 
 export function eventToProto(e: EventDoc): eventsV1.RecordedEvent {
   return {
@@ -29,13 +28,9 @@ export function eventToProto(e: EventDoc): eventsV1.RecordedEvent {
 export function eventHandlers(deps: EventLogDeps & EventReportDeps): AsyncHandlers<eventsV1.EventServiceServer> {
   return {
     async listEvents(req) {
-      const pageNumber = req.pageNumber || 1;
-      const pageSize = req.pageSize || 50;
-      if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        throw invalid('validation_failed', `pageNumber must be at least 1 and pageSize 1-${MAX_PAGE_SIZE}`, [{ path: 'query.pageSize', problem: 'out of range' }]);
-      }
+      const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const { items, totalItems } = await listEvents(deps, accountOf(req), { eventKey: req.eventKey, email: req.email, pageNumber, pageSize });
-      return { items: items.map(eventToProto), pageNumber, pageSize, totalItems: String(totalItems), totalPages: Math.ceil(totalItems / pageSize) };
+      return { items: items.map(eventToProto), ...pageAnswer({ pageNumber, pageSize }, totalItems) };
     },
     async countEvents(req) {
       const buckets = await countEvents(deps, { accountId: accountOf(req), boundaries: boundaryInstants(req.boundaries ?? []) });

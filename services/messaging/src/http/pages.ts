@@ -1,4 +1,4 @@
-// The messaging service's reader-facing HTTP app (API.md "Public web surface"): open pixel, click
+// The messaging service's reader-facing HTTP app (the API contract "Public web surface"): open pixel, click
 // redirect, preference page and one-click unsubscribe. Served by the kit's HTTP listener on
 // MESSAGING_HTTP_ADDR (request id, access log, metrics, security headers, no-store) behind the
 // gateway, which forwards /t/* and /u/*. Each route translates the request to one use case, as

@@ -1,4 +1,4 @@
-// The inbound SMTP listener for bounce reports (API.md "Delivery facts ... bounces"; DESIGN.md
+// The inbound SMTP listener for bounce reports (the API contract "Delivery facts ... bounces"; docs/architecture.md
 // "Bounces and complaints"), on BOUNCE_SMTP_HOST:BOUNCE_SMTP_PORT. Relays send delivery status
 // notifications (RFC 3464) and mailbox providers send complaint reports (ARF, RFC 5965) to the VERP
 // return path of the message; nothing else is accepted:

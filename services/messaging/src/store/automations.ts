@@ -1,4 +1,4 @@
-// The messaging service's automations (API.md "Events and automations"): trigger, entry rule, steps,
+// The messaging service's automations (the API contract "Events and automations"): trigger, entry rule, steps,
 // activation and run counters. Steps are stored as the API defines them (`type` and that type's
 // members; ids lowercase), which the field-usage and template-usage queries read. Every query is
 // scoped to one account.

@@ -1,4 +1,4 @@
-// Email templates (collection 'email_templates'), API.md "Email templates". A template is addressed
+// Email templates (collection 'email_templates'), the API contract "Email templates". A template is addressed
 // by its name, unique per account (unique index; a clash is `409 template_name_exists`). The Liquid
 // sources are stored as sent (already compiled once at save, so a stored template always parses),
 // with the top-level `variables` they read and `version`, which counts saves (1 on create, +1 on

@@ -1,9 +1,9 @@
 // The event log (collection 'events'): every custom event consumed from the EVENTS stream, recorded
 // once per eventId (the document's _id, a unique index: a redelivered or re-published event finds
-// its record and changes nothing), with what it led to (API.md GET /events). Every query filters by
+// its record and changes nothing), with what it led to (the API contract GET /events). Every query filters by
 // accountId first.
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 import { countPerBucketWithDays, seriesWithDays, type ReportDays, type RolledLog } from './report-days';
 import type { EVENT_OUTCOMES } from '@mailer/nats/facts';
 
@@ -99,6 +99,15 @@ export function eventsOf(events: Collection<EventDoc>, accountId: string, days?:
     async exists(eventId: string): Promise<boolean> {
       return (await events.countDocuments({ _id: eventId, accountId })) > 0;
     },
+    /** Which of these events are recorded already (one read). */
+    async recorded(eventIds: string[]): Promise<Set<string>> {
+      return new Set((await events.find({ _id: { $in: eventIds }, accountId }, { projection: { _id: 1 } })).map((e) => e._id));
+    },
+    /** Throws DuplicateKeyError when one of them is recorded already (the transaction then commits nothing). */
+    async insertAll(docs: EventDoc[], tx: Transaction): Promise<void> {
+      if (docs.some((d) => d.accountId !== accountId)) throw new Error('eventsOf.insertAll: an event belongs to another account');
+      await events.insertMany(docs, { tx });
+    },
     /** Throws DuplicateKeyError when the event is recorded already (the transaction then commits nothing). */
     async insert(doc: EventDoc, tx: Transaction): Promise<void> {
       if (doc.accountId !== accountId) throw new Error('eventsOf.insert: the event belongs to another account');
@@ -106,7 +115,7 @@ export function eventsOf(events: Collection<EventDoc>, accountId: string, days?:
     },
     get: (eventId: string): Promise<EventDoc | null> => events.findOne({ _id: eventId, accountId }),
     async list(q: EventQuery): Promise<{ items: EventDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId };
+      const filter: AccountFilter = { accountId };
       if (q.eventKey !== undefined) filter.eventKey = q.eventKey;
       if (q.email !== undefined) filter.email = q.email;
       const [items, totalItems] = await Promise.all([

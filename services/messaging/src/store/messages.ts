@@ -1,15 +1,16 @@
 // Email messages (collection 'email_messages') and their rendered bodies ('email_bodies').
 //
-// The message record is the truth of a mail's life (API.md "Transactional email", EmailMessage): the
+// The message record is the truth of a mail's life (the API contract "Transactional email", EmailMessage): the
 // delivery worker reads it before sending and records the attempt before and the outcome after, so a
 // redelivered job never sends twice. The rendered body lives apart and is deleted once the message can
 // no longer be sent (SENT, BOUNCED, FAILED): a million message records stay a few hundred bytes each.
 // Every query filters by accountId first; the cross-account ones are named so.
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { type AccountFilter, acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
 import type { SendingClaim } from '../domain/delivery';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 import { countPerBucketWithDays, reportDayCollections, type ReportDays, type RolledLog } from './report-days';
+import { broadcastProgress, recipientCollections, type BroadcastMail, type BroadcastProgress } from './broadcast-recipients';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -71,6 +72,12 @@ export interface EmailMessageDoc {
   dedupeKey?: string | null;
   /** The audience send (QueueAudiencePage send_key) the message belongs to; absent for single mails. */
   audienceKey?: string | null;
+  /** The broadcast of a BROADCAST mail (its audience's mail, and its test sends, which have no audienceKey). */
+  broadcastId?: string | null;
+  /** The A/B variant (subject index) of a broadcast mail. */
+  variant?: number | null;
+  /** A batch message with an idempotency key: a hash of what was asked, so a reused key with another body is told apart. */
+  requestHash?: string | null;
 }
 
 /** A new message's bounce and engagement members: nothing has happened to it yet. */
@@ -101,7 +108,7 @@ const messageSchema = new Schema(
   {
     _id: { type: String, required: true },
     accountId: { type: String, required: true },
-    kind: { type: String, required: true, enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS'] },
+    kind: { type: String, required: true, enum: ['TRANSACTIONAL', 'AUTOMATION', 'RSS', 'BROADCAST'] },
     templateName: { type: String, default: null },
     email: { type: String, required: true },
     subscriberId: { type: String, default: null },
@@ -134,6 +141,9 @@ const messageSchema = new Schema(
     eventProperties: { type: Schema.Types.Mixed, default: null },
     dedupeKey: { type: String, default: null },
     audienceKey: { type: String },
+    broadcastId: { type: String },
+    variant: { type: Number },
+    requestHash: { type: String },
   },
   { versionKey: false, minimize: false },
 );
@@ -166,6 +176,8 @@ export interface MessageCollections {
   bodies: Collection<EmailBodyDoc>;
   /** The daily aggregates the email report reads once the messages are pruned. */
   days: ReportDays;
+  /** A broadcast's recipients and tally follow its messages' changes (store/broadcast-recipients.ts). */
+  broadcasts: BroadcastProgress;
 }
 
 export const EMAIL_MESSAGES = 'email_messages';
@@ -184,6 +196,7 @@ export function messageCollections(store: Store, retention: MessageRetention = D
     messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: 'accountId' }),
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
     days: reportDayCollections(store, retention.reportDays),
+    broadcasts: broadcastProgress(recipientCollections(store)),
   };
 }
 
@@ -199,13 +212,30 @@ export interface MessageQuery {
   pageSize: number;
 }
 
-/** One account's messages. Slices add the transitions they own (delivery, bounces, tracking) here. */
+/**
+ * One account's messages. Slices add the transitions they own (delivery, bounces, tracking) here.
+ * Every status change reads the message as it was (findOneAndUpdate) so that a broadcast's mail
+ * moves its recipient from the old status to the new one in the same transaction.
+ */
 export function messagesOf(c: MessageCollections, accountId: string) {
-  const { messages, bodies } = c;
+  const { messages, bodies, broadcasts } = c;
+  const moved = async (before: EmailMessageDoc | null, to: MessageStatus, tx?: Transaction): Promise<boolean> => {
+    if (!before) return false;
+    await broadcasts.moved(before, before.status, to, tx);
+    return true;
+  };
+  const firstHuman = async (message: Tracked, first: boolean, what: 'humanOpens' | 'humanClicks', tx: Transaction): Promise<boolean> => {
+    if (first) await broadcasts.engaged(message, what, tx);
+    return first;
+  };
   return {
     accountId,
     get: (messageId: string): Promise<EmailMessageDoc | null> => messages.findOne({ _id: messageId, accountId }),
     body: (messageId: string): Promise<EmailBodyDoc | null> => bodies.findOne({ _id: messageId, accountId }),
+    /** These messages (those that exist), in one read. */
+    getMany: (messageIds: string[]): Promise<EmailMessageDoc[]> => (messageIds.length ? messages.find({ _id: { $in: messageIds }, accountId }) : Promise.resolve([])),
+    /** The bodies of these messages (those still kept), in one read. */
+    bodies: (messageIds: string[]): Promise<EmailBodyDoc[]> => (messageIds.length ? bodies.find({ _id: { $in: messageIds }, accountId }) : Promise.resolve([])),
     /** The message a send with this (non-empty) dedupe key created, or null. */
     byDedupeKey: (dedupeKey: string): Promise<EmailMessageDoc | null> => messages.findOne({ accountId, dedupeKey }),
     /** Stores a new message and (unless it is SUPPRESSED) its body, in one transaction when given. */
@@ -216,8 +246,8 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       return stored;
     },
     /** The messages sends with these (non-empty) dedupe keys created. */
-    byDedupeKeys: (keys: string[]): Promise<Array<Pick<EmailMessageDoc, '_id' | 'dedupeKey' | 'status'>>> =>
-      keys.length ? messages.find({ accountId, dedupeKey: { $in: keys } }, { projection: { _id: 1, dedupeKey: 1, status: 1 } }) : Promise.resolve([]),
+    byDedupeKeys: (keys: string[]): Promise<Array<Pick<EmailMessageDoc, '_id' | 'dedupeKey' | 'status' | 'requestHash'>>> =>
+      keys.length ? messages.find({ accountId, dedupeKey: { $in: keys } }, { projection: { _id: 1, dedupeKey: 1, status: 1, requestHash: 1 } }) : Promise.resolve([]),
     /** Stores new messages and the bodies of those not SUPPRESSED, all or nothing. */
     async insertMany(composed: Array<{ message: Omit<EmailMessageDoc, 'accountId'>; body: Omit<EmailBodyDoc, '_id' | 'accountId'> | null }>, tx: Transaction): Promise<void> {
       if (!composed.length) return;
@@ -225,6 +255,9 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       const withBody = composed.filter((c) => c.body);
       if (withBody.length) await bodies.insertMany(withBody.map(({ message, body }) => ({ _id: message._id, accountId, ...body! })), { tx });
     },
+    /** Of these messages, those a human opened (a resend to non-openers leaves their readers out). */
+    openedAmong: async (ids: string[]): Promise<Set<string>> =>
+      new Set(ids.length ? (await messages.find({ accountId, _id: { $in: ids }, firstOpenedAt: { $ne: null } }, { projection: { _id: 1 } })).map((m) => m._id) : []),
     /** An audience send's messages, and how many of them were delivered. */
     async audienceCounts(audienceKey: string): Promise<{ queued: number; delivered: number }> {
       const [queued, delivered] = await Promise.all([
@@ -234,7 +267,7 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       return { queued, delivered };
     },
     async list(q: MessageQuery): Promise<{ items: EmailMessageDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId };
+      const filter: AccountFilter = { accountId };
       if (q.email !== undefined) filter.email = q.email;
       if (q.templateName !== undefined) filter.templateName = q.templateName;
       if (q.status !== undefined) filter.status = q.status;
@@ -248,33 +281,37 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     dropBody: async (messageId: string, tx?: Transaction): Promise<void> => {
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
     },
+    /** Drops the bodies of messages that can no longer be sent, in one write. */
+    dropBodies: async (messageIds: string[], tx: Transaction): Promise<void> => {
+      if (messageIds.length) await bodies.deleteMany({ _id: { $in: messageIds }, accountId }, { tx });
+    },
     /**
      * Delivery: records an attempt STARTED and the sender's claim if the message is still as the
      * caller read it (same status, same claim or none: compare-and-set on the claim's token; the
      * caller decided from that read that it may send, see domain/delivery.ts mayTakeOver). Returns
      * the message as claimed, or null when it changed meanwhile.
      */
-    async claimForSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, claim: SendingClaim): Promise<EmailMessageDoc | null> {
+    async claimForSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, claim: SendingClaim, tx?: Transaction): Promise<EmailMessageDoc | null> {
       const attempt: DeliveryAttempt = { at: claim.at, outcome: 'STARTED', smtpCode: null, response: null };
       // Equality terms only (a null token also matches a message without the field): the cheapest
       // filter for the embedded store, which compiles each one.
       return messages.findOneAndUpdate(
         { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
         { $set: { sending: claim }, $push: { attempts: attempt } },
-        { returnDocument: 'after' },
+        { returnDocument: 'after', tx },
       );
     },
     /**
      * Delivery: the address was suppressed after the message was accepted: SUPPRESSED instead of
-     * sent (API.md: never to a suppressed address), if the message is still as the caller read it.
+     * sent (the API contract: never to a suppressed address), if the message is still as the caller read it.
      */
     async suppressBeforeSending(messageId: string, seen: { status: MessageStatus; claimToken: string | null }, reason: SuppressionReason, at: Date, tx?: Transaction): Promise<boolean> {
-      const r = await messages.updateOne(
+      const before = await messages.findOneAndUpdate(
         { _id: messageId, accountId, status: seen.status, 'sending.token': seen.claimToken },
         { $set: { status: 'SUPPRESSED', suppressionReason: reason, nextAttemptAt: null, sending: null }, $push: { history: { status: 'SUPPRESSED', at } } },
         { tx },
       );
-      return r.matchedCount === 1;
+      return moved(before, 'SUPPRESSED', tx);
     },
     /**
      * Delivery: writes the outcome of the claim `token` (its attempts, new statuses appended to the
@@ -287,40 +324,38 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       tx?: Transaction,
     ): Promise<boolean> {
       const $set: Record<string, unknown> = { ...outcome.set, attempts: outcome.attempts, sending: null };
-      const update: Record<string, unknown> = { $set };
-      if (outcome.statuses.length > 0) {
-        $set.status = outcome.statuses[outcome.statuses.length - 1].status;
-        update.$push = { history: { $each: outcome.statuses } };
-      }
-      const r = await messages.updateOne({ _id: messageId, accountId, 'sending.token': token }, update, { tx });
-      return r.matchedCount === 1;
+      const filter = { _id: messageId, accountId, 'sending.token': token };
+      if (outcome.statuses.length === 0) return (await messages.updateOne(filter, { $set }, { tx })).matchedCount === 1;
+      const to = outcome.statuses[outcome.statuses.length - 1].status;
+      const before = await messages.findOneAndUpdate(filter, { $set: { ...$set, status: to }, $push: { history: { $each: outcome.statuses } } }, { tx });
+      return moved(before, to, tx);
     },
     // Tracking (open pixel, click redirect): increments only ($inc), so concurrent requests all count
     // whatever the store; the first human open/click is set by a write conditioned on it being unset.
-    /** Counts an open; true when it was the message's first human open. */
-    async recordOpen(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
-      const filter = { _id: messageId, accountId };
+    /** Counts an open; true when it was the message's first human open (a broadcast's variant counts it). */
+    async recordOpen(message: Tracked, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: message._id, accountId };
       if (machine) {
         await messages.updateOne(filter, { $inc: { machineOpenCount: 1 } }, { tx });
         return false;
       }
       await messages.updateOne(filter, { $inc: { openCount: 1 } }, { tx });
-      return (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1;
+      return firstHuman(message, (await messages.updateOne({ ...filter, firstOpenedAt: null }, { $set: { firstOpenedAt: at } }, { tx })).modifiedCount === 1, 'humanOpens', tx);
     },
-    /** Counts a click; true when it was the message's first human click. */
-    async recordClick(messageId: string, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
-      const filter = { _id: messageId, accountId };
+    /** Counts a click; true when it was the message's first human click (a broadcast's variant counts it). */
+    async recordClick(message: Tracked, machine: boolean, at: Date, tx: Transaction): Promise<boolean> {
+      const filter = { _id: message._id, accountId };
       if (machine) {
         await messages.updateOne(filter, { $inc: { machineClickCount: 1 } }, { tx });
         return false;
       }
       await messages.updateOne(filter, { $inc: { clickCount: 1 } }, { tx });
-      return (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1;
+      return firstHuman(message, (await messages.updateOne({ ...filter, firstClickedAt: null }, { $set: { firstClickedAt: at } }, { tx })).modifiedCount === 1, 'humanClicks', tx);
     },
     /** A human click on a message no human opened yet counts that open too; true when it did. */
-    async recordImpliedOpen(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
+    async recordImpliedOpen(message: Tracked, at: Date, tx: Transaction): Promise<boolean> {
       const update = { $set: { firstOpenedAt: at }, $inc: { openCount: 1 } };
-      return (await messages.updateOne({ _id: messageId, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1;
+      return firstHuman(message, (await messages.updateOne({ _id: message._id, accountId, firstOpenedAt: null }, update, { tx })).modifiedCount === 1, 'humanOpens', tx);
     },
     // ---- bounces and complaints (app/bounces.ts) ----
     /**
@@ -330,12 +365,12 @@ export function messagesOf(c: MessageCollections, accountId: string) {
      */
     async markBounced(messageId: string, bounce: { type: 'HARD' | 'SOFT'; diagnosticCode: string | null }, at: Date, tx: Transaction): Promise<boolean> {
       const filter = bounce.type === 'HARD' ? { 'bounce.type': { $ne: 'HARD' } } : { bounce: null };
-      const r = await messages.updateOne(
+      const before = await messages.findOneAndUpdate(
         { _id: messageId, accountId, ...filter },
         { $set: { status: 'BOUNCED', bouncedAt: at, bounce, nextAttemptAt: null }, $push: { history: { status: 'BOUNCED', at } } },
         { tx },
       );
-      if (r.matchedCount === 0) return false;
+      if (!(await moved(before, 'BOUNCED', tx))) return false;
       await bodies.deleteOne({ _id: messageId, accountId }, { tx });
       return true;
     },
@@ -346,12 +381,12 @@ export function messagesOf(c: MessageCollections, accountId: string) {
     },
     /** SENT -> DELIVERED on a success DSN (MAIL_DELIVERY_CONFIRMATION=dsn); false unless the message was SENT. */
     async markDeliveredByDsn(messageId: string, at: Date, tx: Transaction): Promise<boolean> {
-      const r = await messages.updateOne(
+      const before = await messages.findOneAndUpdate(
         { _id: messageId, accountId, status: 'SENT' },
         { $set: { status: 'DELIVERED', deliveredAt: at }, $push: { history: { status: 'DELIVERED', at } } },
         { tx },
       );
-      return r.matchedCount > 0;
+      return moved(before, 'DELIVERED', tx);
     },
     /** When the address's other messages soft-bounced since `since` (the soft-bounce threshold's history). */
     async softBouncesSince(email: string, since: Date, exceptMessageId: string): Promise<Date[]> {
@@ -374,7 +409,10 @@ export function messagesOf(c: MessageCollections, accountId: string) {
  * carries the message id alone; the id is unique across accounts).
  */
 export async function messageAccountAllAccounts(c: MessageCollections, messageId: string): Promise<string | null> {
-  const found = await c.messages.findOne({ _id: messageId }, { projection: { accountId: 1 } });
+  const found = await acrossAccounts(c.messages).findOne({ _id: messageId }, { projection: { accountId: 1 } });
   return found?.accountId ?? null;
 }
 export type MessageRepository = ReturnType<typeof messagesOf>;
+
+/** What tracking knows of the message it counts an open or click of. */
+type Tracked = Pick<EmailMessageDoc, '_id'> & BroadcastMail;

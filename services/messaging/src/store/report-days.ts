@@ -14,7 +14,7 @@
  * documents whole and moves `through` in one transaction, so a crash never counts a day twice.
  */
 import { bucketIndex } from '@mailer/reports';
-import { mongoose, type Collection, type Filter, type Store } from '@mailer/store';
+import { acrossAccounts, mongoose, type Collection, type Filter, type Store } from '@mailer/store';
 
 export const QUARTER_MS = 15 * 60_000;
 export const DAY_MS = 86_400_000;
@@ -87,7 +87,8 @@ export async function rollUp<T extends { accountId: string }>(store: Store, rd: 
   const range = { $gte: new Date(from), $lt: new Date(target) };
   const filter: Filter = { $or: log.fields.map((f) => ({ [f]: range })) };
   const projection = Object.fromEntries(['accountId', ...log.fields].map((f) => [f, 1 as const]));
-  for await (const batch of log.collection.scan(filter, { projection: log.seriesOf ? undefined : projection })) {
+  // across accounts: a day is rolled up for every account at once
+  for await (const batch of acrossAccounts(log.collection).scan(filter, { projection: log.seriesOf ? undefined : projection })) {
     for (const fact of batch as T[]) {
       for (const field of log.fields) {
         const at = (fact as Record<string, unknown>)[field];

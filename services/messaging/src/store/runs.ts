@@ -1,10 +1,10 @@
-// Automation runs (collection 'automation_runs', API.md AutomationRun): one per automation and event
+// Automation runs (collection 'automation_runs', the API contract AutomationRun): one per automation and event
 // (a unique index: a redelivered event can never start a second one), with the outcome of every step
 // it finished. The run record is the truth the executor resumes from: `stepIndex` is the first
 // unfinished step, and a step's outcome is written with a compare-and-set on it, so a redelivered job
 // or a second executor never records (nor repeats) a finished step. Every query of the API is
 // scoped to one account; the wait scheduler's query is the one cross-account read (due runs).
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { type AccountFilter, acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 
 export const RUN_STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -65,7 +65,7 @@ export const runSchema = new Schema(
   },
   { versionKey: false, minimize: false },
 );
-// At most one run per automation and event (API.md).
+// At most one run per automation and event (the API contract).
 runSchema.index({ automationId: 1, eventId: 1 }, { unique: true });
 // The entry rules, enforced by the store whatever two concurrent events do.
 runSchema.index({ onceKey: 1 }, { unique: true, sparse: true });
@@ -89,12 +89,12 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
     },
     /** Whether the entry rule lets a new run of the automation start for the subscriber. */
     async mayEnter(automationId: string, entry: string, subscriberId: string): Promise<boolean> {
-      if (entry === 'ONCE') return (await runs.countDocuments({ onceKey: entryKey(automationId, subscriberId) })) === 0;
-      if (entry === 'ONE_AT_A_TIME') return (await runs.countDocuments({ activeKey: entryKey(automationId, subscriberId) })) === 0;
+      if (entry === 'ONCE') return (await runs.countDocuments({ accountId, onceKey: entryKey(automationId, subscriberId) })) === 0;
+      if (entry === 'ONE_AT_A_TIME') return (await runs.countDocuments({ accountId, activeKey: entryKey(automationId, subscriberId) })) === 0;
       return true;
     },
     async list(automationId: string, q: { status?: RunStatus; pageNumber: number; pageSize: number }): Promise<{ items: RunDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId, automationId };
+      const filter: AccountFilter = { accountId, automationId };
       if (q.status) filter.status = q.status;
       const [items, totalItems] = await Promise.all([
         runs.find(filter, { sort: { startedAt: -1, _id: -1 }, skip: (q.pageNumber - 1) * q.pageSize, limit: q.pageSize }),
@@ -145,7 +145,8 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
 export type RunRepository = ReturnType<typeof runsOf>;
 
 /** The wait scheduler's view: due waiting runs of every account, claimed with a lease. */
-export function dueRuns(runs: Collection<RunDoc>) {
+export function dueRuns(collection: Collection<RunDoc>) {
+  const runs = acrossAccounts(collection);
   return {
     /** Claims up to `limit` waiting runs due by `now` whose lease is free; answers them. */
     async claim(now: Date, leaseMs: number, limit: number): Promise<RunDoc[]> {

@@ -1,4 +1,4 @@
-// Sender profiles (collection 'sender_profiles'): who a mail is from (API.md "Sender profiles").
+// Sender profiles (collection 'sender_profiles'): who a mail is from (the API contract "Sender profiles").
 //
 // Default rule: exactly one default per account once any profile exists. The store enforces "at most
 // one" with a unique index on accountId over the default profiles only (partial index), so two

@@ -1,7 +1,7 @@
 // The suppression list (collection 'suppressions'): addresses no mail of the account goes to
-// (API.md "Delivery facts ... suppressions"). One record per (account, address); deleting it lets
+// (the API contract "Delivery facts ... suppressions"). One record per (account, address); deleting it lets
 // the address receive mail again. Every query filters by accountId first.
-import { DuplicateKeyError, mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { DuplicateKeyError, mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 
 const { Schema } = mongoose;
 
@@ -46,9 +46,9 @@ export function suppressionsOf(suppressions: Collection<SuppressionDoc>, account
   return {
     accountId,
     find: (email: string): Promise<SuppressionDoc | null> => suppressions.findOne({ accountId, email }),
-    /** The suppressed addresses among these (canonical) ones. */
-    findMany: async (emails: string[]): Promise<Set<string>> =>
-      new Set(emails.length ? (await suppressions.find({ accountId, email: { $in: emails } }, { projection: { email: 1 } })).map((s) => s.email) : []),
+    /** The suppressed addresses among these (canonical) ones, with their reasons. */
+    findMany: async (emails: string[]): Promise<Map<string, SuppressionListReason>> =>
+      new Map(emails.length ? (await suppressions.find({ accountId, email: { $in: emails } }, { projection: { email: 1, reason: 1 } })).map((s) => [s.email, s.reason] as const) : []),
     /** Adds the address; false when it was already suppressed (the first reason stays). */
     async add(doc: Omit<SuppressionDoc, 'accountId'>, tx?: Transaction): Promise<boolean> {
       try {
@@ -62,7 +62,7 @@ export function suppressionsOf(suppressions: Collection<SuppressionDoc>, account
     /** Removes the address; false when it was not suppressed. */
     remove: async (email: string): Promise<boolean> => (await suppressions.deleteOne({ accountId, email })) > 0,
     async list(q: SuppressionQuery): Promise<{ items: SuppressionDoc[]; totalItems: number }> {
-      const filter: Record<string, unknown> = { accountId };
+      const filter: AccountFilter = { accountId };
       if (q.email !== undefined) filter.email = q.email;
       if (q.reason !== undefined) filter.reason = q.reason;
       const [items, totalItems] = await Promise.all([

@@ -1,9 +1,9 @@
 // A process that runs the delivery worker exactly as services/messaging/src/server.ts wires it (the
 // built dist/ modules: consumer, use case, pooled transport, outbox relay) over its own embedded store
-// in DATA_DIR, for the crash test, which kills it with SIGKILL and starts it again on the same data.
-// With SEED_COUNT it first stores that many QUEUED messages of SEED_ACCOUNT and publishes their jobs,
-// as the accepting use case does (once: a restart finds them stored). Until POST /email-messages is
-// merged this stands in for the messaging process; it prints the "ready" line spawnReady waits for.
+// in DATA_DIR, for bench/email-delivery.js, which measures the worker alone (the tests send through the
+// messaging service itself). With SEED_COUNT it first stores that many QUEUED messages of SEED_ACCOUNT
+// and publishes their jobs, as the accepting use case leaves them (once: a restart finds them stored);
+// it prints the "ready" line spawnReady waits for.
 const crypto = require('node:crypto');
 const { openStore } = require('@mailer/store');
 const { natsConnection } = require('@mailer/kit');
@@ -66,6 +66,8 @@ async function main() {
       notifyOutbox: relay.notify, log, bounces: bounceDeps({ store, notifyOutbox: relay.notify, now, newId }),
     },
   });
+  // Benchmarks: the store's commits and document writes so far, on demand.
+  process.on('SIGUSR2', () => console.log(JSON.stringify({ msg: 'store stats', ...store.stats() })));
   process.once('SIGTERM', async () => {
     await consumer.stop();
     transport.close();

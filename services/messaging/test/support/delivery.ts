@@ -1,65 +1,30 @@
 // In-process harness of the delivery worker: a real nats-server, a real embedded store, the outbox
 // relay, the email-jobs consumer with the production wiring (events/email-jobs.ts) and the capture
-// relay as SMTP_URL. Until POST /email-messages exists, the test stores messages in the harness's
-// own store and publishes their jobs, as the accepting use case will.
+// relay as SMTP_URL. Messages come in through the accepting use case (app/accept-message.ts, what POST
+// /email-messages runs), from the account's sender profile "The Shop" and its template
+// `order-confirmation`, both created on the account's first message.
 import crypto from 'node:crypto';
 import { Counter, Registry } from '@mailer/kit';
 import { connectNats, ensureStreams, publish, startOutboxRelay, type NatsConnection, type OutboxRelay } from '@mailer/nats';
 import { job } from '@mailer/nats/facts';
-import { startNatsServer, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
+import { startNatsServer, waitFor, waitForSettled, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
+import { acceptMessage, type AcceptInput } from '../../src/app/accept-message';
 import { bounceDeps } from '../../src/app/bounces';
+import { createEmailTemplate } from '../../src/app/email-templates';
+import { createSenderProfile } from '../../src/app/sender-profiles';
 import { domainPolicy } from '../../src/app/sending-domains';
 import { publicLinks } from '../../src/app/public-links';
 import { smtpTransport, type MailTransport } from '../../src/clients/smtp-transport';
 import { loadMessagingConfig, type Config } from '../../src/config';
 import { AccountSendRate } from '../../src/domain/send-rate';
 import { EMAIL_JOBS_DURABLE, startEmailJobs } from '../../src/events/email-jobs';
-import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc, noEngagementYet } from '../../src/store/messages';
+import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc } from '../../src/store/messages';
 import { outboxRepository } from '@mailer/nats';
 import { suppressionCollection, suppressionsOf, type SuppressionDoc } from '../../src/store/suppressions';
 
-export type NewMessage = Omit<EmailMessageDoc, 'accountId'>;
-
-/** A QUEUED transactional message as the accepting use case stores it. */
-export function queuedMessage(overrides: Partial<NewMessage> = {}): NewMessage {
-  const now = new Date();
-  return {
-    _id: crypto.randomUUID(),
-    kind: 'TRANSACTIONAL',
-    templateName: 'order-confirmation',
-    email: 'ann@example.org',
-    subscriberId: null,
-    topicId: null,
-    senderProfileId: crypto.randomUUID(),
-    fromEmail: 'shop@example.com',
-    fromName: 'The Shop',
-    replyTo: 'help@example.com',
-    subject: 'Your order 42',
-    links: [],
-    tracking: { opens: false, clicks: false },
-    status: 'QUEUED',
-    suppressionReason: null,
-    history: [{ status: 'QUEUED', at: now }],
-    attempts: [],
-    nextAttemptAt: null,
-    createdAt: now,
-    sentAt: null,
-    deliveredAt: null,
-    bouncedAt: null,
-    complainedAt: null,
-    ...noEngagementYet(),
-    eventProperties: { orderId: '42' },
-    ...overrides,
-  };
-}
-
-export const bodyOf = (overrides: Partial<Omit<EmailBodyDoc, '_id' | 'accountId'>> = {}): Omit<EmailBodyDoc, '_id' | 'accountId'> => ({
-  html: '<p>Hello <b>Ann</b>, thanks for order 42.</p>',
-  text: 'Hello Ann, thanks for order 42.',
-  headers: {},
-  ...overrides,
-});
+/** What a test may set of a message it sends (the rest: a transactional order confirmation to ann@example.org). */
+export type Send = Partial<Omit<AcceptInput, 'accountId'>>;
 
 export interface DeliveryHarness {
   nats: NatsServerHandle;
@@ -70,8 +35,10 @@ export interface DeliveryHarness {
   outcomes: Counter<string>;
   /** messaging_email_outcomes_total now, by outcome (every outcome present, 0 or more). */
   emailOutcomes(): Promise<Record<string, number>>;
-  /** Stores the message (QUEUED, with its body) and publishes its job. */
-  enqueue(accountId: string, message: NewMessage, body?: Omit<EmailBodyDoc, '_id' | 'accountId'>): Promise<void>;
+  /** Accepts a message with the accepting use case (stored QUEUED with its body, its job through the outbox); its id. */
+  send(accountId: string, message?: Send): Promise<string>;
+  /** Another sender profile of the account; its id. */
+  senderProfile(accountId: string, fromEmail: string): Promise<string>;
   /** Publishes a job for the message (again), with a fresh de-duplication id. */
   publishJob(accountId: string, messageId: string): Promise<void>;
   get(accountId: string, messageId: string): Promise<EmailMessageDoc | null>;
@@ -81,7 +48,7 @@ export interface DeliveryHarness {
   suppression(accountId: string, email: string): Promise<SuppressionDoc | null>;
   /** Suppresses an address of the account, as a bounce report or the suppressions API does. */
   suppress(accountId: string, email: string, reason: SuppressionDoc['reason']): Promise<void>;
-  /** Resolves once every email job was acknowledged or terminated (none pending or in flight). */
+  /** Resolves once every email job was acknowledged or terminated (none pending or in flight) and the outbox is empty. */
   waitForJobsDone(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -131,15 +98,21 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
     const j = job('email', { accountId, messageId });
     await publish(js, j.subject, j.payload, { msgID: crypto.randomUUID() });
   };
-  const poll = async <T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    let last = await read();
-    while (!ok(last)) {
-      if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-      await new Promise((r) => setTimeout(r, 50));
-      last = await read();
-    }
-    return last;
+  const catalog = { store: store.store, now: () => new Date(), newId: () => crypto.randomUUID(), allowedFromDomains: [], domains: domainPolicy({ store: store.store, verification: 'off', keys: null, operatorKeys: {} }) };
+  const accounts = new Set<string>();
+  const acceptDeps = {
+    store: store.store,
+    messages: collections,
+    suppressions: suppressionCollection(store.store),
+    outbox: outboxRepository(store.store),
+    // No address is a subscriber here: marketing mail names its subscriber itself, as automations do.
+    recipients: { recipientByEmail: async () => null },
+    links,
+    domains: catalog.domains,
+    now: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    notify: relayOut.notify,
+    awaitPublished: () => relayOut.awaitPublished(5_000),
   };
   return {
     nats,
@@ -152,9 +125,22 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
       const metric = registry.getSingleMetric('messaging_email_outcomes_total') as Counter<string>;
       return Object.fromEntries((await metric.get()).values.map((v) => [String(v.labels.outcome), v.value]));
     },
-    async enqueue(accountId, message, body = bodyOf()) {
-      await messagesOf(collections, accountId).insert(message, body);
-      await publishJob(accountId, message._id);
+    async send(accountId, message = {}) {
+      if (!accounts.has(accountId)) {
+        accounts.add(accountId);
+        await createSenderProfile(catalog, accountId, { name: 'Shop', fromEmail: 'shop@example.com', fromName: 'The Shop', replyTo: 'help@example.com' });
+        await createEmailTemplate(catalog, accountId, {
+          name: 'order-confirmation',
+          subject: 'Your order {{ orderId }}',
+          html: '<p>Hello <b>{{ subscriber.firstName | default: "Ann" }}</b>, thanks for order {{ orderId }}.</p>',
+          tracking: { opens: false, clicks: false },
+        });
+      }
+      const input: AcceptInput = { accountId, kind: 'TRANSACTIONAL', templateName: 'order-confirmation', email: 'ann@example.org', topicId: null, substitutionData: { orderId: '42' }, eventProperties: { orderId: '42' }, ...message };
+      return (await acceptMessage(acceptDeps, input)).messageId;
+    },
+    async senderProfile(accountId, fromEmail) {
+      return (await createSenderProfile(catalog, accountId, { name: fromEmail, fromEmail, fromName: 'Other' }))._id;
     },
     publishJob,
     suppression: (accountId, email) => suppressionsOf(suppressionCollection(store.store), accountId).find(email),
@@ -164,15 +150,11 @@ export async function startDeliveryHarness(relay: CaptureRelay, env: Record<stri
     get: (accountId, messageId) => messagesOf(collections, accountId).get(messageId),
     body: (accountId, messageId) => messagesOf(collections, accountId).body(messageId),
     waitForMessage: (accountId, messageId, until, timeoutMs = 20_000) =>
-      poll(`message ${messageId} state`, () => messagesOf(collections, accountId).get(messageId), (m) => m !== null && until(m), timeoutMs) as Promise<EmailMessageDoc>,
-    async waitForJobsDone(timeoutMs = 20_000) {
-      const jsm = await nc.jetstreamManager();
-      const left = async () => {
-        const info = await jsm.consumers.info('JOBS', EMAIL_JOBS_DURABLE);
-        return info.num_pending + info.num_ack_pending;
-      };
-      await poll('email jobs done', left, (n) => n === 0, timeoutMs);
-    },
+      waitFor(`message ${messageId} in the awaited state`, async () => {
+        const m = await messagesOf(collections, accountId).get(messageId);
+        return m !== null && until(m) && m;
+      }, timeoutMs),
+    waitForJobsDone: (timeoutMs = 20_000) => waitForSettled(nc, { consumers: [EMAIL_JOBS_DURABLE], outboxes: [relayOut.pending], timeoutMs }),
     async stop() {
       await consumer.stop();
       transport.close();

@@ -1,4 +1,4 @@
-// Issue use cases: the list, release and discard (API.md "RSS newsletters"), the auto-release of
+// Issue use cases: the list, release and discard (the API contract "RSS newsletters"), the auto-release of
 // REVIEW issues whose reviewAutoReleaseMinutes passed (the auto-release poller) and the sending of
 // released issues (the send poller).
 //

@@ -1,4 +1,4 @@
-// Newsletter use cases, one per RPC of RssNewsletterService (API.md "RSS newsletters").
+// Newsletter use cases, one per RPC of RssNewsletterService (the API contract "RSS newsletters").
 //
 // Decisions (published in the OpenAPI document, gateway/src/openapi/rss/newsletters.ts):
 // - Create reads the feed once (a failure is the feed error, nothing is created) and marks every

@@ -1,7 +1,7 @@
 /**
- * Fetching a newsletter's feed (API.md "RSS newsletters", polling): a conditional GET (ETag /
+ * Fetching a newsletter's feed (the API contract "RSS newsletters", polling): a conditional GET (ETag /
  * Last-Modified; 304 -> not_modified), 10 s for the whole fetch redirects included, 5 MB, at most 3
- * redirects, and every request through the outbound guard (@mailer/outbound; DESIGN.md "Outbound
+ * redirects, and every request through the outbound guard (@mailer/outbound; docs/architecture.md "Outbound
  * calls"). The guard never follows redirects: they are followed here, each Location resolved against
  * the URL that answered and sent through the guard again (scheme, credentials, literal address, DNS
  * and connected address re-checked), so a feed cannot redirect us into the cluster.
@@ -26,11 +26,11 @@ export interface FetchedFeed {
 export type FeedFetch = FetchedFeed | { kind: 'not_modified' };
 
 export interface FeedLimits {
-  /** The whole fetch, redirects included (API.md: 10 s). */
+  /** The whole fetch, redirects included (the API contract: 10 s). */
   timeoutMs?: number;
-  /** Bytes of feed, on the wire and decompressed (API.md: 5 MB). */
+  /** Bytes of feed, on the wire and decompressed (the API contract: 5 MB). */
   maxBytes?: number;
-  /** Redirects followed (API.md: 3). */
+  /** Redirects followed (the API contract: 3). */
   maxRedirects?: number;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Reading a feed: RSS 0.9x/2.0, Atom, RDF (RSS 1.0) and JSON Feed, parsed by feedsmith (DESIGN.md library
- * pick), turned into one shape the newsletter code uses, and the identity rules of API.md "RSS newsletters":
+ * Reading a feed: RSS 0.9x/2.0, Atom, RDF (RSS 1.0) and JSON Feed, parsed by feedsmith (docs/architecture.md library
+ * pick), turned into one shape the newsletter code uses, and the identity rules of the API contract "RSS newsletters":
  * an item is its guid, else its link, else a hash of its title and date; an item whose guid changed but
  * whose link was seen before is not new (feeds that regenerate guids must not mail their back catalogue).
  *
@@ -80,7 +80,7 @@ export function parseFeed(body: string, contentType: string | null, baseUrl?: st
   return fromXml(text, baseUrl ?? null);
 }
 
-/** guid, else link, else a hash of title and date (API.md); long values are hashed to bound what is stored. */
+/** guid, else link, else a hash of title and date (the API contract); long values are hashed to bound what is stored. */
 export function itemKey(item: Pick<FeedItem, 'guid' | 'link' | 'title' | 'publishedAt'>): string {
   const value = item.guid ?? item.link;
   if (value !== null && value !== undefined) return value.length > MAX_KEY_LENGTH ? `sha256:${sha256(value)}` : value;
@@ -89,7 +89,7 @@ export function itemKey(item: Pick<FeedItem, 'guid' | 'link' | 'title' | 'publis
 
 /**
  * Items not seen before, in the order given (newest first from parseFeed), each key once. An item is
- * seen when its key is, or when its guid changed but its link was seen (API.md). "Its guid changed"
+ * seen when its key is, or when its guid changed but its link was seen (the API contract). "Its guid changed"
  * means the seen link is no longer carried by an item whose key was seen: when the feed still lists a
  * seen item with that link, the link is shared (feeds whose items all point to one landing page) and an
  * item with a new guid next to it is a new item, not a renamed one.

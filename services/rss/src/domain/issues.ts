@@ -1,6 +1,6 @@
-// When a newsletter's new items become an issue (API.md "RSS newsletters": INSTANT, SCHEDULE,
+// When a newsletter's new items become an issue (the API contract "RSS newsletters": INSTANT, SCHEDULE,
 // THRESHOLD, maxItemsPerIssue carry-over, thresholdMaxAgeDays) and what the issue holds. Pure.
-import { compileTemplate, htmlValue, renderTemplate, SAMPLE_READER, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
+import { compiledTemplate, htmlValue, renderTemplate, SAMPLE_READER, takeHtmlValues, TemplateError, type HtmlValue } from '@mailer/templates';
 import { invalid } from '@mailer/kit';
 import { sanitizeItemHtml, unseenItems, type FeedItem } from './feed';
 import { sanitizeFeedHtml } from './feed-html';
@@ -165,7 +165,7 @@ type TemplateSettings = Pick<Newsletter, 'name' | 'subjectPattern' | 'htmlConten
 
 /** Renders the newsletter's templates with the platform's engine, as the messaging service will. */
 function renderIssue(newsletter: TemplateSettings, items: readonly ItemSnapshot[], subscriber: Record<string, unknown>, links: Record<string, unknown> | null) {
-  const compiled = compileTemplate({ subject: newsletter.subjectPattern, html: newsletter.htmlContent, css: newsletter.cssContent });
+  const compiled = compiledTemplate({ subject: newsletter.subjectPattern, html: newsletter.htmlContent, css: newsletter.cssContent });
   const { values, trustedHtml } = takeHtmlValues(issueValues(newsletter, items));
   return renderTemplate(compiled, { substitutionData: values, subscriber, links, trustedHtml });
 }

@@ -1,4 +1,4 @@
-// Which subscriber fields an RSS newsletter's templates print (API.md: `subjectPattern` and
+// Which subscriber fields an RSS newsletter's templates print (the API contract: `subjectPattern` and
 // `htmlContent` are Liquid templates with `items`, `newsletter` and `subscriber`). A field printed
 // by a newsletter that still sends is a live merge tag: archiving the field blanks it in the next
 // issues, deleting it is blocked.

@@ -1,4 +1,4 @@
-// An RSS newsletter (API.md "RSS newsletters", spec RssNewsletterRequestDto) and the rules of its
+// An RSS newsletter (the API contract "RSS newsletters", spec RssNewsletterRequestDto) and the rules of its
 // request. Pure: ids that must exist in the account are checked by app/ against their services.
 import { invalid, type Problem } from '@mailer/kit';
 import { compileTemplate, MAX_TEMPLATE_PART_CHARS } from '@mailer/templates';

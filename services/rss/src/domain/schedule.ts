@@ -1,6 +1,6 @@
-// SCHEDULE newsletters' cron expressions (API.md: 5 fields, optionally prefixed `CRON_TZ=<IANA zone> `,
-// default UTC), read with croner (DESIGN.md pick: cron with time zones). Pure: no timers are started
-// here; the poller stores the next tick as a due time (DESIGN.md "Durable time").
+// SCHEDULE newsletters' cron expressions (the API contract: 5 fields, optionally prefixed `CRON_TZ=<IANA zone> `,
+// default UTC), read with croner (docs/architecture.md pick: cron with time zones). Pure: no timers are started
+// here; the poller stores the next tick as a due time (docs/architecture.md "Durable time").
 import { Cron } from 'croner';
 import { isIanaTimeZone } from '@mailer/kit';
 

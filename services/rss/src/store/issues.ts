@@ -1,7 +1,7 @@
 // Issues of the newsletters (collection 'rss_issues'). Every query is scoped to one account and
 // newsletter except the auto-release poller's (`dueAutoReleases`): due PENDING_REVIEW issues of
 // every account, claimed with a lease.
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 import type { Issue, IssueStatus } from '../domain/issues';
 
 const { Schema } = mongoose;
@@ -140,7 +140,8 @@ export function dueAutoReleases(issues: Collection<IssueDoc>) {
   return claimsOn(issues, ['PENDING_REVIEW'], 'autoReleaseAt');
 }
 
-function claimsOn(issues: Collection<IssueDoc>, statuses: IssueStatus[], dueField: 'autoReleaseAt' | 'sendDueAt') {
+function claimsOn(collection: Collection<IssueDoc>, statuses: IssueStatus[], dueField: 'autoReleaseAt' | 'sendDueAt') {
+  const issues = acrossAccounts(collection);
   const status = statuses.length === 1 ? statuses[0] : { $in: statuses };
   return {
     async claim(now: Date, leaseMs: number, limit: number): Promise<Array<Pick<IssueDoc, '_id' | 'accountId' | 'newsletterId'>>> {

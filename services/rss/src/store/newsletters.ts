@@ -1,7 +1,7 @@
 // The rss service's newsletters (collection 'newsletters'): the record of domain/newsletter.ts plus
 // the poller's lease. Every query is scoped to one account except the poller's (`dueNewsletters`),
 // the one cross-account read: due rows of every account.
-import { mongoose, type Collection, type Store, type Transaction } from '@mailer/store';
+import { acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 import type { NewsletterTemplates } from '../domain/merge-tags';
 import type { Newsletter, NewsletterSettings, NewsletterStatus } from '../domain/newsletter';
 
@@ -162,7 +162,8 @@ export function newsletterRepository(store: Store): NewsletterRepository {
 export const newsletterCollection = (store: Store): Collection<NewsletterDoc> => store.collection<NewsletterDoc>(NEWSLETTERS, newsletterSchema);
 
 /** The poller's view: due ACTIVE newsletters of every account, claimed with a lease. */
-export function dueNewsletters(newsletters: Collection<NewsletterDoc>) {
+export function dueNewsletters(collection: Collection<NewsletterDoc>) {
+  const newsletters = acrossAccounts(collection);
   return {
     /** Claims up to `limit` newsletters due by `now` whose lease is free. */
     async claim(now: Date, leaseMs: number, limit: number): Promise<Array<Pick<NewsletterDoc, '_id' | 'accountId'>>> {

@@ -15,7 +15,7 @@ export interface MemberEvaluation {
   result: Truth;
   /**
    * false: the account has no contact with this id (never created, deleted, or another account's).
-   * Its result is FALSE: a segment's members are contacts of the account (API.md "A contact matches
+   * Its result is FALSE: a segment's members are contacts of the account (the API contract "A contact matches
    * only when TRUE"), so such a subscriber is in no segment, as counts and member pages agree.
    */
   contactFound: boolean;
@@ -38,4 +38,27 @@ export async function evaluateSegmentMember(deps: SegmentDeps, accountId: string
   const [found, isTrue, isFalse] = await Promise.all([one(), one(trueFilter), one(falseFilter)]);
   if (found === 0) return { result: 'FALSE', contactFound: false };
   return { result: isTrue > 0 ? 'TRUE' : isFalse > 0 ? 'FALSE' : 'UNKNOWN', contactFound: true };
+}
+
+/** Subscribers evaluated at once (a broadcast's audience page). */
+export const MAX_EVALUATED = 1000;
+
+/**
+ * The results for up to MAX_EVALUATED subscribers, in request order (a broadcast's exclusion
+ * reasons): three reads of the named contacts (found, TRUE, FALSE) whatever their number, with the
+ * same compiled filters as EvaluateSegmentMember.
+ */
+export async function evaluateSegmentMembers(deps: SegmentDeps, accountId: string, req: { segmentId: string; subscriberIds: string[] }): Promise<Truth[]> {
+  const ids = (req.subscriberIds ?? []).map((id) => String(id).toLowerCase());
+  if (ids.length === 0 || ids.length > MAX_EVALUATED || ids.some((id) => id === '' || id.length > ID_MAX)) {
+    throw invalid('validation_failed', `subscriberIds must hold 1 to ${MAX_EVALUATED} ids of at most ${ID_MAX} characters`, [{ path: 'subscriberIds', problem: `1..${MAX_EVALUATED} ids required` }]);
+  }
+  await deps.awaitProjection?.();
+  const segment = await loadSegment(deps, accountId, String(req.segmentId ?? '').toLowerCase());
+  const { trueFilter, falseFilter } = await compileFor(deps, accountId, segment.expression);
+  const { contacts } = repositoriesOf(deps, accountId);
+  const named = { accountId, _id: { $in: [...new Set(ids)] } };
+  const idsOf = async (filter?: Filter) => new Set((await contacts.find(filter ? { ...named, $and: [filter] } : named, { projection: { _id: 1 } })).map((c) => c._id));
+  const [found, trues, falses] = await Promise.all([idsOf(), idsOf(trueFilter), idsOf(falseFilter)]);
+  return ids.map((id) => (!found.has(id) ? 'FALSE' : trues.has(id) ? 'TRUE' : falses.has(id) ? 'FALSE' : 'UNKNOWN'));
 }

@@ -2,7 +2,7 @@
 // list's filters, over the contact projection. The subscriber service's ListSubscribers (segment_id)
 // asks it for the page of ids, the total and the status counts, then loads the overviews from its own
 // store, so each service keeps reading only its own data and no id list of a whole segment travels.
-import { invalid } from '@mailer/kit';
+import { invalid, pageOf } from '@mailer/kit';
 import type { Filter } from '../domain/compile';
 import type { ContactReads } from '../store/contact-reads';
 import { repositoriesOf, type SegmentDeps } from './deps';
@@ -13,8 +13,7 @@ import { compileFor, loadSegment } from './segments';
 export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
 type Status = (typeof SUBSCRIBER_STATUSES)[number];
 
-/** The subscriber list's limits (subscriber service: MAX_PAGE_SIZE, LIMITS.search). */
-const MAX_PAGE_SIZE = 1000;
+/** The subscriber list's search limit (subscriber service: LIMITS.search). */
 const SEARCH_MAX = 320;
 const ID_MAX = 100;
 
@@ -29,12 +28,8 @@ export function prefixPattern(search: string): string | undefined {
 }
 
 function pageWindow(pageNumber: number, pageSize: number): { skip: number; limit: number } {
-  const number = pageNumber || 1;
-  const size = pageSize || 50;
-  if (!Number.isSafeInteger(number) || !Number.isSafeInteger(size) || number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
-    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
-  }
-  return { skip: (number - 1) * size, limit: size };
+  const page = pageOf(pageNumber, pageSize);
+  return { skip: page.skip, limit: page.pageSize };
 }
 
 export const optionalId = (raw: string | undefined, path: string): string | undefined => {

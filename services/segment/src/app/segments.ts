@@ -125,7 +125,7 @@ async function preview(deps: SegmentDeps, accountId: string, expression: Segment
   return { matching, unknown, reachable, contacts: first.map((c) => ({ id: c._id, email: c.email, firstName: c.firstName, subscriberStatus: c.subscriberStatus })), captureScopes };
 }
 
-/** A preview's topicId must name an active topic of the account (API.md), never another account's. */
+/** A preview's topicId must name an active topic of the account (the API contract), never another account's. */
 async function topicOf(deps: SegmentDeps, accountId: string, raw: string | undefined): Promise<string | undefined> {
   if (raw === undefined || raw === '') return undefined;
   const topic = (await deps.catalog.topics(accountId)).find((t) => t.id === raw);

@@ -1,5 +1,5 @@
 /**
- * The REFERENCE meaning of a segment expression for one contact, in plain TypeScript: what API.md
+ * The REFERENCE meaning of a segment expression for one contact, in plain TypeScript: what the API contract
  * "Segment semantics" says, written as directly as possible. The compiler (compile.ts) must agree with
  * it on every contact; the property test holds it to that. Written independently of the compiler on
  * purpose: it reads raw values (folds case itself, reads order dates as local dates in the source's

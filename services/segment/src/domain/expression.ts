@@ -1,5 +1,5 @@
 /**
- * The segment expression as the customer API carries it (spec "Segments", API.md "Segment semantics").
+ * The segment expression as the customer API carries it (spec "Segments", the API contract "Segment semantics").
  * Plain data: validate.ts checks it against the catalog, evaluate.ts is the reference meaning,
  * compile.ts turns it into MongoDB filters. Properties that JSON may send as null are typed `| null`.
  */

@@ -25,7 +25,7 @@ export const FIELD_OPERATORS: Readonly<Record<FieldType, readonly SegmentOperato
  * Response operators (delivery and engagement facts) belong to the subscriber's own email address, so
  * they are FIELD conditions on the built-in EMAIL field: `{subjectType: FIELD, fieldRef: {type: BUILT_IN,
  * builtInField: EMAIL}, operator: RESPONDED_WITHIN_DAYS, operand: {kind: NUMBER, number: days}}`.
- * Chosen over "FIELD with fieldRef null" because it keeps API.md's shape rule intact (fieldRef is set for
+ * Chosen over "FIELD with fieldRef null" because it keeps the API contract's shape rule intact (fieldRef is set for
  * every FIELD condition and null for every other subject) and reads naturally ("Email: responded within
  * 30 days"). Custom EMAIL-type fields are not delivered to, so they do not get these operators.
  */
@@ -69,7 +69,7 @@ export function operatorGroup(op: SegmentOperator): OperatorGroup {
   return group;
 }
 
-/** The operand kind each operator takes (API.md "Segment semantics", condition shape). */
+/** The operand kind each operator takes (the API contract "Segment semantics", condition shape). */
 export function operandKindOf(op: SegmentOperator): OperandKind {
   switch (operatorGroup(op)) {
     case 'RESPONSE':

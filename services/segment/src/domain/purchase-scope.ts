@@ -1,7 +1,7 @@
 /**
  * The contact-independent half of a purchase condition, shared by the evaluator and the compiler:
  * which sources are in scope, in which zone each reads the period, and whether the capture window
- * proves the ABSENCE of orders over an interval (API.md: absence proves FALSE only when every source in
+ * proves the ABSENCE of orders over an interval (the API contract: absence proves FALSE only when every source in
  * scope has a complete baseline and the interval lies within its captured window).
  *
  * Every purchase operator is defined (purchaseOperatorIn below) from "has a matching order in interval I"

@@ -4,7 +4,7 @@
  * Reads untrusted JSON (`unknown`), reports every problem found with a precise errorId and path;
  * the first problem's errorId is the response's errorId (400), all go to `details`.
  *
- * Decisions (API.md is silent on them):
+ * Decisions (the API contract is silent on them):
  * - Archived fields (`active: false`) are refused (`segment_field_archived`) in new saves and in
  *   previews of unsaved expressions: a segment should not start depending on a field nobody can fill any
  *   more. Stored segments keep evaluating on the values the contacts still have (archival only blocks
@@ -12,7 +12,7 @@
  *   (pass `storedExpression`), so renaming such a segment does not force an edit of its conditions.
  * - Inactive options of a choice field and inactive topics are accepted: old values and subscriptions
  *   still exist and filtering on them is legitimate (TOPIC_OPTED_OUT ignores inactive topics when it
- *   evaluates, as API.md says).
+ *   evaluates, as the API contract says).
  * - An expression without groups, or a group without conditions, is refused (`segment_expression_empty`):
  *   by the rules of logic the first would match nobody and the second everybody, and a send to "everybody"
  *   by accident is the worse mistake; neither is a segment anyone means to save.

@@ -1,15 +1,14 @@
-// SegmentService.ListSegmentMembers, ListSegmentAudience and EvaluateSegmentMember: gRPC <-> domain;
+// SegmentService.ListSegmentMembers, ListSegmentAudience, EvaluateSegmentMember(s): gRPC <-> domain;
 // the use cases are app/segment-members.ts, app/segment-audience.ts and app/evaluate-member.ts.
 import { accountOf, type AsyncHandlers } from '@mailer/kit';
-import type { segmentV1 } from '@mailer/proto';
+import { statusCountsToProto, type segmentV1 } from '@mailer/proto';
 import type { SegmentDeps } from '../app/deps';
-import { evaluateSegmentMember } from '../app/evaluate-member';
+import { evaluateSegmentMember, evaluateSegmentMembers } from '../app/evaluate-member';
 import { listSegmentAudience } from '../app/segment-audience';
 import { listSegmentMembers } from '../app/segment-members';
 import { Memberships, SubscriberStatuses } from './mapping';
 
-
-export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers' | 'listSegmentAudience' | 'evaluateSegmentMember'> {
+export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.SegmentServiceServer>, 'listSegmentMembers' | 'listSegmentAudience' | 'evaluateSegmentMember' | 'evaluateSegmentMembers'> {
   return {
     async listSegmentMembers(req) {
       // Absent or UNSPECIFIED: any status; a value without a name goes on as its number, which the use case refuses (validation_failed).
@@ -18,14 +17,7 @@ export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.
       return {
         subscriberIds,
         total: String(total),
-        statusCounts: {
-          unconfirmed: String(counts.UNCONFIRMED),
-          active: String(counts.ACTIVE),
-          unsubscribed: String(counts.UNSUBSCRIBED),
-          bounced: String(counts.BOUNCED),
-          complained: String(counts.COMPLAINED),
-          blocked: String(counts.BLOCKED),
-        },
+        statusCounts: statusCountsToProto(counts),
       };
     },
     async listSegmentAudience(req) {
@@ -34,6 +26,10 @@ export function memberHandlers(deps: SegmentDeps): Pick<AsyncHandlers<segmentV1.
     async evaluateSegmentMember(req) {
       const { result, contactFound } = await evaluateSegmentMember(deps, accountOf(req), { segmentId: req.segmentId, subscriberId: req.subscriberId });
       return { result: Memberships.toProto(result), contactFound };
+    },
+    async evaluateSegmentMembers(req) {
+      const results = await evaluateSegmentMembers(deps, accountOf(req), { segmentId: req.segmentId, subscriberIds: req.subscriberIds });
+      return { results: results.map((r) => Memberships.toProto(r)) };
     },
   };
 }

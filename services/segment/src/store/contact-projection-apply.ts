@@ -23,7 +23,7 @@
  * (version filters, duplicate-key retry) keep a second replica sharing the durable from regressing a
  * contact, though deletion (contact + tombstone) assumes one applier per account at a time.
  */
-import { Collection, DuplicateKeyError, Store } from '@mailer/store';
+import { acrossAccounts, Collection, DuplicateKeyError, Store } from '@mailer/store';
 import { foldEngagement, ENGAGEMENT_TYPES, type EngagementEvent } from '../domain/engagement';
 import { KeyedLock } from './account-lock';
 import { CATALOG_TYPES, MalformedEventError, parseCatalogEvent, parseEngagementEvent, parseSubscriberEvent, type CatalogEvent, type SubscriberEvent } from '../events/facts';
@@ -108,15 +108,15 @@ export class ContactApplier {
       const id = e.subscriber.id;
       // Tombstones are keyed by subscriber id across accounts, as the contacts are (cross-account reads
       // by design: an id is never reused, and one held by another account is refused below).
-      const tomb = await this.tombstones.findOne({ _id: id });
+      const tomb = await acrossAccounts(this.tombstones).findOne({ _id: id });
       if (tomb && tomb.version >= e.version) return 'stale';
-      const current = await this.contacts.findOne({ _id: id }, { projection: { version: 1, accountId: 1 } });
+      const current = await acrossAccounts(this.contacts).findOne({ _id: id }, { projection: { version: 1, accountId: 1 } });
       if (current && (current.version ?? 0) >= e.version) return 'stale';
       if (current && current.accountId !== e.accountId) throw new MalformedEventError(`${e.type} fact`, `subscriber ${id} belongs to another account`);
       if (e.type === 'subscriber.deleted') {
         await this.store.transaction(async (tx) => {
           await this.contacts.deleteOne({ accountId: e.accountId, _id: id }, { tx });
-          await this.tombstones.updateOne({ _id: id }, { $set: { accountId: e.accountId, version: e.version } }, { upsert: true, tx });
+          await acrossAccounts(this.tombstones).updateOne({ _id: id }, { $set: { accountId: e.accountId, version: e.version } }, { upsert: true, tx });
         });
         return 'applied';
       }
@@ -136,7 +136,7 @@ export class ContactApplier {
         }
         try {
           await this.contacts.insertOne({ ...part, seq, orders: [] });
-          if (tomb) await this.tombstones.deleteOne({ _id: id, version: tomb.version });
+          if (tomb) await acrossAccounts(this.tombstones).deleteOne({ _id: id, version: tomb.version });
           await this.attachPendingOrders(e.accountId, part.email, id);
           return 'applied';
         } catch (err) {

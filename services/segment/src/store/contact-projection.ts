@@ -2,7 +2,7 @@
  * The contact projection (events/projection.ts feeds it): ContactApplier's one-event way plus
  * applyBatch, which applies a run of DOMAIN events in a few store calls with the same result.
  */
-import { type BulkOp, DuplicateKeyError } from '@mailer/store';
+import { acrossAccounts, type BulkOp, DuplicateKeyError } from '@mailer/store';
 import { ENGAGEMENT_TYPES, type EngagementEvent } from '../domain/engagement';
 import { CATALOG_TYPES, MalformedEventError, parseCatalogEvent, parseEngagementEvent, parseSubscriberEvent, type CatalogEvent, type SubscriberEvent } from '../events/facts';
 import type { subscriberPart } from './contact-events';
@@ -111,8 +111,8 @@ export class ContactProjection extends ContactApplier {
     const emails = [...new Set(run.filter((s) => s.e.type !== 'subscriber.deleted').map((s) => s.e.subscriber.email.toLowerCase()))];
     const [tombs, currents, catalogs, waiting] = await Promise.all([
       // Cross-account by design, as in the one-event way (contact-projection-apply.ts).
-      this.tombstones.find({ _id: { $in: ids } }),
-      this.contacts.find({ _id: { $in: ids } }, { projection: { version: 1, accountId: 1 } }),
+      acrossAccounts(this.tombstones).find({ _id: { $in: ids } }),
+      acrossAccounts(this.contacts).find({ _id: { $in: ids } }, { projection: { version: 1, accountId: 1 } }),
       this.catalogs.find({ _id: { $in: accounts } }),
       emails.length > 0 ? this.pendingOrders.find({ accountId: { $in: accounts }, email: { $in: emails } }) : Promise.resolve([]),
     ]);

@@ -4,14 +4,14 @@
  * already, so this changes nothing for them; it keeps a filter built without it from reading every
  * account's contacts), where the stores plan by it (index prefix, embedded partition).
  */
-import type { Collection } from '@mailer/store';
+import type { AccountFilter, Collection } from '@mailer/store';
 import type { Filter } from '../domain/compile';
 import type { ProjectedContact } from './contacts';
 
 type FindOptions = Parameters<Collection<ProjectedContact>['find']>[1];
 
 export function contactsOf(contacts: Collection<ProjectedContact>, accountId: string) {
-  const scoped = (filter: Filter): Filter => ({ ...filter, accountId });
+  const scoped = (filter: Filter): AccountFilter => ({ ...filter, accountId });
   return {
     accountId,
     count: (filter: Filter): Promise<number> => contacts.countDocuments(scoped(filter)),

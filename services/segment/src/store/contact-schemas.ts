@@ -52,7 +52,7 @@ contactSchema.index({ accountId: 1, subscriberStatus: 1, _id: 1 });
 contactSchema.index({ accountId: 1, email: 1 });
 contactSchema.index({ accountId: 1, tags: 1 });
 contactSchema.index({ accountId: 1, topics: 1 });
-// Segment conditions (README "Segment queries on MongoDB (indexes)"): PURCHASES conditions are one
+// Segment conditions (docs/operations.md "Segment queries on MongoDB (indexes)"): PURCHASES conditions are one
 // $elemMatch per zone on sourceId + orderedAt (multikey over the embedded orders, bounds compounded
 // within the element); TOPIC_OPTED_OUT reads optOuts.topicId.
 contactSchema.index({ accountId: 1, 'orders.sourceId': 1, 'orders.orderedAt': 1 });

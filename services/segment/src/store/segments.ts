@@ -50,7 +50,7 @@ export type SegmentChanges = Pick<SegmentDoc, 'name' | 'expression' | 'reference
 const nameTaken = (name: string) => conflict('segment_name_taken', `a segment named "${name}" already exists`, [{ path: 'name', problem: 'already used by another segment' }]);
 
 /**
- * One account's saved segments. Every query filters by the account first (DESIGN.md): the account is
+ * One account's saved segments. Every query filters by the account first (docs/architecture.md): the account is
  * fixed when the repository is made, so no method can read or write another account's segment.
  * A name clash (unique index) is translated here into `409 segment_name_taken`.
  */

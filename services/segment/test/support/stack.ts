@@ -1,9 +1,9 @@
 // The processes a SegmentService integration test talks to: nats-server, the subscriber service
-// (writes and catalog) and the segment service (projection, segments, purchases), started once per
-// file and stopped after it.
+// (writes and catalog), the segment service (projection, segments, purchases) and the peers a file
+// asks for, started once per file and stopped after it.
 import { createClient } from '@mailer/kit';
 import { segmentV1, subscriberV1 } from '@mailer/proto';
-import { startService, type RunningService } from '@mailer/testing';
+import type { RunningService, ServiceName } from '@mailer/testing';
 import { startSubscriberStack, type SubscriberStack } from '@mailer/testing/subscriber';
 
 export interface SegmentStack {
@@ -12,18 +12,20 @@ export interface SegmentStack {
   client: ReturnType<typeof createClient<segmentV1.SegmentServiceClient>>;
 }
 
-/** Registers beforeAll/afterAll; the returned object is filled once beforeAll ran. */
-export function useSegmentStack(segmentEnv: NodeJS.ProcessEnv = {}): SegmentStack {
+/**
+ * Registers beforeAll/afterAll; the returned object is filled once beforeAll ran. `peers`: more real
+ * services (rss and messaging are asked before a segment is deleted).
+ */
+export function useSegmentStack(segmentEnv: NodeJS.ProcessEnv = {}, peers: ServiceName[] = []): SegmentStack {
   const stack = {} as SegmentStack;
   beforeAll(async () => {
-    stack.env = await startSubscriberStack();
-    const references = stack.env.references.address;
-    stack.segment = await startService('segment', { NATS_URL: stack.env.nats.url, SUBSCRIBER_GRPC_ADDR: stack.env.svc.address, RSS_GRPC_ADDR: references, MESSAGING_GRPC_ADDR: references, ...segmentEnv });
+    stack.env = await startSubscriberStack({}, peers);
+    await stack.env.mesh.start(['segment'], { segment: segmentEnv });
+    stack.segment = stack.env.mesh.get('segment');
     stack.client = createClient(segmentV1.SegmentServiceClient, stack.segment.address, 20_000);
   }, 60_000);
   afterAll(async () => {
     stack.client?.close();
-    await stack.segment?.stop();
     await stack.env?.stop();
   });
   return stack;

@@ -1,4 +1,4 @@
-// The account's default topic (API.md section 2): every account has exactly one at all times, from its
+// The account's default topic (the API contract): every account has exactly one at all times, from its
 // first use on. Created lazily, by the first request of an account that touches topics or subscribers.
 import { createHash } from 'node:crypto';
 import { DuplicateKeyError, type Store } from '@mailer/store';

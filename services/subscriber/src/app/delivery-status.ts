@@ -8,7 +8,7 @@ import { optOutOfTopic } from '../domain/topics';
 import type { Deps } from './deps';
 import { changeSubscriber } from './subscriber-change';
 
-/** The opt-out source recorded for a complaint (API.md: "unsubscribed from the topic of that mail"). */
+/** The opt-out source recorded for a complaint (the API contract: "unsubscribed from the topic of that mail"). */
 export const COMPLAINT_OPT_OUT_SOURCE = 'complaint';
 
 export interface DeliveryStatusInput {

@@ -1,4 +1,4 @@
-// Use case CountSubscribers (POST /reports/subscribers, API.md "Reports"): the account's subscribers
+// Use case CountSubscribers (POST /reports/subscribers, the API contract "Reports"): the account's subscribers
 // per bucket, each metric counted by its own time. The gateway made the buckets from the report
 // period (@mailer/reports); here they are only instants.
 import { invalid } from '@mailer/kit';

@@ -13,30 +13,18 @@ export function usageFromProto(u: commonV1.FieldUsage): FieldUsage {
   const category = (commonV1.FieldUsageCategory[u.category] ?? `${CATEGORY_PREFIX}UNSPECIFIED`).slice(CATEGORY_PREFIX.length) as UsageCategory;
   const effect = (commonV1.FieldUsageEffect[u.effect] ?? `${EFFECT_PREFIX}UNSPECIFIED`).slice(EFFECT_PREFIX.length) as UsageEffect;
   return {
+    ...u,
     // FieldUsage.category is a closed enum in the API: a category this service does not know (a
     // newer peer) is shown as an external hint; its effect still decides whether it blocks.
     category: !category || category === 'UNSPECIFIED' ? 'EXTERNAL_HINT' : category,
-    area: u.area,
-    artifactId: u.artifactId,
-    artifactName: u.artifactName,
-    status: u.status,
-    reason: u.reason,
-    link: u.link,
-    permanentDeleteBlocking: u.permanentDeleteBlocking,
     effect: effect || 'UNSPECIFIED',
   };
 }
 
 export function usageToProto(u: FieldUsage): commonV1.FieldUsage {
   return {
+    ...u,
     category: commonV1.FieldUsageCategory[`${CATEGORY_PREFIX}${u.category}` as keyof typeof commonV1.FieldUsageCategory] ?? 0,
-    area: u.area,
-    artifactId: u.artifactId,
-    artifactName: u.artifactName,
-    status: u.status,
-    reason: u.reason,
-    link: u.link,
-    permanentDeleteBlocking: u.permanentDeleteBlocking,
     effect: commonV1.FieldUsageEffect[`${EFFECT_PREFIX}${u.effect}` as keyof typeof commonV1.FieldUsageEffect] ?? 0,
   };
 }

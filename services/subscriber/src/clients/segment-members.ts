@@ -1,12 +1,17 @@
 // The segment service's members of a saved segment: SegmentService.ListSegmentMembers (the page of
 // subscriber ids, the total and the status counts for ListSubscribers with a segment_id) and
-// ListSegmentAudience (a send's recipients, ListAudience with a segment_id). The segment
+// ListSegmentAudience (a send's recipients, ListAudience with a segment_id), EvaluateSegmentMembers
+// (a broadcast's readers' segment results, their exclusion reasons). The segment
 // service owns the contact projection and the expression compiler; this service loads the overviews.
-import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
+import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { segmentV1, subscriberV1 } from '@mailer/proto';
 import type { SubscriberStatus } from '../domain/subscriber';
 
 const SubscriberStatuses = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
+const Memberships = protoEnum(segmentV1.SegmentMembership, 'SEGMENT_MEMBERSHIP_');
+
+/** A segment's three-valued result for one contact; UNSPECIFIED (a peer that answered none) is read as UNKNOWN. */
+export type SegmentTruth = 'TRUE' | 'FALSE' | 'UNKNOWN';
 
 /** ListSegmentMembers' request with the status as the domain names it (absent: any status). */
 export type SegmentMembersQuery = Omit<segmentV1.ListSegmentMembersRequest, 'status'> & { status?: SubscriberStatus };
@@ -20,6 +25,8 @@ export interface SegmentMembers {
   list(req: SegmentMembersQuery): Promise<segmentV1.ListSegmentMembersResponse>;
   /** One page of the segment's ACTIVE members in id order after a cursor (ListAudience); errors as list's. */
   audience(req: segmentV1.ListSegmentAudienceRequest): Promise<segmentV1.ListSegmentAudienceResponse>;
+  /** The segment's result for each subscriber, in request order (a broadcast's exclusion reasons); errors as list's. */
+  evaluate(req: segmentV1.EvaluateSegmentMembersRequest): Promise<SegmentTruth[]>;
   close(): void;
 }
 
@@ -33,6 +40,11 @@ export function segmentMembers(address: string, deadlineMs: number, logger?: Log
   return {
     list: (req) => client.listSegmentMembers({ ...req, status: req.status === undefined ? undefined : SubscriberStatuses.toProto(req.status) }),
     audience: (req) => client.listSegmentAudience(req),
+    async evaluate(req) {
+      const { results } = await client.evaluateSegmentMembers(req);
+      if (results.length !== req.subscriberIds.length) throw new DomainError(GrpcStatus.UNAVAILABLE, 'segment_service_unavailable', `the segment service answered ${results.length} results for ${req.subscriberIds.length} subscribers`);
+      return results.map((r) => Memberships.tryFromProto(r) ?? 'UNKNOWN');
+    },
     close: () => client.close(),
   };
 }

@@ -5,7 +5,7 @@ import { invalid } from '@mailer/kit';
 export const MAX_EMAIL_LENGTH = 254;
 
 /**
- * The canonical form of an address: trimmed and lowercased as a whole (API.md). Addresses are
+ * The canonical form of an address: trimmed and lowercased as a whole (the API contract). Addresses are
  * unique per account in this form, so "Ann@X.org " and "ann@x.org" are the same subscriber.
  */
 export function canonicalEmail(raw: string): string {

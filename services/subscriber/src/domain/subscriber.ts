@@ -1,7 +1,7 @@
 import { invalid } from '@mailer/kit';
 import { LIMITS } from './limits';
 
-/** SubscriberStatus values (API.md section 2). */
+/** SubscriberStatus values (the API contract). */
 export const SUBSCRIBER_STATUSES = ['UNCONFIRMED', 'ACTIVE', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED', 'BLOCKED'] as const;
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
 
@@ -40,23 +40,13 @@ export function normalizeFirstName(raw: string | null | undefined): string | nul
   return name.length ? name : null;
 }
 
-export const MAX_PAGE_SIZE = LIMITS.pageSize;
 
-/** Pages are 1-based; the gateway validates too, but a service never trusts its callers. */
-export function pageWindow(pageNumber: number, pageSize: number): { pageNumber: number; pageSize: number; skip: number } {
-  const number = pageNumber || 1;
-  const size = pageSize || 50;
-  if (number < 1 || size < 1 || size > MAX_PAGE_SIZE || !Number.isSafeInteger((number - 1) * size)) {
-    throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
-  }
-  return { pageNumber: number, pageSize: size, skip: (number - 1) * size };
-}
 
 /** A send's audience page (ListAudience): 1..1000 subscribers, 0 meaning 500. */
 export function audiencePageSize(pageSize: number): number {
   const size = pageSize || 500;
-  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw invalid('validation_failed', `pageSize must be 1..${MAX_PAGE_SIZE} (0: 500)`, [{ path: 'pageSize', problem: `not 0..${MAX_PAGE_SIZE}` }]);
+  if (!Number.isSafeInteger(size) || size < 1 || size > LIMITS.pageSize) {
+    throw invalid('validation_failed', `pageSize must be 1..${LIMITS.pageSize} (0: 500)`, [{ path: 'pageSize', problem: `not 0..${LIMITS.pageSize}` }]);
   }
   return size;
 }
@@ -66,9 +56,24 @@ export function audiencePageSize(pageSize: number): number {
  * subscribed to the topic, never opted out of it. The subscriber store's answer, which is authoritative
  * over the segment projection's (that one may lag behind a status change).
  */
-export function inAudience(s: { status: SubscriberStatus; topicIds: readonly string[]; optOuts: ReadonlyArray<{ topicId: string }> }, topicId?: string): boolean {
-  if (s.status !== 'ACTIVE') return false;
-  return topicId === undefined || (s.topicIds.includes(topicId) && !s.optOuts.some((o) => o.topicId === topicId));
+export function inAudience(s: AudienceView, topicId?: string): boolean {
+  return audienceExclusion(s, topicId) === null;
+}
+
+type AudienceView = { status: SubscriberStatus; topicIds: readonly string[]; optOuts: ReadonlyArray<{ topicId: string }> };
+
+/** Why a reader is left out of a send by the rules this store decides (the segment's are the segment service's). */
+export type StoreExclusion = 'NOT_ACTIVE' | 'OPTED_OUT' | 'NOT_IN_TOPIC';
+
+/**
+ * The first audience rule a subscriber fails, or null: the status, then the topic. An opted-out
+ * reader is OPTED_OUT rather than NOT_IN_TOPIC (opting out took the topic away, and that is why).
+ */
+export function audienceExclusion(s: AudienceView, topicId?: string): StoreExclusion | null {
+  if (s.status !== 'ACTIVE') return 'NOT_ACTIVE';
+  if (topicId === undefined) return null;
+  if (s.optOuts.some((o) => o.topicId === topicId)) return 'OPTED_OUT';
+  return s.topicIds.includes(topicId) ? null : 'NOT_IN_TOPIC';
 }
 
 /** A prefix search on the canonical email or the lowercased first name, as a safe anchored regex. */

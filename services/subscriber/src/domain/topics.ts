@@ -6,7 +6,7 @@ import type { OptOut, TopicDef } from './types';
 
 export const DEFAULT_OPT_OUT_SOURCE = 'api';
 
-/** Label of the default topic every account has from its first use on (API.md section 2). */
+/** Label of the default topic every account has from its first use on (the API contract). */
 export const DEFAULT_TOPIC_LABEL = 'Newsletter';
 
 export function validateTopicLabel(raw: string, path = 'label'): string {

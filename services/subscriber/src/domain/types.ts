@@ -88,7 +88,7 @@ export interface SubscriberState {
 
 /**
  * Consent as a signup recorded it: the text shown and the form (a form signup), or the consent's
- * `source` and the event (a custom event's consent, API.md "Events and automations"), and when it was given.
+ * `source` and the event (a custom event's consent, the API contract "Events and automations"), and when it was given.
  */
 export interface Consent {
   text: string;

@@ -1,22 +1,14 @@
 // Field values: validation per kind, the stored form, typed and display forms, required fields (pure).
 import { invalid, notFound, failedPrecondition, type Problem } from '@mailer/kit';
+import { KIND_OF_FIELD_TYPE } from '@mailer/proto';
 import { canonicalEmail } from './email';
 import { Catalog } from './fields';
 import { assertNoDuplicates, parseId } from './ids';
 import { LIMITS } from './limits';
 import type { FieldDef, FieldType, FieldValueInput, StoredValue, ValueInput, ValueKind } from './types';
 
-/** The one value kind each field type takes (API.md section 2). */
-export const KIND_OF_TYPE: Record<FieldType, ValueKind> = {
-  TEXT: 'TEXT',
-  LONG_TEXT: 'TEXT',
-  EMAIL: 'EMAIL',
-  NUMBER: 'NUMBER',
-  DATE: 'DATE',
-  BOOLEAN: 'BOOLEAN',
-  SINGLE_CHOICE: 'SINGLE_OPTION',
-  MULTI_CHOICE: 'MULTI_OPTION',
-};
+/** The one value kind each field type takes. */
+export const KIND_OF_TYPE: Readonly<Record<FieldType, ValueKind>> = KIND_OF_FIELD_TYPE;
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 

@@ -1,6 +1,6 @@
 // protobuf <-> domain: the only place that knows both.
 import { invalid } from '@mailer/kit';
-import { type audienceV1, subscriberV1 } from '@mailer/proto';
+import { audienceV1, caseOf, kindOfCase, subscriberV1 } from '@mailer/proto';
 import { BUILT_IN_FIELDS, type BuiltInFieldName, type Catalog } from '../domain/fields';
 import type { SubscriberStatus } from '../domain/subscriber';
 import type { SyncMode, SyncOutcome } from '../domain/sync';
@@ -54,26 +54,8 @@ export function syncModeFromProto(m: subscriberV1.SyncMode): SyncMode {
 export const syncOutcomeToProto = (o: SyncOutcome): subscriberV1.SyncOutcome => P.SyncOutcome[`SYNC_OUTCOME_${o}` as keyof typeof P.SyncOutcome];
 
 export function valueFromProto(v: subscriberV1.FieldValue | undefined): ValueInput | undefined {
-  const value = v?.value;
-  if (!value) return undefined;
-  switch (value.$case) {
-    case 'text':
-      return { kind: 'TEXT', value: value.value };
-    case 'email':
-      return { kind: 'EMAIL', value: value.value };
-    case 'number':
-      return { kind: 'NUMBER', value: value.value };
-    case 'date':
-      return { kind: 'DATE', value: value.value };
-    case 'booleanValue':
-      return { kind: 'BOOLEAN', value: value.value };
-    case 'optionId':
-      return { kind: 'SINGLE_OPTION', value: value.value };
-    case 'optionIds':
-      return { kind: 'MULTI_OPTION', value: value.value.ids };
-    default:
-      return undefined;
-  }
+  const value = kindOfCase(v?.value);
+  return value && { kind: value.kind, value: value.content };
 }
 
 export const fieldInputsFromProto = (fields: subscriberV1.FieldValueInput[]): FieldValueInput[] => fields.map((f) => ({ fieldId: f.fieldId, value: valueFromProto(f.value) }));
@@ -91,23 +73,8 @@ export function subscriberInputFromProto(req: subscriberV1.AddSubscriberRequest,
 
 export function valueToProto(field: FieldDef, stored: StoredValue, catalog: Catalog): subscriberV1.FieldValue {
   const t = typedValue(field, stored, catalog);
-  const labels = t.labels ?? [];
-  switch (t.kind) {
-    case 'TEXT':
-      return { value: { $case: 'text', value: t.value as string }, labels };
-    case 'EMAIL':
-      return { value: { $case: 'email', value: t.value as string }, labels };
-    case 'NUMBER':
-      return { value: { $case: 'number', value: t.value as number }, labels };
-    case 'DATE':
-      return { value: { $case: 'date', value: t.value as string }, labels };
-    case 'BOOLEAN':
-      return { value: { $case: 'booleanValue', value: t.value as boolean }, labels };
-    case 'SINGLE_OPTION':
-      return { value: { $case: 'optionId', value: t.value as string }, labels };
-    case 'MULTI_OPTION':
-      return { value: { $case: 'optionIds', value: { ids: t.value as string[] } }, labels };
-  }
+  return { value: caseOf(t.kind, t.value), labels: t.labels ?? [] };
+
 }
 
 /** The stored values of a subscriber as FieldValueInput, sorted by field id (values of deleted fields cannot exist). */
@@ -143,9 +110,15 @@ export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscri
 }
 
 /** A send's recipient: the personalization tags of its custom fields, displayed as GetSubscriber's values are. */
+const displayedFields = (s: SubscriberState, catalog: Catalog) =>
+  Object.fromEntries(displayedFieldValues(s.fields, catalog).map((v) => [v.field.personalizationTagName, v.displayValue]));
+
 export function audienceRecipientToProto(s: SubscriberState, catalog: Catalog): audienceV1.AudienceRecipient {
-  const fields = Object.fromEntries(displayedFieldValues(s.fields, catalog).map((v) => [v.field.personalizationTagName, v.displayValue]));
-  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields };
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields: displayedFields(s, catalog), exclusion: audienceV1.AudienceExclusion.AUDIENCE_EXCLUSION_UNSPECIFIED };
+}
+
+export function recipientToProto(s: SubscriberState, catalog: Catalog): audienceV1.Recipient {
+  return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, fields: displayedFields(s, catalog), status: statusToProto(s.status) };
 }
 
 export function subscriberDataToProto(s: SubscriberState, catalog: Catalog): subscriberV1.SubscriberData {
@@ -213,7 +186,7 @@ export const topicViewToProto = (v: SubscriberTopicView): subscriberV1.Subscribe
 
 /**
  * The subscriber's `gdprAgreement`: a form signup's consent text; for a custom event's consent its
- * `source` and `givenAt` (API.md "Events and automations"), as `<source> (given <givenAt>)`.
+ * `source` and `givenAt` (the API contract "Events and automations"), as `<source> (given <givenAt>)`.
  */
 export function gdprAgreementOf(consent: SubscriberState['consent']): string | undefined {
   if (!consent) return undefined;

@@ -1,11 +1,11 @@
 // SubscriberService RPCs of subscribers: each parses its request and calls its use case in app/subscribers.ts.
-import { accountOf, DomainError, type AsyncHandlers } from '@mailer/kit';
-import type { subscriberV1 } from '@mailer/proto';
+import { accountOf, type AsyncHandlers, DomainError, pageAnswer, pageOf } from '@mailer/kit';
+import { statusCountsToProto, type subscriberV1 } from '@mailer/proto';
 import type { Deps } from '../app/deps';
 import * as subscribers from '../app/subscribers';
 import { canonicalEmail } from '../domain/email';
 import { parseId } from '../domain/ids';
-import { pageWindow, prefixPattern } from '../domain/subscriber';
+import { prefixPattern } from '../domain/subscriber';
 import { assertSyncSize, type SyncRow } from '../domain/sync';
 import { overviewToProto, statusFromProto, subscriberInputFromProto, subscriberToProto, syncModeFromProto, syncOutcomeToProto } from './mapping';
 
@@ -39,7 +39,7 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
 
     async listSubscribers(req) {
       const accountId = accountOf(req);
-      const page = pageWindow(req.pageNumber, req.pageSize);
+      const page = pageOf(req.pageNumber, req.pageSize);
       const status = statusFromProto(req.status, 'status');
       const tagId = req.tagId ? parseId(req.tagId, 'tagId') : undefined;
       const topicId = req.topicId ? parseId(req.topicId, 'topicId') : undefined;
@@ -48,18 +48,8 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       const { items, total, counts } = await subscribers.listSubscribers(deps, { accountId, page, status, tagId, topicId, prefix, search: req.search, segmentId });
       return {
         items: items.map(overviewToProto),
-        pageNumber: page.pageNumber,
-        pageSize: page.pageSize,
-        totalItems: String(total),
-        totalPages: Math.ceil(total / page.pageSize),
-        statusCounts: {
-          unconfirmed: String(counts.UNCONFIRMED),
-          active: String(counts.ACTIVE),
-          unsubscribed: String(counts.UNSUBSCRIBED),
-          bounced: String(counts.BOUNCED),
-          complained: String(counts.COMPLAINED),
-          blocked: String(counts.BLOCKED),
-        },
+        ...pageAnswer(page, total),
+        statusCounts: statusCountsToProto(counts),
       };
     },
 

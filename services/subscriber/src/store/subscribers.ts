@@ -75,6 +75,8 @@ subscriberSchema.index({ accountId: 1, registeredAt: 1, _id: 1 });
 subscriberSchema.index({ accountId: 1, status: 1, registeredAt: 1 });
 // Audience pages (ListAudience): ACTIVE subscribers in id order after a cursor, a range walk.
 subscriberSchema.index({ accountId: 1, status: 1, _id: 1 });
+// A broadcast's audience (ListAudience with_excluded): every subscriber in id order after a cursor.
+subscriberSchema.index({ accountId: 1, _id: 1 });
 // Search matches first names case-insensitively (a lowercased copy per subscriber would cost ~40 MB
 // per million subscribers on the embedded store, which keeps every document in memory).
 subscriberSchema.index({ accountId: 1, firstName: 1 });
@@ -369,6 +371,13 @@ export function subscriberRepository(store: Store) {
       const filter: AccountFilter = { accountId, status: 'ACTIVE' };
       if (q.topicId) Object.assign(filter, { topicIds: q.topicId, 'optOuts.topicId': { $ne: q.topicId } });
       if (q.after) filter._id = { $gt: q.after };
+      return (await subscribers.find(filter, { sort: { _id: 1 }, limit })).map(toState);
+    },
+
+    /** Up to `limit` subscribers of any status with ids above `after`, in id order (a broadcast's whole audience). */
+    async allAfter(accountId: string, after: string, limit: number): Promise<SubscriberState[]> {
+      const filter: AccountFilter = { accountId };
+      if (after) filter._id = { $gt: after };
       return (await subscribers.find(filter, { sort: { _id: 1 }, limit })).map(toState);
     },
 

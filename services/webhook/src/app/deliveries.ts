@@ -1,6 +1,6 @@
 // The delivery log and its actions through the API (GET .../deliveries, POST .../redeliver, POST .../test).
 import { randomUUID } from 'node:crypto';
-import { invalid, notFound } from '@mailer/kit';
+import { notFound, pageOf } from '@mailer/kit';
 import { outboxRecord, type OutboxDoc } from '@mailer/nats';
 import { job } from '@mailer/nats/facts';
 import type { Collection, Store } from '@mailer/store';
@@ -9,7 +9,7 @@ import type { DeliveryDoc, DeliveryRepository, DeliveryStatus } from '../store/d
 import type { SubscriptionRepository } from '../store/subscriptions';
 import { newDelivery, recordDeliveries } from './fan-out';
 
-const MAX_PAGE_SIZE = 100;
+const MAX_DELIVERIES_PAGE_SIZE = 100;
 
 export interface DeliveryLogDeps {
   store: Store;
@@ -33,9 +33,8 @@ export async function listDeliveries(
   deps: DeliveryLogDeps,
   q: { accountId: string; subscriptionId: string; status?: DeliveryStatus; pageNumber: number; pageSize: number },
 ): Promise<{ items: DeliveryDoc[]; pageNumber: number; pageSize: number; totalItems: number; totalPages: number }> {
-  const pageNumber = q.pageNumber || 1;
-  const pageSize = q.pageSize || 50;
-  if (pageNumber < 1 || pageSize < 1 || pageSize > MAX_PAGE_SIZE) throw invalid('validation_failed', `pageNumber must be >= 1 and pageSize 1..${MAX_PAGE_SIZE}`);
+  // Deliveries carry their attempts and response bodies: pages of at most 100.
+  const { pageNumber, pageSize } = pageOf(q.pageNumber, q.pageSize, MAX_DELIVERIES_PAGE_SIZE);
   await subscriptionOf(deps, q.accountId, q.subscriptionId);
   const { items, totalItems } = await deps.deliveries.list(q.accountId, q.subscriptionId, { status: q.status, pageNumber, pageSize });
   return { items, pageNumber, pageSize, totalItems, totalPages: Math.ceil(totalItems / pageSize) };
@@ -49,7 +48,8 @@ export async function redeliver(deps: DeliveryLogDeps, q: { accountId: string; s
   const now = deps.now();
   await deps.store.transaction(async (tx) => {
     await deps.deliveries.reschedule(q.accountId, q.deliveryId, now, tx);
-    const j = job('webhook', { accountId: q.accountId, subscriptionId: q.subscriptionId, deliveryId: q.deliveryId, eventId: delivery.eventId });
+    // A fresh outbox id: JetStream's duplicate window must not drop a second redelivery of the same delivery.
+    const j = job('webhook', { accountId: q.accountId, subscriptionId: q.subscriptionId, deliveryIds: [q.deliveryId] });
     await deps.outbox.insertMany([outboxRecord(j.subject, j.payload)], { tx });
   });
   deps.notifyOutbox();
@@ -64,5 +64,5 @@ export async function sendTestEvent(deps: DeliveryLogDeps, q: { accountId: strin
   const made = newDelivery(sub, eventId, TEST_EVENT_TYPE, body, now);
   await deps.store.transaction((tx) => recordDeliveries(deps, [made], tx));
   deps.notifyOutbox();
-  return made.delivery._id;
+  return made._id;
 }

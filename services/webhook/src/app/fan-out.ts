@@ -1,4 +1,4 @@
-// Fan-out of a DOMAIN fact (API.md "Webhooks"): one delivery per active subscription of the account whose
+// Fan-out of a DOMAIN fact (the API contract "Webhooks"): one delivery per active subscription of the account whose
 // event is the fact's type or `*`, each created with its job in one transaction (the job reaches JOBS
 // through the outbox), and the fact's id recorded in the same transaction, so a redelivered fact
 // creates nothing twice.
@@ -22,9 +22,9 @@ export interface FanOutDeps {
   notifyOutbox: () => void;
 }
 
-/** A new delivery of `body`, due now, and its job. */
-export function newDelivery(sub: Pick<Subscription, 'id' | 'accountId'>, eventId: string, type: string, body: string, now: Date): { delivery: DeliveryDoc; job: OutboxDoc } {
-  const delivery: DeliveryDoc = {
+/** A new delivery of `body`, due now. */
+export function newDelivery(sub: Pick<Subscription, 'id' | 'accountId'>, eventId: string, type: string, body: string, now: Date): DeliveryDoc {
+  return {
     _id: randomUUID(),
     accountId: sub.accountId,
     subscriptionId: sub.id,
@@ -38,16 +38,38 @@ export function newDelivery(sub: Pick<Subscription, 'id' | 'accountId'>, eventId
     claimedUntil: UNCLAIMED,
     createdAt: now,
   };
-  const j = job('webhook', { accountId: sub.accountId, subscriptionId: sub.id, deliveryId: delivery._id, eventId });
-  // The delivery id is the outbox id (the job's msgID): one delivery, one job.
-  return { delivery, job: outboxRecord(j.subject, j.payload, delivery._id) };
+}
+
+/** Deliveries one job names at most (the job definition's bound). */
+const JOB_DELIVERIES = 1000;
+
+/**
+ * The jobs of new (or rescheduled) deliveries: one per subscription and up to JOB_DELIVERIES of its
+ * deliveries, not one per delivery. The first delivery's id is the outbox id (the job's msgID).
+ */
+export function deliveryJobs(deliveries: Array<Pick<DeliveryDoc, '_id' | 'accountId' | 'subscriptionId'>>): OutboxDoc[] {
+  const bySubscription = new Map<string, typeof deliveries>();
+  for (const d of deliveries) {
+    const group = bySubscription.get(d.subscriptionId);
+    if (group) group.push(d);
+    else bySubscription.set(d.subscriptionId, [d]);
+  }
+  const jobs: OutboxDoc[] = [];
+  for (const group of bySubscription.values()) {
+    for (let i = 0; i < group.length; i += JOB_DELIVERIES) {
+      const [first, ...rest] = group.slice(i, i + JOB_DELIVERIES);
+      const j = job('webhook', { accountId: first.accountId, subscriptionId: first.subscriptionId, deliveryIds: [first._id, ...rest.map((d) => d._id)] });
+      jobs.push(outboxRecord(j.subject, j.payload, first._id));
+    }
+  }
+  return jobs;
 }
 
 /** Records deliveries with their jobs in the caller's transaction. */
-export async function recordDeliveries(deps: Pick<FanOutDeps, 'deliveries' | 'outbox'>, made: Array<{ delivery: DeliveryDoc; job: OutboxDoc }>, tx: Transaction): Promise<void> {
+export async function recordDeliveries(deps: Pick<FanOutDeps, 'deliveries' | 'outbox'>, made: DeliveryDoc[], tx: Transaction): Promise<void> {
   if (!made.length) return;
-  await deps.deliveries.create(made.map((m) => m.delivery), tx);
-  await deps.outbox.insertMany(made.map((m) => m.job), { tx });
+  await deps.deliveries.create(made, tx);
+  await deps.outbox.insertMany(deliveryJobs(made), { tx });
 }
 
 class AlreadyProcessed extends Error {}
@@ -59,7 +81,7 @@ class AlreadyProcessed extends Error {}
  */
 export async function fanOutBatch(deps: FanOutDeps, items: Array<{ fact: DomainFact & { type: WebhookEvent }; eventId: string }>): Promise<number> {
   const matching = new Map<string, Promise<Subscription[]>>();
-  const made: Array<{ delivery: DeliveryDoc; job: OutboxDoc }> = [];
+  const made: DeliveryDoc[] = [];
   const ids: string[] = [];
   const now = deps.now();
   for (const { fact, eventId } of items) {

@@ -1,4 +1,4 @@
-// Webhook subscription use cases (API.md "Webhooks"): CRUD, secret rotation and the event list.
+// Webhook subscription use cases (the API contract "Webhooks"): CRUD, secret rotation and the event list.
 //
 // Decisions (published in the OpenAPI document):
 // - The target URL is checked when saved by the outbound guard (syntax, scheme, credentials, literal

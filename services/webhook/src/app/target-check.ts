@@ -1,4 +1,4 @@
-// The save-time check of a subscription's target URL (API.md "Webhooks": `400 webhook_target_not_allowed`):
+// The save-time check of a subscription's target URL (the API contract "Webhooks": `400 webhook_target_not_allowed`):
 // the outbound guard's syntax / scheme / literal address check, then what the host name resolves to now.
 //
 // Decision (published in the OpenAPI document): a name that resolves only to refused addresses is

@@ -1,4 +1,4 @@
-// What a delivery attempt's outcome means (API.md "Webhooks"): success on 2xx, the retry schedule with
+// What a delivery attempt's outcome means (the API contract "Webhooks"): success on 2xx, the retry schedule with
 // jitter, Retry-After on 429/503, 410 disabling the subscription, 5 days of failures disabling it.
 // Pure functions: the worker (app/attempt-delivery.ts) applies them to the stored delivery.
 

@@ -1,4 +1,4 @@
-// A webhook subscription (API.md "Webhooks"): where an account's webhook events are delivered and the
+// A webhook subscription (the API contract "Webhooks"): where an account's webhook events are delivered and the
 // secret that signs them. Pure types and rules, no I/O; the store is store/subscriptions.ts.
 import { randomBytes } from 'node:crypto';
 import type { SubscriptionEvent } from './webhook-events';

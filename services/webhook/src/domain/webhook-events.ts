@@ -1,4 +1,4 @@
-// The webhook events a subscription can name (API.md section 2) and which DOMAIN facts they are.
+// The webhook events a subscription can name (the API contract) and which DOMAIN facts they are.
 // Each event is a fact type of the shared definitions (`@mailer/nats/facts`), so an event whose fact
 // is renamed or removed stops compiling here instead of silently never firing.
 import type { FactType } from '@mailer/nats/facts';
@@ -20,6 +20,7 @@ export const WEBHOOK_EVENTS = [
   'email.complained',
   'event.received',
   'rss.issue_sent',
+  'broadcast.sent',
 ] as const satisfies readonly FactType[];
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

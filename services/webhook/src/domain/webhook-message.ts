@@ -1,4 +1,4 @@
-// The message a delivery posts (API.md "Webhooks"): body `{id, type, createdAt, data}` with `data` per
+// The message a delivery posts (the API contract "Webhooks"): body `{id, type, createdAt, data}` with `data` per
 // event type, and the Standard Webhooks headers. The body is built once, when the delivery is created,
 // and stored: every attempt posts and signs the same bytes.
 import { Webhook } from 'standardwebhooks';
@@ -22,6 +22,8 @@ export function eventData(fact: DomainFact): Record<string, unknown> {
       return { formId: fact.formId, email: fact.email, subscriberId: fact.subscriberId, decision: fact.decision };
     case 'rss.issue_sent':
       return { newsletterId: fact.newsletterId, issueId: fact.issueId, itemCount: fact.itemCount, recipientCount: fact.recipientCount };
+    case 'broadcast.sent':
+      return { broadcastId: fact.broadcastId, recipientCount: fact.recipientCount };
     default: {
       // email.* (the delivery fact, `at` being its time) and event.received (the recorded event).
       const { type: _type, occurredAt, ...rest } = fact as DomainFact & Record<string, unknown>;

@@ -14,7 +14,7 @@ import {
 } from '../app/subscriptions';
 import type { Subscription } from '../domain/subscription';
 
-/** The record as answered; the secret only where API.md shows it. */
+/** The record as answered; the secret only where the API contract shows it. */
 export function subscriptionToProto(s: Subscription, withSecret: boolean): webhookSubscriptionsV1.WebhookSubscription {
   return {
     id: s.id,

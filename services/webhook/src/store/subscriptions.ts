@@ -10,7 +10,7 @@
 // under the current key when it is read, and all at once by resealAll (at start, and the operator's
 // `reseal-secrets`).
 import { SealedValueError, sealer, type Sealer } from '@mailer/tokens';
-import { mongoose, type Store } from '@mailer/store';
+import { acrossAccounts, mongoose, type Store } from '@mailer/store';
 import { PREVIOUS_SECRET_TTL_MS, type DisabledReason, type Subscription, type SubscriptionChanges } from '../domain/subscription';
 import type { WebhookEvent } from '../domain/webhook-events';
 
@@ -44,6 +44,9 @@ subscriptionSchema.index({ accountId: 1, createdAt: 1 });
 // Fan-out: the account's active subscriptions for one event (or '*').
 subscriptionSchema.index({ accountId: 1, active: 1, event: 1 });
 
+/** How many opened secrets a repository keeps (oldest dropped first). */
+const OPENED_SECRETS = 10_000;
+
 /** The keyring of the signing secrets, from SECRET_SEALING_KEY and its previous values (newest first). */
 export const secretKeyring = (current: Buffer, previous: readonly Buffer[] = []): Sealer => sealer([current, ...previous], 'webhook-signing-secret');
 
@@ -51,9 +54,23 @@ export function subscriptionRepository(store: Store, sealing: Sealer) {
   const subs = store.collection<SubscriptionDoc>(SUBSCRIPTIONS, subscriptionSchema);
   const context = (accountId: string, id: string) => `webhook-subscription ${accountId} ${id}`;
   const seal = (accountId: string, id: string, secret: string) => sealing.seal(secret, context(accountId, id));
+  // Secrets opened under the current key, by record and sealed value: the delivery worker reads a
+  // subscription per batch without decrypting again. A rotation or re-sealing stores another value, and
+  // a value copied onto another record is another key here, so it still does not open there.
+  const opened = new Map<string, string>();
   /** A stored secret in clear (`stale`: stored in clear or under a previous key). */
-  const open = (doc: SubscriptionDoc, stored: string): { value: string; stale: boolean } =>
-    sealing.isSealed(stored) ? sealing.unseal(stored, context(doc.accountId, doc._id)) : { value: stored, stale: true };
+  const open = (doc: SubscriptionDoc, stored: string): { value: string; stale: boolean } => {
+    if (!sealing.isSealed(stored)) return { value: stored, stale: true };
+    const key = `${context(doc.accountId, doc._id)} ${stored}`;
+    const known = opened.get(key);
+    if (known !== undefined) return { value: known, stale: false };
+    const result = sealing.unseal(stored, context(doc.accountId, doc._id));
+    if (!result.stale) {
+      if (opened.size >= OPENED_SECRETS) opened.delete(opened.keys().next().value!);
+      opened.set(key, result.value);
+    }
+    return result;
+  };
 
   /**
    * The subscription with its secrets in clear. Secrets stored in clear or under a previous key are
@@ -171,7 +188,7 @@ export function subscriptionRepository(store: Store, sealing: Sealer) {
       let resealed = 0;
       const failed: string[] = [];
       // in batches: a start never holds every subscription of every account at once
-      for await (const batch of subs.scan({})) {
+      for await (const batch of acrossAccounts(subs).scan({})) {
         for (const doc of batch) {
           subscriptions++;
           try {

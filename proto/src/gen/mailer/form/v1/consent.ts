@@ -353,7 +353,7 @@ export const ConsentSignupResponse: MessageFns<ConsentSignupResponse> = {
 };
 
 /**
- * Consent signups (API.md "Events and automations"): a custom event for an address that is no
+ * Consent signups (the API contract "Events and automations"): a custom event for an address that is no
  * subscriber of the account, sent with `consent`, signs the address up through the form service's
  * double opt-in as a form signup would (suppression list, Signup, the 10-minute rule, cooldown,
  * daily quota, the confirmation mail with the built-in template and a confirm link), without a form.

@@ -3484,7 +3484,7 @@ export const CountFormsUsingResponse: MessageFns<CountFormsUsingResponse> = {
 };
 
 /**
- * The form service: signup forms of one account (API.md "Forms"). Every request carries account_id
+ * The form service: signup forms of one account (the API contract "Forms"). Every request carries account_id
  * (from the API key, never from the client) and the service filters by it first. Instants are UTC
  * ISO 8601 strings.
  *

@@ -735,7 +735,7 @@ export const ListSubmissionsResponse: MessageFns<ListSubmissionsResponse> = {
 };
 
 /**
- * The submissions log of a form (API.md "Forms": GET /forms/{formId}/submissions): every accepted
+ * The submissions log of a form (the API contract "Forms": GET /forms/{formId}/submissions): every accepted
  * public submission and the double opt-in decision its job took. Scoped to account_id.
  *
  * Errors: NOT_FOUND form_not_found; INVALID_ARGUMENT validation_failed (paging).

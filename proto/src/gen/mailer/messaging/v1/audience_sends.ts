@@ -824,7 +824,7 @@ export const CountAudienceSendsResponse: MessageFns<CountAudienceSendsResponse> 
 };
 
 /**
- * Mail to an audience (RSS issues now, campaigns later; DESIGN.md "Audiences"). The caller walks the
+ * Mail to an audience (RSS issues now, campaigns later; docs/architecture.md "Audiences"). The caller walks the
  * audience page by page and keeps the cursor; each page is one call. Every message is keyed by
  * (send_key, subscriber): a page asked again (a retry, a restart mid-send) queues nobody twice.
  */

@@ -169,7 +169,7 @@ export interface AutomationTrigger {
   eventKey: string;
 }
 
-/** A request field value (API.md: the kind must match the field's type). */
+/** A request field value (the API contract: the kind must match the field's type). */
 export interface AutomationFieldValue {
   value:
     | { $case: "text"; value: string }
@@ -3276,7 +3276,7 @@ export const ListAutomationRunsResponse: MessageFns<ListAutomationRunsResponse> 
 };
 
 /**
- * Automations (API.md "Events and automations"): an API-request trigger on an event key, an entry
+ * Automations (the API contract "Events and automations"): an API-request trigger on an event key, an entry
  * rule, 1 to 50 steps, activation, and their runs. Every id a step names is checked against the
  * account when the automation is saved (templates here; tags, topics and fields at the subscriber
  * service; segments at the segment service). Every request carries account_id (from the API key)

@@ -28,6 +28,7 @@ export enum EmailKind {
   EMAIL_KIND_TRANSACTIONAL = 1,
   EMAIL_KIND_AUTOMATION = 2,
   EMAIL_KIND_RSS = 3,
+  EMAIL_KIND_BROADCAST = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -45,6 +46,9 @@ export function emailKindFromJSON(object: any): EmailKind {
     case 3:
     case "EMAIL_KIND_RSS":
       return EmailKind.EMAIL_KIND_RSS;
+    case 4:
+    case "EMAIL_KIND_BROADCAST":
+      return EmailKind.EMAIL_KIND_BROADCAST;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -62,6 +66,8 @@ export function emailKindToJSON(object: EmailKind): string {
       return "EMAIL_KIND_AUTOMATION";
     case EmailKind.EMAIL_KIND_RSS:
       return "EMAIL_KIND_RSS";
+    case EmailKind.EMAIL_KIND_BROADCAST:
+      return "EMAIL_KIND_BROADCAST";
     case EmailKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -200,6 +206,40 @@ export interface SendEmailMessageResponse {
   status: EmailMessageStatus;
 }
 
+export interface BatchEmailMessage {
+  templateName: string;
+  email: string;
+  /** JSON object text; empty: none */
+  substitutionDataJson: string;
+  /** JSON object text; empty: none */
+  eventPropertiesJson: string;
+  /**
+   * Empty: none. 1..255 characters: a second message with this key answers the first one's message
+   * (same body) or is refused idempotency_key_reused (another body), for as long as the message is kept.
+   */
+  idempotencyKey: string;
+}
+
+export interface SendEmailMessagesRequest {
+  accountId: string;
+  /** 1..500 */
+  messages: BatchEmailMessage[];
+}
+
+/** One message's answer: message_id and status when accepted, else error_id and message. */
+export interface BatchEmailResult {
+  index: number;
+  messageId?: string | undefined;
+  status: EmailMessageStatus;
+  errorId?: string | undefined;
+  message?: string | undefined;
+}
+
+export interface SendEmailMessagesResponse {
+  /** one per message, in request order */
+  results: BatchEmailResult[];
+}
+
 export interface GetEmailMessageRequest {
   accountId: string;
   messageId: string;
@@ -273,6 +313,8 @@ export interface EmailMessage {
   /** JSON object text; empty: none. */
   eventPropertiesJson: string;
   history: StatusChange[];
+  /** The broadcast this mail belongs to (its audience's mail and its test sends). */
+  broadcastId?: string | undefined;
 }
 
 function createBaseSendEmailMessageRequest(): SendEmailMessageRequest {
@@ -578,6 +620,458 @@ export const SendEmailMessageResponse: MessageFns<SendEmailMessageResponse> = {
     const message = createBaseSendEmailMessageResponse();
     message.messageId = object.messageId ?? "";
     message.status = object.status ?? 0;
+    return message;
+  },
+};
+
+function createBaseBatchEmailMessage(): BatchEmailMessage {
+  return { templateName: "", email: "", substitutionDataJson: "", eventPropertiesJson: "", idempotencyKey: "" };
+}
+
+export const BatchEmailMessage: MessageFns<BatchEmailMessage> = {
+  encode(message: BatchEmailMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.templateName !== "") {
+      writer.uint32(10).string(message.templateName);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.substitutionDataJson !== "") {
+      writer.uint32(26).string(message.substitutionDataJson);
+    }
+    if (message.eventPropertiesJson !== "") {
+      writer.uint32(34).string(message.eventPropertiesJson);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(42).string(message.idempotencyKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchEmailMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchEmailMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.templateName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.substitutionDataJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.eventPropertiesJson = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchEmailMessage {
+    return {
+      templateName: isSet(object.templateName)
+        ? globalThis.String(object.templateName)
+        : isSet(object.template_name)
+        ? globalThis.String(object.template_name)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      substitutionDataJson: isSet(object.substitutionDataJson)
+        ? globalThis.String(object.substitutionDataJson)
+        : isSet(object.substitution_data_json)
+        ? globalThis.String(object.substitution_data_json)
+        : "",
+      eventPropertiesJson: isSet(object.eventPropertiesJson)
+        ? globalThis.String(object.eventPropertiesJson)
+        : isSet(object.event_properties_json)
+        ? globalThis.String(object.event_properties_json)
+        : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+    };
+  },
+
+  toJSON(message: BatchEmailMessage): unknown {
+    const obj: any = {};
+    if (message.templateName !== "") {
+      obj.templateName = message.templateName;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.substitutionDataJson !== "") {
+      obj.substitutionDataJson = message.substitutionDataJson;
+    }
+    if (message.eventPropertiesJson !== "") {
+      obj.eventPropertiesJson = message.eventPropertiesJson;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BatchEmailMessage>): BatchEmailMessage {
+    return BatchEmailMessage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BatchEmailMessage>): BatchEmailMessage {
+    const message = createBaseBatchEmailMessage();
+    message.templateName = object.templateName ?? "";
+    message.email = object.email ?? "";
+    message.substitutionDataJson = object.substitutionDataJson ?? "";
+    message.eventPropertiesJson = object.eventPropertiesJson ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    return message;
+  },
+};
+
+function createBaseSendEmailMessagesRequest(): SendEmailMessagesRequest {
+  return { accountId: "", messages: [] };
+}
+
+export const SendEmailMessagesRequest: MessageFns<SendEmailMessagesRequest> = {
+  encode(message: SendEmailMessagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    for (const v of message.messages) {
+      BatchEmailMessage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SendEmailMessagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSendEmailMessagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messages.push(BatchEmailMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SendEmailMessagesRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => BatchEmailMessage.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SendEmailMessagesRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => BatchEmailMessage.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SendEmailMessagesRequest>): SendEmailMessagesRequest {
+    return SendEmailMessagesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SendEmailMessagesRequest>): SendEmailMessagesRequest {
+    const message = createBaseSendEmailMessagesRequest();
+    message.accountId = object.accountId ?? "";
+    message.messages = object.messages?.map((e) => BatchEmailMessage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseBatchEmailResult(): BatchEmailResult {
+  return { index: 0, messageId: undefined, status: 0, errorId: undefined, message: undefined };
+}
+
+export const BatchEmailResult: MessageFns<BatchEmailResult> = {
+  encode(message: BatchEmailResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.index !== 0) {
+      writer.uint32(8).int32(message.index);
+    }
+    if (message.messageId !== undefined) {
+      writer.uint32(18).string(message.messageId);
+    }
+    if (message.status !== 0) {
+      writer.uint32(24).int32(message.status);
+    }
+    if (message.errorId !== undefined) {
+      writer.uint32(34).string(message.errorId);
+    }
+    if (message.message !== undefined) {
+      writer.uint32(42).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchEmailResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchEmailResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.index = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.messageId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.errorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchEmailResult {
+    return {
+      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
+      messageId: isSet(object.messageId)
+        ? globalThis.String(object.messageId)
+        : isSet(object.message_id)
+        ? globalThis.String(object.message_id)
+        : undefined,
+      status: isSet(object.status) ? emailMessageStatusFromJSON(object.status) : 0,
+      errorId: isSet(object.errorId)
+        ? globalThis.String(object.errorId)
+        : isSet(object.error_id)
+        ? globalThis.String(object.error_id)
+        : undefined,
+      message: isSet(object.message) ? globalThis.String(object.message) : undefined,
+    };
+  },
+
+  toJSON(message: BatchEmailResult): unknown {
+    const obj: any = {};
+    if (message.index !== 0) {
+      obj.index = Math.round(message.index);
+    }
+    if (message.messageId !== undefined) {
+      obj.messageId = message.messageId;
+    }
+    if (message.status !== 0) {
+      obj.status = emailMessageStatusToJSON(message.status);
+    }
+    if (message.errorId !== undefined) {
+      obj.errorId = message.errorId;
+    }
+    if (message.message !== undefined) {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BatchEmailResult>): BatchEmailResult {
+    return BatchEmailResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BatchEmailResult>): BatchEmailResult {
+    const message = createBaseBatchEmailResult();
+    message.index = object.index ?? 0;
+    message.messageId = object.messageId ?? undefined;
+    message.status = object.status ?? 0;
+    message.errorId = object.errorId ?? undefined;
+    message.message = object.message ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSendEmailMessagesResponse(): SendEmailMessagesResponse {
+  return { results: [] };
+}
+
+export const SendEmailMessagesResponse: MessageFns<SendEmailMessagesResponse> = {
+  encode(message: SendEmailMessagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      BatchEmailResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SendEmailMessagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSendEmailMessagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(BatchEmailResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SendEmailMessagesResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => BatchEmailResult.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SendEmailMessagesResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => BatchEmailResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SendEmailMessagesResponse>): SendEmailMessagesResponse {
+    return SendEmailMessagesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SendEmailMessagesResponse>): SendEmailMessagesResponse {
+    const message = createBaseSendEmailMessagesResponse();
+    message.results = object.results?.map((e) => BatchEmailResult.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1376,6 +1870,7 @@ function createBaseEmailMessage(): EmailMessage {
     attempts: [],
     eventPropertiesJson: "",
     history: [],
+    broadcastId: undefined,
   };
 }
 
@@ -1443,6 +1938,9 @@ export const EmailMessage: MessageFns<EmailMessage> = {
     }
     for (const v of message.history) {
       StatusChange.encode(v!, writer.uint32(170).fork()).join();
+    }
+    if (message.broadcastId !== undefined) {
+      writer.uint32(178).string(message.broadcastId);
     }
     return writer;
   },
@@ -1628,6 +2126,14 @@ export const EmailMessage: MessageFns<EmailMessage> = {
             message.history.push(StatusChange.decode(reader, reader.uint32()));
             continue;
           }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.broadcastId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1723,6 +2229,11 @@ export const EmailMessage: MessageFns<EmailMessage> = {
       history: globalThis.Array.isArray(object?.history)
         ? object.history.map((e: any) => StatusChange.fromJSON(e))
         : [],
+      broadcastId: isSet(object.broadcastId)
+        ? globalThis.String(object.broadcastId)
+        : isSet(object.broadcast_id)
+        ? globalThis.String(object.broadcast_id)
+        : undefined,
     };
   },
 
@@ -1791,6 +2302,9 @@ export const EmailMessage: MessageFns<EmailMessage> = {
     if (message.history?.length) {
       obj.history = message.history.map((e) => StatusChange.toJSON(e));
     }
+    if (message.broadcastId !== undefined) {
+      obj.broadcastId = message.broadcastId;
+    }
     return obj;
   },
 
@@ -1822,12 +2336,13 @@ export const EmailMessage: MessageFns<EmailMessage> = {
     message.attempts = object.attempts?.map((e) => DeliveryAttempt.fromPartial(e)) || [];
     message.eventPropertiesJson = object.eventPropertiesJson ?? "";
     message.history = object.history?.map((e) => StatusChange.fromPartial(e)) || [];
+    message.broadcastId = object.broadcastId ?? undefined;
     return message;
   },
 };
 
 /**
- * Transactional email (API.md "Transactional email"): accept a message (rendered at once, stored and
+ * Transactional email (the API contract "Transactional email"): accept a message (rendered at once, stored and
  * queued for delivery) and read messages back. Free-form JSON values travel as JSON text: they are
  * stored and returned exactly as sent (numbers, nesting), which google.protobuf.Struct would not keep.
  */
@@ -1847,6 +2362,22 @@ export const EmailMessageServiceService = {
     responseSerialize: (value: SendEmailMessageResponse): Buffer =>
       Buffer.from(SendEmailMessageResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SendEmailMessageResponse => SendEmailMessageResponse.decode(value),
+  },
+  /**
+   * Up to 500 messages in one call (POST /email-messages/batch): each accepted or refused on its own,
+   * as SendEmailMessage would answer it, in request order; the accepted ones are stored in one
+   * transaction. A failure of the whole call (a peer not answering, the store failing) stores none.
+   */
+  sendEmailMessages: {
+    path: "/mailer.messaging.v1.EmailMessageService/SendEmailMessages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SendEmailMessagesRequest): Buffer =>
+      Buffer.from(SendEmailMessagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SendEmailMessagesRequest => SendEmailMessagesRequest.decode(value),
+    responseSerialize: (value: SendEmailMessagesResponse): Buffer =>
+      Buffer.from(SendEmailMessagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SendEmailMessagesResponse => SendEmailMessagesResponse.decode(value),
   },
   getEmailMessage: {
     path: "/mailer.messaging.v1.EmailMessageService/GetEmailMessage" as const,
@@ -1879,6 +2410,12 @@ export interface EmailMessageServiceServer extends UntypedServiceImplementation 
    * once the message and its delivery job are durably recorded.
    */
   sendEmailMessage: handleUnaryCall<SendEmailMessageRequest, SendEmailMessageResponse>;
+  /**
+   * Up to 500 messages in one call (POST /email-messages/batch): each accepted or refused on its own,
+   * as SendEmailMessage would answer it, in request order; the accepted ones are stored in one
+   * transaction. A failure of the whole call (a peer not answering, the store failing) stores none.
+   */
+  sendEmailMessages: handleUnaryCall<SendEmailMessagesRequest, SendEmailMessagesResponse>;
   getEmailMessage: handleUnaryCall<GetEmailMessageRequest, GetEmailMessageResponse>;
   /** Newest first. */
   listEmailMessages: handleUnaryCall<ListEmailMessagesRequest, ListEmailMessagesResponse>;
@@ -1903,6 +2440,26 @@ export interface EmailMessageServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SendEmailMessageResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Up to 500 messages in one call (POST /email-messages/batch): each accepted or refused on its own,
+   * as SendEmailMessage would answer it, in request order; the accepted ones are stored in one
+   * transaction. A failure of the whole call (a peer not answering, the store failing) stores none.
+   */
+  sendEmailMessages(
+    request: SendEmailMessagesRequest,
+    callback: (error: ServiceError | null, response: SendEmailMessagesResponse) => void,
+  ): ClientUnaryCall;
+  sendEmailMessages(
+    request: SendEmailMessagesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SendEmailMessagesResponse) => void,
+  ): ClientUnaryCall;
+  sendEmailMessages(
+    request: SendEmailMessagesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SendEmailMessagesResponse) => void,
   ): ClientUnaryCall;
   getEmailMessage(
     request: GetEmailMessageRequest,

@@ -364,7 +364,7 @@ export const EmailCounts: MessageFns<EmailCounts> = {
 };
 
 /**
- * POST /reports/emails (API.md "Reports"). The gateway validates the ReportPeriodDto and turns it
+ * POST /reports/emails (the API contract "Reports"). The gateway validates the ReportPeriodDto and turns it
  * into calendar buckets in the report's zone (@mailer/reports); this service counts the account's
  * email messages per bucket, each metric by the time of its fact. The same split serves every
  * report: the owning service only counts between instants.

@@ -1689,7 +1689,7 @@ export const RenderEmailTemplateResponse: MessageFns<RenderEmailTemplateResponse
 };
 
 /**
- * Email templates of one account (API.md "Email templates"), addressed by name. Every request carries
+ * Email templates of one account (the API contract "Email templates"), addressed by name. Every request carries
  * account_id (from the API key, never from the client) and the service filters by it first. Instants
  * are UTC ISO 8601 strings.
  *

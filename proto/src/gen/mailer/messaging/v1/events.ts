@@ -1061,9 +1061,9 @@ export const EventKeyCount: MessageFns<EventKeyCount> = {
 };
 
 /**
- * The event log (API.md "Events and automations"): every custom event the messaging service consumed
+ * The event log (the API contract "Events and automations"): every custom event the messaging service consumed
  * from the EVENTS stream, recorded once per event id with what it led to, and the event report
- * (API.md "Reports", POST /reports/events). Every request carries account_id (from the API key) and
+ * (the API contract "Reports", POST /reports/events). Every request carries account_id (from the API key) and
  * is scoped to it.
  */
 export type EventServiceService = typeof EventServiceService;

@@ -1257,7 +1257,7 @@ export const DeleteSenderProfileResponse: MessageFns<DeleteSenderProfileResponse
 };
 
 /**
- * Sender profiles of one account (API.md "Sender profiles"): who a mail is from. Every request carries
+ * Sender profiles of one account (the API contract "Sender profiles"): who a mail is from. Every request carries
  * account_id (from the API key, never from the client) and the service filters by it first. Instants
  * are UTC ISO 8601 strings.
  *

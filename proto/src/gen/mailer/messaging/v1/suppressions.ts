@@ -1046,7 +1046,7 @@ export const GetSuppressionResponse: MessageFns<GetSuppressionResponse> = {
 };
 
 /**
- * The suppression list of an account (API.md "Delivery facts ... suppressions"): addresses no mail
+ * The suppression list of an account (the API contract "Delivery facts ... suppressions"): addresses no mail
  * goes to. Bounces and complaints add entries (the inbound bounce listener); customers add MANUAL
  * ones and remove any. Every request carries account_id (from the API key) and is scoped to it.
  */

@@ -4342,7 +4342,7 @@ export const RssNewsletterRef: MessageFns<RssNewsletterRef> = {
 };
 
 /**
- * RSS newsletters of one account (API.md "RSS newsletters"). Every request carries account_id (from
+ * RSS newsletters of one account (the API contract "RSS newsletters"). Every request carries account_id (from
  * the API key, never from the client) and the service filters by it first. Instants are UTC ISO 8601
  * strings.
  *

@@ -572,7 +572,7 @@ export function purchasePeriodKindToJSON(object: PurchasePeriodKind): string {
   }
 }
 
-/** A contact's result for a segment (API.md "Segment semantics": a contact matches only when TRUE). */
+/** A contact's result for a segment (the API contract "Segment semantics": a contact matches only when TRUE). */
 export enum SegmentMembership {
   SEGMENT_MEMBERSHIP_UNSPECIFIED = 0,
   SEGMENT_MEMBERSHIP_TRUE = 1,
@@ -867,6 +867,18 @@ export interface EvaluateSegmentMemberResponse {
   result: SegmentMembership;
   /** false: the account has no such subscriber (result FALSE). */
   contactFound: boolean;
+}
+
+export interface EvaluateSegmentMembersRequest {
+  accountId: string;
+  segmentId: string;
+  /** 1..1000 */
+  subscriberIds: string[];
+}
+
+export interface EvaluateSegmentMembersResponse {
+  /** One per requested id, in request order; a subscriber the account has no contact for is FALSE. */
+  results: SegmentMembership[];
 }
 
 /** A purchase source: a shop whose orders are ingested. Instants are UTC ISO 8601 strings. */
@@ -4832,6 +4844,204 @@ export const EvaluateSegmentMemberResponse: MessageFns<EvaluateSegmentMemberResp
   },
 };
 
+function createBaseEvaluateSegmentMembersRequest(): EvaluateSegmentMembersRequest {
+  return { accountId: "", segmentId: "", subscriberIds: [] };
+}
+
+export const EvaluateSegmentMembersRequest: MessageFns<EvaluateSegmentMembersRequest> = {
+  encode(message: EvaluateSegmentMembersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== "") {
+      writer.uint32(18).string(message.segmentId);
+    }
+    for (const v of message.subscriberIds) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EvaluateSegmentMembersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvaluateSegmentMembersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subscriberIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EvaluateSegmentMembersRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : "",
+      subscriberIds: globalThis.Array.isArray(object?.subscriberIds)
+        ? object.subscriberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subscriber_ids)
+        ? object.subscriber_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: EvaluateSegmentMembersRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== "") {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.subscriberIds?.length) {
+      obj.subscriberIds = message.subscriberIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EvaluateSegmentMembersRequest>): EvaluateSegmentMembersRequest {
+    return EvaluateSegmentMembersRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EvaluateSegmentMembersRequest>): EvaluateSegmentMembersRequest {
+    const message = createBaseEvaluateSegmentMembersRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? "";
+    message.subscriberIds = object.subscriberIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseEvaluateSegmentMembersResponse(): EvaluateSegmentMembersResponse {
+  return { results: [] };
+}
+
+export const EvaluateSegmentMembersResponse: MessageFns<EvaluateSegmentMembersResponse> = {
+  encode(message: EvaluateSegmentMembersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.results.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.results) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EvaluateSegmentMembersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvaluateSegmentMembersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.results.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.results.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EvaluateSegmentMembersResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => segmentMembershipFromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: EvaluateSegmentMembersResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => segmentMembershipToJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EvaluateSegmentMembersResponse>): EvaluateSegmentMembersResponse {
+    return EvaluateSegmentMembersResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EvaluateSegmentMembersResponse>): EvaluateSegmentMembersResponse {
+    const message = createBaseEvaluateSegmentMembersResponse();
+    message.results = object.results?.map((e) => e) || [];
+    return message;
+  },
+};
+
 function createBasePurchaseSource(): PurchaseSource {
   return {
     id: "",
@@ -6420,6 +6630,23 @@ export const SegmentServiceService = {
     responseDeserialize: (value: Buffer): EvaluateSegmentMemberResponse => EvaluateSegmentMemberResponse.decode(value),
   },
   /**
+   * The same result for up to 1,000 subscribers at once (a broadcast's audience page: each reader's
+   * exclusion reason, NOT_IN_SEGMENT for FALSE, SEGMENT_UNKNOWN for UNKNOWN); waits and errors as
+   * EvaluateSegmentMember. INVALID_ARGUMENT validation_failed for an empty or longer list.
+   */
+  evaluateSegmentMembers: {
+    path: "/mailer.segment.v1.SegmentService/EvaluateSegmentMembers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EvaluateSegmentMembersRequest): Buffer =>
+      Buffer.from(EvaluateSegmentMembersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EvaluateSegmentMembersRequest => EvaluateSegmentMembersRequest.decode(value),
+    responseSerialize: (value: EvaluateSegmentMembersResponse): Buffer =>
+      Buffer.from(EvaluateSegmentMembersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EvaluateSegmentMembersResponse =>
+      EvaluateSegmentMembersResponse.decode(value),
+  },
+  /**
    * Audience paging (the subscriber service's ListAudience): the saved segment's ACTIVE members (TRUE
    * only), subscribed to topic_id when set, with ids greater than after_subscriber_id, in id order; no
    * counts. Waits for the contact projection like counts do; NOT_FOUND segment_not_found.
@@ -6515,6 +6742,12 @@ export interface SegmentServiceServer extends UntypedServiceImplementation {
    * account's) is FALSE with contact_found false: a segment's members are contacts of the account.
    */
   evaluateSegmentMember: handleUnaryCall<EvaluateSegmentMemberRequest, EvaluateSegmentMemberResponse>;
+  /**
+   * The same result for up to 1,000 subscribers at once (a broadcast's audience page: each reader's
+   * exclusion reason, NOT_IN_SEGMENT for FALSE, SEGMENT_UNKNOWN for UNKNOWN); waits and errors as
+   * EvaluateSegmentMember. INVALID_ARGUMENT validation_failed for an empty or longer list.
+   */
+  evaluateSegmentMembers: handleUnaryCall<EvaluateSegmentMembersRequest, EvaluateSegmentMembersResponse>;
   /**
    * Audience paging (the subscriber service's ListAudience): the saved segment's ACTIVE members (TRUE
    * only), subscribed to topic_id when set, with ids greater than after_subscriber_id, in id order; no
@@ -6715,6 +6948,26 @@ export interface SegmentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EvaluateSegmentMemberResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The same result for up to 1,000 subscribers at once (a broadcast's audience page: each reader's
+   * exclusion reason, NOT_IN_SEGMENT for FALSE, SEGMENT_UNKNOWN for UNKNOWN); waits and errors as
+   * EvaluateSegmentMember. INVALID_ARGUMENT validation_failed for an empty or longer list.
+   */
+  evaluateSegmentMembers(
+    request: EvaluateSegmentMembersRequest,
+    callback: (error: ServiceError | null, response: EvaluateSegmentMembersResponse) => void,
+  ): ClientUnaryCall;
+  evaluateSegmentMembers(
+    request: EvaluateSegmentMembersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EvaluateSegmentMembersResponse) => void,
+  ): ClientUnaryCall;
+  evaluateSegmentMembers(
+    request: EvaluateSegmentMembersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EvaluateSegmentMembersResponse) => void,
   ): ClientUnaryCall;
   /**
    * Audience paging (the subscriber service's ListAudience): the saved segment's ACTIVE members (TRUE

@@ -18,10 +18,74 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { SubscriberStatus, subscriberStatusFromJSON, subscriberStatusToJSON } from "./subscriber";
 
 export const protobufPackage = "mailer.subscriber.v1";
 
 export const protobufFileName = "mailer/subscriber/v1/audience.proto";
+
+/** Why a reader is not a recipient of a send. UNSPECIFIED: the reader is a recipient. */
+export enum AudienceExclusion {
+  AUDIENCE_EXCLUSION_UNSPECIFIED = 0,
+  /** AUDIENCE_EXCLUSION_NOT_ACTIVE - the status is not ACTIVE */
+  AUDIENCE_EXCLUSION_NOT_ACTIVE = 1,
+  /** AUDIENCE_EXCLUSION_NOT_IN_TOPIC - not subscribed to the send's topic */
+  AUDIENCE_EXCLUSION_NOT_IN_TOPIC = 2,
+  /** AUDIENCE_EXCLUSION_OPTED_OUT - opted out of the send's topic */
+  AUDIENCE_EXCLUSION_OPTED_OUT = 3,
+  /** AUDIENCE_EXCLUSION_NOT_IN_SEGMENT - the segment is FALSE for the reader */
+  AUDIENCE_EXCLUSION_NOT_IN_SEGMENT = 4,
+  /** AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN - the segment is UNKNOWN for the reader (a value it reads is missing) */
+  AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN = 5,
+  UNRECOGNIZED = -1,
+}
+
+export function audienceExclusionFromJSON(object: any): AudienceExclusion {
+  switch (object) {
+    case 0:
+    case "AUDIENCE_EXCLUSION_UNSPECIFIED":
+      return AudienceExclusion.AUDIENCE_EXCLUSION_UNSPECIFIED;
+    case 1:
+    case "AUDIENCE_EXCLUSION_NOT_ACTIVE":
+      return AudienceExclusion.AUDIENCE_EXCLUSION_NOT_ACTIVE;
+    case 2:
+    case "AUDIENCE_EXCLUSION_NOT_IN_TOPIC":
+      return AudienceExclusion.AUDIENCE_EXCLUSION_NOT_IN_TOPIC;
+    case 3:
+    case "AUDIENCE_EXCLUSION_OPTED_OUT":
+      return AudienceExclusion.AUDIENCE_EXCLUSION_OPTED_OUT;
+    case 4:
+    case "AUDIENCE_EXCLUSION_NOT_IN_SEGMENT":
+      return AudienceExclusion.AUDIENCE_EXCLUSION_NOT_IN_SEGMENT;
+    case 5:
+    case "AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN":
+      return AudienceExclusion.AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return AudienceExclusion.UNRECOGNIZED;
+  }
+}
+
+export function audienceExclusionToJSON(object: AudienceExclusion): string {
+  switch (object) {
+    case AudienceExclusion.AUDIENCE_EXCLUSION_UNSPECIFIED:
+      return "AUDIENCE_EXCLUSION_UNSPECIFIED";
+    case AudienceExclusion.AUDIENCE_EXCLUSION_NOT_ACTIVE:
+      return "AUDIENCE_EXCLUSION_NOT_ACTIVE";
+    case AudienceExclusion.AUDIENCE_EXCLUSION_NOT_IN_TOPIC:
+      return "AUDIENCE_EXCLUSION_NOT_IN_TOPIC";
+    case AudienceExclusion.AUDIENCE_EXCLUSION_OPTED_OUT:
+      return "AUDIENCE_EXCLUSION_OPTED_OUT";
+    case AudienceExclusion.AUDIENCE_EXCLUSION_NOT_IN_SEGMENT:
+      return "AUDIENCE_EXCLUSION_NOT_IN_SEGMENT";
+    case AudienceExclusion.AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN:
+      return "AUDIENCE_EXCLUSION_SEGMENT_UNKNOWN";
+    case AudienceExclusion.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 export interface ListAudienceRequest {
   accountId: string;
@@ -33,8 +97,11 @@ export interface ListAudienceRequest {
   afterSubscriberId: string;
   /** 1..1000; 0: 500 */
   pageSize: number;
+  /** Every subscriber of the account, excluded ones with their reason (see ListAudience). */
+  withExcluded: boolean;
 }
 
+/** A reader of a send. Excluded readers (with_excluded, CheckAudience) carry only id, email and why. */
 export interface AudienceRecipient {
   id: string;
   email: string;
@@ -43,6 +110,7 @@ export interface AudienceRecipient {
     | undefined;
   /** Display value of each field by its personalizationTagName (as GetSubscriberByEmail's values). */
   fields: { [key: string]: string };
+  exclusion: AudienceExclusion;
 }
 
 export interface AudienceRecipient_FieldsEntry {
@@ -57,8 +125,53 @@ export interface ListAudienceResponse {
   nextAfterSubscriberId: string;
 }
 
+export interface CheckAudienceRequest {
+  accountId: string;
+  segmentId?: string | undefined;
+  topicId?:
+    | string
+    | undefined;
+  /** 1..1000 */
+  subscriberIds: string[];
+}
+
+export interface CheckAudienceResponse {
+  /** The named subscribers the account has, in id order, each with its exclusion (UNSPECIFIED: a recipient). */
+  readers: AudienceRecipient[];
+}
+
+export interface FindRecipientsRequest {
+  accountId: string;
+  /** canonical (trimmed, lowercase); 1..1000 */
+  emails: string[];
+}
+
+export interface Recipient {
+  id: string;
+  email: string;
+  firstName?: string | undefined;
+  fields: { [key: string]: string };
+  status: SubscriberStatus;
+}
+
+export interface Recipient_FieldsEntry {
+  key: string;
+  value: string;
+}
+
+export interface FindRecipientsResponse {
+  recipients: Recipient[];
+}
+
 function createBaseListAudienceRequest(): ListAudienceRequest {
-  return { accountId: "", segmentId: undefined, topicId: undefined, afterSubscriberId: "", pageSize: 0 };
+  return {
+    accountId: "",
+    segmentId: undefined,
+    topicId: undefined,
+    afterSubscriberId: "",
+    pageSize: 0,
+    withExcluded: false,
+  };
 }
 
 export const ListAudienceRequest: MessageFns<ListAudienceRequest> = {
@@ -77,6 +190,9 @@ export const ListAudienceRequest: MessageFns<ListAudienceRequest> = {
     }
     if (message.pageSize !== 0) {
       writer.uint32(40).int32(message.pageSize);
+    }
+    if (message.withExcluded !== false) {
+      writer.uint32(48).bool(message.withExcluded);
     }
     return writer;
   },
@@ -134,6 +250,14 @@ export const ListAudienceRequest: MessageFns<ListAudienceRequest> = {
             message.pageSize = reader.int32();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.withExcluded = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -173,6 +297,11 @@ export const ListAudienceRequest: MessageFns<ListAudienceRequest> = {
         : isSet(object.page_size)
         ? globalThis.Number(object.page_size)
         : 0,
+      withExcluded: isSet(object.withExcluded)
+        ? globalThis.Boolean(object.withExcluded)
+        : isSet(object.with_excluded)
+        ? globalThis.Boolean(object.with_excluded)
+        : false,
     };
   },
 
@@ -193,6 +322,9 @@ export const ListAudienceRequest: MessageFns<ListAudienceRequest> = {
     if (message.pageSize !== 0) {
       obj.pageSize = Math.round(message.pageSize);
     }
+    if (message.withExcluded !== false) {
+      obj.withExcluded = message.withExcluded;
+    }
     return obj;
   },
 
@@ -206,12 +338,13 @@ export const ListAudienceRequest: MessageFns<ListAudienceRequest> = {
     message.topicId = object.topicId ?? undefined;
     message.afterSubscriberId = object.afterSubscriberId ?? "";
     message.pageSize = object.pageSize ?? 0;
+    message.withExcluded = object.withExcluded ?? false;
     return message;
   },
 };
 
 function createBaseAudienceRecipient(): AudienceRecipient {
-  return { id: "", email: "", firstName: undefined, fields: {} };
+  return { id: "", email: "", firstName: undefined, fields: {}, exclusion: 0 };
 }
 
 export const AudienceRecipient: MessageFns<AudienceRecipient> = {
@@ -228,6 +361,9 @@ export const AudienceRecipient: MessageFns<AudienceRecipient> = {
     globalThis.Object.entries(message.fields).forEach(([key, value]: [string, string]) => {
       AudienceRecipient_FieldsEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
     });
+    if (message.exclusion !== 0) {
+      writer.uint32(40).int32(message.exclusion);
+    }
     return writer;
   },
 
@@ -279,6 +415,14 @@ export const AudienceRecipient: MessageFns<AudienceRecipient> = {
             }
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.exclusion = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -314,6 +458,7 @@ export const AudienceRecipient: MessageFns<AudienceRecipient> = {
           {},
         )
         : {},
+      exclusion: isSet(object.exclusion) ? audienceExclusionFromJSON(object.exclusion) : 0,
     };
   },
 
@@ -337,6 +482,9 @@ export const AudienceRecipient: MessageFns<AudienceRecipient> = {
         });
       }
     }
+    if (message.exclusion !== 0) {
+      obj.exclusion = audienceExclusionToJSON(message.exclusion);
+    }
     return obj;
   },
 
@@ -357,6 +505,7 @@ export const AudienceRecipient: MessageFns<AudienceRecipient> = {
       },
       {},
     );
+    message.exclusion = object.exclusion ?? 0;
     return message;
   },
 };
@@ -537,10 +686,626 @@ export const ListAudienceResponse: MessageFns<ListAudienceResponse> = {
   },
 };
 
+function createBaseCheckAudienceRequest(): CheckAudienceRequest {
+  return { accountId: "", segmentId: undefined, topicId: undefined, subscriberIds: [] };
+}
+
+export const CheckAudienceRequest: MessageFns<CheckAudienceRequest> = {
+  encode(message: CheckAudienceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.segmentId !== undefined) {
+      writer.uint32(18).string(message.segmentId);
+    }
+    if (message.topicId !== undefined) {
+      writer.uint32(26).string(message.topicId);
+    }
+    for (const v of message.subscriberIds) {
+      writer.uint32(34).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckAudienceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckAudienceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.segmentId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.topicId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.subscriberIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckAudienceRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      segmentId: isSet(object.segmentId)
+        ? globalThis.String(object.segmentId)
+        : isSet(object.segment_id)
+        ? globalThis.String(object.segment_id)
+        : undefined,
+      topicId: isSet(object.topicId)
+        ? globalThis.String(object.topicId)
+        : isSet(object.topic_id)
+        ? globalThis.String(object.topic_id)
+        : undefined,
+      subscriberIds: globalThis.Array.isArray(object?.subscriberIds)
+        ? object.subscriberIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subscriber_ids)
+        ? object.subscriber_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CheckAudienceRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.segmentId !== undefined) {
+      obj.segmentId = message.segmentId;
+    }
+    if (message.topicId !== undefined) {
+      obj.topicId = message.topicId;
+    }
+    if (message.subscriberIds?.length) {
+      obj.subscriberIds = message.subscriberIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CheckAudienceRequest>): CheckAudienceRequest {
+    return CheckAudienceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CheckAudienceRequest>): CheckAudienceRequest {
+    const message = createBaseCheckAudienceRequest();
+    message.accountId = object.accountId ?? "";
+    message.segmentId = object.segmentId ?? undefined;
+    message.topicId = object.topicId ?? undefined;
+    message.subscriberIds = object.subscriberIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCheckAudienceResponse(): CheckAudienceResponse {
+  return { readers: [] };
+}
+
+export const CheckAudienceResponse: MessageFns<CheckAudienceResponse> = {
+  encode(message: CheckAudienceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.readers) {
+      AudienceRecipient.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckAudienceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckAudienceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.readers.push(AudienceRecipient.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckAudienceResponse {
+    return {
+      readers: globalThis.Array.isArray(object?.readers)
+        ? object.readers.map((e: any) => AudienceRecipient.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CheckAudienceResponse): unknown {
+    const obj: any = {};
+    if (message.readers?.length) {
+      obj.readers = message.readers.map((e) => AudienceRecipient.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CheckAudienceResponse>): CheckAudienceResponse {
+    return CheckAudienceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CheckAudienceResponse>): CheckAudienceResponse {
+    const message = createBaseCheckAudienceResponse();
+    message.readers = object.readers?.map((e) => AudienceRecipient.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFindRecipientsRequest(): FindRecipientsRequest {
+  return { accountId: "", emails: [] };
+}
+
+export const FindRecipientsRequest: MessageFns<FindRecipientsRequest> = {
+  encode(message: FindRecipientsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    for (const v of message.emails) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindRecipientsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindRecipientsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.emails.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindRecipientsRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      emails: globalThis.Array.isArray(object?.emails) ? object.emails.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: FindRecipientsRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.emails?.length) {
+      obj.emails = message.emails;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FindRecipientsRequest>): FindRecipientsRequest {
+    return FindRecipientsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FindRecipientsRequest>): FindRecipientsRequest {
+    const message = createBaseFindRecipientsRequest();
+    message.accountId = object.accountId ?? "";
+    message.emails = object.emails?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseRecipient(): Recipient {
+  return { id: "", email: "", firstName: undefined, fields: {}, status: 0 };
+}
+
+export const Recipient: MessageFns<Recipient> = {
+  encode(message: Recipient, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.firstName !== undefined) {
+      writer.uint32(26).string(message.firstName);
+    }
+    globalThis.Object.entries(message.fields).forEach(([key, value]: [string, string]) => {
+      Recipient_FieldsEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    if (message.status !== 0) {
+      writer.uint32(40).int32(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Recipient {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecipient();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.firstName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = Recipient_FieldsEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.fields[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Recipient {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      firstName: isSet(object.firstName)
+        ? globalThis.String(object.firstName)
+        : isSet(object.first_name)
+        ? globalThis.String(object.first_name)
+        : undefined,
+      fields: isObject(object.fields)
+        ? (globalThis.Object.entries(object.fields) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      status: isSet(object.status) ? subscriberStatusFromJSON(object.status) : 0,
+    };
+  },
+
+  toJSON(message: Recipient): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.firstName !== undefined) {
+      obj.firstName = message.firstName;
+    }
+    if (message.fields) {
+      const entries = globalThis.Object.entries(message.fields) as [string, string][];
+      if (entries.length > 0) {
+        obj.fields = {};
+        entries.forEach(([k, v]) => {
+          obj.fields[k] = v;
+        });
+      }
+    }
+    if (message.status !== 0) {
+      obj.status = subscriberStatusToJSON(message.status);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Recipient>): Recipient {
+    return Recipient.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Recipient>): Recipient {
+    const message = createBaseRecipient();
+    message.id = object.id ?? "";
+    message.email = object.email ?? "";
+    message.firstName = object.firstName ?? undefined;
+    message.fields = (globalThis.Object.entries(object.fields ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.status = object.status ?? 0;
+    return message;
+  },
+};
+
+function createBaseRecipient_FieldsEntry(): Recipient_FieldsEntry {
+  return { key: "", value: "" };
+}
+
+export const Recipient_FieldsEntry: MessageFns<Recipient_FieldsEntry> = {
+  encode(message: Recipient_FieldsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Recipient_FieldsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecipient_FieldsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Recipient_FieldsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: Recipient_FieldsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Recipient_FieldsEntry>): Recipient_FieldsEntry {
+    return Recipient_FieldsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Recipient_FieldsEntry>): Recipient_FieldsEntry {
+    const message = createBaseRecipient_FieldsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseFindRecipientsResponse(): FindRecipientsResponse {
+  return { recipients: [] };
+}
+
+export const FindRecipientsResponse: MessageFns<FindRecipientsResponse> = {
+  encode(message: FindRecipientsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.recipients) {
+      Recipient.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindRecipientsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindRecipientsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.recipients.push(Recipient.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindRecipientsResponse {
+    return {
+      recipients: globalThis.Array.isArray(object?.recipients)
+        ? object.recipients.map((e: any) => Recipient.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FindRecipientsResponse): unknown {
+    const obj: any = {};
+    if (message.recipients?.length) {
+      obj.recipients = message.recipients.map((e) => Recipient.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FindRecipientsResponse>): FindRecipientsResponse {
+    return FindRecipientsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FindRecipientsResponse>): FindRecipientsResponse {
+    const message = createBaseFindRecipientsResponse();
+    message.recipients = object.recipients?.map((e) => Recipient.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
- * The recipients of a send to many (RSS issues now, campaigns later; DESIGN.md "Audiences"): page by
- * page in subscriber-id order with a keyset cursor, so a page boundary never moves while statuses
- * change mid-send (an offset would skip a reader whenever an earlier one unsubscribed).
+ * The recipients of a send to many (RSS issues, broadcasts; docs/architecture.md "Audiences"): page by page in
+ * subscriber-id order with a keyset cursor, so a page boundary never moves while statuses change
+ * mid-send (an offset would skip a reader whenever an earlier one unsubscribed).
  */
 export type AudienceServiceService = typeof AudienceServiceService;
 export const AudienceServiceService = {
@@ -549,6 +1314,10 @@ export const AudienceServiceService = {
    * reader never is); with segment_id only the saved segment's members (TRUE, never UNKNOWN), from the
    * segment service's ListSegmentAudience. NOT_FOUND segment_not_found / topic_not_found; UNAVAILABLE
    * segment_service_unavailable; INVALID_ARGUMENT validation_failed for a page size out of range.
+   *
+   * with_excluded: every subscriber of the account instead (a broadcast's audience, where each reader
+   * is a recipient or counted under the rule that leaves them out), each with its `exclusion`; the
+   * rules apply in the order status, topic, segment (the segment service's EvaluateSegmentMembers).
    */
   listAudience: {
     path: "/mailer.subscriber.v1.AudienceService/ListAudience" as const,
@@ -560,6 +1329,36 @@ export const AudienceServiceService = {
       Buffer.from(ListAudienceResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListAudienceResponse => ListAudienceResponse.decode(value),
   },
+  /**
+   * The same rules for named subscribers (a broadcast's readers checked again when their mail is
+   * queued later: a send window, an A/B test's winner, a resend). Subscribers the account no longer
+   * has are left out of the answer. INVALID_ARGUMENT validation_failed for more than 1,000 ids.
+   */
+  checkAudience: {
+    path: "/mailer.subscriber.v1.AudienceService/CheckAudience" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CheckAudienceRequest): Buffer => Buffer.from(CheckAudienceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CheckAudienceRequest => CheckAudienceRequest.decode(value),
+    responseSerialize: (value: CheckAudienceResponse): Buffer =>
+      Buffer.from(CheckAudienceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CheckAudienceResponse => CheckAudienceResponse.decode(value),
+  },
+  /**
+   * The account's subscribers with these canonical addresses (a batch of transactional mail: render
+   * values and the BLOCKED rule, in one call). Unknown addresses are left out. At most 1,000.
+   */
+  findRecipients: {
+    path: "/mailer.subscriber.v1.AudienceService/FindRecipients" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindRecipientsRequest): Buffer =>
+      Buffer.from(FindRecipientsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindRecipientsRequest => FindRecipientsRequest.decode(value),
+    responseSerialize: (value: FindRecipientsResponse): Buffer =>
+      Buffer.from(FindRecipientsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FindRecipientsResponse => FindRecipientsResponse.decode(value),
+  },
 } as const;
 
 export interface AudienceServiceServer extends UntypedServiceImplementation {
@@ -568,8 +1367,23 @@ export interface AudienceServiceServer extends UntypedServiceImplementation {
    * reader never is); with segment_id only the saved segment's members (TRUE, never UNKNOWN), from the
    * segment service's ListSegmentAudience. NOT_FOUND segment_not_found / topic_not_found; UNAVAILABLE
    * segment_service_unavailable; INVALID_ARGUMENT validation_failed for a page size out of range.
+   *
+   * with_excluded: every subscriber of the account instead (a broadcast's audience, where each reader
+   * is a recipient or counted under the rule that leaves them out), each with its `exclusion`; the
+   * rules apply in the order status, topic, segment (the segment service's EvaluateSegmentMembers).
    */
   listAudience: handleUnaryCall<ListAudienceRequest, ListAudienceResponse>;
+  /**
+   * The same rules for named subscribers (a broadcast's readers checked again when their mail is
+   * queued later: a send window, an A/B test's winner, a resend). Subscribers the account no longer
+   * has are left out of the answer. INVALID_ARGUMENT validation_failed for more than 1,000 ids.
+   */
+  checkAudience: handleUnaryCall<CheckAudienceRequest, CheckAudienceResponse>;
+  /**
+   * The account's subscribers with these canonical addresses (a batch of transactional mail: render
+   * values and the BLOCKED rule, in one call). Unknown addresses are left out. At most 1,000.
+   */
+  findRecipients: handleUnaryCall<FindRecipientsRequest, FindRecipientsResponse>;
 }
 
 export interface AudienceServiceClient extends Client {
@@ -578,6 +1392,10 @@ export interface AudienceServiceClient extends Client {
    * reader never is); with segment_id only the saved segment's members (TRUE, never UNKNOWN), from the
    * segment service's ListSegmentAudience. NOT_FOUND segment_not_found / topic_not_found; UNAVAILABLE
    * segment_service_unavailable; INVALID_ARGUMENT validation_failed for a page size out of range.
+   *
+   * with_excluded: every subscriber of the account instead (a broadcast's audience, where each reader
+   * is a recipient or counted under the rule that leaves them out), each with its `exclusion`; the
+   * rules apply in the order status, topic, segment (the segment service's EvaluateSegmentMembers).
    */
   listAudience(
     request: ListAudienceRequest,
@@ -593,6 +1411,45 @@ export interface AudienceServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListAudienceResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The same rules for named subscribers (a broadcast's readers checked again when their mail is
+   * queued later: a send window, an A/B test's winner, a resend). Subscribers the account no longer
+   * has are left out of the answer. INVALID_ARGUMENT validation_failed for more than 1,000 ids.
+   */
+  checkAudience(
+    request: CheckAudienceRequest,
+    callback: (error: ServiceError | null, response: CheckAudienceResponse) => void,
+  ): ClientUnaryCall;
+  checkAudience(
+    request: CheckAudienceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CheckAudienceResponse) => void,
+  ): ClientUnaryCall;
+  checkAudience(
+    request: CheckAudienceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CheckAudienceResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The account's subscribers with these canonical addresses (a batch of transactional mail: render
+   * values and the BLOCKED rule, in one call). Unknown addresses are left out. At most 1,000.
+   */
+  findRecipients(
+    request: FindRecipientsRequest,
+    callback: (error: ServiceError | null, response: FindRecipientsResponse) => void,
+  ): ClientUnaryCall;
+  findRecipients(
+    request: FindRecipientsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FindRecipientsResponse) => void,
+  ): ClientUnaryCall;
+  findRecipients(
+    request: FindRecipientsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FindRecipientsResponse) => void,
   ): ClientUnaryCall;
 }
 

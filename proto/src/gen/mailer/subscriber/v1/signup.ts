@@ -83,7 +83,7 @@ export interface SignupRequest {
   subscriberLimit: string;
   /** When the consent was given (ISO 8601 UTC); empty: now. A custom event's consent names it. */
   consentGivenAt: string;
-  /** The custom event whose consent signs the address up (API.md "Events and automations"); empty for forms. */
+  /** The custom event whose consent signs the address up (the API contract "Events and automations"); empty for forms. */
   eventId: string;
 }
 
@@ -675,7 +675,7 @@ export const ConfirmSubscriberResponse: MessageFns<ConfirmSubscriberResponse> = 
 };
 
 /**
- * Signups through forms (API.md "Forms"): the form service's submission job calls Signup, the
+ * Signups through forms (the API contract "Forms"): the form service's submission job calls Signup, the
  * confirmation page calls ConfirmSubscriber. Every request carries account_id and is scoped to it.
  */
 export type SignupServiceService = typeof SignupServiceService;

@@ -316,7 +316,7 @@ export const SubscriberCounts: MessageFns<SubscriberCounts> = {
 };
 
 /**
- * POST /reports/subscribers (API.md "Reports"). The gateway validates the ReportPeriodDto and turns
+ * POST /reports/subscribers (the API contract "Reports"). The gateway validates the ReportPeriodDto and turns
  * it into calendar buckets in the report's zone (@mailer/reports); this service counts the
  * account's subscribers per bucket, each metric by its own time (as EmailReportService does).
  */

@@ -1096,7 +1096,7 @@ export const SendTestEventResponse: MessageFns<SendTestEventResponse> = {
 };
 
 /**
- * The deliveries of a webhook subscription (API.md "Webhooks"): one per subscription and fact, each with
+ * The deliveries of a webhook subscription (the API contract "Webhooks"): one per subscription and fact, each with
  * the log of its attempts. The gateway maps GET /webhook-subscriptions/{id}/deliveries,
  * POST .../deliveries/{deliveryId}/redeliver and POST .../test to these calls. Every request carries
  * account_id (from the API key) and is scoped to it; an unknown subscription or delivery in the account

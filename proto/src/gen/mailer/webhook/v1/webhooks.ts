@@ -31,7 +31,7 @@ export interface WebhookSubscription {
   /** application/json or text/plain */
   deliveryContentType: string;
   active: boolean;
-  /** only where API.md shows it (create, get of one) */
+  /** only where the API contract shows it (create, get of one) */
   secret?:
     | string
     | undefined;
@@ -1559,7 +1559,7 @@ export const RotateWebhookSecretResponse: MessageFns<RotateWebhookSecretResponse
 };
 
 /**
- * Webhook subscriptions of one account (API.md "Webhooks"): where webhook events are delivered and the
+ * Webhook subscriptions of one account (the API contract "Webhooks"): where webhook events are delivered and the
  * secret that signs them. Every request carries account_id (from the API key, never from the client)
  * and the service filters by it first. Instants are UTC ISO 8601 strings.
  *
