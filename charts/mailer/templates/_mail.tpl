@@ -63,3 +63,25 @@ links) sign with TRACKING_SECRET. Call with (dict "root" $ "name" $name "w" $w).
 {{- include "mailer.secretVar" (dict "root" .root "key" "TRACKING_SECRET_PREVIOUS" "optional" true) | nindent 0 }}
 {{- end }}
 {{- end }}
+
+{{/*
+The retention settings of one service's container (values.retention, README "Retention").
+Call with (dict "root" $ "name" $name).
+*/}}
+{{- define "mailer.retentionEnv" -}}
+{{- $r := .root.Values.retention }}
+{{- if eq .name "messaging" }}
+- name: MESSAGE_RETENTION_DAYS
+  value: {{ $r.messageDays | quote }}
+- name: EVENT_RETENTION_DAYS
+  value: {{ $r.eventDays | quote }}
+- name: REPORT_RETENTION_DAYS
+  value: {{ $r.reportDays | quote }}
+{{- else if eq .name "webhook" }}
+- name: WEBHOOK_DELIVERY_RETENTION_DAYS
+  value: {{ $r.webhookDeliveryDays | quote }}
+{{- else if eq .name "form" }}
+- name: FORM_SUBMISSION_RETENTION_DAYS
+  value: {{ $r.formSubmissionDays | quote }}
+{{- end }}
+{{- end }}

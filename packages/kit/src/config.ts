@@ -98,6 +98,13 @@ export const storeConfig = {
   STORE_FSYNC: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 };
 
+/**
+ * How many days a log's records are kept (`<LOG>_RETENTION_DAYS`): then MongoDB's TTL monitor, or the
+ * embedded store's pruner, removes them. At least 2: reports roll a day up into their daily
+ * aggregates one day after it ends, before its records may go.
+ */
+export const retentionDays = (fallback: number) => z.coerce.number().int().min(2).max(36_500).default(fallback);
+
 const KEY_HINT = 'base64 of 32 random bytes, e.g. `openssl rand -base64 32`';
 
 /** A master key (base64 of 32 random bytes), validated at start and given as its bytes. */

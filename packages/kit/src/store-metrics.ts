@@ -47,10 +47,10 @@ export function instrumentStore(store: Store, registry: Registry): Store {
   }
   const wrapped = new Map<string, Collection<any>>();
   return Object.assign(Object.create(store) as Store, {
-    collection<T extends { _id: string }>(name: string, schema: Parameters<Store['collection']>[1]): Collection<T> {
+    collection<T extends { _id: string }>(name: string, schema: Parameters<Store['collection']>[1], options?: Parameters<Store['collection']>[2]): Collection<T> {
+      const inner = store.collection<T>(name, schema, options); // checks a second opening's schema and options
       const cached = wrapped.get(name);
       if (cached) return cached as Collection<T>;
-      const inner = store.collection<T>(name, schema);
       const outer = Object.create(inner) as Collection<T>;
       for (const op of OPERATIONS) {
         const method = (inner[op] as (...args: unknown[]) => Promise<unknown>).bind(inner);

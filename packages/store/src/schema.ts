@@ -7,7 +7,7 @@ import { compileCaster, CompiledCaster, FALLBACK } from './caster';
 import { encodeRecord } from './codec';
 import { DocumentValidationError, fromMongooseError } from './errors';
 import { Doc, getPath, isPlainObject, setPath } from './values';
-import type { Filter } from './types';
+import type { CollectionOptions, Filter } from './types';
 
 export interface UniqueIndexSpec {
   name: string;
@@ -42,6 +42,29 @@ export function assertStringId(collection: string, schema: mongoose.Schema): voi
   if (idPath?.instance !== 'String') {
     throw new Error(`@mailer/store: schema of collection "${collection}" must declare _id: String (got ${idPath?.instance ?? 'none'})`);
   }
+}
+
+/**
+ * The schema a collection is opened with: the given one, plus a TTL index on the retention path
+ * when the options declare one (`expireAfter`), so that one declaration is MongoDB's TTL index and
+ * the embedded engine's index for its pruner. Checks the options.
+ */
+export function collectionSchema(collection: string, schema: mongoose.Schema, options: CollectionOptions = {}): mongoose.Schema {
+  const expiry = options.expireAfter;
+  if (!expiry) return schema;
+  if (!(typeof expiry.days === 'number' && Number.isFinite(expiry.days) && expiry.days > 0)) throw new Error(`@mailer/store: expireAfter.days of ${collection} must be a positive number`);
+  if ((schema.path(expiry.path) as { instance?: string } | undefined)?.instance !== 'Date') throw new Error(`@mailer/store: expireAfter.path of ${collection} must be a Date path of its schema, not ${expiry.path}`);
+  if (schema.indexes().some(([fields]) => Object.keys(fields).length === 1 && fields[expiry.path] !== undefined)) {
+    throw new Error(`@mailer/store: ${collection} declares an index on ${expiry.path} alone already; the retention index replaces it (remove it)`);
+  }
+  const clone = schema.clone();
+  clone.index({ [expiry.path]: 1 }, { expireAfterSeconds: Math.round(expiry.days * 86_400) });
+  return clone;
+}
+
+/** Whether two collection options declare the same (a collection is opened twice with the same ones). */
+export function sameOptions(a: CollectionOptions = {}, b: CollectionOptions = {}): boolean {
+  return a.countBy === b.countBy && a.expireAfter?.path === b.expireAfter?.path && a.expireAfter?.days === b.expireAfter?.days;
 }
 
 export interface TimestampPaths {

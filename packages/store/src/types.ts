@@ -12,6 +12,13 @@ export interface FindOptions {
   projection?: Record<string, 0 | 1>;
 }
 
+export interface ScanOptions {
+  sort?: Record<string, 1 | -1>;
+  projection?: Record<string, 0 | 1>;
+  /** Documents per batch (default 500). */
+  batchSize?: number;
+}
+
 export interface WriteOptions {
   tx?: Transaction;
 }
@@ -76,6 +83,32 @@ export interface CollectionOf<T extends { _id: string }, F extends Filter> {
   bulkWrite(ops: BulkOp[], options?: WriteOptions): Promise<BulkWriteResult>;
   /** Supported stages (checked on both adapters so code cannot depend on one): see SUPPORTED_STAGES. */
   aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]>;
+  /**
+   * Every matching document, in batches, for walks over large collections (a backfill, a
+   * maintenance pass): memory holds one batch, and the embedded engine gives the event loop turns
+   * while it reads. Read the iterable to its end or leave the loop (`break`): the read is held open
+   * until then. No snapshot across batches (as a MongoDB cursor).
+   */
+  scan(filter: F, options?: ScanOptions): AsyncIterable<T[]>;
+}
+
+/**
+ * Per-collection declarations that are not in the schema (they depend on settings).
+ * Opening a collection twice must give the same ones.
+ */
+export interface CollectionOptions {
+  /**
+   * Retention: a document is removed once the Date at `path` is more than `days` old (documents
+   * without a Date there are kept). MongoDB: a TTL index on `path`; embedded: an index on `path`
+   * and a pruner deleting expired documents in batches (every StoreConfig.pruneIntervalMs).
+   */
+  expireAfter?: { path: string; days: number };
+  /**
+   * Embedded engine: keeps the number of documents per value of this path (a scalar the schema
+   * types), so that a count whose filter is exactly `{ [path]: value }` is read, not counted (a
+   * list's total over a million records). MongoDB ignores it.
+   */
+  countBy?: string;
 }
 
 /**
@@ -87,8 +120,8 @@ export interface Transaction {}
 
 export interface Store {
   readonly kind: 'embedded' | 'mongo';
-  /** Same name twice returns the same collection (the schema must then be the same object). */
-  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema): Collection<T>;
+  /** Same name twice returns the same collection (the schema must then be the same object, and the options the same). */
+  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema, options?: CollectionOptions): Collection<T>;
   /** All writes passing `{ tx }` commit together or not at all. */
   transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R>;
   /** For health checks: false once the store is closed or failed. */
@@ -114,6 +147,8 @@ export interface StoreConfig {
   dataDir: string;
   /** Embedded adapter: sync the WAL at every commit (`synchronous=FULL`: survives power loss, not only process death). Default false (`NORMAL`). */
   fsync?: boolean;
+  /** Embedded adapter: how often expired documents are pruned (CollectionOptions.expireAfter), ms. Default 60,000 (MongoDB's TTL monitor runs every 60 s). */
+  pruneIntervalMs?: number;
   /** Embedded adapter: where one-off events are told (the import of an older engine's files). Default: a JSON line on stderr. */
   log?: (message: string, fields: Record<string, unknown>) => void;
 }

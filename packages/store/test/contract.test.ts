@@ -236,6 +236,28 @@ for (const adapter of adapters) (adapter.skipped ? describe.skip : describe)(ada
     expect(await c.find({ accountId: acc }, { skip: 28 })).toHaveLength(2);
   });
 
+  test('scan: every match once, in batches of at most batchSize, sorted and projected; leaving early is allowed', async () => {
+    const c = subscribers();
+    await c.insertMany(Array.from({ length: 25 }, (_, i) => sub({ _id: `s${String(i).padStart(2, '0')}`, age: i % 3, email: `u${i}@x.com` })));
+    await c.insertOne(sub({ _id: 'elsewhere', accountId: other, age: 0 }));
+    const batches: string[][] = [];
+    for await (const batch of c.scan({ accountId: acc, age: { $lt: 2 } }, { sort: { age: -1, _id: 1 }, batchSize: 4, projection: { age: 1 } })) {
+      for (const d of batch) expect(Object.keys(d).sort()).toEqual(['_id', 'age']);
+      batches.push(batch.map((d) => d._id));
+    }
+    const expected = Array.from({ length: 25 }, (_, i) => i)
+      .filter((i) => i % 3 < 2)
+      .sort((a, b) => (b % 3) - (a % 3) || a - b)
+      .map((i) => `s${String(i).padStart(2, '0')}`);
+    expect(batches.flat()).toEqual(expected);
+    for (const b of batches) expect(b.length).toBeLessThanOrEqual(4);
+    for await (const first of c.scan({ accountId: acc })) {
+      expect(first.length).toBeGreaterThan(0);
+      break;
+    }
+    expect(await c.countDocuments({ accountId: acc })).toBe(25);
+  });
+
   describe('unique indexes', () => {
     test('compound (accountId, email): DuplicateKeyError, nothing written, other accounts unaffected', async () => {
       const c = subscribers();

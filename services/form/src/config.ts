@@ -1,8 +1,10 @@
-import { commonConfig, hostPort, loadConfig, peerAddressDefaults, storeConfig, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, peerAddressDefaults, retentionDays, storeConfig, z } from '@mailer/kit';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
+  /** Days a form submission is kept after it was submitted. */
+  FORM_SUBMISSION_RETENTION_DAYS: retentionDays(90),
   ...peerAddressDefaults('form'),
   /** Public listener (/public/forms, /public/pages, /public/confirm); the gateway forwards those prefixes here. */
   FORM_HTTP_ADDR: hostPort.default('127.0.0.1:7153'),

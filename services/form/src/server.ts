@@ -47,7 +47,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The subscriber service asks every service that can use a subscriber field before a field is
   // archived or deleted: here, the forms that collect it.
   ctx.grpc.add(commonV1.FieldUsageServiceService, fieldUsageHandlers({ forms }));
-  const submissions = submissionRepository(ctx.store);
+  const submissions = submissionRepository(ctx.store, ctx.config.FORM_SUBMISSION_RETENTION_DAYS);
   ctx.grpc.add(submissionsV1.SubmissionServiceService, submissionHandlers({ forms, submissions }));
   // Public submissions, confirm and landing pages, forwarded by the gateway (/public/forms|pages|confirm).
   // The confirm page names the account: its display name is read (only that) from the gateway's

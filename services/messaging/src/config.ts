@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, previousMasterKeys, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
+import { commonConfig, hostPort, loadConfig, peerAddressDefaults, port, previousMasterKeys, retentionDays, storeConfig, TIME_LIMITS, z } from '@mailer/kit';
 
 const flag = (fallback: 'true' | 'false') => z.enum(['true', 'false']).default(fallback).transform((v) => v === 'true');
 const commaList = z
@@ -147,6 +147,12 @@ export const configSchema = z.object({
   EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   /** Automation runs one replica executes at once (automation-run jobs and resumed waits together). */
   AUTOMATION_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  /** Days a message record is kept after it was created (its rendered body goes once it is final). */
+  MESSAGE_RETENTION_DAYS: retentionDays(30),
+  /** Days a recorded custom event (GET /events) is kept after it was received. */
+  EVENT_RETENTION_DAYS: retentionDays(30),
+  /** Days the email and event reports' daily aggregates are kept: reports over older periods count nothing. */
+  REPORT_RETENTION_DAYS: retentionDays(730),
   /** Outbox relay of the email.* facts. */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /**

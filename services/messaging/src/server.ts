@@ -44,6 +44,7 @@ import { startBounceListener } from './inbound/bounce-listener';
 import { automationRepository } from './store/automations';
 import { eventCollection } from './store/events';
 import { messageCollections, messagesOf } from './store/messages';
+import { startReportRollUps } from './app/roll-up-reports';
 import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './store/runs';
 import { suppressionCollection } from './store/suppressions';
@@ -59,7 +60,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   // The segment and subscriber services ask before a segment or topic is deleted: the automations and broadcasts naming it.
   ctx.grpc.add(referencesV1.ReferenceServiceService, referenceHandlers((accountId, kind, id) => listReferences({ automations, broadcasts }, accountId, kind, id)));
 
-  const messages = messageCollections(ctx.store);
+  const messages = messageCollections(ctx.store, { messageDays: config.MESSAGE_RETENTION_DAYS, reportDays: config.REPORT_RETENTION_DAYS });
   const suppressions = suppressionCollection(ctx.store);
   const outbox = outboxRepository(ctx.store);
   const links = publicLinks(config);
@@ -159,7 +160,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const statusConsumer = startSubscriberStatusConsumer(ctx.nc, { messages, subscribers, logger: ctx.logger });
   const bounceListener = await startBounceListener(
     {
-      bounces: bounceDeps(ctx),
+      bounces: bounceDeps(ctx, messages),
       links,
       deliveryConfirmation: config.MAIL_DELIVERY_CONFIRMATION,
       logger: ctx.logger,
@@ -199,7 +200,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       newId: ctx.newId,
       notifyOutbox: ctx.notifyOutbox,
       log: ctx.logger,
-      bounces: bounceDeps(ctx),
+      bounces: bounceDeps(ctx, messages),
     },
   });
 
@@ -209,9 +210,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
 
   // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
   // eventId (app/record-event.ts); automations matched by their API-request trigger.
-  const events = eventCollection(ctx.store);
+  const events = eventCollection(ctx.store, config.EVENT_RETENTION_DAYS);
   // Runs: automation-run jobs (started with their event) and the wait scheduler share one bound.
   const runLimit = semaphore(config.AUTOMATION_RUN_CONCURRENCY);
+  // the reports' daily aggregates, rolled up before message records and events are pruned
+  const rollUps = startReportRollUps({ store: ctx.store, messages, events, reportRetentionDays: config.REPORT_RETENTION_DAYS, now: ctx.now, logger: ctx.logger });
   let scheduler: ReturnType<typeof startRunScheduler> | null = null;
   const runDeps = {
     runs,
@@ -240,7 +243,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     }),
   });
   scheduler = startRunScheduler({ runs, deps: runDeps, limit: runLimit, now: ctx.now, logger: ctx.logger });
-  ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events }));
+  ctx.grpc.add(eventsV1.EventServiceService, eventHandlers({ events, days: messages.days }));
   // An unknown address with consent signs up through the form service's double opt-in.
   const consentSignups = consentSignupClient(config.FORM_GRPC_ADDR, ctx.logger);
   const eventsConsumer = startCustomEventsConsumer({
@@ -272,6 +275,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
     // Runs in work finish their step before the peers' clients close.
     () => runsConsumer.stop(),
     async () => scheduler?.stop(),
+    () => rollUps.stop(),
     async () => broadcastSends?.stop(),
     // The delivery worker finishes (and settles) the sends in flight before the transport closes.
     async () => deliveries?.stop(),

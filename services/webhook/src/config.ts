@@ -1,9 +1,11 @@
-import { commonConfig, loadConfig, masterKey, peerAddressDefaults, previousMasterKeys, storeConfig, z } from '@mailer/kit';
+import { commonConfig, loadConfig, masterKey, peerAddressDefaults, previousMasterKeys, retentionDays, storeConfig, z } from '@mailer/kit';
 import { outboundConfig } from '@mailer/outbound';
 
 export const configSchema = z.object({
   ...commonConfig,
   ...storeConfig,
+  /** Days a webhook delivery and its attempts are kept after the delivery was created. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: retentionDays(30),
   ...peerAddressDefaults('webhook'),
   // The outbound URL guard's exceptions (docs/configuration.md): deliveries go through @mailer/outbound.
   ...outboundConfig,

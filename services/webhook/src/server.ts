@@ -21,7 +21,7 @@ import { DISABLED_REASONS } from './domain/subscription';
  */
 export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Promise<unknown>>> {
   const { config, store, logger } = ctx;
-  const deliveries = deliveryRepository(store);
+  const deliveries = deliveryRepository(store, config.WEBHOOK_DELIVERY_RETENTION_DAYS);
   const subscriptions = subscriptionRepository(store, secretKeyring(config.SECRET_SEALING_KEY, config.SECRET_SEALING_KEY_PREVIOUS));
   ctx.grpc.add(webhookV1.WebhookServiceService, webhookHandlers({ subscriptions }));
   // Secrets stored in clear by an older version, or sealed under a previous key: re-sealed now, in

@@ -13,13 +13,15 @@ import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { DuplicateKeyError, fromMongooseError } from '../errors';
 import { assertSupportedPipeline } from '../pipeline';
-import { assertStringId, prepareDocument, timestampPaths, TimestampPaths } from '../schema';
+import { assertStringId, collectionSchema, prepareDocument, sameOptions, timestampPaths, TimestampPaths } from '../schema';
 import type {
   BulkOp,
   BulkWriteResult,
   Collection,
+  CollectionOptions,
   Filter,
   FindOptions,
+  ScanOptions,
   Store,
   Transaction,
   Update,
@@ -39,7 +41,7 @@ class MongoTransaction implements Transaction {
 
 export class MongoStore implements Store {
   readonly kind = 'mongo' as const;
-  private readonly collections = new Map<string, MongoCollection<any>>();
+  private readonly collections = new Map<string, { collection: MongoCollection<any>; options?: CollectionOptions }>();
 
   private constructor(
     readonly connection: mongoose.Connection,
@@ -54,16 +56,18 @@ export class MongoStore implements Store {
     return new MongoStore(connection, Boolean(hello.setName) || hello.msg === 'isdbgrid');
   }
 
-  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema): Collection<T> {
+  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema, options?: CollectionOptions): Collection<T> {
     const existing = this.collections.get(name);
     if (existing) {
-      if (existing.schema !== schema) throw new Error(`@mailer/store: collection "${name}" is already open with a different schema`);
-      return existing as MongoCollection<T>;
+      if (existing.collection.schema !== schema) throw new Error(`@mailer/store: collection "${name}" is already open with a different schema`);
+      if (!sameOptions(existing.options, options)) throw new Error(`@mailer/store: collection "${name}" is already open with other options`);
+      return existing.collection as MongoCollection<T>;
     }
     assertStringId(name, schema);
-    const model = this.connection.model(name, schema, name);
+    // expireAfter becomes a TTL index of the model's schema, created (or changed) by syncIndexes
+    const model = this.connection.model(name, collectionSchema(name, schema, options), name);
     const collection = new MongoCollection<T>(this, name, schema, model);
-    this.collections.set(name, collection);
+    this.collections.set(name, { collection, options });
     return collection;
   }
 
@@ -146,6 +150,26 @@ class MongoCollection<T extends { _id: string }> implements Collection<T> {
     assertSupportedPipeline(pipeline);
     await this.ready;
     return this.model.aggregate(pipeline as unknown as mongoose.PipelineStage[]).exec();
+  }
+
+  scan(filter: Filter, options: ScanOptions = {}): AsyncIterable<T[]> {
+    const size = Math.max(1, options.batchSize ?? 500);
+    const { model, ready } = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        await ready;
+        let batch: T[] = [];
+        // a cursor: the server sends `size` documents per round trip, memory holds one batch
+        for await (const doc of model.find(filter, options.projection, { sort: options.sort }).lean().cursor({ batchSize: size })) {
+          batch.push(doc as T);
+          if (batch.length >= size) {
+            yield batch;
+            batch = [];
+          }
+        }
+        if (batch.length > 0) yield batch;
+      },
+    };
   }
 
   async insertOne(doc: T, options?: WriteOptions): Promise<void> {

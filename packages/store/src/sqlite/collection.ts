@@ -4,18 +4,23 @@
  * connection inside a SQLite transaction: the caller's `{ tx }`, or the store's next group commit.
  */
 import { randomUUID } from 'node:crypto';
-import { find as mingoFind, Aggregator } from 'mingo';
+import { find as mingoFind } from 'mingo';
 import mongoose from 'mongoose';
 import { fromMongooseError } from '../errors';
 import { upsertSeed } from '../filter';
 import { assertSupportedPipeline } from '../pipeline';
 import { prepareDocument, timestampPaths, TimestampPaths } from '../schema';
-import type { BulkOp, BulkWriteResult, Collection, Filter, FindOptions, Transaction, Update, UpdateOptions, UpdateResult, WriteOptions } from '../types';
+import type { BulkOp, BulkWriteResult, Collection, Filter, FindOptions, ScanOptions, Transaction, Update, UpdateOptions, UpdateResult, WriteOptions } from '../types';
 import { applyUpdate, normalizeUpdate } from '../update';
 import { checkFilterPaths, checkPathKeys, checkUpdatePaths, cloneQuery, deepEqual, Doc, setPath } from '../values';
+import { aggregateBatches } from './aggregate';
 import type { Connection } from './connection';
 import type { SqliteStore } from './store';
-import { Table } from './table';
+import { pinnedValues } from './indexes';
+import { runNow, Table } from './table';
+
+/** Documents per batch of an aggregation (aggregate.ts). */
+const AGGREGATE_BATCH = 1000;
 
 interface UpdateOutcome extends UpdateResult {
   before?: Doc;
@@ -45,19 +50,41 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
     return doc ?? null;
   }
 
+  // A read of the documents an `_id` names runs at once on the reader; any other may step through
+  // many rows, so it runs in slices on a scan connection (scans.ts) and never holds the event loop
+  // for long. A count SQLite answers from an index alone runs at once too.
+
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const limit = options.limit ? Math.abs(options.limit) : undefined; // 0 means no limit, as in MongoDB
     const cast = this.castFilter(filter);
     checkPathKeys(options.projection);
     const db = this.store.reader(this.table);
-    const docs = db ? this.table.find(db, cast, { sort: options.sort, skip: options.skip, limit }) : [];
+    if (!db) return [];
+    const read = { sort: options.sort, skip: options.skip, limit };
+    const docs = namesIds(cast) ? runNow(db, this.table.findQuery(cast, read)) : await this.store.scans.run(this.table.findQuery(cast, read, true));
     return project(docs, options.projection) as unknown as T[];
   }
 
   async countDocuments(filter: Filter): Promise<number> {
     const cast = this.castFilter(filter);
     const db = this.store.reader(this.table);
-    return db ? this.table.count(db, cast) : 0;
+    if (!db) return 0;
+    const query = this.table.countQuery(db, cast);
+    return query.native || namesIds(cast) ? runNow(db, query) : this.store.scans.run(query);
+  }
+
+  scan(filter: Filter, options: ScanOptions = {}): AsyncIterable<T[]> {
+    const cast = this.castFilter(filter);
+    checkPathKeys(options.projection);
+    const size = Math.max(1, options.batchSize ?? 500);
+    const { store, table } = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        if (!store.reader(table)) return;
+        const { sql, params, test } = table.scanQuery(cast, options.sort);
+        for await (const docs of store.scans.batches(sql, params, size, test)) yield project(docs, options.projection) as unknown as T[];
+      },
+    };
   }
 
   async aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]> {
@@ -70,9 +97,10 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
       checkFilterPaths(filter);
       rest = pipeline.slice(1);
     }
-    const db = this.store.reader(this.table);
-    const docs = db ? this.table.find(db, filter) : [];
-    return (rest.length ? new Aggregator(rest).run(docs) : docs) as R[];
+    if (!this.store.reader(this.table)) return [];
+    // matching documents come in batches from a sliced scan (aggregate.ts): never all at once
+    const { sql, params, test } = this.table.scanQuery(filter, undefined);
+    return (await aggregateBatches(this.store.scans.batches(sql, params, AGGREGATE_BATCH, test), rest)) as R[];
   }
 
   /** @internal SQLite's plan for a find (tests prove index use). */
@@ -250,6 +278,12 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
 function project(docs: Doc[], projection?: Record<string, 0 | 1>): Doc[] {
   if (!projection || Object.keys(projection).length === 0) return docs;
   return mingoFind(docs, {}, projection).all() as Doc[];
+}
+
+/** Whether a (cast) filter names the documents it reads by `_id` (so few that a read runs at once). */
+function namesIds(filter: Filter): boolean {
+  const ids = pinnedValues(filter, '_id');
+  return ids !== undefined && ids.length <= 1000;
 }
 
 function toResult(o: UpdateOutcome): UpdateResult {

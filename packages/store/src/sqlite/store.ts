@@ -20,16 +20,19 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { assertStringId } from '../schema';
-import type { Collection, Store, StoreConfig, StoreStats, Transaction } from '../types';
+import { assertStringId, collectionSchema, sameOptions } from '../schema';
+import type { Collection, CollectionOptions, Store, StoreConfig, StoreStats, Transaction } from '../types';
 import { SqliteCollection } from './collection';
 import { Connection } from './connection';
 import { importLegacy } from './legacy';
 import { acquireLock, releaseLock } from './lock';
 import { Mutex } from './mutex';
+import { ScanPool } from './scans';
 import { Table } from './table';
 
 export const DATABASE_FILE = 'store.sqlite';
+/** Expired documents deleted per write (a pruning round is many of them, each a group commit of its own). */
+const PRUNE_BATCH = 500;
 
 class SqliteTransaction implements Transaction {
   active = true;
@@ -48,7 +51,11 @@ interface QueuedWrite {
 
 export class SqliteStore implements Store {
   readonly kind = 'embedded' as const;
-  private readonly collections = new Map<string, SqliteCollection<any>>();
+  /** @internal Connections for reads that step through many rows (scans.ts). */
+  readonly scans: ScanPool;
+  private readonly collections = new Map<string, { collection: SqliteCollection<any>; options?: CollectionOptions }>();
+  private readonly pruneTimer: NodeJS.Timeout;
+  private pruning?: Promise<number>;
   private readonly writeLock = new Mutex();
   private readonly currentTx = new AsyncLocalStorage<SqliteTransaction>();
   // A private mongoose instance, never connected: models on it only cast and validate.
@@ -64,7 +71,12 @@ export class SqliteStore implements Store {
     readonly dir: string,
     private readonly writer: Connection,
     private readonly readerConnection: Connection,
-  ) {}
+    pruneIntervalMs: number,
+  ) {
+    this.scans = new ScanPool(path.join(dir, DATABASE_FILE));
+    this.pruneTimer = setInterval(() => void this.prune().catch(() => undefined), pruneIntervalMs);
+    this.pruneTimer.unref();
+  }
 
   static async open(config: StoreConfig): Promise<SqliteStore> {
     const dir = path.resolve(config.dataDir);
@@ -82,7 +94,7 @@ export class SqliteStore implements Store {
       opened.push(reader);
       const log = config.log ?? ((message, fields) => console.error(JSON.stringify({ msg: `@mailer/store: ${message}`, ...fields })));
       importLegacy(dir, writer, log);
-      return new SqliteStore(dir, writer, reader);
+      return new SqliteStore(dir, writer, reader, config.pruneIntervalMs ?? 60_000);
     } catch (err) {
       for (const c of opened) c.close();
       releaseLock(dir);
@@ -90,22 +102,48 @@ export class SqliteStore implements Store {
     }
   }
 
-  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema): Collection<T> {
+  collection<T extends { _id: string }>(name: string, schema: mongoose.Schema, options?: CollectionOptions): Collection<T> {
     this.assertUsable();
     const existing = this.collections.get(name);
     if (existing) {
-      if (existing.schema !== schema) throw new Error(`@mailer/store: collection "${name}" is already open with a different schema`);
-      return existing as SqliteCollection<T>;
+      if (existing.collection.schema !== schema) throw new Error(`@mailer/store: collection "${name}" is already open with a different schema`);
+      if (!sameOptions(existing.options, options)) throw new Error(`@mailer/store: collection "${name}" is already open with other options`);
+      return existing.collection as SqliteCollection<T>;
     }
     if (name.startsWith('_store_') || name.startsWith('sqlite_')) throw new Error(`@mailer/store: collection name "${name}" is reserved`);
     assertStringId(name, schema);
-    const table = new Table(name, schema);
+    const table = new Table(name, collectionSchema(name, schema, options), options);
     // a collection first opened while a transaction holds the writer gets its table with its first write
     if (!this.writer.inTransaction) table.sync(this.writer);
     const model = this.mongoose.model(name, schema, name);
     const collection = new SqliteCollection<T>(this, table, schema, model);
-    this.collections.set(name, collection);
+    this.collections.set(name, { collection, options });
     return collection;
+  }
+
+  /**
+   * @internal Deletes the documents past their collection's retention (CollectionOptions.expireAfter),
+   * in batches of PRUNE_BATCH, each its own write (the event loop turns between them); the number
+   * deleted. Runs every `pruneIntervalMs`; one round at a time.
+   */
+  prune(): Promise<number> {
+    this.pruning ??= this.pruneRound().finally(() => (this.pruning = undefined));
+    return this.pruning;
+  }
+
+  private async pruneRound(): Promise<number> {
+    let total = 0;
+    for (const { collection } of [...this.collections.values()]) {
+      const table = collection.table;
+      if (!table.expiry) continue;
+      for (;;) {
+        const now = Date.now();
+        const deleted = await this.write(undefined, table, (db) => table.deleteExpired(db, now, PRUNE_BATCH));
+        total += deleted;
+        if (deleted < PRUNE_BATCH) break;
+      }
+    }
+    return total;
   }
 
   async transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R> {
@@ -146,6 +184,8 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    clearInterval(this.pruneTimer);
+    await this.scans.close(); // long reads stop at their next slice
     await this.writeLock.lock(); // a running transaction finishes first
     try {
       if (this.closed) return;

@@ -15,12 +15,13 @@ import { decodeDocument, encodeDocument } from '../codec';
 import { DuplicateKeyError } from '../errors';
 import { compileFilter } from '../filter';
 import { sortPage } from '../sort';
-import type { Filter } from '../types';
+import type { CollectionOptions, Filter } from '../types';
 import { Doc, getPath } from '../values';
 import type { Connection } from './connection';
 import { IndexDef, indexDefs } from './indexes';
 import { MultikeyIndexes } from './multikey';
-import { ident } from './paths';
+import { KeptCounts } from './counts';
+import { ident, keyExpr, NULL_KEY } from './paths';
 import { FilterTranslator, orderBy, Params } from './translate';
 
 export interface ReadOptions {
@@ -30,10 +31,43 @@ export interface ReadOptions {
   limit?: number;
 }
 
+/** A read as SQL plus what JavaScript does with its rows; each run gets a fresh collector. */
+export interface RowQuery<R> {
+  sql: string;
+  params: (string | number)[];
+  collector(): Collector<R>;
+}
+
+export interface Collector<R> {
+  /** Takes a row; false: no more rows are needed. */
+  onRow(row: Record<string, unknown>): boolean | void;
+  result(): R;
+}
+
+/** Runs a read at once on `db` (synchronously). */
+export function runNow<R>(db: Connection, query: RowQuery<R>): R {
+  const c = query.collector();
+  for (const row of db.prepare(query.sql).iterate(...query.params) as Iterable<Record<string, unknown>>) if (c.onRow(row) === false) break;
+  return c.result();
+}
+
+const single = <R>(read: (row: Record<string, unknown>) => R) => (): Collector<R> => {
+  let value: R;
+  return { onRow: (row) => ((value = read(row)), false), result: () => value };
+};
+
+/** Counts the rows a marked read (Table.slicedRead) says match. */
+const counter = (): Collector<number> => {
+  let n = 0;
+  return { onRow: (row) => void (row.m === 1 && n++), result: () => n };
+};
+
 interface Plan {
   /** The table, with the index SQLite must use when the filter names the documents by _id. */
   from: string;
   where: string;
+  /** The conditions of `where` alone (no WHERE), '1' when none. */
+  cond: string;
   params: (string | number)[];
   exact: boolean;
   order?: string;
@@ -48,15 +82,23 @@ export class Table {
   rowsRead = 0;
   /** The table and its indexes exist as the schema says (sync ran). */
   ready = false;
+  private readonly indexOnlyPlans = new Map<string, boolean>();
+
+  readonly counts?: KeptCounts;
+  /** The retention rule (CollectionOptions.expireAfter): its path's key, and how old a document may get. */
+  readonly expiry?: { key: string; ms: number };
 
   constructor(
     readonly name: string,
     readonly schema: mongoose.Schema,
+    options: CollectionOptions = {},
   ) {
     this.sqlName = ident(name);
     this.translator = new FilterTranslator(schema);
     this.indexes = indexDefs(name, schema, this.translator);
     this.multikey = new MultikeyIndexes(name, schema, this.translator);
+    if (options.countBy) this.counts = new KeptCounts(name, schema, options.countBy);
+    if (options.expireAfter) this.expiry = { key: keyExpr(options.expireAfter.path, 'date'), ms: options.expireAfter.days * 86_400_000 };
   }
 
   static createSql(name: string): string {
@@ -83,6 +125,8 @@ export class Table {
       }
     }
     this.multikey.sync(db);
+    if (this.counts) this.counts.sync(db);
+    else KeptCounts.drop(db, `${this.name}.counts`);
     this.ready = true;
   }
 
@@ -99,52 +143,181 @@ export class Table {
     // list has a few ids, and then reads the whole account: a filter naming its documents by _id
     // always reads them by _id.
     const from = pinsIds(filter) ? `${this.sqlName} INDEXED BY ${ident(`sqlite_autoindex_${this.name}_1`)}` : this.sqlName;
-    return { from, where: where.length ? ` WHERE ${where.join(' AND ')}` : '', params: params.values, exact: cond.exact, order: orderBy(this.translator, sort) };
+    return { from, where: where.length ? ` WHERE ${where.join(' AND ')}` : '', cond: where.length ? where.join(' AND ') : '1', params: params.values, exact: cond.exact, order: orderBy(this.translator, sort) };
   }
 
-  /** The documents matching a (cast) filter, sorted, skipped and limited. */
-  find(db: Connection, filter: Filter, options: ReadOptions = {}): Doc[] {
+  /**
+   * A sliced read of the filter: every row of the longest index prefix the filter fixes (the account:
+   * an index range), each with `m`, whether it meets the whole SQL condition, or its `doc` only when it
+   * does (null otherwise). Filtering in SQL would let one step of the statement walk any number of
+   * rows that do not match (a rare match over a million contacts) inside one synchronous call; this
+   * way each row comes back, to be counted in the slice. When an index (or an array's side table)
+   * serves every condition, SQLite reads only matching rows: then the read is the plain one.
+   */
+  private slicedRead(filter: Filter, sort: ReadOptions['sort'], what: 'doc' | 'm'): { sql: string; params: (string | number)[]; exact: boolean; served: boolean } {
+    const full = this.plan(filter, sort);
+    const prefix = this.fixedPrefix(filter);
+    const served = Object.keys(filter).every((k) => prefix.includes(k)) || this.multikey.restriction(filter, []) !== undefined;
+    const range = served ? full : this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
+    const column = served ? (what === 'm' ? '1 AS m' : 'doc') : what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN doc END AS doc`;
+    return {
+      sql: `SELECT ${column} FROM ${range.from}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
+      params: served ? full.params : [...full.params, ...range.params],
+      exact: full.exact,
+      served,
+    };
+  }
+
+  /** The longest run of an index's leading fields that the filter fixes to one scalar each. */
+  private fixedPrefix(filter: Filter): string[] {
+    const fixed = (k: string) => ['string', 'number', 'boolean'].includes(typeof filter[k]);
+    let prefix: string[] = [];
+    for (const index of this.indexes) {
+      if (index.where && !index.implied?.(filter)) continue;
+      const stop = index.fields.findIndex((f) => !fixed(f));
+      const run = stop === -1 ? index.fields : index.fields.slice(0, stop);
+      if (run.length > prefix.length) prefix = run;
+    }
+    return prefix;
+  }
+
+  /**
+   * A find, planned: its SQL and what JavaScript does with the rows (`collect`). Run it at once with
+   * `find` (writes, bounded reads) or in slices on a scan connection (collection.ts).
+   */
+  findQuery(filter: Filter, options: ReadOptions = {}, sliced = false): RowQuery<Doc[]> {
     const skip = Math.max(0, options.skip ?? 0);
     const limit = options.limit;
-    if (limit !== undefined && limit <= 0) return [];
+    if (limit !== undefined && limit <= 0) return { sql: 'SELECT NULL AS doc WHERE 0', params: [], collector: () => ({ onRow: () => false, result: () => [] }) };
     const sorted = options.sort !== undefined && Object.keys(options.sort).length > 0;
     const plan = this.plan(filter, options.sort);
-    let sql = `SELECT doc FROM ${plan.from}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
-    if (plan.exact && (plan.order || !sorted)) {
+    // sliced: every row of the index prefix comes back (matches with their doc), see slicedRead
+    const sparse = sliced ? this.slicedRead(filter, options.sort, 'doc') : undefined;
+    const marked = sparse?.served ? undefined : sparse;
+    let sql = marked?.sql ?? `SELECT doc FROM ${plan.from}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
+    const params = marked?.params ?? plan.params;
+    if (!marked && plan.exact && (plan.order || !sorted)) {
       if (limit !== undefined || skip > 0) sql += ` LIMIT ${limit ?? -1} OFFSET ${skip}`;
-      const rows = db.prepare(sql).all(...plan.params) as { doc: string }[];
-      this.rowsRead += rows.length;
-      return rows.map((r) => decodeDocument(r.doc));
+      return {
+        sql,
+        params: plan.params,
+        collector: () => {
+          const out: Doc[] = [];
+          return {
+            onRow: (row) => {
+              this.rowsRead++;
+              out.push(decodeDocument(row.doc as string));
+            },
+            result: () => out,
+          };
+        },
+      };
     }
-    const predicate = plan.exact ? () => true : compileFilter(filter);
-    const out: Doc[] = [];
-    // in SQL order (or none): stop at the end of the page; a JavaScript sort needs every match
-    const stopAt = sorted && !plan.order ? Infinity : limit === undefined ? Infinity : skip + limit;
-    let seen = 0;
-    for (const row of db.prepare(sql).iterate(...plan.params) as Iterable<{ doc: string }>) {
-      this.rowsRead++;
-      const doc = decodeDocument(row.doc);
-      if (!predicate(doc)) continue;
-      if (sorted && !plan.order) {
-        out.push(doc);
-        continue;
-      }
-      if (seen++ >= skip) out.push(doc);
-      if (seen >= stopAt) break;
+    const jsSort = sorted && !plan.order;
+    return {
+      sql,
+      params,
+      collector: () => {
+        const predicate = plan.exact ? () => true : compileFilter(filter);
+        let out: Doc[] = [];
+        // in SQL order (or none): stop at the end of the page; a JavaScript sort keeps the best
+        // skip + limit matches so far (trimmed whenever twice that many are held)
+        const stopAt = limit === undefined ? Infinity : skip + limit;
+        let seen = 0;
+        return {
+          onRow: (row) => {
+            this.rowsRead++;
+            if (row.doc === null) return;
+            const doc = decodeDocument(row.doc as string);
+            if (!predicate(doc)) return;
+            if (jsSort) {
+              out.push(doc);
+              if (out.length >= 2 * stopAt) out = sortPage(out, options.sort!, 0, stopAt);
+              return;
+            }
+            if (seen++ >= skip) out.push(doc);
+            if (seen >= stopAt) return false;
+          },
+          result: () => (jsSort ? sortPage(out, options.sort!, skip, limit) : out),
+        };
+      },
+    };
+  }
+
+  /** A scan's SQL and the decoding of its rows (undefined: a row the filter does not match). */
+  scanQuery(filter: Filter, sort: ReadOptions['sort']): { sql: string; params: (string | number)[]; test: (row: Record<string, unknown>) => Doc | undefined } {
+    if (sort && Object.keys(sort).length > 0 && !orderBy(this.translator, sort)) throw new Error(`${this.name}: a scan sorts by typed scalar paths only`);
+    const read = this.slicedRead(filter, sort, 'doc');
+    const predicate = read.exact ? undefined : compileFilter(filter);
+    return {
+      sql: read.sql,
+      params: read.params,
+      test: (row) => {
+        this.rowsRead++;
+        if (row.doc === null) return undefined;
+        const doc = decodeDocument(row.doc as string);
+        return !predicate || predicate(doc) ? doc : undefined;
+      },
+    };
+  }
+
+  /** The documents matching a (cast) filter, sorted, skipped and limited, read at once on `db`. */
+  find(db: Connection, filter: Filter, options: ReadOptions = {}): Doc[] {
+    return runNow(db, this.findQuery(filter, options));
+  }
+
+  /**
+   * A count, planned: `native` when SQLite answers it from an index alone (or by `_id`), which takes
+   * no longer than an index walk; otherwise its rows are stepped through (the JavaScript filter, or
+   * conditions SQLite evaluates on the stored documents).
+   */
+  countQuery(db: Connection, filter: Filter): RowQuery<number> & { native: boolean } {
+    const kept = this.counts?.lookup(filter);
+    if (kept) return { native: true, ...kept, collector: single((row) => row.n as number) };
+    const plan = this.plan(filter, undefined);
+    if (plan.exact) {
+      const native = this.indexOnly(db, `SELECT count(*) AS n FROM ${plan.from}${plan.where}`, plan.params);
+      if (native) return { native, sql: `SELECT count(*) AS n FROM ${plan.from}${plan.where}`, params: plan.params, collector: single((row) => row.n as number) };
+      const read = this.slicedRead(filter, undefined, 'm');
+      return { native, sql: read.sql, params: read.params, collector: counter };
     }
-    return sorted && !plan.order ? sortPage(out, options.sort!, skip, limit) : out;
+    const read = this.slicedRead(filter, undefined, 'doc');
+    return {
+      native: false,
+      sql: read.sql,
+      params: read.params,
+      collector: () => {
+        const predicate = compileFilter(filter);
+        let n = 0;
+        return {
+          onRow: (row) => {
+            this.rowsRead++;
+            if (row.doc !== null && predicate(decodeDocument(row.doc as string))) n++;
+          },
+          result: () => n,
+        };
+      },
+    };
   }
 
   count(db: Connection, filter: Filter): number {
-    const plan = this.plan(filter, undefined);
-    if (plan.exact) return (db.prepare(`SELECT count(*) AS n FROM ${plan.from}${plan.where}`).get(...plan.params) as { n: number }).n;
-    const predicate = compileFilter(filter);
-    let n = 0;
-    for (const row of db.prepare(`SELECT doc FROM ${plan.from}${plan.where}`).iterate(...plan.params) as Iterable<{ doc: string }>) {
-      this.rowsRead++;
-      if (predicate(decodeDocument(row.doc))) n++;
+    return runNow(db, this.countQuery(db, filter));
+  }
+
+  /**
+   * Whether SQLite's plan for `sql` reads no stored document: an index alone, or the one row an `_id`
+   * names. Cached per statement text (the plan depends on the text and the schema only).
+   */
+  private indexOnly(db: Connection, sql: string, params: (string | number)[]): boolean {
+    let answer = this.indexOnlyPlans.get(sql);
+    if (answer === undefined) {
+      const details = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+      const own = details.filter((d) => d.startsWith(`SCAN ${this.name} `) || d.startsWith(`SEARCH ${this.name} `) || d === `SCAN ${this.name}`);
+      answer = own.every((d) => d.includes(' USING COVERING INDEX ') || /USING INDEX sqlite_autoindex_\S+ \(_id=\?\)$/.test(d));
+      if (this.indexOnlyPlans.size >= 500) this.indexOnlyPlans.clear();
+      this.indexOnlyPlans.set(sql, answer);
     }
-    return n;
+    return answer;
   }
 
   /** SQLite's plan for a read (tests prove that indexes serve pages and sorts). */
@@ -175,6 +348,15 @@ export class Table {
     if (!plan.exact) return undefined;
     if (limit !== undefined) return Number(db.prepare(`DELETE FROM ${this.sqlName} WHERE rid IN (SELECT rid FROM ${plan.from}${plan.where} LIMIT ${limit})`).run(...plan.params).changes);
     return Number(db.prepare(`DELETE FROM ${plan.from}${plan.where}`).run(...plan.params).changes);
+  }
+
+  /** Deletes up to `limit` documents past the retention rule at `now` (the oldest first); the number deleted. */
+  deleteExpired(db: Connection, now: number, limit: number): number {
+    if (!this.expiry) return 0;
+    const { key, ms } = this.expiry;
+    // a missing or non-Date value has the null key: kept, as MongoDB's TTL monitor keeps it
+    const expired = `SELECT rid FROM ${this.sqlName} WHERE ${key} < ? AND ${key} > ${NULL_KEY} ORDER BY ${key} LIMIT ${limit}`;
+    return Number(db.prepare(`DELETE FROM ${this.sqlName} WHERE rid IN (${expired})`).run(now - ms).changes);
   }
 
   private run(db: Connection, sql: string, params: string[], doc: Doc): void {

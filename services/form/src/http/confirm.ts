@@ -66,7 +66,7 @@ const route = (handler: Handler) => (req: Request, res: Response, next: NextFunc
 export function confirmRoutes(deps: FormHttpDeps): Router {
   const confirm: ConfirmDeps = {
     tokens: confirmTokens(deps.config),
-    submissions: submissionRepository(deps.store),
+    submissions: submissionRepository(deps.store, deps.config.FORM_SUBMISSION_RETENTION_DAYS),
     forms: formRepository(deps.store),
     confirmations: deps.confirmations,
     accounts: deps.accounts,

@@ -68,7 +68,7 @@ const route = (handler: Handler) => (req: Request, res: Response, next: NextFunc
 
 export function submissionRoutes(deps: FormHttpDeps): Router {
   const forms = formRepository(deps.store);
-  const submissions = submissionRepository(deps.store);
+  const submissions = submissionRepository(deps.store, deps.config.FORM_SUBMISSION_RETENTION_DAYS);
   const outbox = outboxRepository(deps.store);
   const limiter = slidingWindowLimiter(deps.config.FORM_SUBMISSIONS_PER_MINUTE, 60_000, () => deps.now().getTime());
   const router = Router();

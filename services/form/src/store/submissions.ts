@@ -85,8 +85,9 @@ export interface SubmissionPage {
   totalItems: number;
 }
 
-export function submissionRepository(store: Store) {
-  const submissions = store.collection<SubmissionDoc>(SUBMISSIONS, submissionSchema);
+/** An account's form submissions; each is kept `retentionDays` (FORM_SUBMISSION_RETENTION_DAYS) after it was submitted. */
+export function submissionRepository(store: Store, retentionDays = 90) {
+  const submissions = store.collection<SubmissionDoc>(SUBMISSIONS, submissionSchema, { expireAfter: { path: 'submittedAt', days: retentionDays } });
   return {
     insert: (doc: SubmissionDoc, tx: Transaction) => submissions.insertOne(doc, { tx }),
     get: (accountId: string, submissionId: string) => submissions.findOne({ _id: submissionId, accountId }),

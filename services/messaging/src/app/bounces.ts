@@ -33,11 +33,11 @@ export interface BounceDeps extends Clock, IdSource {
   emailOutcomes?: EmailOutcomeCounter;
 }
 
-/** The dependencies from the service runtime (server.ts) or a test's store. */
-export function bounceDeps(ctx: { store: Store; notifyOutbox(): void; metrics?: { registry: Registry } } & Clock & IdSource): BounceDeps {
+/** The dependencies from the service runtime (server.ts, with its retention settings) or a test's store. */
+export function bounceDeps(ctx: { store: Store; notifyOutbox(): void; metrics?: { registry: Registry } } & Clock & IdSource, messages = messageCollections(ctx.store)): BounceDeps {
   return {
     store: ctx.store,
-    messages: messageCollections(ctx.store),
+    messages,
     suppressions: suppressionCollection(ctx.store),
     outbox: outboxRepository(ctx.store),
     notifyOutbox: ctx.notifyOutbox,

@@ -5,6 +5,7 @@ import { invalid, semaphore } from '@mailer/kit';
 import { checkBoundaries, MAX_REPORT_POINTS } from '@mailer/reports';
 import type { Collection } from '@mailer/store';
 import { eventsOf, type EventDoc } from '../store/events';
+import type { ReportDays } from '../store/report-days';
 
 export interface EventCounts {
   received: number;
@@ -14,6 +15,8 @@ export interface EventCounts {
 
 export interface EventReportDeps {
   events: Collection<EventDoc>;
+  /** The daily aggregates the report reads where events were rolled up (absent: the log alone). */
+  days?: ReportDays;
 }
 
 /** Per-key counts run at most this many at once (each is one range scan of the key's index). */
@@ -29,7 +32,7 @@ export async function countEvents(deps: EventReportDeps, input: { accountId: str
   const { boundaries } = input;
   const problem = checkBoundaries(boundaries, MAX_REPORT_POINTS);
   if (problem) throw invalid('validation_failed', `Invalid report buckets: ${problem}.`, [{ path: 'boundaries', problem }]);
-  const events = eventsOf(deps.events, input.accountId);
+  const events = eventsOf(deps.events, input.accountId, deps.days);
   const limit = semaphore(KEY_QUERIES_AT_ONCE);
   const [received, keys] = await Promise.all([events.countPerBucket(boundaries), events.keysReceived(boundaries[0], boundaries[boundaries.length - 1])]);
   const perKey = await Promise.all(keys.map((key) => limit(() => events.countPerBucket(boundaries, key))));

@@ -3,7 +3,7 @@
 import { accountOf, type AsyncHandlers, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
 import { eventsV1 } from '@mailer/proto';
 import { listEvents, type EventLogDeps } from '../app/event-log';
-import { countEvents } from '../app/event-reports';
+import { countEvents, type EventReportDeps } from '../app/event-reports';
 import { boundaryInstants } from './report-boundaries';
 import type { EventDoc } from '../store/events';
 
@@ -25,7 +25,7 @@ export function eventToProto(e: EventDoc): eventsV1.RecordedEvent {
   };
 }
 
-export function eventHandlers(deps: EventLogDeps): AsyncHandlers<eventsV1.EventServiceServer> {
+export function eventHandlers(deps: EventLogDeps & EventReportDeps): AsyncHandlers<eventsV1.EventServiceServer> {
   return {
     async listEvents(req) {
       const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);

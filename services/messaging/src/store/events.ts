@@ -4,6 +4,7 @@
 // accountId first.
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
 import { mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
+import { countPerBucketWithDays, seriesWithDays, type ReportDays, type RolledLog } from './report-days';
 import type { EVENT_OUTCOMES } from '@mailer/nats/facts';
 
 export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
@@ -68,7 +69,21 @@ eventSchema.index({ accountId: 1, receivedAt: -1, _id: -1 });
 eventSchema.index({ accountId: 1, eventKey: 1, receivedAt: -1 });
 eventSchema.index({ accountId: 1, email: 1, receivedAt: -1 });
 
-export const eventCollection = (store: Store): Collection<EventDoc> => store.collection<EventDoc>(EVENTS, eventSchema);
+/** The event log; an event is kept `retentionDays` (EVENT_RETENTION_DAYS) after it was received. */
+export const eventCollection = (store: Store, retentionDays = 30): Collection<EventDoc> =>
+  store.collection<EventDoc>(EVENTS, eventSchema, { expireAfter: { path: 'receivedAt', days: retentionDays }, countBy: 'accountId' });
+
+/** The event report's series in the daily aggregates: all events, and those of one key. */
+const RECEIVED = `${EVENTS}.receivedAt`;
+const receivedSeries = (eventKey?: string) => (eventKey === undefined ? RECEIVED : `${RECEIVED}:${eventKey}`);
+
+/** The event report's counts, rolled up into daily aggregates before the events go. */
+export const rolledEvents = (events: Collection<EventDoc>): RolledLog<EventDoc> => ({
+  name: EVENTS,
+  collection: events,
+  fields: ['receivedAt'],
+  seriesOf: (e) => [receivedSeries(), receivedSeries(e.eventKey)],
+});
 
 export interface EventQuery {
   eventKey?: string;
@@ -77,7 +92,8 @@ export interface EventQuery {
   pageSize: number;
 }
 
-export function eventsOf(events: Collection<EventDoc>, accountId: string) {
+/** One account's events; reports read the daily aggregates (`days`) where the events are rolled up. */
+export function eventsOf(events: Collection<EventDoc>, accountId: string, days?: ReportDays) {
   return {
     /** Whether the event is recorded already (the cheap check before the work of recording it). */
     async exists(eventId: string): Promise<boolean> {
@@ -109,19 +125,22 @@ export function eventsOf(events: Collection<EventDoc>, accountId: string) {
       return { items, totalItems };
     },
     /** Events received per bucket of the boundaries (boundaries.length - 1 counts), of one key or all. */
-    async countPerBucket(boundaries: Date[], eventKey?: string): Promise<number[]> {
-      const pipeline = bucketCountPipeline(accountId, 'receivedAt', boundaries);
-      // the first stage is the range $match; one key narrows it to the {accountId, eventKey, receivedAt} index
-      if (eventKey !== undefined) pipeline[0] = { $match: { ...(pipeline[0].$match as Record<string, unknown>), eventKey } };
-      return countsPerBucket(await events.aggregate(pipeline), boundaries);
+    countPerBucket(boundaries: Date[], eventKey?: string): Promise<number[]> {
+      const fromLog = async (b: Date[]) => {
+        const pipeline = bucketCountPipeline(accountId, 'receivedAt', b);
+        // the first stage is the range $match; one key narrows it to the {accountId, eventKey, receivedAt} index
+        if (eventKey !== undefined) pipeline[0] = { $match: { ...(pipeline[0].$match as Record<string, unknown>), eventKey } };
+        return countsPerBucket(await events.aggregate(pipeline), b);
+      };
+      return days ? countPerBucketWithDays(days, EVENTS, accountId, receivedSeries(eventKey), boundaries, fromLog) : fromLog(boundaries);
     },
-    /** The event keys received in [from, to), sorted. */
+    /** The event keys received in [from, to), sorted: those still in the log, and those in the aggregates. */
     async keysReceived(from: Date, to: Date): Promise<string[]> {
-      const rows = await events.aggregate<{ _id: string }>([
-        { $match: { accountId, receivedAt: { $gte: from, $lt: to } } },
-        { $group: { _id: '$eventKey' } },
+      const [rows, rolled] = await Promise.all([
+        events.aggregate<{ _id: string }>([{ $match: { accountId, receivedAt: { $gte: from, $lt: to } } }, { $group: { _id: '$eventKey' } }]),
+        days ? seriesWithDays(days, EVENTS, accountId, `${RECEIVED}:`, from, to) : [],
       ]);
-      return rows.map((r) => r._id).sort();
+      return [...new Set([...rows.map((r) => r._id), ...rolled.map((s) => s.slice(RECEIVED.length + 1))])].sort();
     },
   };
 }

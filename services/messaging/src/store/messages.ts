@@ -9,6 +9,7 @@ import { type AccountFilter, acrossAccounts, type Collection, mongoose, type Sto
 import type { EMAIL_KINDS } from '@mailer/nats/facts';
 import type { SendingClaim } from '../domain/delivery';
 import { bucketCountPipeline, countsPerBucket } from '@mailer/reports';
+import { countPerBucketWithDays, reportDayCollections, type ReportDays, type RolledLog } from './report-days';
 import { broadcastProgress, recipientCollections, type BroadcastMail, type BroadcastProgress } from './broadcast-recipients';
 
 export type EmailKind = (typeof EMAIL_KINDS)[number];
@@ -99,6 +100,10 @@ const nullableDate = { type: Date, default: null };
 /** A rendered subject, html or text: may be empty (a template of only missing variables), which mongoose's `required` refuses for strings. */
 const renderedPart = { type: String, default: '' };
 
+/** The time fields reports count by (each indexed with accountId). */
+export const REPORT_TIME_FIELDS = ['sentAt', 'deliveredAt', 'firstOpenedAt', 'firstClickedAt', 'bouncedAt', 'complainedAt'] as const;
+export type ReportTimeField = (typeof REPORT_TIME_FIELDS)[number];
+
 const messageSchema = new Schema(
   {
     _id: { type: String, required: true },
@@ -153,7 +158,7 @@ messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
 // The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
 messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
 // POST /reports/emails: one range scan per metric over its fact time (REPORT_TIME_FIELDS).
-for (const field of ['sentAt', 'deliveredAt', 'firstOpenedAt', 'firstClickedAt', 'bouncedAt', 'complainedAt']) messageSchema.index({ accountId: 1, [field]: 1 });
+for (const field of REPORT_TIME_FIELDS) messageSchema.index({ accountId: 1, [field]: 1 });
 
 const bodySchema = new Schema(
   {
@@ -169,20 +174,35 @@ const bodySchema = new Schema(
 export interface MessageCollections {
   messages: Collection<EmailMessageDoc>;
   bodies: Collection<EmailBodyDoc>;
+  /** The daily aggregates the email report reads once the messages are pruned. */
+  days: ReportDays;
   /** A broadcast's recipients and tally follow its messages' changes (store/broadcast-recipients.ts). */
   broadcasts: BroadcastProgress;
 }
 
-export function messageCollections(store: Store): MessageCollections {
+export const EMAIL_MESSAGES = 'email_messages';
+
+/** How long message records and the email report's daily aggregates are kept (MESSAGE_RETENTION_DAYS, REPORT_RETENTION_DAYS). */
+export interface MessageRetention {
+  messageDays: number;
+  reportDays: number;
+}
+export const DEFAULT_MESSAGE_RETENTION: MessageRetention = { messageDays: 30, reportDays: 730 };
+
+export function messageCollections(store: Store, retention: MessageRetention = DEFAULT_MESSAGE_RETENTION): MessageCollections {
   return {
-    messages: store.collection<EmailMessageDoc>('email_messages', messageSchema),
+    // a record goes `messageDays` after it was created (its body went once it was final); the
+    // account's total of an unfiltered list page is a kept count, not a count of a million rows
+    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: 'accountId' }),
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
+    days: reportDayCollections(store, retention.reportDays),
     broadcasts: broadcastProgress(recipientCollections(store)),
   };
 }
 
-/** The time fields reports count by (each indexed with accountId). */
-export type ReportTimeField = 'sentAt' | 'deliveredAt' | 'firstOpenedAt' | 'firstClickedAt' | 'bouncedAt' | 'complainedAt';
+/** The email report's times, rolled up into daily aggregates before the records are pruned. */
+export const rolledMessages = (c: MessageCollections): RolledLog<EmailMessageDoc> => ({ name: EMAIL_MESSAGES, collection: c.messages, fields: REPORT_TIME_FIELDS });
+
 
 export interface MessageQuery {
   email?: string;
@@ -377,8 +397,10 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       return found.map((m) => m.bouncedAt as Date);
     },
     /** How many of the account's messages have `field` in each bucket [boundaries[i], boundaries[i + 1]) (reports; indexed per field). */
-    countPerBucket: async (field: ReportTimeField, boundaries: Date[]): Promise<number[]> =>
-      countsPerBucket(await messages.aggregate(bucketCountPipeline(accountId, field, boundaries)), boundaries),
+    countPerBucket: (field: ReportTimeField, boundaries: Date[]): Promise<number[]> =>
+      countPerBucketWithDays(c.days, EMAIL_MESSAGES, accountId, `${EMAIL_MESSAGES}.${field}`, boundaries, async (b) =>
+        countsPerBucket(await messages.aggregate(bucketCountPipeline(accountId, field, b)), b),
+      ),
   };
 }
 

@@ -112,10 +112,10 @@ async function preview(deps: SegmentDeps, accountId: string, expression: Segment
   const { trueFilter, unknownFilter, captureScopes } = await compileFor(deps, accountId, expression, stored);
   const reach: Filter[] = [trueFilter, { subscriberStatus: 'ACTIVE' }];
   if (topicId) reach.push({ topics: topicId }, { 'optOuts.topicId': { $ne: topicId } });
-  // All four over the account's contacts, issued together: the embedded store answers them in one
-  // pass, testing what the filters share (the TRUE filter inside the others) once per contact. The
-  // account condition stays at the top level of each so the store plans them all as that pass
-  // (and MongoDB uses the accountId indexes).
+  // All four over the account's contacts, issued together. The account condition stays at the top
+  // level of each, where both stores plan by it (an index prefix); the embedded store runs a count it
+  // cannot answer from an index in slices on a connection of its own, so the service keeps
+  // answering other calls meanwhile.
   const [matching, unknown, reachable, first] = await Promise.all([
     contacts.count(trueFilter),
     contacts.count(unknownFilter),

@@ -184,21 +184,25 @@ export function subscriptionRepository(store: Store, sealing: Sealer) {
      * secret no configured key opens (they cannot sign until that key is configured again).
      */
     async resealAll(): Promise<{ subscriptions: number; resealed: number; failed: string[] }> {
-      const docs = await acrossAccounts(subs).find({});
+      let subscriptions = 0;
       let resealed = 0;
       const failed: string[] = [];
-      for (const doc of docs) {
-        try {
-          const stale = [doc.secret, doc.previousSecret].some((s) => s !== null && open(doc, s).stale);
-          if (!stale) continue;
-          await toSubscription(doc);
-          resealed++;
-        } catch (err) {
-          if (!(err instanceof SealedValueError)) throw err;
-          failed.push(doc._id);
+      // in batches: a start never holds every subscription of every account at once
+      for await (const batch of acrossAccounts(subs).scan({})) {
+        for (const doc of batch) {
+          subscriptions++;
+          try {
+            const stale = [doc.secret, doc.previousSecret].some((s) => s !== null && open(doc, s).stale);
+            if (!stale) continue;
+            await toSubscription(doc);
+            resealed++;
+          } catch (err) {
+            if (!(err instanceof SealedValueError)) throw err;
+            failed.push(doc._id);
+          }
         }
       }
-      return { subscriptions: docs.length, resealed, failed };
+      return { subscriptions, resealed, failed };
     },
   };
 }
