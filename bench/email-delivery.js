@@ -24,7 +24,7 @@ const { openStore } = require('@mailer/store');
 const { ensureStreams } = require('@mailer/nats');
 const { job } = require('@mailer/nats/facts');
 const { spawnReady, startNatsServer, processCredentials, operatorAuth } = require('@mailer/testing');
-const { messageCollections, messagesOf, noEngagementYet } = require('../services/messaging/dist/store/messages');
+const { messageCollections, messagesOf, noEngagementYet } = require('../services/messaging/dist/mail/store/messages');
 const { verdict, rssMb, cpuSeconds, startSink, startNodemailerSender, median } = require('./lib');
 
 const { values: args } = parseArgs({

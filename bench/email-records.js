@@ -16,7 +16,7 @@ const path = require('node:path');
 const { SMTPServer } = require('smtp-server');
 const { freePort, startNatsServer, startService, startGateway } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
-const { messageCollections } = require('../services/messaging/dist/store/messages');
+const { messageCollections } = require('../services/messaging/dist/mail/store/messages');
 const { benchAccount, rssMb } = require('./lib');
 
 const { values: args } = parseArgs({ options: { records: { type: 'string', default: '1000000' } } });

@@ -55,7 +55,7 @@ it('each deadline outlasts the work behind it with the margin to spare', () => {
   expect(outlasts(GATEWAY_DEADLINES.bulkWrite, backlogWait, publishWait)).toBe(true);
   // A batch of mail: its lookups and renders (refused unstored past batchRender), then the PubAck wait.
   expect(outlasts(GATEWAY_DEADLINES.batchSend, batchRender, publishWait)).toBe(true);
-  expect(dist('services/messaging/dist/app/accept-batch.js').BATCH_RENDER_LIMIT_MS).toBe(batchRender);
+  expect(dist('services/messaging/dist/mail/app/accept-batch.js').BATCH_RENDER_LIMIT_MS).toBe(batchRender);
 });
 
 it('the gateway gives its own deadline to the operations whose work needs it, named as in the OpenAPI document', () => {

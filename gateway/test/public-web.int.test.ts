@@ -5,7 +5,7 @@ import type { BrowserContext } from 'playwright-core';
 import { openBrowser, type BrowserHandle } from '@mailer/testing/browser';
 import { freePort, startNatsServer, startService, waitFor, type NatsServerHandle, type RunningService } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
-import { publicLinks } from '../../services/messaging/src/app/public-links';
+import { publicLinks } from '../../services/messaging/src/readers/app/public-links';
 import { call, createAccount, gatewaySecrets, startGateway, type GatewayHandle } from './support/harness';
 
 // The public web surface through real processes: a reader's request reaches the real gateway, which

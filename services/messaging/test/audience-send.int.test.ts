@@ -9,13 +9,13 @@ import { subscriberV1 } from '@mailer/proto';
 import { freePort, refusal, startMesh, startNatsServer, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { addReq } from '@mailer/testing/subscriber';
-import { queueAudiencePage, type AudienceContent, type AudiencePageInput, type AudienceSendDeps } from '../src/app/audience-send';
-import { publicLinks } from '../src/app/public-links';
-import { createSenderProfile } from '../src/app/sender-profiles';
-import { domainPolicy } from '../src/app/sending-domains';
+import { queueAudiencePage, type AudienceContent, type AudiencePageInput, type AudienceSendDeps } from '../src/audiences/app/audience-send';
+import { publicLinks } from '../src/readers/app/public-links';
+import { createSenderProfile } from '../src/templates/app/sender-profiles';
+import { domainPolicy } from '../src/templates/app/sending-domains';
 import { audienceClient } from '../src/clients/audience';
-import { messageCollections, messagesOf } from '../src/store/messages';
-import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
+import { messageCollections, messagesOf } from '../src/mail/store/messages';
+import { suppressionCollection, suppressionsOf } from '../src/readers/store/suppressions';
 
 jest.setTimeout(120_000);
 

@@ -9,7 +9,7 @@ import {
   type AutomationInput,
   type FieldInfo,
   type StepInput,
-} from '../src/domain/automation';
+} from '../src/automations/domain/automation';
 
 const TAG = '5b0e8a2c-6d1f-4c3a-9e7b-2f4d6a8c0e1b';
 const FIELD = '9c1d3e5f-7a2b-4c6d-8e0f-1a3b5c7d9e2f';

@@ -5,7 +5,7 @@
 // section 4.5.1) while other addresses of the domain are still refused.
 import net from 'node:net';
 import { startNatsServer, startService, type NatsServerHandle, type RunningService } from '@mailer/testing';
-import { clientKey } from '../src/inbound/bounce-listener';
+import { clientKey } from '../src/readers/inbound/bounce-listener';
 import { sendMail } from './support/smtp-client';
 
 jest.setTimeout(60_000);

@@ -1,5 +1,5 @@
-import { decideBounceEffects, softBounceThresholdReached, SOFT_BOUNCE_WINDOW_MS } from '../src/domain/bounce-policy';
-import type { BounceReport, RecipientStatus } from '../src/domain/bounce-report';
+import { decideBounceEffects, softBounceThresholdReached, SOFT_BOUNCE_WINDOW_MS } from '../src/readers/domain/bounce-policy';
+import type { BounceReport, RecipientStatus } from '../src/readers/domain/bounce-report';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const message = { messageId: 'm1', recipient: 'Reader@Example.org', topicId: 't1' };

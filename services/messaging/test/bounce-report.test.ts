@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_REPORT_BYTES, parseBounceReport, parseHeaderBlocks } from '../src/domain/bounce-report';
+import { MAX_REPORT_BYTES, parseBounceReport, parseHeaderBlocks } from '../src/readers/domain/bounce-report';
 
 const fixture = (name: string) => readFileSync(join(__dirname, 'fixtures', name));
 

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { openStore } from '@mailer/store';
 import { adminRequest, createAccount, freePort, startCaptureRelay, startGateway, startMesh, startNatsServer, waitFor, waitForSettled, type CaptureRelay, type GatewayHandle, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
-import { publicLinks } from '../src/app/public-links';
-import { messageCollections, messagesOf } from '../src/store/messages';
+import { publicLinks } from '../src/readers/app/public-links';
+import { messageCollections, messagesOf } from '../src/mail/store/messages';
 import { sendMail } from './support/smtp-client';
 
 jest.setTimeout(180_000);

@@ -3,9 +3,9 @@
 import { fixedClock, sequentialIds } from '@mailer/kit';
 import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { bounceDeps, recordBounce, recordComplaint, recordDsnDelivery, type BounceDeps } from '../src/app/bounces';
-import { messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/store/messages';
-import { suppressionsOf } from '../src/store/suppressions';
+import { bounceDeps, recordBounce, recordComplaint, recordDsnDelivery, type BounceDeps } from '../src/readers/app/bounces';
+import { messagesOf, type EmailMessageDoc, noEngagementYet } from '../src/mail/store/messages';
+import { suppressionsOf } from '../src/readers/store/suppressions';
 
 const ACCOUNT = '0190a1b2-0000-7000-8000-000000000001';
 const OTHER_ACCOUNT = '0190a1b2-0000-7000-8000-000000000002';

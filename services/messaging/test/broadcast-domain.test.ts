@@ -2,8 +2,8 @@
 // of the audience) and the winner (rates per delivered mail, ties to the lower index), and send
 // windows in the reader's zone across daylight-saving changes (luxon's zone rules).
 import { DomainError } from '@mailer/kit';
-import { broadcastValues, pickWinner, testVariant, type BroadcastRequest } from '../src/domain/broadcast';
-import { inWindow, readerZone, windowOpensAt } from '../src/domain/send-window';
+import { broadcastValues, pickWinner, testVariant, type BroadcastRequest } from '../src/audiences/domain/broadcast';
+import { inWindow, readerZone, windowOpensAt } from '../src/audiences/domain/send-window';
 
 const valid: BroadcastRequest = { name: ' Spring ', templateName: 'spring', segmentId: 'A1B2C3D4-0000-4000-8000-000000000001' };
 

@@ -2,8 +2,8 @@
 // the allowed-domain setting, template names, tracking defaults, and the bounded LRU that caches
 // compiled templates.
 import { DomainError, Lru } from '@mailer/kit';
-import { checkTemplateName, templateDomainError, trackingOf } from '../src/domain/email-template';
-import { canonicalAddress, senderProfileValues } from '../src/domain/sender-profile';
+import { checkTemplateName, templateDomainError, trackingOf } from '../src/templates/domain/email-template';
+import { canonicalAddress, senderProfileValues } from '../src/templates/domain/sender-profile';
 import { TemplateError } from '@mailer/templates';
 
 const errorIdOf = (fn: () => unknown): string => {

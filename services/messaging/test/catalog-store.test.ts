@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '@mailer/kit';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import type { CatalogDeps } from '../src/app/catalog-deps';
-import { createEmailTemplate, deleteEmailTemplate, renderEmailTemplate, templateForSend, updateEmailTemplate } from '../src/app/email-templates';
-import { domainPolicy } from '../src/app/sending-domains';
-import { createSenderProfile, deleteSenderProfile, listSenderProfiles, senderForSend, updateSenderProfile } from '../src/app/sender-profiles';
-import { AUTOMATIONS, automationSchema } from '../src/store/automations';
+import type { CatalogDeps } from '../src/templates/app/catalog-deps';
+import { createEmailTemplate, deleteEmailTemplate, renderEmailTemplate, templateForSend, updateEmailTemplate } from '../src/templates/app/email-templates';
+import { domainPolicy } from '../src/templates/app/sending-domains';
+import { createSenderProfile, deleteSenderProfile, listSenderProfiles, senderForSend, updateSenderProfile } from '../src/templates/app/sender-profiles';
+import { AUTOMATIONS, automationSchema } from '../src/automations/store/automations';
 
 const A = 'acct-a';
 const B = 'acct-b';

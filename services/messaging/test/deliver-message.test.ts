@@ -7,11 +7,11 @@
 import crypto from 'node:crypto';
 import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { publicLinks } from '../src/app/public-links';
+import { publicLinks } from '../src/readers/app/public-links';
 import { smtpTransport, type MailTransport } from '../src/clients/smtp-transport';
-import { AccountSendRate } from '../src/domain/send-rate';
-import { messageCollections, messagesOf } from '../src/store/messages';
-import { suppressionCollection, suppressionsOf } from '../src/store/suppressions';
+import { AccountSendRate } from '../src/mail/domain/send-rate';
+import { messageCollections, messagesOf } from '../src/mail/store/messages';
+import { suppressionCollection, suppressionsOf } from '../src/readers/store/suppressions';
 import { useCases, type UseCases } from './support/use-cases';
 
 jest.setTimeout(60_000);

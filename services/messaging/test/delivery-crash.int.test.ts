@@ -9,7 +9,7 @@ import { createClient } from '@mailer/kit';
 import { emailMessagesV1, emailTemplatesV1, senderProfilesV1 } from '@mailer/proto';
 import { openStore } from '@mailer/store';
 import { startCaptureRelay, startMesh, startNatsServer, type CaptureRelay, type NatsServerHandle, type ServiceMesh } from '@mailer/testing';
-import { messageCollections, type EmailMessageDoc } from '../src/store/messages';
+import { messageCollections, type EmailMessageDoc } from '../src/mail/store/messages';
 
 jest.setTimeout(150_000);
 

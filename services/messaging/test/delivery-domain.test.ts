@@ -1,5 +1,5 @@
-import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, smtpCodeOf, STALE_CLAIM_MS } from '../src/domain/delivery';
-import { AccountSendRate } from '../src/domain/send-rate';
+import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, smtpCodeOf, STALE_CLAIM_MS } from '../src/mail/domain/delivery';
+import { AccountSendRate } from '../src/mail/domain/send-rate';
 
 describe('SMTP outcomes', () => {
   it('reads the reply code', () => {

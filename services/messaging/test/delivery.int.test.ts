@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
-import { messageCollections, messagesOf, noEngagementYet, type EmailMessageDoc } from '../src/store/messages';
+import { messageCollections, messagesOf, noEngagementYet, type EmailMessageDoc } from '../src/mail/store/messages';
 import { startDeliveryHarness, type DeliveryHarness } from './support/delivery';
 
 jest.setTimeout(60_000);

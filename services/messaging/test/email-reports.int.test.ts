@@ -13,7 +13,7 @@ import {
   type NatsServerHandle,
   type RunningService,
 } from '@mailer/testing';
-import { messageCollections, messagesOf } from '../src/store/messages';
+import { messageCollections, messagesOf } from '../src/mail/store/messages';
 import { insertMessages, messageRecord } from './support/report-messages';
 
 // POST /reports/emails through the real gateway and the real messaging process. The messaging

@@ -1,8 +1,8 @@
 import { DomainError } from '@mailer/kit';
 import { parseReportPeriod, reportBuckets } from '@mailer/reports';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { countEmails } from '../src/app/email-reports';
-import { messageCollections, messagesOf, type MessageCollections } from '../src/store/messages';
+import { countEmails } from '../src/mail/app/email-reports';
+import { messageCollections, messagesOf, type MessageCollections } from '../src/mail/store/messages';
 import { insertMessages, messageRecord } from './support/report-messages';
 
 // The CountEmails use case on a real embedded store: message records inserted through the

@@ -1,5 +1,5 @@
 // The outcome of a consumed custom event (GET /events `outcome`): the first rule that applies wins.
-import { eventOutcome, type OutcomeInput } from '../src/domain/event-outcome';
+import { eventOutcome, type OutcomeInput } from '../src/automations/domain/event-outcome';
 
 const input = (over: Partial<OutcomeInput> = {}): OutcomeInput => ({ triggerAutomations: true, subscriberId: 'sub-1', subscriberCreated: false, matchedAutomationIds: ['auto-1'], ...over });
 

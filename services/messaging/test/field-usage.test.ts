@@ -2,9 +2,9 @@
 // archival; the handler -> use case -> repository path on a real embedded store.
 import { commonV1 } from '@mailer/proto';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { setFieldUsages, type AutomationSteps } from '../src/domain/automation-field-usage';
-import { fieldUsageHandlers } from '../src/handlers/field-usage';
-import { AUTOMATIONS, automationRepository, automationSchema, type AutomationDoc } from '../src/store/automations';
+import { setFieldUsages, type AutomationSteps } from '../src/automations/domain/automation-field-usage';
+import { fieldUsageHandlers } from '../src/usages/handlers/field-usage';
+import { AUTOMATIONS, automationRepository, automationSchema, type AutomationDoc } from '../src/automations/store/automations';
 
 const FIELD = '5b0e8a2c-6d1f-4c3a-9e7b-2f4d6a8c0e1b';
 const OTHER = '9c1d3e5f-7a2b-4c6d-8e0f-1a3b5c7d9e2f';

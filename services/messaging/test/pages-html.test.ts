@@ -1,4 +1,4 @@
-import { confirmationPage, escapeHtml, messagePage, preferencePage } from '../src/http/html';
+import { confirmationPage, escapeHtml, messagePage, preferencePage } from '../src/readers/http/html';
 
 // The reader pages' markup: every customer value (topic label, description, id) is text, in element
 // content and in attribute values alike. The rendered page in a browser: gateway/test/public-web.int.test.ts.

@@ -6,12 +6,12 @@ import { DomainError, GrpcStatus, PeerUnavailable } from '@mailer/kit';
 import { OUTBOX_COLLECTION, outboxSchema, type OutboxDoc } from '@mailer/nats';
 import type { CustomEvent } from '@mailer/nats/facts';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import type { Recipient, RecipientLookup } from '../src/app/accept-message';
-import { recordEvent, recordEvents, type ConsentSignup, type RecordEventDeps } from '../src/app/record-event';
-import { AUTOMATIONS, automationRepository, automationSchema } from '../src/store/automations';
-import { eventCollection } from '../src/store/events';
+import type { Recipient, RecipientLookup } from '../src/mail/app/accept-message';
+import { recordEvent, recordEvents, type ConsentSignup, type RecordEventDeps } from '../src/automations/app/record-event';
+import { AUTOMATIONS, automationRepository, automationSchema } from '../src/automations/store/automations';
+import { eventCollection } from '../src/automations/store/events';
 import { outboxRepository } from '@mailer/nats';
-import { runCollection, runsOf } from '../src/store/runs';
+import { runCollection, runsOf } from '../src/automations/store/runs';
 
 const ACCOUNT = 'acc-1';
 const ANN: Recipient = { id: 'sub-ann', email: 'ann@example.org', firstName: 'Ann', fields: {}, status: 'ACTIVE' };

@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseReportPeriod, reportBuckets } from '@mailer/reports';
 import { acrossAccounts, openStore, type Store } from '@mailer/store';
-import { countEmails } from '../src/app/email-reports';
-import { countEvents } from '../src/app/event-reports';
-import { eventCollection, type EventDoc } from '../src/store/events';
-import { rollUpReports } from '../src/app/roll-up-reports';
-import { messageCollections, messagesOf, type MessageCollections } from '../src/store/messages';
+import { countEmails } from '../src/mail/app/email-reports';
+import { countEvents } from '../src/automations/app/event-reports';
+import { eventCollection, type EventDoc } from '../src/automations/store/events';
+import { rollUpReports } from '../src/mail/app/roll-up-reports';
+import { messageCollections, messagesOf, type MessageCollections } from '../src/mail/store/messages';
 import { insertMessages, messageRecord } from './support/report-messages';
 
 // Retention: message records go MESSAGE_RETENTION_DAYS after they were created (the embedded store's

@@ -9,7 +9,7 @@ import { DomainError } from '@mailer/kit';
 import { startTestDns, type TestDns } from '@mailer/testing/dns';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { sealer } from '@mailer/tokens';
-import { createSenderProfile, deleteSenderProfile, senderForSend, updateSenderProfile } from '../src/app/sender-profiles';
+import { createSenderProfile, deleteSenderProfile, senderForSend, updateSenderProfile } from '../src/templates/app/sender-profiles';
 import {
   createSendingDomain,
   deleteSendingDomain,
@@ -20,9 +20,9 @@ import {
   resealDkimKeys,
   verifySendingDomain,
   type SendingDomainDeps,
-} from '../src/app/sending-domains';
+} from '../src/templates/app/sending-domains';
 import { dnsTxtLookup } from '../src/clients/dns';
-import { sendingDomainCollection } from '../src/store/sending-domains';
+import { sendingDomainCollection } from '../src/templates/store/sending-domains';
 
 const A = '0193b6f0-0000-7000-8000-00000000000a';
 const B = '0193b6f0-0000-7000-8000-00000000000b';

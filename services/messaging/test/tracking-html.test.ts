@@ -2,7 +2,7 @@
 // in order, the pixel's place, and hostile HTML that must neither break out of an attribute nor get a
 // link rewritten that a browser would not follow.
 import { Parser } from 'htmlparser2';
-import { instrumentHtml, MAX_TRACKED_LINKS, trackableUrl, type TrackingUrls } from '../src/domain/tracking-html';
+import { instrumentHtml, MAX_TRACKED_LINKS, trackableUrl, type TrackingUrls } from '../src/readers/domain/tracking-html';
 
 const urls: TrackingUrls = {
   openUrl: 'https://t.example/t/o/OPEN',

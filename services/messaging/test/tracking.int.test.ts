@@ -9,12 +9,12 @@ import { ensureStreams, startOutboxRelay, type OutboxRelay } from '@mailer/nats'
 import { openStore, type Store } from '@mailer/store';
 import { startCaptureRelay, startNatsServer, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
 import { eventsOf, type DomainEventJson } from '@mailer/testing/subscriber';
-import { publicLinks } from '../src/app/public-links';
+import { publicLinks } from '../src/readers/app/public-links';
 import { smtpTransport, type MailTransport } from '../src/clients/smtp-transport';
 import { subscriberClient } from '../src/clients/subscribers';
-import { STYLESHEET } from '../src/http/html';
-import { PIXEL, publicPages } from '../src/http/pages';
-import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/store/messages';
+import { STYLESHEET } from '../src/readers/http/html';
+import { PIXEL, publicPages } from '../src/readers/http/pages';
+import { messageCollections, messagesOf, type EmailMessageDoc } from '../src/mail/store/messages';
 import { useCases } from './support/use-cases';
 import { outboxRepository } from '@mailer/nats';
 

@@ -1,7 +1,7 @@
 // The unsubscribe footer of marketing mail alone: when the rendered html lacks a clickable link to the
 // unsubscribe (or preference) URL, where the footer goes, and the text part's line.
-import { instrumentHtml, type TrackingUrls } from '../src/domain/tracking-html';
-import { footerHtml, withTextFooter } from '../src/domain/unsubscribe-footer';
+import { instrumentHtml, type TrackingUrls } from '../src/readers/domain/tracking-html';
+import { footerHtml, withTextFooter } from '../src/mail/domain/unsubscribe-footer';
 
 const UNSUB = 'https://t.example/u/UNSUB';
 const links = { unsubscribe: UNSUB, preferences: UNSUB };

@@ -1,4 +1,4 @@
-import { parseVerpAddress, verpAddress } from '../src/domain/verp';
+import { parseVerpAddress, verpAddress } from '../src/readers/domain/verp';
 
 const secret = 'test-verp-secret-0123456789';
 const domain = 'bounces.localhost';

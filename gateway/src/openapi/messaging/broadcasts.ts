@@ -2,7 +2,7 @@ import { errorResponse, instant, ok, rateLimitHeaders, ref, schemaRef, uuid } fr
 import { body, created, idempotencyKey, noContent, object, posted, responses } from '../operations';
 import { int32, nullable } from '../subscriber/shared';
 
-/** Broadcasts (messaging service; docs/integrators.md "Broadcasts and batch sending"). Rules: services/messaging/src/app/broadcasts.ts, broadcast-send.ts, domain/broadcast.ts. */
+/** Broadcasts (messaging service; docs/integrators.md "Broadcasts and batch sending"). Rules: services/messaging/src/audiences/app/broadcasts.ts, broadcast-send.ts, domain/broadcast.ts. */
 
 export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED', 'FAILED'] as const;
 export const EXCLUSION_REASONS = ['NOT_ACTIVE', 'NOT_IN_TOPIC', 'OPTED_OUT', 'NOT_IN_SEGMENT', 'SEGMENT_UNKNOWN', 'SUPPRESSED'] as const;

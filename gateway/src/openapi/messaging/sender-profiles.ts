@@ -1,7 +1,7 @@
 import { instant, ok, ref, schemaRef, uuid } from '../common';
 import { body, created, idempotencyKey, noContent, object, responses } from '../operations';
 
-/** Sender profiles (messaging service, the API contract "Sender profiles"). Limits: services/messaging/src/domain/sender-profile.ts. */
+/** Sender profiles (messaging service, the API contract "Sender profiles"). Limits: services/messaging/src/templates/domain/sender-profile.ts. */
 
 export const SENDER_LIMITS = { name: 100, fromName: 100, email: 254 } as const;
 

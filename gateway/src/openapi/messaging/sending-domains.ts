@@ -1,7 +1,7 @@
 import { instant, ok, ref, schemaRef } from '../common';
 import { body, created, idempotencyKey, noContent, object, posted, responses } from '../operations';
 
-/** Sending domains (messaging service). Rules: services/messaging/src/domain/sending-domain.ts. */
+/** Sending domains (messaging service). Rules: services/messaging/src/templates/domain/sending-domain.ts. */
 
 const DOMAIN_MAX_LENGTH = 253;
 

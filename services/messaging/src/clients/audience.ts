@@ -5,9 +5,9 @@
 // topic_not_found); when it does not answer, PeerUnavailable (the caller retries).
 import { createClient, peerClient, protoEnum, type Logger } from '@mailer/kit';
 import { audienceV1, subscriberV1 } from '@mailer/proto';
-import type { BatchRecipientLookup } from '../app/accept-batch';
-import type { AudienceLookup, AudienceRecipient } from '../app/audience-send';
-import type { AudienceReader, BroadcastAudience } from '../app/broadcast-ports';
+import type { BatchRecipientLookup } from '../mail/app/accept-batch';
+import type { AudienceLookup, AudienceRecipient } from '../audiences/app/audience-send';
+import type { AudienceReader, BroadcastAudience } from '../audiences/app/broadcast-ports';
 
 /** A page reads up to 1,000 subscribers and may wait for the segment service: more than a lookup's 2 s. */
 const PAGE_DEADLINE_MS = 30_000;

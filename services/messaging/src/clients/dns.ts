@@ -3,7 +3,7 @@
 // timeout x tries for every server in turn) so a verify call answers inside the gateway's 5 s even
 // when the customer's name servers do not.
 import { Resolver } from 'node:dns/promises';
-import type { TxtAnswer } from '../domain/sending-domain';
+import type { TxtAnswer } from '../templates/domain/sending-domain';
 
 export interface TxtLookup {
   txt(name: string): Promise<TxtAnswer>;

@@ -4,7 +4,7 @@
 // cannot be proven safe is not done.
 import { createClient, peerClient, protoEnum, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { consentSignupV1, formV1, submissionsV1, subscriberV1 } from '@mailer/proto';
-import type { ConsentSignup } from '../app/record-event';
+import type { ConsentSignup } from '../automations/app/record-event';
 
 export type FormReference = { senderProfileId: string } | { templateName: string } | { domain: string };
 

@@ -3,9 +3,9 @@
 // topic_not_found); when it does not answer, PeerUnavailable (a job is then retried, a request 503).
 import { createClient, DomainError, GrpcStatus, peerClient, protoEnum, TIME_LIMITS, type Logger } from '@mailer/kit';
 import { fieldValueToCase, subscriberV1 } from '@mailer/proto';
-import type { Recipient, RecipientLookup } from '../app/accept-message';
-import type { SubscriberLookup, SubscriberView } from '../app/render-values';
-import type { FieldInfo, FieldType, FieldValue } from '../domain/automation';
+import type { Recipient, RecipientLookup } from '../mail/app/accept-message';
+import type { SubscriberLookup, SubscriberView } from '../mail/app/render-values';
+import type { FieldInfo, FieldType, FieldValue } from '../automations/domain/automation';
 
 const SubscriberStatusNames = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
 const FieldTypeNames = protoEnum(subscriberV1.FieldType, 'FIELD_TYPE_');

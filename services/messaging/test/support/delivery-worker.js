@@ -10,15 +10,15 @@ const { natsConnection } = require('@mailer/kit');
 const { connectNats, ensureStreams, publish, startOutboxRelay } = require('@mailer/nats');
 const { job } = require('@mailer/nats/facts');
 const { loadMessagingConfig } = require('../../dist/config');
-const { bounceDeps } = require('../../dist/app/bounces');
-const { publicLinks } = require('../../dist/app/public-links');
-const { domainPolicy } = require('../../dist/app/sending-domains');
+const { bounceDeps } = require('../../dist/readers/app/bounces');
+const { publicLinks } = require('../../dist/readers/app/public-links');
+const { domainPolicy } = require('../../dist/templates/app/sending-domains');
 const { smtpTransport } = require('../../dist/clients/smtp-transport');
-const { AccountSendRate } = require('../../dist/domain/send-rate');
-const { startEmailJobs } = require('../../dist/events/email-jobs');
-const { messageCollections, messagesOf } = require('../../dist/store/messages');
+const { AccountSendRate } = require('../../dist/mail/domain/send-rate');
+const { startEmailJobs } = require('../../dist/mail/events/email-jobs');
+const { messageCollections, messagesOf } = require('../../dist/mail/store/messages');
 const { outboxRepository } = require('@mailer/nats');
-const { suppressionCollection } = require('../../dist/store/suppressions');
+const { suppressionCollection } = require('../../dist/readers/store/suppressions');
 
 async function main() {
   const config = loadMessagingConfig(process.env);

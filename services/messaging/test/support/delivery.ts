@@ -9,19 +9,19 @@ import { connectNats, ensureStreams, publish, startOutboxRelay, type NatsConnect
 import { job } from '@mailer/nats/facts';
 import { startNatsServer, waitFor, waitForSettled, type CaptureRelay, type NatsServerHandle } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
-import { acceptMessage, type AcceptInput } from '../../src/app/accept-message';
-import { bounceDeps } from '../../src/app/bounces';
-import { createEmailTemplate } from '../../src/app/email-templates';
-import { createSenderProfile } from '../../src/app/sender-profiles';
-import { domainPolicy } from '../../src/app/sending-domains';
-import { publicLinks } from '../../src/app/public-links';
+import { acceptMessage, type AcceptInput } from '../../src/mail/app/accept-message';
+import { bounceDeps } from '../../src/readers/app/bounces';
+import { createEmailTemplate } from '../../src/templates/app/email-templates';
+import { createSenderProfile } from '../../src/templates/app/sender-profiles';
+import { domainPolicy } from '../../src/templates/app/sending-domains';
+import { publicLinks } from '../../src/readers/app/public-links';
 import { smtpTransport, type MailTransport } from '../../src/clients/smtp-transport';
 import { loadMessagingConfig, type Config } from '../../src/config';
-import { AccountSendRate } from '../../src/domain/send-rate';
-import { EMAIL_JOBS_DURABLE, startEmailJobs } from '../../src/events/email-jobs';
-import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc } from '../../src/store/messages';
+import { AccountSendRate } from '../../src/mail/domain/send-rate';
+import { EMAIL_JOBS_DURABLE, startEmailJobs } from '../../src/mail/events/email-jobs';
+import { messageCollections, messagesOf, type EmailBodyDoc, type EmailMessageDoc } from '../../src/mail/store/messages';
 import { outboxRepository } from '@mailer/nats';
-import { suppressionCollection, suppressionsOf, type SuppressionDoc } from '../../src/store/suppressions';
+import { suppressionCollection, suppressionsOf, type SuppressionDoc } from '../../src/readers/store/suppressions';
 
 /** What a test may set of a message it sends (the rest: a transactional order confirmation to ann@example.org). */
 export type Send = Partial<Omit<AcceptInput, 'accountId'>>;

@@ -1,5 +1,5 @@
 // Message records for report tests, stored through the messages repository.
-import type { EmailMessageDoc, MessageRepository } from '../../src/store/messages';
+import type { EmailMessageDoc, MessageRepository } from '../../src/mail/store/messages';
 
 type Times = Partial<Pick<EmailMessageDoc, 'sentAt' | 'deliveredAt' | 'firstOpenedAt' | 'firstClickedAt' | 'bouncedAt' | 'complainedAt' | 'machineOpenCount' | 'machineClickCount'>>;
 

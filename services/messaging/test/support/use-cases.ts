@@ -5,17 +5,17 @@
 import crypto from 'node:crypto';
 import type { Store } from '@mailer/store';
 import { outboxRepository } from '@mailer/nats';
-import { acceptMessage, type AcceptDeps, type AcceptInput } from '../../src/app/accept-message';
-import { bounceDeps } from '../../src/app/bounces';
-import { deliverMessages, type DeliveryDeps, type DeliveryJob, type DeliveryJobResult, type DeliveryResult } from '../../src/app/deliver-message';
-import { createEmailTemplate, type EmailTemplateRequest } from '../../src/app/email-templates';
-import type { PublicLinks } from '../../src/app/public-links';
-import { createSenderProfile } from '../../src/app/sender-profiles';
-import { domainPolicy } from '../../src/app/sending-domains';
+import { acceptMessage, type AcceptDeps, type AcceptInput } from '../../src/mail/app/accept-message';
+import { bounceDeps } from '../../src/readers/app/bounces';
+import { deliverMessages, type DeliveryDeps, type DeliveryJob, type DeliveryJobResult, type DeliveryResult } from '../../src/mail/app/deliver-message';
+import { createEmailTemplate, type EmailTemplateRequest } from '../../src/templates/app/email-templates';
+import type { PublicLinks } from '../../src/readers/app/public-links';
+import { createSenderProfile } from '../../src/templates/app/sender-profiles';
+import { domainPolicy } from '../../src/templates/app/sending-domains';
 import type { MailTransport } from '../../src/clients/smtp-transport';
-import { AccountSendRate } from '../../src/domain/send-rate';
-import { messageCollections } from '../../src/store/messages';
-import { suppressionCollection } from '../../src/store/suppressions';
+import { AccountSendRate } from '../../src/mail/domain/send-rate';
+import { messageCollections } from '../../src/mail/store/messages';
+import { suppressionCollection } from '../../src/readers/store/suppressions';
 
 export interface UseCases {
   accept: AcceptDeps;
