@@ -67,7 +67,7 @@ export async function convertStringTimes<T extends { _id: string }>(
       }
       if (Object.keys(set).length) ops.push({ updateOne: { filter: { _id: doc._id }, update: { $set: set } } });
     }
-    if (ops.length) converted += (await collection.bulkWrite(ops)).modifiedCount;
+    if (ops.length) converted += (await acrossAccounts(collection).bulkWrite(ops)).modifiedCount;
   }
   return { found: ids.length, converted };
 }

@@ -33,12 +33,12 @@ export interface UpdateResult {
   upsertedId?: string;
 }
 
-export type BulkOp =
+export type BulkOp<F extends Filter = Filter> =
   | { insertOne: { document: any } }
-  | { updateOne: { filter: Filter; update: Update; upsert?: boolean } }
-  | { updateMany: { filter: Filter; update: Update } }
-  | { deleteOne: { filter: Filter } }
-  | { deleteMany: { filter: Filter } };
+  | { updateOne: { filter: F; update: Update; upsert?: boolean } }
+  | { updateMany: { filter: F; update: Update } }
+  | { deleteOne: { filter: F } }
+  | { deleteMany: { filter: F } };
 
 export interface BulkWriteResult {
   insertedCount: number;
@@ -80,7 +80,7 @@ export interface CollectionOf<T extends { _id: string }, F extends Filter> {
   deleteOne(filter: F, options?: WriteOptions): Promise<number>;
   deleteMany(filter: F, options?: WriteOptions): Promise<number>;
   /** Ordered; atomic on embedded, and on mongo when transactions are available. */
-  bulkWrite(ops: BulkOp[], options?: WriteOptions): Promise<BulkWriteResult>;
+  bulkWrite(ops: BulkOp<F>[], options?: WriteOptions): Promise<BulkWriteResult>;
   /** Supported stages (checked on both adapters so code cannot depend on one): see SUPPORTED_STAGES. */
   aggregate<R = any>(pipeline: Record<string, unknown>[]): Promise<R[]>;
   /**

@@ -82,8 +82,8 @@ export function itemRepository(store: Store): ItemRepository {
       await items.bulkWrite(
         seen.map((i) => ({
           updateOne: {
-            filter: { _id: rowId(newsletterId, i.key) },
-            update: { $setOnInsert: { accountId, newsletterId, key: i.key, link: i.link, state: 'SEEN', item: null, foundAt: now, seq: 0 } },
+            filter: { accountId, _id: rowId(newsletterId, i.key) },
+            update: { $setOnInsert: { newsletterId, key: i.key, link: i.link, state: 'SEEN', item: null, foundAt: now, seq: 0 } },
             upsert: true,
           },
         })),
@@ -95,8 +95,8 @@ export function itemRepository(store: Store): ItemRepository {
       await items.bulkWrite(
         found.map((i, seq) => ({
           updateOne: {
-            filter: { _id: rowId(newsletterId, i.key) },
-            update: { $setOnInsert: { accountId, newsletterId, key: i.key, link: i.link, state: 'PENDING', item: i, foundAt: now, seq } },
+            filter: { accountId, _id: rowId(newsletterId, i.key) },
+            update: { $setOnInsert: { newsletterId, key: i.key, link: i.link, state: 'PENDING', item: i, foundAt: now, seq } },
             upsert: true,
           },
         })),

@@ -2,7 +2,7 @@
  * The contact projection (events/projection.ts feeds it): ContactApplier's one-event way plus
  * applyBatch, which applies a run of DOMAIN events in a few store calls with the same result.
  */
-import { acrossAccounts, type BulkOp, DuplicateKeyError } from '@mailer/store';
+import { acrossAccounts, type AccountFilter, type BulkOp, DuplicateKeyError } from '@mailer/store';
 import { ENGAGEMENT_TYPES, type EngagementEvent } from '../domain/engagement';
 import { CATALOG_TYPES, MalformedEventError, parseCatalogEvent, parseEngagementEvent, parseSubscriberEvent, type CatalogEvent, type SubscriberEvent } from '../events/facts';
 import type { subscriberPart } from './contact-events';
@@ -215,7 +215,7 @@ export class ContactProjection extends ContactApplier {
       }
     }
 
-    const contactOps: BulkOp[] = [];
+    const contactOps: BulkOp<AccountFilter>[] = [];
     const tombOps: BulkOp[] = [];
     let updates = 0;
     for (const [id, st] of states) {
@@ -226,7 +226,7 @@ export class ContactProjection extends ContactApplier {
         const { _id, ...set } = st.part;
         const update: Record<string, unknown> = { $set: { ...set, seq: st.seq } };
         if (st.attach.length > 0) update.$push = { orders: { $each: st.attach } };
-        contactOps.push({ updateOne: { filter: { accountId: st.accountId, _id: id, $or: [{ version: { $lt: st.version } }, { version: { $exists: false } }] }, update } });
+        contactOps.push({ updateOne: { filter: { accountId: st.accountId!, _id: id, $or: [{ version: { $lt: st.version } }, { version: { $exists: false } }] }, update } });
         updates++;
       } else if (!st.exists && st.removedStored) {
         contactOps.push({ deleteOne: { filter: { accountId: st.stored!.accountId, _id: id } } });
@@ -242,7 +242,7 @@ export class ContactProjection extends ContactApplier {
         const r = await this.contacts.bulkWrite(contactOps, { tx });
         if (r.matchedCount < updates) throw new BatchConflict('a contact changed under the batch');
       }
-      if (tombOps.length > 0) await this.tombstones.bulkWrite(tombOps, { tx });
+      if (tombOps.length > 0) await acrossAccounts(this.tombstones).bulkWrite(tombOps, { tx });
       if (consumed.length > 0) await this.pendingOrders.deleteMany({ accountId: { $in: accounts }, _id: { $in: consumed } }, { tx });
     });
   }

@@ -16,7 +16,7 @@
 // other failure counts, and after BROADCAST_SEND_MAX_ATTEMPTS in a row the broadcast is FAILED.
 import { DomainError, GrpcStatus } from '@mailer/kit';
 import { domainFact, job } from '@mailer/nats/facts';
-import { DuplicateKeyError, type BulkOp } from '@mailer/store';
+import { DuplicateKeyError, type AccountFilter, type BulkOp } from '@mailer/store';
 import { pickWinner, testVariant, type ExclusionReason } from '../domain/broadcast';
 import { readerZone, windowOpensAt } from '../domain/send-window';
 import { decided, excludedLater, recipientsOf, RecipientChanged, rowId, TallyMoves, type RecipientDoc } from '../store/broadcast-recipients';
@@ -151,7 +151,7 @@ async function queueWaiting(deps: BroadcastDeps, b: BroadcastDoc, content: Broad
   const readers = new Map((await deps.audience.check(b.accountId, { segmentId: b.segmentId, topicId: b.topicId, subscriberIds: due.map((r) => r.subscriberId) })).map((r) => [r.id, r]));
   const suppressed = await suppressionsOf(deps.suppressions, b.accountId).findMany([...readers.values()].filter((r) => !r.exclusion).map((r) => r.email));
   const moves = new TallyMoves(b.accountId, b._id);
-  const updates: BulkOp[] = [];
+  const updates: BulkOp<AccountFilter>[] = [];
   const queued: Array<{ row: RecipientDoc; variant: number | null; mail: ReaderMail }> = [];
   const update = (row: RecipientDoc, $set: Partial<RecipientDoc>) =>
     updates.push({ updateOne: { filter: { _id: row._id, accountId: b.accountId, status: 'PENDING', messageId: null }, update: { $set: { ...$set, dueAt: null } } } });

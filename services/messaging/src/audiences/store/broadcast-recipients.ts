@@ -10,7 +10,7 @@
 // on its own, after every write; so does any sum of them, however the reads of several documents
 // interleave with writes. The tally is split in SHARDS documents by reader (a reader's changes always
 // land in the same one), so concurrent deliveries do not all write one hot document.
-import { mongoose, type BulkOp, type Collection, type Store, type Transaction } from '@mailer/store';
+import { mongoose, type AccountFilter, type BulkOp, type Collection, type Store, type Transaction } from '@mailer/store';
 import type { ExclusionReason, ReaderStatus, RecipientStatus, VariantStats } from '../domain/broadcast';
 import { EXCLUSION_REASONS, RECIPIENT_STATUSES, recipientStatusOf } from '../domain/broadcast';
 
@@ -128,7 +128,7 @@ export class TallyMoves {
     return this;
   }
 
-  ops(): BulkOp[] {
+  ops(): BulkOp<AccountFilter>[] {
     return [...this.incs].map(([_id, $inc]) => ({ updateOne: { filter: { _id, accountId: this.accountId }, update: { $inc } } }));
   }
 }
@@ -157,7 +157,7 @@ export function recipientsOf(c: RecipientCollections, accountId: string) {
       await tallies.insertMany(docs, { tx });
     },
     /** Rows and tally changes of one step of a send, in the step's transaction. */
-    async write(moves: TallyMoves, changes: { insert?: RecipientDoc[]; update?: BulkOp[]; remove?: string[] }, tx: Transaction): Promise<void> {
+    async write(moves: TallyMoves, changes: { insert?: RecipientDoc[]; update?: BulkOp<AccountFilter>[]; remove?: string[] }, tx: Transaction): Promise<void> {
       if (changes.insert?.length) await rows.insertMany(changes.insert, { tx });
       if (changes.update?.length) {
         const r = await rows.bulkWrite(changes.update, { tx });

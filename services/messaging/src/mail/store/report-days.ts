@@ -106,7 +106,7 @@ export async function rollUp<T extends { accountId: string }>(store: Store, rd: 
   }
   await store.transaction(async (tx) => {
     // whole documents: days before `from` were never started, so a rerun after a crash writes the same
-    const ops = [...docs.values()].map((d) => ({ updateOne: { filter: { _id: d._id }, update: { $set: { accountId: d.accountId, series: d.series, day: d.day, quarters: d.quarters } }, upsert: true } }));
+    const ops = [...docs.values()].map((d) => ({ updateOne: { filter: { accountId: d.accountId, _id: d._id }, update: { $set: { series: d.series, day: d.day, quarters: d.quarters } }, upsert: true } }));
     for (let i = 0; i < ops.length; i += 1000) await rd.days.bulkWrite(ops.slice(i, i + 1000), { tx });
     await rd.rollUps.updateOne({ _id: log.name }, { $set: { through: new Date(target) } }, { upsert: true, tx });
   });
