@@ -10,7 +10,7 @@ import { OUTBOX_COLLECTION, outboxRepository, outboxSchema, type OutboxDoc } fro
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { AudienceReader, BroadcastDeps } from '../src/audiences/app/broadcast-ports';
 import { sendBroadcast } from '../src/audiences/app/broadcast-send';
-import { cancelBroadcast, createBroadcast, getBroadcast, scheduleBroadcast } from '../src/audiences/app/broadcasts';
+import { broadcastView, cancelBroadcast, createBroadcast, getBroadcast, listBroadcasts, scheduleBroadcast } from '../src/audiences/app/broadcasts';
 import { createEmailTemplate } from '../src/templates/app/email-templates';
 import { publicLinks } from '../src/readers/app/public-links';
 import { domainPolicy } from '../src/templates/app/sending-domains';
@@ -136,6 +136,22 @@ it('records every reader once, page by page, with the reconciliation adding up a
   // Sending again finds nothing to do: nobody is recorded or mailed twice.
   await sendBroadcast(deps, A, broadcastId);
   expect((await messagesOfBroadcast(broadcastId)).length).toBe(5);
+});
+
+it("the broadcast list answers each broadcast's reconciliation as reading it alone does; a draft's is all zeros", async () => {
+  for (let n = 1; n <= 4; n++) readers.set(id(n), reader(n));
+  readers.set(id(2), reader(2, { exclusion: 'NOT_ACTIVE' }));
+  const sentId = await start();
+  await sendBroadcast(deps, A, sentId);
+  const draft = await createBroadcast(deps, A, { name: 'Draft', templateName: 'spring' });
+
+  const { items, total } = await listBroadcasts(deps, A, { pageNumber: 1, pageSize: 10 });
+  expect(total).toBe(2);
+  const byId = new Map(items.map((v) => [v.broadcast._id, v.tally]));
+  expect(byId.get(sentId)!.reconciliation).toMatchObject({ audience: 4, recipients: 3, excluded: { NOT_ACTIVE: 1 }, status: { PENDING: 3 } });
+  expect(byId.get(draft._id)).toEqual({ reconciliation: { audience: 0, recipients: 0, excluded: expect.any(Object), status: expect.any(Object) }, variants: [] });
+  expect(Object.values(byId.get(draft._id)!.reconciliation.status).every((n) => n === 0)).toBe(true);
+  for (const v of items) expect(v.tally).toEqual((await broadcastView(deps, v.broadcast)).tally);
 });
 
 it('a page that fails resumes at its cursor; a service that does not answer is retried without counting as a failed try', async () => {

@@ -1,6 +1,6 @@
 /**
- * ContactProjection.applyBatch must leave exactly the state (contacts, tombstones, catalog, pending
- * orders) and report exactly the outcomes of apply() on each event in turn: checked on a hand-written
+ * applyContactEvents (app/project-contacts.ts) must leave exactly the state (contacts, tombstones, catalog, pending
+ * orders) and report exactly the outcomes of applyContactEvent() on each event in turn: checked on a hand-written
  * batch and on random histories (created / updated / deleted / re-created out of order, duplicates,
  * catalog events in the batch, a subscriber claimed by two accounts, orders waiting for emails).
  */
@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '@mailer/store';
+import { applyContactEvent, applyContactEvents } from '../src/app/project-contacts';
 import { ContactProjection, MalformedEventError, type BatchOutcome } from '../src/store/contacts';
 
 const opened: Array<{ store: Store; dir: string }> = [];
@@ -75,7 +76,7 @@ async function oneByOne(p: ContactProjection, events: unknown[]): Promise<string
   const out: string[] = [];
   for (const [i, data] of events.entries()) {
     try {
-      out.push(await p.apply(data, i + 1));
+      out.push(await applyContactEvent({ projection: p }, data, i + 1));
     } catch (err) {
       if (!(err instanceof MalformedEventError)) throw err;
       out.push('malformed');
@@ -89,7 +90,7 @@ async function batched(p: ContactProjection, events: unknown[], cuts: number[]):
   let from = 0;
   for (const to of [...cuts, events.length]) {
     if (to <= from) continue;
-    const outcomes = await p.applyBatch(events.slice(from, to).map((data, k) => ({ data, seq: from + k + 1 })));
+    const outcomes = await applyContactEvents({ projection: p }, events.slice(from, to).map((data, k) => ({ data, seq: from + k + 1 })));
     out.push(...outcomes.map(label));
     from = to;
   }
@@ -183,10 +184,10 @@ it('only the last applied state of a subscriber is written, and orders attach to
 
 it('keeps facts of an existing contact and applies on top of state from earlier batches', async () => {
   const p = await fresh();
-  await p.applyBatch([{ data: subEvent('created', 1, { id: 's1' }), seq: 1 }]);
+  await applyContactEvents({ projection: p }, [{ data: subEvent('created', 1, { id: 's1' }), seq: 1 }]);
   await p.contacts.updateOne({ _id: 's1' }, { $set: { lastDeliveredAt: new Date('2026-01-02T00:00:00.000Z'), orders: [{ ...order(9), orderedAt: new Date(order(9).orderedAt) }] } });
   await p.pendingOrders.insertOne({ _id: 'w', accountId: A, email: 's1@example.org', order: order(9) as any }); // already on the contact
-  const out = await p.applyBatch([
+  const out = await applyContactEvents({ projection: p }, [
     { data: subEvent('updated', 2, { id: 's1', firstName: null }), seq: 2 },
     { data: subEvent('updated', 3, { id: 's1', firstName: null, subscriberStatus: 'UNSUBSCRIBED' }), seq: 3 },
   ]);

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '@mailer/store';
+import { applyContactEvent } from '../src/app/project-contacts';
 import { ContactProjection, MalformedEventError, type SubscriberEvent } from '../src/store/contacts';
 
 let dir: string;
@@ -148,9 +149,9 @@ it('catalog deletions remove the tag / topic / field from every contact of the a
   await p.applySubscriberEvent(ev('created', 1, { ...state, id: 's1' }));
   await p.applySubscriberEvent(ev('created', 1, { ...state, id: 's2', email: 'b@example.org' }));
   await p.applySubscriberEvent(ev('created', 1, { ...state, id: 'o1', email: 'o@example.org' }, 'other'));
-  await p.apply({ type: 'tag.deleted', accountId: A, tag: { id: 'gone', name: 'Gone' } }, 10);
-  await p.apply({ type: 'topic.deleted', accountId: A, topic: { id: 'old' } }, 11);
-  await p.apply({ type: 'field.deleted', accountId: A, field: { id: 'fb' } }, 12);
+  await applyContactEvent({ projection: p }, { type: 'tag.deleted', accountId: A, tag: { id: 'gone', name: 'Gone' } }, 10);
+  await applyContactEvent({ projection: p }, { type: 'topic.deleted', accountId: A, topic: { id: 'old' } }, 11);
+  await applyContactEvent({ projection: p }, { type: 'field.deleted', accountId: A, field: { id: 'fb' } }, 12);
   for (const id of ['s1', 's2']) {
     const c = await get(id);
     expect(c).toMatchObject({ tags: ['keep'], topics: ['news'], optOuts: [] });
@@ -175,7 +176,7 @@ it('topic.created with enrolled subscribers subscribes the contacts from before 
   await p.applySubscriberEvent(ev('created', 1, { id: 's2', email: 'b@example.org', optOuts: [{ topicId: 'T', at: '2025-06-01T00:00:00.000Z' }] }), 2);
   // s3's state is from after the topic (applied before it, e.g. a redelivered topic.created): untouched
   await p.applySubscriberEvent(ev('created', 1, { id: 's3', email: 'c@example.org' }), 20);
-  await p.apply({ type: 'topic.created', accountId: A, topic: { id: 'T' }, enrolledExistingSubscribers: true }, 10);
+  await applyContactEvent({ projection: p }, { type: 'topic.created', accountId: A, topic: { id: 'T' }, enrolledExistingSubscribers: true }, 10);
   expect((await get('s1'))!.topics).toEqual(['T']);
   expect((await get('s2'))!.topics).toEqual([]);
   expect((await get('s3'))!.topics).toEqual([]);
@@ -183,13 +184,13 @@ it('topic.created with enrolled subscribers subscribes the contacts from before 
   await p.applySubscriberEvent(ev('created', 1, { id: 's4', email: 'd@example.org' }), 3);
   expect((await get('s4'))!.topics).toEqual(['T']);
   // not enrolling: nothing happens
-  expect(await p.apply({ type: 'topic.created', accountId: A, topic: { id: 'U' }, enrolledExistingSubscribers: false }, 30)).toBe('ignored');
+  expect(await applyContactEvent({ projection: p }, { type: 'topic.created', accountId: A, topic: { id: 'U' }, enrolledExistingSubscribers: false }, 30)).toBe('ignored');
 });
 
 it('malformed payloads are rejected with MalformedEventError; unrelated types are ignored', async () => {
-  await expect(p.apply({ type: 'subscriber.updated', accountId: A, version: 'x', subscriber: {} })).rejects.toBeInstanceOf(MalformedEventError);
-  await expect(p.apply({ type: 'subscriber.updated', accountId: A, version: 2 })).rejects.toBeInstanceOf(MalformedEventError);
-  await expect(p.apply({ type: 'tag.deleted', accountId: A })).rejects.toBeInstanceOf(MalformedEventError);
-  expect(await p.apply({ type: 'form.created', accountId: A })).toBe('ignored');
-  expect(await p.apply({ type: 'tag.created', accountId: A, tag: { id: 'x' } })).toBe('ignored');
+  await expect(applyContactEvent({ projection: p }, { type: 'subscriber.updated', accountId: A, version: 'x', subscriber: {} })).rejects.toBeInstanceOf(MalformedEventError);
+  await expect(applyContactEvent({ projection: p }, { type: 'subscriber.updated', accountId: A, version: 2 })).rejects.toBeInstanceOf(MalformedEventError);
+  await expect(applyContactEvent({ projection: p }, { type: 'tag.deleted', accountId: A })).rejects.toBeInstanceOf(MalformedEventError);
+  expect(await applyContactEvent({ projection: p }, { type: 'form.created', accountId: A })).toBe('ignored');
+  expect(await applyContactEvent({ projection: p }, { type: 'tag.created', accountId: A, tag: { id: 'x' } })).toBe('ignored');
 });

@@ -1,12 +1,11 @@
-// SubmissionService: gRPC <-> the submissions log (GET /forms/{formId}/submissions).
+// SubmissionService: gRPC <-> the submissions log (GET /forms/{formId}/submissions, app/submissions.ts).
 import { accountOf, type AsyncHandlers, pageAnswer, pageOf, protoEnum } from '@mailer/kit';
 import { submissionsV1 } from '@mailer/proto';
-import { formNotFound } from '../app/forms';
+import { listSubmissions } from '../app/submissions';
 import type { FormRepository } from '../store/forms';
 import type { SubmissionDoc, SubmissionRepository } from '../store/submissions';
 
 export const Decisions = protoEnum(submissionsV1.FormDecision, 'FORM_DECISION_');
-const ID_MAX = 100;
 
 export function submissionToProto(s: SubmissionDoc): submissionsV1.Submission {
   return {
@@ -26,9 +25,8 @@ export function submissionHandlers(deps: { forms: FormRepository; submissions: S
     async listSubmissions(req) {
       const accountId = accountOf(req);
       const page = pageOf(req.pageNumber, req.pageSize);
-      if (req.formId.length > ID_MAX || !(await deps.forms.get(accountId, req.formId))) throw formNotFound(req.formId);
       const decision = Decisions.tryFromProto(req.decision);
-      const { items, totalItems } = await deps.submissions.page(accountId, req.formId, { decision, pageNumber: page.pageNumber, pageSize: page.pageSize });
+      const { items, totalItems } = await listSubmissions(deps, accountId, req.formId, { decision, pageNumber: page.pageNumber, pageSize: page.pageSize });
       return { items: items.map(submissionToProto), ...pageAnswer(page, totalItems) };
     },
   };

@@ -10,8 +10,9 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { callLogger, type Problem } from '@mailer/kit';
 import { messagePage } from '@mailer/kit/html';
 import { readerForm } from '../app/forms';
-import { pageDomainOfHost, ROUTE_PATH_PATTERN, type Form } from '../domain/form';
-import { formRepository, type FormRepository } from '../store/forms';
+import { openLandingPage, openThankYouPage } from '../app/landing-pages';
+import type { Form } from '../domain/form';
+import { formRepository } from '../store/forms';
 import type { FormHttpDeps } from './app';
 import { fieldErrorsOf, renderFormHtml, thankYouPage, type PostedSubmission } from './form-html';
 
@@ -24,21 +25,6 @@ export const notFoundPage = (res: Response) => html(res, 404, messagePage('Page 
 export function requestHost(req: Request): string {
   const forwarded = req.get('x-forwarded-host')?.split(',')[0]?.trim();
   return (forwarded || req.get('host') || '').toLowerCase();
-}
-
-/**
- * The published page on `host`: the form whose domain is the host (or, when the host carries a port,
- * its name without it: a gateway behind a non-standard port still serves the custom domain), or the
- * default host's page. Only ACTIVE forms: an inactive form refuses submissions, so its page would too.
- */
-export async function publishedPage(forms: FormRepository, host: string, publicBaseUrl: string, routePath: string): Promise<Form | null> {
-  const domain = pageDomainOfHost(host, publicBaseUrl);
-  const candidates = domain === null ? [null] : [domain, domain.replace(/:\d+$/, '')];
-  for (const candidate of new Set(candidates)) {
-    const form = await forms.publishedPageAcrossAccounts(candidate, routePath);
-    if (form) return form.status === 'ACTIVE' ? form : null;
-  }
-  return null;
 }
 
 /** Whether the request prefers an HTML answer (a browser posting a plain form) over JSON. */
@@ -71,17 +57,14 @@ type Handler = (req: Request, res: Response) => Promise<void>;
 const route = (handler: Handler) => (req: Request, res: Response, next: NextFunction) => void handler(req, res).catch(next);
 
 export function landingRoutes(deps: FormHttpDeps): Router {
-  const forms = formRepository(deps.store);
+  const pages = { forms: formRepository(deps.store), pageDomains: deps.pageDomains, publicBaseUrl: deps.config.PUBLIC_BASE_URL };
   const router = Router();
 
   router.get(
     '/public/pages/:routePath',
     route(async (req, res) => {
-      const routePath = String(req.params.routePath);
-      if (!ROUTE_PATH_PATTERN.test(routePath)) return notFoundPage(res);
-      const form = await publishedPage(forms, requestHost(req), deps.config.PUBLIC_BASE_URL, routePath);
-      // A custom domain its account no longer has verified serves nothing (app/page-domains.ts).
-      if (!form || (form.domain && !(await deps.pageDomains.servable(form.accountId, form.domain)))) return notFoundPage(res);
+      const form = await openLandingPage(pages, requestHost(req), String(req.params.routePath));
+      if (!form) return notFoundPage(res);
       html(res, 200, renderFormHtml(await readerForm(deps.catalog, form, callLogger(deps.logger))));
     }),
   );
@@ -91,8 +74,8 @@ export function landingRoutes(deps: FormHttpDeps): Router {
   router.get(
     '/public/forms/:formId/thank-you',
     route(async (req, res) => {
-      const form = await forms.getAcrossAccounts(String(req.params.formId));
-      if (!form || form.status !== 'ACTIVE') return notFoundPage(res);
+      const form = await openThankYouPage(pages, String(req.params.formId));
+      if (!form) return notFoundPage(res);
       html(res, 200, thankYouPage(form));
     }),
   );

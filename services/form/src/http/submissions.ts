@@ -1,18 +1,18 @@
 // POST /public/forms/{formId}/submissions (the API contract "Forms": public submissions), forwarded by the
 // gateway. JSON or urlencoded (a plain HTML form); CORS for the form's allowedOrigins; a honeypot
-// input; a per client address and form limit. An accepted submission is stored with its job in one
-// transaction and answered 202 {received: true} whatever the address's state: the job decides later.
+// input; a per client address and form limit: the transport's concerns. The use cases
+// (app/submissions.ts) find the ACTIVE form and store an accepted submission with its job; it is
+// answered 202 {received: true} whatever the address's state: the job decides later.
 // A browser (Accept preferring text/html) never sees JSON: the thank-you page, the form again with
 // the errors marked, or a plain page saying why the post was refused.
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { callLogger, DomainError, type Problem } from '@mailer/kit';
 import { messagePage } from '@mailer/kit/html';
 import { FormBodyError, readFormBody } from '@mailer/kit/form-body';
-import { job } from '@mailer/nats/facts';
-import { readerForm } from '../app/forms';
-import type { Form } from '../domain/form';
-import { validateSubmission } from '../domain/submission';
 import { outboxRepository } from '@mailer/nats';
+import { readerForm } from '../app/forms';
+import { acceptSubmission, openForm } from '../app/submissions';
+import type { Form } from '../domain/form';
 import { formRepository } from '../store/forms';
 import { submissionRepository } from '../store/submissions';
 import type { FormHttpDeps } from './app';
@@ -21,7 +21,6 @@ import { prefersHtml, sendSubmissionHtml } from './landing';
 import { slidingWindowLimiter } from './rate-limit';
 
 export const SUBMISSION_BODY_LIMIT_BYTES = 16 * 1024;
-const FORM_ID = /^[0-9a-f-]{36}$/i;
 
 /** What a reader's browser shows for each refusal, by errorId (anything else: the last entry). */
 const REFUSAL_PAGES: Record<string, [title: string, text: string]> = {
@@ -68,20 +67,27 @@ const route = (handler: Handler) => (req: Request, res: Response, next: NextFunc
 
 export function submissionRoutes(deps: FormHttpDeps): Router {
   const forms = formRepository(deps.store);
-  const submissions = submissionRepository(deps.store, deps.config.FORM_SUBMISSION_RETENTION_DAYS);
-  const outbox = outboxRepository(deps.store);
+  const accepting = {
+    store: deps.store,
+    submissions: submissionRepository(deps.store, deps.config.FORM_SUBMISSION_RETENTION_DAYS),
+    outbox: outboxRepository(deps.store),
+    notifyOutbox: deps.notifyOutbox,
+    now: deps.now,
+    newId: deps.newId,
+  };
   const limiter = slidingWindowLimiter(deps.config.FORM_SUBMISSIONS_PER_MINUTE, 60_000, () => deps.now().getTime());
   const router = Router();
   const path = '/public/forms/:formId/submissions';
 
   /** The ACTIVE form, or the 404 answered. */
   async function activeForm(req: Request, res: Response): Promise<Form | null> {
-    const formId = String(req.params.formId);
-    const form = FORM_ID.test(formId) ? await forms.getAcrossAccounts(formId.toLowerCase()) : null;
-    if (!form) refuse(req, res, 404, 'form_not_found', 'There is no such form.');
-    else if (form.status !== 'ACTIVE') refuse(req, res, 404, 'form_inactive', 'The form is inactive and accepts no submissions.');
-    else return form;
-    return null;
+    try {
+      return await openForm({ forms }, String(req.params.formId));
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      refuse(req, res, 404, err.errorId, err.message);
+      return null;
+    }
   }
 
   // Preflight: answered with CORS headers for the form's allowed origins only.
@@ -153,38 +159,13 @@ export function submissionRoutes(deps: FormHttpDeps): Router {
         deps.logger.info({ formId: form.id, honeypot: true }, 'submission dropped: honeypot filled');
         return html ? sendSubmissionHtml(res, form, { accepted: true }) : void res.status(202).json({ received: true });
       }
-      let input;
       try {
-        input = validateSubmission(form, body);
+        await acceptSubmission(accepting, { form, body, clientAddress: address });
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         if (html) return sendSubmissionHtml(res, form, { accepted: false, details: err.details ?? [], posted: posted ?? { values: {}, consent: null } });
         return refuse(req, res, 400, err.errorId, err.message, err.details);
       }
-      const now = deps.now();
-      const submissionId = deps.newId();
-      await deps.store.transaction(async (tx) => {
-        await submissions.insert(
-          {
-            _id: submissionId,
-            accountId: form.accountId,
-            formId: form.id,
-            email: input.email,
-            values: input.values,
-            consent: input.consent ? { text: input.consent.text, givenAt: now } : null,
-            clientAddress: address,
-            submittedAt: now,
-            decision: null,
-            subscriberId: null,
-            confirmationSentAt: null,
-            processedAt: null,
-          },
-          tx,
-        );
-        // The submission's id is the job's msgID: a job is stored once.
-        await outbox.record(tx, [{ ...job('form-submission', { accountId: form.accountId, submissionId }), id: submissionId }]);
-      });
-      deps.notifyOutbox();
       if (html) return sendSubmissionHtml(res, form, { accepted: true });
       res.status(202).json({ received: true });
     }),

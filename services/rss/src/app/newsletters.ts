@@ -71,7 +71,24 @@ const newestOf = (feed: FeedSnapshot): Date | null => {
   return Number.isFinite(t) ? new Date(t) : null;
 };
 
-export const listNewsletters = (deps: Pick<NewsletterDeps, 'newsletters'>, accountId: string) => deps.newsletters.list(accountId);
+/** A newsletter as answered: with the number of items waiting for its next issue. */
+export interface NewsletterView {
+  newsletter: Newsletter;
+  pendingItemCount: number;
+}
+
+/** The answer for one newsletter a use case returned. */
+export const newsletterView = async (deps: Pick<NewsletterDeps, 'items'>, newsletter: Newsletter): Promise<NewsletterView> => ({
+  newsletter,
+  pendingItemCount: await deps.items.countPending(newsletter.accountId, newsletter.id),
+});
+
+/** The account's newsletters with their pending counts: two queries whatever the number of newsletters. */
+export async function listNewsletters(deps: Pick<NewsletterDeps, 'newsletters' | 'items'>, accountId: string): Promise<NewsletterView[]> {
+  const list = await deps.newsletters.list(accountId);
+  const pending = await deps.items.countPendingByNewsletter(accountId, list.map((n) => n.id));
+  return list.map((newsletter) => ({ newsletter, pendingItemCount: pending.get(newsletter.id) ?? 0 }));
+}
 export const getNewsletter = (deps: Pick<NewsletterDeps, 'newsletters'>, accountId: string, id: string) => existing(deps, accountId, id);
 
 export async function createNewsletter(deps: NewsletterDeps, accountId: string, req: NewsletterRequest): Promise<Newsletter> {

@@ -5,7 +5,6 @@ import * as issues from '../app/issues';
 import * as uc from '../app/newsletters';
 import type { Issue, ItemSnapshot } from '../domain/issues';
 import type { Newsletter, NewsletterRequest } from '../domain/newsletter';
-import type { ItemRepository } from '../store/items';
 
 const Modes = protoEnum(v1.RssTriggerMode, 'RSS_TRIGGER_MODE_');
 const Policies = protoEnum(v1.RssReleasePolicy, 'RSS_RELEASE_POLICY_');
@@ -27,7 +26,7 @@ export const itemToProto = (i: ItemSnapshot): v1.RssItem => ({
   imageUrl: i.imageUrl,
 });
 
-export function newsletterToProto(n: Newsletter, pendingItemCount: number): v1.RssNewsletter {
+export function newsletterToProto({ newsletter: n, pendingItemCount }: uc.NewsletterView): v1.RssNewsletter {
   return {
     id: n.id,
     name: n.name,
@@ -103,13 +102,10 @@ const page = (v: number, def: number, max: number, path: string) => {
   return n;
 };
 
-export function newsletterHandlers(deps: uc.NewsletterDeps & issues.IssueDeps & { items: ItemRepository }): AsyncHandlers<v1.RssNewsletterServiceServer> {
-  const out = async (n: Newsletter) => ({ newsletter: newsletterToProto(n, await deps.items.countPending(n.accountId, n.id)) });
+export function newsletterHandlers(deps: uc.NewsletterDeps & issues.IssueDeps): AsyncHandlers<v1.RssNewsletterServiceServer> {
+  const out = async (n: Newsletter) => ({ newsletter: newsletterToProto(await uc.newsletterView(deps, n)) });
   return {
-    listRssNewsletters: async (req) => {
-      const list = await uc.listNewsletters(deps, accountOf(req));
-      return { items: await Promise.all(list.map(async (n) => newsletterToProto(n, await deps.items.countPending(n.accountId, n.id)))) };
-    },
+    listRssNewsletters: async (req) => ({ items: (await uc.listNewsletters(deps, accountOf(req))).map(newsletterToProto) }),
     getRssNewsletter: async (req) => out(await uc.getNewsletter(deps, accountOf(req), idOf(req.newsletterId))),
     createRssNewsletter: async (req) => out(await uc.createNewsletter(deps, accountOf(req), newsletterInput(req.newsletter))),
     updateRssNewsletter: async (req) => out(await uc.updateNewsletter(deps, accountOf(req), idOf(req.newsletterId), newsletterInput(req.newsletter))),

@@ -65,6 +65,8 @@ export interface ItemRepository {
   addPending(accountId: string, newsletterId: string, items: readonly ItemSnapshot[], now: Date, opts?: { tx?: Transaction }): Promise<void>;
   pending(accountId: string, newsletterId: string): Promise<PendingItem[]>;
   countPending(accountId: string, newsletterId: string): Promise<number>;
+  /** PENDING rows by newsletter, in one query (a newsletter with none is absent). */
+  countPendingByNewsletter(accountId: string, newsletterIds: readonly string[]): Promise<Map<string, number>>;
   /** PENDING -> SEEN (in an issue, or expired); the number of rows that were still PENDING. */
   settle(accountId: string, newsletterId: string, keys: readonly string[], opts?: { tx?: Transaction }): Promise<number>;
   deleteAll(accountId: string, newsletterId: string): Promise<void>;
@@ -109,6 +111,14 @@ export function itemRepository(store: Store): ItemRepository {
     },
     countPending(accountId, newsletterId) {
       return items.countDocuments({ accountId, newsletterId, state: 'PENDING' });
+    },
+    async countPendingByNewsletter(accountId, newsletterIds) {
+      if (newsletterIds.length === 0) return new Map();
+      const rows = await items.aggregate<{ _id: string; n: number }>([
+        { $match: { accountId, newsletterId: { $in: [...newsletterIds] }, state: 'PENDING' } },
+        { $group: { _id: '$newsletterId', n: { $sum: 1 } } },
+      ]);
+      return new Map(rows.map((r) => [r._id, r.n]));
     },
     async settle(accountId, newsletterId, keys, opts) {
       if (keys.length === 0) return 0;

@@ -1,6 +1,7 @@
 /**
- * The contact projection consumer: a durable pull consumer on DOMAIN that applies subscriber and
- * catalog events to the segment service's contacts (store/contacts.ts holds the ordering rules).
+ * The contact projection consumer: a durable pull consumer on DOMAIN that hands subscriber, catalog and
+ * engagement events to the use case that applies them to the segment service's contacts
+ * (app/project-contacts.ts; store/contacts.ts holds the ordering rules).
  *
  * Progress is the durable consumer's ack floor: an event is acked only after the store write, so a
  * restarted segment service resumes where it stopped and loses nothing (a redelivered event is a
@@ -13,7 +14,7 @@
 import type { NatsConnection } from 'nats';
 import { Gauge, type Registry } from '@mailer/kit';
 import { readAfterWrite, runConsumer, type AppliedWatermark, type BatchHandlerResult, type ConsumedMessage, type ConsumerHandle, type HandlerResult } from '@mailer/nats';
-import type { ContactProjection } from '../store/contacts';
+import { applyContactEvent, applyContactEvents, type ProjectContactsDeps } from '../app/project-contacts';
 import { MalformedEventError } from './facts';
 import { NATS_ACCESS } from '../nats-access';
 
@@ -29,11 +30,11 @@ export interface ProjectionCounter {
 
 export interface ProjectionOptions {
   nc: NatsConnection;
-  projection: ContactProjection;
+  projection: ProjectContactsDeps['projection'];
   durable: string;
   /** Batches in flight (events of one account are applied one batch at a time, in stream order). */
   concurrency?: number;
-  /** Most events per batch (one read and one write per batch, see ContactProjection.applyBatch). Default 512. */
+  /** Most events per batch (one read and one write per batch, see ContactProjection.applyFacts). Default 512. */
   batchSize?: number;
   logger?: ProjectionLogger;
   counter?: ProjectionCounter;
@@ -55,7 +56,7 @@ export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | '
   return async (msg: ConsumedMessage): Promise<HandlerResult> => {
     const type = typeOf(msg);
     try {
-      const outcome = await opts.projection.apply(msg.data, msg.seq);
+      const outcome = await applyContactEvent(opts, msg.data, msg.seq);
       opts.counter?.inc({ type, outcome });
       opts.watermark?.complete(msg.seq);
       return 'ack';
@@ -73,7 +74,7 @@ export function projectionHandler(opts: Pick<ProjectionOptions, 'projection' | '
 }
 
 /**
- * Applies a batch of DOMAIN events (stream order) with ContactProjection.applyBatch: malformed events
+ * Applies a batch of DOMAIN events (stream order) with applyContactEvents: malformed events
  * are terminated, the others acked once the batch's write is durable. When the batch fails (a store
  * error), its events are retried one by one so that only the failing ones are nak'ed with backoff.
  */
@@ -82,7 +83,7 @@ export function projectionBatchHandler(opts: Pick<ProjectionOptions, 'projection
   return async (msgs: ConsumedMessage[]): Promise<BatchHandlerResult[]> => {
     let outcomes;
     try {
-      outcomes = await opts.projection.applyBatch(msgs.map((m) => ({ data: m.data, seq: m.seq })));
+      outcomes = await applyContactEvents(opts, msgs.map((m) => ({ data: m.data, seq: m.seq })));
     } catch (err) {
       opts.logger?.warn({ events: msgs.length, err: err instanceof Error ? err.message : String(err) }, 'projection batch failed; applying its events one by one');
       const results: BatchHandlerResult[] = [];

@@ -24,14 +24,17 @@
  * contact, though deletion (contact + tombstone) assumes one applier per account at a time.
  */
 import { acrossAccounts, Collection, DuplicateKeyError, Store } from '@mailer/store';
-import { foldEngagement, ENGAGEMENT_TYPES, type EngagementEvent } from '../domain/engagement';
+import { foldEngagement, type EngagementEvent } from '../domain/engagement';
 import { KeyedLock } from './account-lock';
-import { CATALOG_TYPES, MalformedEventError, parseCatalogEvent, parseEngagementEvent, parseSubscriberEvent, type CatalogEvent, type SubscriberEvent } from '../events/facts';
+import { MalformedEventError, type CatalogEvent, type SubscriberEvent } from '../events/facts';
 import { subscriberPart } from './contact-events';
 import { contactsCollection, projectionCatalogCollection, tombstonesCollection, type ContactTombstone, type ProjectedContact, type ProjectionCatalog } from './contact-schemas';
 import { purchaseCollections, type PendingOrderDoc } from './purchase-sources';
 
 export type ApplyOutcome = 'applied' | 'stale' | 'ignored';
+
+/** A DOMAIN fact the projection applies, read and typed. */
+export type ContactFact = { kind: 'subscriber'; e: SubscriberEvent } | { kind: 'catalog'; e: CatalogEvent } | { kind: 'engagement'; e: EngagementEvent };
 
 export class ContactApplier {
   readonly contacts: Collection<ProjectedContact>;
@@ -48,19 +51,14 @@ export class ContactApplier {
   }
 
   /**
-   * Applies one DOMAIN event (subscriber.* or a catalog event); other types are 'ignored'.
-   * `seq` is the event's DOMAIN stream sequence (orders topic enrollment against subscriber events).
-   * Throws MalformedEventError for a payload of a handled type that does not parse; store errors propagate.
+   * Applies one fact read from DOMAIN (app/project-contacts.ts reads and types them). `seq` is the
+   * event's DOMAIN stream sequence (orders topic enrollment against subscriber events). Store errors propagate.
    */
-  async apply(data: unknown, seq = 0): Promise<ApplyOutcome> {
-    const type = (data as { type?: unknown } | null)?.type;
-    if (typeof type === 'string' && type.startsWith('subscriber.')) return this.applySubscriberEvent(parseSubscriberEvent(data), seq);
-    if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) return this.applyCatalogEvent(parseCatalogEvent(data), seq);
-    if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) {
-      const e = parseEngagementEvent(data);
-      return e ? this.locks.run(e.accountId, () => this.applyEngagementLocked(e)) : 'ignored';
-    }
-    return 'ignored';
+  async applyFact(fact: ContactFact, seq = 0): Promise<ApplyOutcome> {
+    if (fact.kind === 'subscriber') return this.applySubscriberEvent(fact.e, seq);
+    if (fact.kind === 'catalog') return this.applyCatalogEvent(fact.e, seq);
+    const e = fact.e;
+    return this.locks.run(e.accountId, () => this.applyEngagementLocked(e));
   }
 
   /**

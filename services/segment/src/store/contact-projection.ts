@@ -1,18 +1,18 @@
 /**
- * The contact projection (events/projection.ts feeds it): ContactApplier's one-event way plus
- * applyBatch, which applies a run of DOMAIN events in a few store calls with the same result.
+ * The contact projection (app/project-contacts.ts applies DOMAIN facts with it): ContactApplier's
+ * one-event way plus applyFacts, which applies a run of facts in a few store calls with the same result.
  */
 import { acrossAccounts, type AccountFilter, type BulkOp, DuplicateKeyError } from '@mailer/store';
-import { ENGAGEMENT_TYPES, type EngagementEvent } from '../domain/engagement';
-import { CATALOG_TYPES, MalformedEventError, parseCatalogEvent, parseEngagementEvent, parseSubscriberEvent, type CatalogEvent, type SubscriberEvent } from '../events/facts';
+import type { EngagementEvent } from '../domain/engagement';
+import { MalformedEventError, type CatalogEvent, type SubscriberEvent } from '../events/facts';
 import type { subscriberPart } from './contact-events';
 import type { ContactTombstone } from './contact-schemas';
-import { ContactApplier, type ApplyOutcome } from './contact-projection-apply';
+import { ContactApplier, type ApplyOutcome, type ContactFact } from './contact-projection-apply';
 import type { PendingOrderDoc } from './purchase-sources';
 
 type SubscriberStep = { e: SubscriberEvent; seq: number; i: number };
 
-/** What applying a run of events one by one would have done to one subscriber (applyBatch). */
+/** What applying a run of events one by one would have done to one subscriber (applyFacts). */
 interface SimState {
   stored: { version?: number; accountId: string } | null;
   storedTomb: ContactTombstone | null;
@@ -42,33 +42,19 @@ class BatchConflict extends Error {}
 
 export class ContactProjection extends ContactApplier {
   /**
-   * Applies DOMAIN events given in stream order, with the same result (store state and outcome per
-   * event) as apply() on each in turn, in a few store calls: the runs of subscriber events between
-   * catalog events are read with one query per collection ($in), simulated in memory under the rules
-   * above (only each subscriber's last applied state is written) and written in one transaction;
-   * catalog events, rare and account-wide, go the one-event way in between. Holds the locks of every
-   * account involved. A malformed event gets its MalformedEventError as outcome (the others are
-   * applied); store errors propagate, with nothing of the failing run written.
+   * Applies facts read from DOMAIN (app/project-contacts.ts), given in stream order with their index
+   * `i` in the batch, with the same result (store state and outcome per event in `outcomes[i]`) as
+   * applyFact() on each in turn, in a few store calls: the runs of subscriber events between catalog
+   * events are read with one query per collection ($in), simulated in memory under the rules above
+   * (only each subscriber's last applied state is written) and written in one transaction; catalog
+   * and engagement events, rare or account-wide, go the one-event way in between. Holds the locks of
+   * every account involved. Store errors propagate, with nothing of the failing run written.
    */
-  async applyBatch(events: Array<{ data: unknown; seq: number }>): Promise<BatchOutcome[]> {
-    const outcomes: BatchOutcome[] = new Array(events.length);
-    const steps: Array<SubscriberStep | { catalog: CatalogEvent; seq: number; i: number } | { engagement: EngagementEvent; seq: number; i: number }> = [];
-    events.forEach(({ data, seq }, i) => {
-      const type = (data as { type?: unknown } | null)?.type;
-      try {
-        if (typeof type === 'string' && type.startsWith('subscriber.')) steps.push({ e: parseSubscriberEvent(data), seq, i });
-        else if (typeof type === 'string' && (CATALOG_TYPES as readonly string[]).includes(type)) steps.push({ catalog: parseCatalogEvent(data), seq, i });
-        else if (typeof type === 'string' && (ENGAGEMENT_TYPES as readonly string[]).includes(type)) {
-          const engagement = parseEngagementEvent(data);
-          if (engagement) steps.push({ engagement, seq, i });
-          else outcomes[i] = 'ignored';
-        } else outcomes[i] = 'ignored';
-      } catch (err) {
-        if (!(err instanceof MalformedEventError)) throw err;
-        outcomes[i] = err;
-      }
-    });
-    if (steps.length === 0) return outcomes;
+  async applyFacts(facts: ReadonlyArray<{ fact: ContactFact; seq: number; i: number }>, outcomes: BatchOutcome[]): Promise<void> {
+    const steps: Array<SubscriberStep | { catalog: CatalogEvent; seq: number; i: number } | { engagement: EngagementEvent; seq: number; i: number }> = facts.map(({ fact, seq, i }) =>
+      fact.kind === 'subscriber' ? { e: fact.e, seq, i } : fact.kind === 'catalog' ? { catalog: fact.e, seq, i } : { engagement: fact.e, seq, i },
+    );
+    if (steps.length === 0) return;
     const accounts = steps.map((s) => ('e' in s ? s.e.accountId : 'catalog' in s ? s.catalog.accountId : s.engagement.accountId));
     await this.locks.runAll(accounts, async () => {
       let run: SubscriberStep[] = [];
@@ -84,7 +70,6 @@ export class ContactProjection extends ContactApplier {
       }
       if (run.length > 0) await this.applySubscriberRun(run, outcomes);
     });
-    return outcomes;
   }
 
   private async applySubscriberRun(run: SubscriberStep[], outcomes: BatchOutcome[]): Promise<void> {

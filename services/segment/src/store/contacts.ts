@@ -5,5 +5,5 @@ export * from './contact-schemas';
 export * from './contact-events';
 // The facts read here are parsed with the shared definitions in events/facts.ts.
 export { CATALOG_TYPES, MalformedEventError, type CatalogEvent, type SubscriberEvent } from '../events/facts';
-export { type ApplyOutcome, ContactApplier } from './contact-projection-apply';
+export { type ApplyOutcome, ContactApplier, type ContactFact } from './contact-projection-apply';
 export { type BatchOutcome, ContactProjection } from './contact-projection';

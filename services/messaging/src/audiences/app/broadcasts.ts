@@ -16,7 +16,7 @@ import { failedPrecondition, invalid, notFound, type Problem } from '@mailer/kit
 import { job } from '@mailer/nats/facts';
 import { broadcastValues, MAX_NAME, type BroadcastInput, type BroadcastRequest, type BroadcastStatus, type ReaderStatus } from '../domain/broadcast';
 import { canonicalAddress } from '../../templates/domain/sender-profile';
-import { recipientsOf } from '../store/broadcast-recipients';
+import { recipientsOf, type BroadcastTally } from '../store/broadcast-recipients';
 import { EDITABLE, type BroadcastDoc } from '../store/broadcasts';
 import { emailTemplatesOf } from '../../templates/store/email-templates';
 import { messagesOf } from '../../mail/store/messages';
@@ -75,8 +75,23 @@ function newBroadcast(deps: BroadcastDeps, accountId: string, input: BroadcastIn
 
 export const getBroadcast = broadcastOf;
 
-export async function listBroadcasts(deps: BroadcastDeps, accountId: string, q: { status?: BroadcastStatus; pageNumber: number; pageSize: number }) {
-  return deps.broadcasts.page(accountId, q.status, q.pageNumber, q.pageSize);
+/** A broadcast as answered: with its reconciliation and variants, read from its tally. */
+export interface BroadcastView {
+  broadcast: BroadcastDoc;
+  tally: BroadcastTally;
+}
+
+/** The answer for one broadcast a use case returned. */
+export const broadcastView = async (deps: Pick<BroadcastDeps, 'recipients'>, broadcast: BroadcastDoc): Promise<BroadcastView> => ({
+  broadcast,
+  tally: await recipientsOf(deps.recipients, broadcast.accountId).reconciliation(broadcast._id),
+});
+
+/** A page of the account's broadcasts with their tallies (one query for the page's tallies). */
+export async function listBroadcasts(deps: BroadcastDeps, accountId: string, q: { status?: BroadcastStatus; pageNumber: number; pageSize: number }): Promise<{ items: BroadcastView[]; total: number }> {
+  const { items, total } = await deps.broadcasts.page(accountId, q.status, q.pageNumber, q.pageSize);
+  const tallies = await recipientsOf(deps.recipients, accountId).reconciliations(items.map((b) => b._id));
+  return { items: items.map((broadcast) => ({ broadcast, tally: tallies.get(broadcast._id)! })), total };
 }
 
 const notEditable = (b: BroadcastDoc) => failedPrecondition('broadcast_not_editable', `the broadcast is ${b.status}: only a DRAFT or SCHEDULED broadcast can be changed or deleted`);

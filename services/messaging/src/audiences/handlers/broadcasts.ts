@@ -1,8 +1,9 @@
-// mailer.messaging.v1.BroadcastService: gRPC <-> the use cases of app/broadcasts.ts.
+// mailer.messaging.v1.BroadcastService: gRPC <-> the use cases of app/broadcasts.ts (handlers only translate).
 import { accountOf, type AsyncHandlers, pageOf, protoEnum } from '@mailer/kit';
 import { broadcastsV1 } from '@mailer/proto';
 import type { BroadcastDeps } from '../app/broadcast-ports';
 import {
+  broadcastView,
   cancelBroadcast,
   createBroadcast,
   deleteBroadcast,
@@ -13,9 +14,9 @@ import {
   scheduleBroadcast,
   sendBroadcastTest,
   updateBroadcast,
+  type BroadcastView,
 } from '../app/broadcasts';
 import type { BroadcastRequest, BroadcastStatus, ReaderStatus } from '../domain/broadcast';
-import { recipientsOf } from '../store/broadcast-recipients';
 import type { BroadcastDoc } from '../store/broadcasts';
 
 const Statuses = protoEnum(broadcastsV1.BroadcastStatus, 'BROADCAST_STATUS_');
@@ -42,9 +43,8 @@ function requestOf(b: broadcastsV1.BroadcastInput | undefined): BroadcastRequest
   };
 }
 
-/** The Broadcast with its reconciliation and variants, read from its tally. */
-async function broadcastToProto(deps: BroadcastDeps, b: BroadcastDoc): Promise<broadcastsV1.Broadcast> {
-  const { reconciliation: r, variants } = await recipientsOf(deps.recipients, b.accountId).reconciliation(b._id);
+/** The Broadcast with its reconciliation and variants. */
+function broadcastToProto({ broadcast: b, tally: { reconciliation: r, variants } }: BroadcastView): broadcastsV1.Broadcast {
   return {
     id: b._id,
     input: {
@@ -90,7 +90,7 @@ async function broadcastToProto(deps: BroadcastDeps, b: BroadcastDoc): Promise<b
 }
 
 export function broadcastHandlers(deps: BroadcastDeps): AsyncHandlers<broadcastsV1.BroadcastServiceServer> {
-  const answer = async (b: BroadcastDoc) => ({ broadcast: await broadcastToProto(deps, b) });
+  const answer = async (b: BroadcastDoc) => ({ broadcast: broadcastToProto(await broadcastView(deps, b)) });
   return {
     createBroadcast: async (req) => answer(await createBroadcast(deps, accountOf(req), requestOf(req.broadcast))),
     getBroadcast: async (req) => answer(await getBroadcast(deps, accountOf(req), req.broadcastId)),
@@ -98,7 +98,7 @@ export function broadcastHandlers(deps: BroadcastDeps): AsyncHandlers<broadcasts
       const { pageNumber, pageSize } = pageOf(req.pageNumber, req.pageSize);
       const status = Statuses.tryFromProto(req.status) as BroadcastStatus | undefined;
       const { items, total } = await listBroadcasts(deps, accountOf(req), { status, pageNumber, pageSize });
-      return { items: await Promise.all(items.map((b) => broadcastToProto(deps, b))), pageNumber, pageSize, totalItems: total, totalPages: Math.ceil(total / pageSize) };
+      return { items: items.map(broadcastToProto), pageNumber, pageSize, totalItems: total, totalPages: Math.ceil(total / pageSize) };
     },
     updateBroadcast: async (req) => answer(await updateBroadcast(deps, accountOf(req), req.broadcastId, requestOf(req.broadcast))),
     async deleteBroadcast(req) {

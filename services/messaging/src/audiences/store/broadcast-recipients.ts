@@ -56,6 +56,32 @@ export interface Reconciliation {
   status: Record<RecipientStatus, number>;
 }
 
+/** A broadcast's reconciliation and its variants' counts, summed over its tally documents. */
+export interface BroadcastTally {
+  reconciliation: Reconciliation;
+  variants: Array<VariantStats & { recipients: number }>;
+}
+
+function tallyOf(docs: readonly TallyDoc[]): BroadcastTally {
+  const total: Reconciliation = { audience: 0, recipients: 0, excluded: zeros(EXCLUSION_REASONS), status: zeros(RECIPIENT_STATUSES) };
+  const variants: Array<VariantStats & { recipients: number }> = [];
+  for (const d of docs) {
+    total.audience += d.audience;
+    total.recipients += d.recipients;
+    for (const r of EXCLUSION_REASONS) total.excluded[r] += d.excluded[r] ?? 0;
+    for (const s of RECIPIENT_STATUSES) total.status[s] += d.status[s] ?? 0;
+    for (const [key, v] of Object.entries(d.variants ?? {})) {
+      const i = Number(key.slice(1));
+      const sum = (variants[i] ??= { recipients: 0, delivered: 0, humanOpens: 0, humanClicks: 0 });
+      sum.recipients += v.recipients;
+      sum.delivered += v.delivered;
+      sum.humanOpens += v.humanOpens;
+      sum.humanClicks += v.humanClicks;
+    }
+  }
+  return { reconciliation: total, variants };
+}
+
 const recipientSchema = new Schema(
   {
     _id: { type: String, required: true },
@@ -167,25 +193,14 @@ export function recipientsOf(c: RecipientCollections, accountId: string) {
       const ops = moves.ops();
       if (ops.length) await tallies.bulkWrite(ops, { tx });
     },
-    async reconciliation(broadcastId: string): Promise<{ reconciliation: Reconciliation; variants: Array<VariantStats & { recipients: number }> }> {
-      const docs = await tallies.find({ accountId, broadcastId });
-      const total: Reconciliation = { audience: 0, recipients: 0, excluded: zeros(EXCLUSION_REASONS), status: zeros(RECIPIENT_STATUSES) };
-      const variants: Array<VariantStats & { recipients: number }> = [];
-      for (const d of docs) {
-        total.audience += d.audience;
-        total.recipients += d.recipients;
-        for (const r of EXCLUSION_REASONS) total.excluded[r] += d.excluded[r] ?? 0;
-        for (const s of RECIPIENT_STATUSES) total.status[s] += d.status[s] ?? 0;
-        for (const [key, v] of Object.entries(d.variants ?? {})) {
-          const i = Number(key.slice(1));
-          const sum = (variants[i] ??= { recipients: 0, delivered: 0, humanOpens: 0, humanClicks: 0 });
-          sum.recipients += v.recipients;
-          sum.delivered += v.delivered;
-          sum.humanOpens += v.humanOpens;
-          sum.humanClicks += v.humanClicks;
-        }
-      }
-      return { reconciliation: total, variants };
+    async reconciliation(broadcastId: string): Promise<BroadcastTally> {
+      return tallyOf(await tallies.find({ accountId, broadcastId }));
+    },
+    /** The tallies of several broadcasts, in one query. */
+    async reconciliations(broadcastIds: readonly string[]): Promise<Map<string, BroadcastTally>> {
+      if (broadcastIds.length === 0) return new Map();
+      const docs = await tallies.find({ accountId, broadcastId: { $in: [...broadcastIds] } });
+      return new Map(broadcastIds.map((id) => [id, tallyOf(docs.filter((d) => d.broadcastId === id))]));
     },
     /** Waiting recipients whose mail may be queued by `now` (with `decided` false, only those whose variant is known). */
     due: (broadcastId: string, now: Date, limit: number, winnerKnown: boolean): Promise<RecipientDoc[]> =>

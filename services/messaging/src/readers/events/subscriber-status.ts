@@ -1,6 +1,6 @@
 // Carries out `subscriber-status` jobs (recorded by app/bounces.ts in the transaction of a hard
 // bounce or a complaint): the subscriber service sets BOUNCED / COMPLAINED (and, for a complaint,
-// opts the subscriber out of the mail's topic). parse -> use case -> ack | nak | term.
+// opts the subscriber out of the mail's topic). parse -> use case (app/subscriber-status.ts) -> ack | nak | term.
 //
 // Durability: the job sits on JOBS until acked. While the subscriber service does not answer, the
 // handler throws and the message is redelivered with backoff (1 s .. 5 min); MAX_DELIVER allows
@@ -10,7 +10,8 @@ import { DomainError, PeerUnavailable, type Logger } from '@mailer/kit';
 import { runConsumer, type ConsumerHandle, type NatsConnection } from '@mailer/nats';
 import { MalformedFactError, parseJob } from '@mailer/nats/facts';
 import type { SubscriberStatuses } from '../../clients/subscribers';
-import { messagesOf, type MessageCollections } from '../../mail/store/messages';
+import type { MessageCollections } from '../../mail/store/messages';
+import { applySubscriberStatus } from '../app/subscriber-status';
 import { NATS_ACCESS } from '../../nats-access';
 
 const BACKOFF_MS = [1_000, 5_000, 30_000, 60_000, 300_000];
@@ -37,11 +38,8 @@ export function startSubscriberStatusConsumer(nc: NatsConnection, deps: Subscrib
         if (err instanceof MalformedFactError) return 'term';
         throw err;
       }
-      const message = await messagesOf(deps.messages, work.accountId).get(work.messageId);
-      if (!message) return 'ack';
       try {
-        const optOutTopicId = work.status === 'COMPLAINED' ? message.topicId : null;
-        await deps.subscribers.setDeliveryStatus(work.accountId, message.email, work.status, optOutTopicId);
+        await applySubscriberStatus(deps, work); // a mail that is gone: nothing to tell, acked
         return 'ack';
       } catch (err) {
         // Down or too slow: retried with backoff. Its own refusal (a request it will never accept): given up.
