@@ -274,37 +274,38 @@ describe('POST /reports/events', () => {
     return eventId;
   }
 
-  it('counts events by receipt time in calendar days of the zone (a DST day included), in all and per key; empty buckets are points', async () => {
+  // Days that ended more than a day ago are read from the daily aggregates, rolled up when they ended
+  // (services/messaging/test/report-retention.test.ts; zones and DST: packages/reports, and the email
+  // report over 2024 in services/messaging/test/email-reports.int.test.ts). Events are received "now",
+  // so this test counts what an account sends today and yesterday, from the records themselves.
+  it('counts events by receipt time in calendar days of the zone, in all and per key; empty buckets are points', async () => {
     const a = await account('report');
+    const DAY = 86_400_000;
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const date = (ms: number) => iso(ms).slice(0, 10);
     const ids = [
-      await received(a, 'order.paid', '2024-03-29T22:59:00.000Z'), // 03-29 23:59 in Berlin: before the period
-      await received(a, 'order.paid', '2024-03-29T23:30:00.000Z'), // 03-30 00:30
-      await received(a, 'cart.left', '2024-03-30T22:59:59.999Z'), // 03-30 23:59:59.999
-      await received(a, 'order.paid', '2024-03-30T23:00:00.000Z'), // 03-31 00:00 (CET)
-      await received(a, 'order.paid', '2024-03-31T21:59:00.000Z'), // 03-31 23:59 (CEST: the day had 23 hours)
-      await received(a, 'cart.left', '2024-03-31T22:00:00.000Z'), // 04-01 00:00
-      await received(a, 'cart.left', '2024-04-02T22:00:00.000Z'), // 04-03 00:00: after the period
+      await received(a, 'order.paid', iso(today - DAY - 1)), // the day before yesterday, 23:59:59.999 UTC: before the period
+      await received(a, 'order.paid', iso(today - DAY)), // yesterday 00:00 UTC (the day before in New York)
+      await received(a, 'cart.left', iso(today - DAY / 2)), // yesterday 12:00 UTC
+      await received(a, 'order.paid', iso(today)), // today 00:00 UTC (yesterday evening in New York)
     ];
     // another account's event in the same period is not counted
-    await received(other, 'order.paid', '2024-03-30T12:00:00.000Z');
+    await received(other, 'order.paid', iso(today - DAY / 2));
     await eventsUntil(a, (xs) => ids.every((id) => xs.some((e) => e.eventId === id)));
 
-    const res = await a.post('/reports/events', { fromDate: '2024-03-30', toDate: '2024-04-02', interval: 'DAY', timeZone: 'Europe/Berlin' });
-    const report = expectStatus(res, 200);
-    expect(schemaErrors('EventReport', report)).toEqual([]);
     const n = (value: number) => ({ value, formattedValue: String(value) });
-    expect(report.points).toEqual([
-      { periodStart: '2024-03-30', received: n(2), byEventKey: { 'order.paid': n(1), 'cart.left': n(1) } },
-      { periodStart: '2024-03-31', received: n(2), byEventKey: { 'order.paid': n(2) } },
-      { periodStart: '2024-04-01', received: n(1), byEventKey: { 'cart.left': n(1) } },
-      { periodStart: '2024-04-02', received: n(0), byEventKey: {} },
-    ]);
-
-    // the same events in UTC days and in one (partial) ISO week
-    const utc = expectStatus(await a.post('/reports/events', { fromDate: '2024-03-29', toDate: '2024-04-02', interval: 'WEEK' }), 200);
+    const utc = expectStatus(await a.post('/reports/events', { fromDate: date(today - DAY), toDate: date(today), interval: 'DAY' }), 200);
+    expect(schemaErrors('EventReport', utc)).toEqual([]);
     expect(utc.points).toEqual([
-      { periodStart: '2024-03-29', received: n(6), byEventKey: { 'order.paid': n(4), 'cart.left': n(2) } },
-      { periodStart: '2024-04-01', received: n(1), byEventKey: { 'cart.left': n(1) } },
+      { periodStart: date(today - DAY), received: n(2), byEventKey: { 'order.paid': n(1), 'cart.left': n(1) } },
+      { periodStart: date(today), received: n(1), byEventKey: { 'order.paid': n(1) } },
+    ]);
+    // New York is 4 or 5 hours behind: yesterday 00:00 UTC falls on the day before, today 00:00 UTC on yesterday
+    const newYork = expectStatus(await a.post('/reports/events', { fromDate: date(today - DAY), toDate: date(today), interval: 'DAY', timeZone: 'America/New_York' }), 200);
+    expect(newYork.points).toEqual([
+      { periodStart: date(today - DAY), received: n(2), byEventKey: { 'cart.left': n(1), 'order.paid': n(1) } },
+      { periodStart: date(today), received: n(0), byEventKey: {} },
     ]);
   });
 
