@@ -16,6 +16,7 @@ import { fieldEvent, tagEvent, topicEvent } from '../services/subscriber/src/eve
 import { diffSubscriber } from '../services/subscriber/src/domain/contacts';
 import { Catalog } from '../services/subscriber/src/domain/fields';
 import type { FieldDef, FieldType, SubscriberState } from '../services/subscriber/src/domain/types';
+import { applyContactEvent } from '../services/segment/src/app/project-contacts';
 import { ContactProjection, MalformedEventError } from '../services/segment/src/store/contacts';
 
 const A = 'acc-contract';
@@ -96,6 +97,8 @@ const wire = (x: unknown) => JSON.parse(JSON.stringify(x));
 let dir: string;
 let store: Store;
 let projection: ContactProjection;
+/** A DOMAIN event through the projection's use case, as its consumer applies it. */
+const apply = (data: unknown, seq: number) => applyContactEvent({ projection }, data, seq);
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'facts-contract-'));
   store = await openStore({ dataDir: dir });
@@ -120,7 +123,7 @@ it('the subscriber service emits every subscriber, field, tag and topic fact typ
 it('the segment projection applies every fact the subscriber service emits and builds the contact they describe', async () => {
   const outcomes = [];
   let seq = 0;
-  for (const m of produced()) outcomes.push([m.payload.type, await projection.apply(wire(m.payload), ++seq)]);
+  for (const m of produced()) outcomes.push([m.payload.type, await apply(wire(m.payload), ++seq)]);
   expect(outcomes.filter(([, o]) => o instanceof MalformedEventError)).toEqual([]);
   expect(outcomes).toContainEqual(['subscriber.created', 'applied']);
   expect(outcomes).toContainEqual(['subscriber.updated', 'applied']);
@@ -154,32 +157,32 @@ it('the segment projection applies every fact the subscriber service emits and b
 it('the projection rejects a subscriber fact that breaks the definition, naming the member', async () => {
   const created = wire(createdEvent(A, before, ctx, now).payload);
   delete created.subscriber.registeredAt;
-  await expect(projection.apply(created, 1)).rejects.toThrow('malformed subscriber.created fact: subscriber.registeredAt: ');
-  await expect(projection.apply({ ...wire(createdEvent(A, before, ctx, now).payload), version: '2' }, 2)).rejects.toThrow(
+  await expect(apply(created, 1)).rejects.toThrow('malformed subscriber.created fact: subscriber.registeredAt: ');
+  await expect(apply({ ...wire(createdEvent(A, before, ctx, now).payload), version: '2' }, 2)).rejects.toThrow(
     'malformed subscriber.created fact: version: ',
   );
   const optedOut = wire(changeEvents(A, before, after, diffSubscriber(before, after), ctx, now)[0].payload);
   optedOut.subscriber.fields[0].value = { kind: 'NUMBER', number: 'seven' };
-  await expect(projection.apply(optedOut, 3)).rejects.toBeInstanceOf(MalformedEventError);
+  await expect(apply(optedOut, 3)).rejects.toBeInstanceOf(MalformedEventError);
   const deleted = wire(tagEvent('deleted', A, tag, now, { removedFromSubscribers: 0 }).payload);
   delete deleted.tag.id;
-  await expect(projection.apply(deleted, 4)).rejects.toThrow('malformed tag.deleted fact: tag.id: ');
+  await expect(apply(deleted, 4)).rejects.toThrow('malformed tag.deleted fact: tag.id: ');
 });
 
 it('email facts built with the shared definition drive the engagement facts; one without a subscriber is ignored', async () => {
-  await projection.apply(wire(createdEvent(A, before, ctx, now).payload), 1);
+  await apply(wire(createdEvent(A, before, ctx, now).payload), 1);
   const base = { accountId: A, messageId: 'm1', email: before.email, kind: 'AUTOMATION', templateName: 'welcome', eventProperties: null } as const;
   const delivered = domainFact({ ...base, type: 'email.delivered', occurredAt: '2026-03-02T00:00:00.000Z', subscriberId: 's1' });
   const opened = domainFact({ ...base, type: 'email.opened', occurredAt: '2026-03-03T00:00:00.000Z', subscriberId: 's1', machine: false });
   const strangers = domainFact({ ...base, type: 'email.clicked', occurredAt: '2026-03-04T00:00:00.000Z', subscriberId: null, machine: false, url: 'https://example.org' });
   expect(delivered.subject).toBe('domain.email.delivered');
-  expect(await projection.apply(wire(delivered.payload), 2)).toBe('applied');
-  expect(await projection.apply(wire(opened.payload), 3)).toBe('applied');
-  expect(await projection.apply(wire(strangers.payload), 4)).toBe('ignored');
+  expect(await apply(wire(delivered.payload), 2)).toBe('applied');
+  expect(await apply(wire(opened.payload), 3)).toBe('applied');
+  expect(await apply(wire(strangers.payload), 4)).toBe('ignored');
   expect(await projection.contacts.findOne({ _id: 's1', accountId: A })).toMatchObject({
     lastDeliveredAt: new Date('2026-03-02T00:00:00.000Z'),
     lastResponseAt: new Date('2026-03-03T00:00:00.000Z'),
     firstUnansweredDeliveryAt: null,
   });
-  await expect(projection.apply({ ...wire(opened.payload), subscriberId: 42 }, 5)).rejects.toThrow('malformed email.opened fact: subscriberId: ');
+  await expect(apply({ ...wire(opened.payload), subscriberId: 42 }, 5)).rejects.toThrow('malformed email.opened fact: subscriberId: ');
 });
