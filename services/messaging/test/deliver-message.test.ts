@@ -145,3 +145,30 @@ it('a sendable message whose body is missing is FAILED at once (a retry would no
   expect(await stored(a, id)).toMatchObject({ status: 'FAILED', attempts: [expect.objectContaining({ outcome: 'FAILED', response: 'the rendered body of the message is missing' })] });
   expect(relay.attemptsFor(email)).toBe(0);
 });
+
+/** A named fault: the collection answers reads and refuses every write, as a store failing under a write would. */
+function refusingWrites<C extends object>(collection: C): C {
+  const writes = new Set(['insertOne', 'insertMany', 'updateOne', 'updateMany', 'findOneAndUpdate', 'deleteOne', 'deleteMany', 'bulkWrite']);
+  return new Proxy(collection, {
+    get: (target, name, receiver) => (writes.has(String(name)) ? async () => { throw new Error('store unavailable'); } : Reflect.get(target, name, receiver)),
+  });
+}
+
+it('a 550 whose bounce cannot be recorded: the job fails (it is retried), the message stays sendable, and the retry records the bounce', async () => {
+  const a = await uc.account();
+  const email = to();
+  relay.answer(email, [550, 550]);
+  const id = await uc.send(a, { email });
+  const suppressions = uc.delivery.bounces.suppressions;
+  uc.delivery.bounces.suppressions = refusingWrites(suppressions);
+  const [failed] = await uc.deliverBatch([{ accountId: a, messageId: id }]);
+  expect(failed).toEqual({ error: expect.objectContaining({ message: expect.stringContaining('store unavailable') }) });
+  expect((await stored(a, id))?.status).not.toBe('BOUNCED');
+  expect(await suppressionsOf(suppressionCollection(tmp.store), a).find(email)).toBeNull();
+
+  uc.delivery.bounces.suppressions = suppressions;
+  expect(await uc.deliver(a, id, { deliveryCount: 2 })).toEqual({ outcome: 'BOUNCED' });
+  expect(relay.attemptsFor(email)).toBe(2);
+  expect((await stored(a, id))?.status).toBe('BOUNCED');
+  expect(await suppressionsOf(suppressionCollection(tmp.store), a).find(email)).toMatchObject({ reason: 'HARD_BOUNCE' });
+});

@@ -76,6 +76,22 @@ async function attempt(id: string): Promise<AttemptOutcome> {
   return outcome.outcome;
 }
 
+it('a settlement that throws (the store failing after the post): the delivery keeps its claim until it expires, then is posted again with the same webhook-id', async () => {
+  const { deliveryId, receiver } = await deliveryTo(() => ({ status: 204 }));
+  const { subscriptionId } = (await delivery(deliveryId))!;
+  // a named fault: the outcome cannot be written
+  const failing = { ...deps(), deliveries: { ...current.deliveries, settle: async () => Promise.reject(new Error('store unavailable')) } };
+  const [claimed] = await claimDeliveries(failing, [{ accountId: ACC, subscriptionId, deliveryIds: [deliveryId] }]);
+  const outcome = await attemptDelivery(failing, claimed.subscription!, claimed.deliveries[0], claimed.claimId);
+  await expect(settleDeliveries(failing, [outcome])).rejects.toThrow('store unavailable');
+  expect(receiver.received).toHaveLength(1);
+  expect((await delivery(deliveryId))!.status).not.toBe('DELIVERED');
+  expect(await attempt(deliveryId)).toBe('NOT_DUE'); // still claimed: nobody posts it meanwhile
+  now = new Date(now.getTime() + 30_001); // the claim (claimMs) has expired
+  expect(await attempt(deliveryId)).toBe('DELIVERED');
+  expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([receiver.received[0].headers['webhook-id'], receiver.received[0].headers['webhook-id']]);
+});
+
 it('2xx: DELIVERED with the attempt logged; a subscription failing until then is healthy again', async () => {
   const { sub, deliveryId, receiver } = await deliveryTo(() => ({ status: 204 }), { failingSince: new Date(now.getTime() - 3_600_000) });
   expect(await attempt(deliveryId)).toBe('DELIVERED');
