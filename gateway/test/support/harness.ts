@@ -123,12 +123,13 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Every message stored on the EVENTS stream for an account (subject events.<accountId>), in order. */
 export async function readEvents(nc: NatsConnection, accountId: string): Promise<Array<{ subject: string; data: any; msgId?: string }>> {
   const subject = `events.${accountId}`;
-  const jsm = await nc.jetstreamManager();
+  // A generous API timeout: right after a NATS restart the server may take seconds to answer JetStream requests.
+  const jsm = await nc.jetstreamManager({ timeout: 15_000 });
   const info = await jsm.streams.info('EVENTS', { subjects_filter: subject });
   const count = info.state.subjects?.[subject] ?? 0;
   const out: Array<{ subject: string; data: any; msgId?: string }> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
   if (count === 0) return out;
-  const consumer = await nc.jetstream().consumers.get('EVENTS', { filterSubjects: subject });
+  const consumer = await nc.jetstream({ timeout: 15_000 }).consumers.get('EVENTS', { filterSubjects: subject });
   while (out.length < count) {
     const m = await consumer.next({ expires: 2_000 });
     if (!m) throw new Error(`expected ${count} messages on ${subject}, read ${out.length}`);
