@@ -218,6 +218,22 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
     throw err;
   }));
 
+  // A pull request sent while disconnected is queued by the client and reaches the server only at
+  // reconnect, after the client's own timer for it may have run out: a message the server hands to
+  // it waits for ack_wait before redelivery. So no pull is sent while the connection is down.
+  let connected = true;
+  (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') connected = false;
+      else if (s.type === 'reconnect') {
+        connected = true;
+        wake();
+      }
+    }
+  })()
+    .catch(() => undefined)
+    .finally(wake); // the status iterator ends with the connection: let the loop see it closed
+
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
 
@@ -394,7 +410,7 @@ export function runConsumer(nc: NatsConnection, opts: ConsumerOptions): Consumer
           markReady();
         }
         const busy = () => (batchHandler ? held : inFlight.size);
-        while (busy() >= capacity && !stopping) await pause(60_000);
+        while ((busy() >= capacity || !connected) && !stopping) await pause(60_000);
         if (stopping) break;
         const batch = await consumer.fetch({ max_messages: capacity - busy(), expires: FETCH_EXPIRES_MS });
         activeBatch = batch;
