@@ -53,7 +53,7 @@ describe('scanJson', () => {
 });
 
 describe('rejectUnrepresentable', () => {
-  const all = { mayOverflowNumbers: true, maySurrogates: true };
+  const all = { mayOverflowNumbers: true, maySurrogates: true, mayProtoKey: true };
   it('names the first member beyond the double range', () => {
     expect(() => rejectUnrepresentable(JSON.parse('{"a":[1,{"b":1e400}]}'), all)).toThrow('body.a[1].b is a number out of range');
     expect(() => rejectUnrepresentable(JSON.parse(`[-${'9'.repeat(400)}]`), all)).toThrow('body[0] is a number out of range');
@@ -65,6 +65,19 @@ describe('rejectUnrepresentable', () => {
     expect(() => rejectUnrepresentable(JSON.parse('{"a":"\\ud800"}'), all)).toThrow('body.a holds');
     expect(() => rejectUnrepresentable(JSON.parse('{"p":{"\\ud83dx":1}}'), all)).toThrow('body.p has a member name');
     expect(() => rejectUnrepresentable(JSON.parse('{"a":"\\ud83d\\ude00 \\u00e9"}'), all)).not.toThrow();
+  });
+
+  it('returns the path of the first __proto__ member, written plainly or escaped; constructor and prototype pass', () => {
+    expect(rejectUnrepresentable(JSON.parse('{"e":{"k":1,"__proto__":{"admin":true}},"f":{"__proto__":1}}'), all)).toBe('body.e.__proto__');
+    expect(rejectUnrepresentable(JSON.parse('[{"__pr\\u006fto__":1}]'), all)).toBe('body[0].__proto__');
+    expect(rejectUnrepresentable(JSON.parse('{"constructor":{"prototype":{"x":1}},"proto":"__proto__"}'), all)).toBeUndefined();
+  });
+
+  it('the scan flags a possible __proto__ member: the word, or any \\u00 escape', () => {
+    expect(scanJson(Buffer.from('{"__proto__":1}')).mayProtoKey).toBe(true);
+    expect(scanJson(Buffer.from('{"_\\u005fproto__":1}')).mayProtoKey).toBe(true);
+    expect(scanJson(Buffer.from('{"__pr\\u006fto__":1}')).mayProtoKey).toBe(true);
+    expect(scanJson(Buffer.from('{"name":"welcome","k":1}')).mayProtoKey).toBe(false);
   });
 
   it('the scan flags surrogate escapes only', () => {

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { ApiError } from '../errors';
-import { rejectUnrepresentable, scanJson, type Suspicions } from './json-scan';
+import { noteReservedMember, rejectUnrepresentable, scanJson, type Suspicions } from './json-scan';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** Bulk sync carries up to 1,000 subscribers, with their field values; a batch of mail up to 500 messages with their values. */
@@ -25,8 +25,9 @@ function mayHaveBody(headers: { 'transfer-encoding'?: string; 'content-length'?:
  * handler. `strict: false` lets a JSON scalar through to schema validation, which names the problem.
  * Before parsing, the raw (decompressed) bytes must be UTF-8 (else `400 malformed_json`; other
  * charsets `415`) and are scanned once (json-scan.ts): nesting deeper than
- * MAX_JSON_DEPTH is `400 json_too_deep`; a body that may hold a number beyond the double range or
- * an unpaired surrogate escape is walked after parsing and refused if it does.
+ * MAX_JSON_DEPTH is `400 json_too_deep`; a body that may hold a number beyond the double range,
+ * an unpaired surrogate escape or a `__proto__` member is walked after parsing and refused if it does
+ * (a `__proto__` member after schema validation: refuseReservedMember).
  */
 export function jsonBody(): RequestHandler {
   const suspicious = new WeakMap<IncomingMessage, Suspicions>();
@@ -36,7 +37,7 @@ export function jsonBody(): RequestHandler {
     if (charset !== 'utf-8') throw new ApiError(415, 'unsupported_media_type', 'The charset of the body is not supported; send UTF-8 JSON.');
     if (!isUtf8(buf)) throw new ApiError(400, 'malformed_json', 'The request body is not valid UTF-8.');
     const scan = scanJson(buf);
-    if (scan.mayOverflowNumbers || scan.maySurrogates) suspicious.set(req, scan);
+    if (scan.mayOverflowNumbers || scan.maySurrogates || scan.mayProtoKey) suspicious.set(req, scan);
   };
   const parsers = new Map<number, RequestHandler>();
   const parser = (limit: number) => {
@@ -60,7 +61,8 @@ export function jsonBody(): RequestHandler {
       const look = suspicious.get(req);
       if (err || !look) return next(err);
       try {
-        rejectUnrepresentable(req.body, look);
+        const reserved = rejectUnrepresentable(req.body, look);
+        if (reserved) noteReservedMember(req.body, reserved);
       } catch (e) {
         return next(e);
       }

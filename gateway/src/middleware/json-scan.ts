@@ -60,13 +60,16 @@ export function scanJson(buf: Buffer): Suspicions {
   }
   // `\ud800`-`\udfff` escapes may be unpaired surrogates (two native searches, no per-byte work).
   const maySurrogates = buf.indexOf('\\ud') >= 0 || buf.indexOf('\\uD') >= 0;
-  return { mayOverflowNumbers, maySurrogates };
+  // A `__proto__` member name holds "proto" as written or as `\u00xx` escapes of its letters.
+  const mayProtoKey = buf.indexOf('proto') >= 0 || buf.indexOf('\\u00') >= 0;
+  return { mayOverflowNumbers, maySurrogates, mayProtoKey };
 }
 
 /** What `rejectUnrepresentable` must look for in the parsed body (nothing, for nearly every body). */
 export interface Suspicions {
   mayOverflowNumbers: boolean;
   maySurrogates: boolean;
+  mayProtoKey: boolean;
 }
 
 /** Index of the quote closing the string opened at `open` (one not escaped by an odd run of backslashes), or -1. */
@@ -92,9 +95,11 @@ const refuse = (path: string, problem: string) => new ApiError(400, 'validation_
  * - a number beyond the double range (1e400, 400 digits) reads as ±Infinity, which JSON.stringify
  *   writes as null (free-form event properties) and gRPC cannot carry;
  * - a `\ud800`-style escape without its pair is no Unicode text: protobuf encoding stored it as
- *   U+FFFD (a subscriber named "A\udfffB" read back as "A�B").
+ *   U+FFFD (a subscriber named "A\udfffB" read back as "A�B");
+ * Returns the path of the first member named `__proto__`, if any (see refuseReservedMember).
  */
-export function rejectUnrepresentable(value: unknown, look: Suspicions): void {
+export function rejectUnrepresentable(value: unknown, look: Suspicions): string | undefined {
+  let reserved: string | undefined;
   const stack: Array<[unknown, string]> = [[value, 'body']];
   while (stack.length) {
     const [v, path] = stack.pop()!;
@@ -109,8 +114,26 @@ export function rejectUnrepresentable(value: unknown, look: Suspicions): void {
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, member] = entries[i];
         if (look.maySurrogates && LONE_SURROGATE.test(key)) throw refuse(path, 'has a member name with an unpaired UTF-16 surrogate escape (text must be valid Unicode)');
+        if (look.mayProtoKey && key === '__proto__') reserved ??= `${path}.__proto__`;
         stack.push([member, `${path}.${key}`]);
       }
     }
   }
+  return reserved;
+}
+
+// Bodies holding a `__proto__` member, with its path. JSON.parse keeps such a member as an own
+// property, but the storage layer (mongoose) drops it on save: it could not be read back as sent.
+// It is refused after schema validation, so that where the schema allows no unknown member it is
+// `unknown_property` like any other name, and `validation_failed` inside free-form values.
+const reservedMembers = new WeakMap<object, string>();
+
+export function noteReservedMember(body: object, path: string): void {
+  reservedMembers.set(body, path);
+}
+
+/** Throws `400 validation_failed` naming the body's `__proto__` member, if the parser noted one. */
+export function refuseReservedMember(body: unknown): void {
+  const path = typeof body === 'object' && body !== null ? reservedMembers.get(body) : undefined;
+  if (path) throw refuse(path, 'is a reserved member name that cannot be stored');
 }

@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ApiError, type Problem } from '../errors';
+import { refuseReservedMember } from '../middleware/json-scan';
 import { openApiDocument } from './document';
 import { ERROR_IDS_KEYWORD, PER_ITEM_KEYWORD } from './keywords';
 
@@ -164,6 +165,7 @@ export function requestValidator(operationId: string): RequestValidator {
     } else if (body !== undefined && !(typeof body === 'object' && body !== null && Object.keys(body).length === 0)) {
       body = undefined; // operations without a body ignore one (an empty `{}` from a client library is common)
     }
+    refuseReservedMember(body);
     return { params, query, body, itemErrors };
   };
   compiled.set(operationId, validator);
