@@ -50,8 +50,12 @@ describe('messaging service delivery worker', () => {
     }, 20_000);
     expect(outcome(text, 'unknown_message')).toBe(1);
     expect(outcome(text, 'malformed')).toBe(1);
-    const info = await (await nc.jetstreamManager()).consumers.info('JOBS', 'messaging-email-delivery');
-    expect(info.num_pending + info.num_ack_pending).toBe(0);
+    // The outcome is counted before the ack is confirmed: wait for the server to see both settled.
+    const jsm = await nc.jetstreamManager();
+    await waitFor('both jobs settled', async () => {
+      const info = await jsm.consumers.info('JOBS', 'messaging-email-delivery');
+      return info.num_pending + info.num_ack_pending === 0;
+    }, 10_000);
     expect(relay.messages).toHaveLength(0);
     expect(messaging.output()).toMatch(/email job for an unknown message/);
   });
