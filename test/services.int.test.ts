@@ -108,3 +108,13 @@ it('fails loudly when NATS cannot be reached', () => {
   expect(res.status).toBe(1);
   expect(res.stdout + res.stderr).toContain('failed to start');
 });
+
+it('NATS_REPLICAS: more copies than a single NATS server can hold stop the process, naming the stream; 0 is a configuration error', async () => {
+  // One server: the streams are created with the configured copies, so 3 is refused by the server.
+  await expect(startService('rss', { NATS_URL: nats.url, NATS_REPLICAS: '3' })).rejects.toThrow(
+    /cannot (create|update) JetStream stream (DOMAIN|JOBS|EVENTS) .*replicas/i,
+  );
+  const res = spawnSync(process.execPath, [path.join(repoRoot, 'services/rss/dist/main.js')], { env: { ...process.env, NATS_REPLICAS: '0' }, encoding: 'utf8', timeout: 10_000 });
+  expect(res.status).toBe(78);
+  expect(res.stderr).toContain('NATS_REPLICAS');
+});

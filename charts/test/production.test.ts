@@ -54,8 +54,9 @@ describe('values-production.yaml', () => {
     expect(envOf(containers(objs).find((x) => x.name === gatewayName)!.c).MONGODB_URI).toBeUndefined();
   });
 
-  test('NATS over TLS with a user per workload; sending domains must be verified; the guard stays strict', () => {
+  test('NATS over TLS with a user per workload, streams and buckets on three servers; sending domains must be verified; the guard stays strict', () => {
     expect(configMap.data.NATS_URL).toMatch(/^tls:\/\//);
+    expect(configMap.data.NATS_REPLICAS).toBe('3');
     for (const { name, c } of containers(objs)) {
       const env = envOf(c);
       expect({ name, ca: env.NATS_TLS_CA?.value, user: env.NATS_USER?.value }).toEqual({ name, ca: '/etc/mailer/nats-tls/ca.crt', user: name.replace(`${RELEASE}-`, 'mailer-') });

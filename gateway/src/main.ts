@@ -2,7 +2,7 @@ import './telemetry';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, gracefulHttpClose, natsConnection, onShutdown, startMetricsServer, useServiceIdentity, warnIfUnauthenticated } from '@mailer/kit';
-import { ackedPublisher, connectNats, declareJetStream, STREAMS, type NatsConnection } from '@mailer/nats/client';
+import { ackedPublisher, connectNats, declareJetStream, streamSpecs, type NatsConnection } from '@mailer/nats/client';
 import { AccountStore } from './accounts/accounts';
 import { createKeyCrypto } from './accounts/api-key';
 import { createAdminApp } from './admin/app';
@@ -31,11 +31,12 @@ async function main() {
   const nc = await connectNats({ ...natsConnection(config), name: 'gateway', log: (msg, extra) => logger.info(extra ?? {}, msg) });
   // Streams and buckets are re-created after every reconnect (a NATS restart loses the memory-stored
   // rate-limit budgets), and the watched copies reloaded; /readyz says no until that is done.
+  const streams = streamSpecs({ replicas: config.NATS_REPLICAS });
   const jetStream = await declareJetStream(
     nc,
     {
-      streams: NATS_ACCESS.streams.map((s) => STREAMS[s as keyof typeof STREAMS]),
-      buckets: Object.values(BUCKETS).map((b) => ({ name: b.name, ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false })),
+      streams: NATS_ACCESS.streams.map((s) => streams[s as keyof typeof streams]),
+      buckets: Object.values(BUCKETS).map((b) => ({ name: b.name, ttlMs: b.ttlMs, storage: b.storage, history: 1, allowDirect: false, replicas: config.NATS_REPLICAS })),
     },
     { log: (msg, extra) => logger.warn(extra ?? {}, msg) },
   );

@@ -45,6 +45,11 @@ export const commonConfig = {
   METRICS_HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: logLevel,
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /**
+   * Copies of each JetStream stream and KV bucket the processes create (a NATS cluster keeps them on
+   * that many servers; 3 survives the loss of one). 1 on a single server, which refuses more.
+   */
+  NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long a starting process keeps retrying NATS before it gives up (and Kubernetes restarts it). */
   NATS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /**
@@ -70,6 +75,7 @@ export const commonConfig = {
 /** NATS settings of commonConfig, as read from the environment. */
 export interface NatsSettings {
   NATS_URL: string;
+  NATS_REPLICAS: number;
   NATS_CONNECT_TIMEOUT_MS: number;
   NATS_USER?: string;
   NATS_PASSWORD?: string;

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { JetStreamClient, NatsConnection } from 'nats';
 import { openStore, type Store } from '@mailer/store';
-import { connectNats, declareJetStream, STREAMS, startOutboxRelay, type NatsAccess } from '@mailer/nats';
+import { connectNats, declareJetStream, streamSpecs, startOutboxRelay, type NatsAccess } from '@mailer/nats';
 import type { ServiceName } from './addresses';
 import { natsConnection, warnIfUnauthenticated, type NatsSettings } from './config';
 import { useServiceIdentity } from './service-token';
@@ -103,7 +103,8 @@ export async function runService<C extends ServiceConfig>(opts: {
     warnIfUnauthenticated(logger, config);
     const nc = await connectNats({ ...natsConnection(config), name, log: (msg, extra) => logger.info(extra ?? {}, msg) });
     // Re-ensured after every reconnect, so a NATS server that lost them (restart without its store) heals.
-    const streams = opts.nats.streams.map((s) => STREAMS[s as keyof typeof STREAMS]);
+    const specs = streamSpecs({ replicas: config.NATS_REPLICAS });
+    const streams = opts.nats.streams.map((s) => specs[s as keyof typeof specs]);
     const jetStream = await declareJetStream(nc, { streams }, { log: (msg, extra) => logger.warn(extra ?? {}, msg) });
     const js = nc.jetstream();
     const relay = startOutboxRelay({ store, js, ...opts.outbox, log: (msg, extra) => logger.warn(extra ?? {}, msg) });

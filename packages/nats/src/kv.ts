@@ -13,6 +13,8 @@ export interface KvOptions {
   allowDirect?: boolean;
   /** 'memory' for state that may be lost with the NATS server (rate-limit budgets refill). Default file. */
   storage?: 'file' | 'memory';
+  /** Copies in a NATS cluster (NATS_REPLICAS). Default 1. */
+  replicas?: number;
 }
 
 /**
@@ -26,5 +28,6 @@ export async function openKv(nc: NatsConnection, bucket: string, opts: KvOptions
     ...(opts.history ? { history: opts.history } : {}),
     ...(opts.allowDirect === undefined ? {} : { allow_direct: opts.allowDirect }),
     ...(opts.storage === 'memory' ? { storage: StorageType.Memory } : {}),
+    ...(opts.replicas ? { replicas: opts.replicas } : {}),
   });
 }
