@@ -1,7 +1,7 @@
 // Pure parts of the MongoDB adapter, testable without a server (the contract suite covers the rest
 // when MONGODB_URI is set).
 import { DocumentValidationError, DuplicateKeyError, mongoose } from '../src';
-import { mapMongoError, withUpsertId } from '../src/mongo/store';
+import { mapMongoError, standaloneProblem, withUpsertId } from '../src/mongo/store';
 
 describe('mapMongoError', () => {
   test('E11000 from a single write, an insertMany bulk error, and a bulk error without keyValue', () => {
@@ -46,5 +46,15 @@ describe('withUpsertId', () => {
     expect(withUpsertId({ email: 'x' }, own, true)).toEqual(own);
     expect(withUpsertId({ _id: 'id' }, { $set: { a: 1 } }, true)).toEqual({ $set: { a: 1 } });
     expect(withUpsertId({ email: 'x' }, { $set: { a: 1 } }, false)).toEqual({ $set: { a: 1 } });
+  });
+});
+
+describe('standaloneProblem', () => {
+  test('a replica set member and a mongos pass; a standalone server is refused with what to do', () => {
+    expect(standaloneProblem({ setName: 'rs0', isWritablePrimary: true } as never)).toBeUndefined();
+    expect(standaloneProblem({ msg: 'isdbgrid' })).toBeUndefined();
+    const problem = standaloneProblem({ isWritablePrimary: true } as never);
+    expect(problem).toMatch(/standalone MongoDB server/);
+    expect(problem).toMatch(/--replSet rs0.*rs\.initiate\(\).*\?replicaSet=rs0/);
   });
 });

@@ -39,21 +39,38 @@ class MongoTransaction implements Transaction {
   ) {}
 }
 
+/**
+ * Why a MongoDB deployment cannot hold mailer's data, from its `hello` answer, or undefined. Every
+ * service writes a record and its outbox fact in one multi-document transaction, which MongoDB runs
+ * only on a replica set or through a sharded cluster's mongos: on a standalone server the facts
+ * would be published without their records (or the writes fail), so it is refused at start.
+ */
+export function standaloneProblem(hello: { setName?: unknown; msg?: unknown }): string | undefined {
+  if (hello.setName || hello.msg === 'isdbgrid') return undefined;
+  return (
+    'MONGODB_URI names a standalone MongoDB server, which cannot run the multi-document transactions every service writes in: ' +
+    'use a replica set (a single member is enough: start mongod with --replSet rs0, run rs.initiate(), add ?replicaSet=rs0 to the URI) ' +
+    'or the mongos routers of a sharded cluster'
+  );
+}
+
 export class MongoStore implements Store {
   readonly kind = 'mongo' as const;
   private readonly collections = new Map<string, { collection: MongoCollection<any>; options?: CollectionOptions }>();
 
-  private constructor(
-    readonly connection: mongoose.Connection,
-    /** Replica set or sharded cluster: multi-document transactions are available. */
-    readonly supportsTransactions: boolean,
-  ) {}
+  /** A replica set or a sharded cluster (open refuses a standalone server): transactions are available. */
+  private constructor(readonly connection: mongoose.Connection) {}
 
   static async open(uri: string): Promise<MongoStore> {
     const connection = mongoose.createConnection(uri, { autoIndex: false, autoCreate: true });
     await connection.asPromise();
     const hello = await connection.db!.admin().command({ hello: 1 });
-    return new MongoStore(connection, Boolean(hello.setName) || hello.msg === 'isdbgrid');
+    const problem = standaloneProblem(hello);
+    if (problem) {
+      await connection.close();
+      throw new Error(problem);
+    }
+    return new MongoStore(connection);
   }
 
   collection<T extends { _id: string }>(name: string, schema: mongoose.Schema, options?: CollectionOptions): Collection<T> {
@@ -85,10 +102,9 @@ export class MongoStore implements Store {
     }
   }
 
-  /** Runs `fn` in the caller's transaction, else in its own one when the server supports it, else without. */
+  /** Runs `fn` in the caller's transaction, else in its own one. */
   async atomically<R>(tx: Transaction | undefined, fn: (session?: mongoose.ClientSession) => Promise<R>): Promise<R> {
     if (tx) return fn(this.sessionOf(tx));
-    if (!this.supportsTransactions) return fn(undefined);
     return this.transaction((own) => fn(this.sessionOf(own)));
   }
 
