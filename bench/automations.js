@@ -21,9 +21,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { connect, JSONCodec } = require('nats');
 const { ensureStreams } = require('@mailer/nats');
-const { SMTPServer } = require('smtp-server');
 const { freePort, spawnReady, startNatsServer, startService, startGateway, operatorAuth } = require('@mailer/testing');
-const { verdict, benchAccount, rssMb, cpuSeconds, forkChild, median } = require('./lib');
+const { verdict, benchAccount, rssMb, cpuSeconds, forkChild, median, startSmtpSink } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -49,24 +48,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A sink recording the arrival time of each mail by subject. */
 async function startSink() {
-  const port = await freePort();
   const arrivals = new Map();
-  const server = new SMTPServer({
-    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
-    onData(stream, _session, callback) {
-      let head = '';
-      stream.on('data', (chunk) => {
-        if (head.length < 8192) head += chunk.toString();
-      });
-      stream.on('end', () => {
-        const m = head.match(/^Subject: (.*)$/m);
-        if (m) arrivals.set(m[1].trim(), Date.now());
-        callback(null, 'Ok');
-      });
+  const sink = await startSmtpSink({
+    onMail: (_envelope, head) => {
+      const m = head.match(/^Subject: (.*)$/m);
+      if (m) arrivals.set(m[1].trim(), Date.now());
     },
   });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, arrivals, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { ...sink, arrivals };
 }
 
 /** The sum of a metric's samples, but those whose labels include `except`. */

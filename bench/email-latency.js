@@ -11,9 +11,8 @@ const { parseArgs } = require('node:util');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const nodemailer = require(require.resolve('nodemailer', { paths: [path.join(__dirname, '..', 'services', 'messaging')] }));
-const { SMTPServer } = require('smtp-server');
-const { freePort, startNatsServer, startService, startGateway } = require('@mailer/testing');
-const { verdict, benchAccount, rssMb } = require('./lib');
+const { startNatsServer, startService, startGateway } = require('@mailer/testing');
+const { verdict, benchAccount, rssMb, startSmtpSink } = require('./lib');
 
 const { values: args } = parseArgs({ options: { rate: { type: 'string', default: '200' }, seconds: { type: 'string', default: '20' } } });
 const rate = Number(args.rate);
@@ -21,21 +20,14 @@ const total = rate * Number(args.seconds);
 
 /** A sink recording the arrival time of each envelope recipient. */
 async function startSink() {
-  const port = await freePort();
   const arrivals = new Map();
-  const server = new SMTPServer({
-    logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
-    onData(stream, session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        const now = Date.now();
-        for (const rcpt of session.envelope.rcptTo) arrivals.set(rcpt.address.toLowerCase(), now);
-        callback(null, 'Ok');
-      });
+  const sink = await startSmtpSink({
+    onMail: (envelope) => {
+      const now = Date.now();
+      for (const rcpt of envelope.rcptTo) arrivals.set(rcpt.address.toLowerCase(), now);
     },
   });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, arrivals, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { ...sink, arrivals };
 }
 
 /** Calls send(i) every 1000/rate ms on a fixed schedule; resolves with {address: start time} once all are sent. */

@@ -13,11 +13,10 @@ const { parseArgs } = require('node:util');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { SMTPServer } = require('smtp-server');
-const { freePort, startNatsServer, startService, startGateway } = require('@mailer/testing');
+const { startNatsServer, startService, startGateway } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
 const { messageCollections } = require('../services/messaging/dist/mail/store/messages');
-const { benchAccount, rssMb } = require('./lib');
+const { benchAccount, rssMb, startSmtpSink } = require('./lib');
 
 const { values: args } = parseArgs({ options: { records: { type: 'string', default: '1000000' } } });
 const RECORDS = Number(args.records);
@@ -26,12 +25,6 @@ const SENT = 50;
 const DAY = 86_400_000;
 const KEEP_DAYS = 365;
 
-async function startSink() {
-  const port = await freePort();
-  const server = new SMTPServer({ logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], onData: (s, _session, cb) => s.on('end', () => cb(null, 'Ok')).resume() });
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(resolve)) };
-}
 
 const dirBytes = (dir) => fs.readdirSync(dir, { withFileTypes: true }).reduce((sum, e) => sum + (e.isDirectory() ? dirBytes(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
 
@@ -78,7 +71,7 @@ async function main() {
   try {
     const nats = await startNatsServer();
     stops.push(() => nats.stop());
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     stops.push(() => sink.close());
     const subscriber = await startService('subscriber', { NATS_URL: nats.url });
     stops.push(() => subscriber.stop());

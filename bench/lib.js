@@ -90,18 +90,26 @@ async function startBaseline(kind, arg) {
   };
 }
 
-/** A local SMTP sink that accepts everything and only counts arrivals: {url, times (arrival ms), reset(), close()}. */
-async function startSmtpSink() {
+/**
+ * A local SMTP sink in this process that accepts everything: {url, times (arrival ms), reset(), close()}.
+ * `onMail(envelope, head)`, if given, is called at each arrival with the envelope and the first 8 KB
+ * of the message (its headers). For CPU per mail, use the sink in its own process (startSink).
+ */
+async function startSmtpSink({ onMail } = {}) {
   const { SMTPServer } = require('smtp-server');
   const { freePort } = require('@mailer/testing');
   const port = await freePort();
   const times = [];
   const server = new SMTPServer({
     logger: false, authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], maxClients: 1000,
-    onData(stream, _session, callback) {
-      stream.on('data', () => undefined);
+    onData(stream, session, callback) {
+      let head = '';
+      stream.on('data', (chunk) => {
+        if (onMail && head.length < 8192) head += chunk.toString();
+      });
       stream.on('end', () => {
         times.push(Date.now());
+        onMail?.(session.envelope, head);
         callback(null, 'Ok');
       });
     },
