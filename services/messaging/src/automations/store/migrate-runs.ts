@@ -1,0 +1,46 @@
+// Runs written before finished runs were pruned hold what the current build keeps elsewhere: a run of
+// a ONCE automation carries its entry as `onceKey` (the entry rule read it from the runs), and a
+// finished run has no `finishedAt`, so retention would never remove it. setup() runs this before
+// events and runs are consumed: each such run's entry becomes a ONCE entry and its `onceKey` goes,
+// and a finished run gets `finishedAt` = its last update (when it ended), in one transaction per
+// batch, so no subscriber may enter a ONCE automation a second time after the upgrade.
+import { acrossAccounts, migrateOnce, type BulkOp, type Collection, type Store } from '@mailer/store';
+import type { OnceEntryDoc } from './once-entries';
+import { FINAL_STATUSES, RUNS, type RunDoc } from './runs';
+
+export const RUN_MIGRATION_BATCH = 500;
+
+/** Answers how many runs it found to migrate (null: done at an earlier start, skipped). */
+export function migrateRuns(store: Store, runs: Collection<RunDoc>, entries: Collection<OnceEntryDoc>): Promise<{ found: number } | null> {
+  return migrateOnce(store, `once-entries:${RUNS}`, async () => {
+    const legacy = { $or: [{ onceKey: { $exists: true } }, { status: { $in: FINAL_STATUSES }, finishedAt: null }] };
+    let found = 0;
+    for await (const batch of acrossAccounts(runs).scan(legacy, { batchSize: RUN_MIGRATION_BATCH })) {
+      found += batch.length;
+      const entryOps: BulkOp[] = batch
+        .filter((r) => r.onceKey !== undefined)
+        .map((r) => ({
+          updateOne: {
+            // an upsert: during a rolling update a replica of this build may have entered the subscriber already
+            filter: { accountId: r.accountId, automationId: r.automationId, subscriberId: r.subscriberId },
+            update: { $setOnInsert: { _id: r._id, enteredAt: r.startedAt } },
+            upsert: true,
+          },
+        }));
+      const runOps: BulkOp[] = batch.map((r) => ({
+        updateOne: {
+          filter: { _id: r._id },
+          update: {
+            ...(FINAL_STATUSES.includes(r.status) && !r.finishedAt ? { $set: { finishedAt: r.updatedAt } } : {}),
+            ...(r.onceKey !== undefined ? { $unset: { onceKey: '' } } : {}),
+          },
+        },
+      }));
+      await store.transaction(async (tx) => {
+        if (entryOps.length) await acrossAccounts(entries).bulkWrite(entryOps, { tx });
+        await acrossAccounts(runs).bulkWrite(runOps, { tx });
+      });
+    }
+    return { found };
+  });
+}
