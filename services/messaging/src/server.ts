@@ -210,7 +210,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const runs = runCollection(ctx.store, config.RUN_RETENTION_DAYS);
   const onceEntries = onceEntryCollection(ctx.store);
   // before events and runs are consumed: runs of an older build get their ONCE entries and finish times
-  const migrated = await migrateRuns(ctx.store, runs, onceEntries);
+  const migrated = await migrateRuns(ctx.store, runs, onceEntries, { days: config.RUN_RETENTION_DAYS, now: ctx.now() });
   if (migrated) ctx.logger.info({ runs: migrated.found }, 'automation runs: ONCE entries and finish times migrated');
   ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, runs, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
 

@@ -4,6 +4,7 @@
 // (its entry). Runs are started by the RecordEvent use case and ended through the runs repository
 // under a clock set back 200 days; the pruner compares with the real time. Then the upgrade: runs an
 // older build wrote (the ONCE entry as the run's onceKey, no finish time) are migrated at start.
+import { waitFor } from '@mailer/testing';
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import type { CustomEvent } from '@mailer/nats/facts';
 import { outboxRepository } from '@mailer/nats';
@@ -16,7 +17,7 @@ import { runCollection, runsOf, type RunDoc } from '../src/automations/store/run
 
 const ACCOUNT = 'acc-1';
 const DAY = 86_400_000;
-const SUBSCRIBERS: Record<string, string> = { 'ann@example.org': 'sub-ann', 'bob@example.org': 'sub-bob' };
+const SUBSCRIBERS: Record<string, string> = { 'ann@example.org': 'sub-ann', 'bob@example.org': 'sub-bob', 'cid@example.org': 'sub-cid' };
 
 let temp: TempStore;
 let clock: number;
@@ -67,14 +68,6 @@ async function send(eventKey: string, email = 'ann@example.org'): Promise<{ outc
   return { outcome: result.outcome, runId };
 }
 
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const runIds = async () => (await runs().find({ accountId: ACCOUNT }, { sort: { _id: 1 } })).map((r) => r._id);
 
 it('a finished run goes RUN_RETENTION_DAYS after it finished (every way a run ends); an unfinished one, however old, stays', async () => {
@@ -91,7 +84,7 @@ it('a finished run goes RUN_RETENTION_DAYS after it finished (every way a run en
   expect(await repo.end(recent, 'COMPLETED', recentlyFinished)).toBe(true);
 
   // the pruner's round that removes the three also found the others and left them
-  await until(async () => (await runs().countDocuments({ accountId: ACCOUNT })) === 3, 'the runs finished 200 days ago to go');
+  await waitFor('the runs finished 200 days ago to go', async () => (await runs().countDocuments({ accountId: ACCOUNT })) === 3, 20_000);
   expect(await runIds()).toEqual([waiting, running, recent].sort());
   expect(await repo.get(waiting)).toMatchObject({ status: 'WAITING', finishedAt: null });
   expect(await repo.get(recent)).toMatchObject({ status: 'COMPLETED', finishedAt: recentlyFinished });
@@ -102,7 +95,7 @@ it('ONCE: the entry outlives its pruned run, so the subscriber does not enter ag
   const first = await send('visit');
   expect(first.outcome).toBe('RUNS_STARTED');
   expect(await runsOfAccount().end(first.runId!, 'COMPLETED', at(clock))).toBe(true);
-  await until(async () => (await runsOfAccount().get(first.runId!)) === null, 'the finished ONCE run to go');
+  await waitFor('the finished ONCE run to go', async () => (await runsOfAccount().get(first.runId!)) === null, 20_000);
 
   clock = Date.now();
   expect(await send('visit')).toEqual({ outcome: 'NO_MATCHING_AUTOMATION', runId: undefined });
@@ -110,34 +103,35 @@ it('ONCE: the entry outlives its pruned run, so the subscriber does not enter ag
   expect(await send('visit', 'bob@example.org')).toEqual({ outcome: 'NO_MATCHING_AUTOMATION', runId: undefined });
 });
 
-it('upgrade: runs of an older build get their ONCE entries and finish times at start; nobody enters again, old runs then go, later starts skip it', async () => {
-  const old = (id: string, automationId: string, subscriberId: string, status: RunDoc['status'], once: boolean): RunDoc & { onceKey?: string } => ({
+it('upgrade: runs of an older build get their ONCE entries and finish times at start (or go, past the retention); nobody enters again; later starts skip it', async () => {
+  const now = Date.now();
+  const old = (id: string, automationId: string, subscriberId: string, status: RunDoc['status'], updatedAt: number): RunDoc & { onceKey?: string } => ({
     _id: id, accountId: ACCOUNT, automationId, eventId: `ev-${id}`, subscriberId, email: 'x@example.org', status, stepIndex: 0,
-    startedAt: at(clock), updatedAt: at(clock + DAY), dueAt: status === 'WAITING' ? at(Date.now() + DAY) : null, leaseUntil: null, steps: [], finishedAt: null,
-    ...(once ? { onceKey: `${automationId}:${subscriberId}` } : {}),
+    startedAt: at(updatedAt - DAY), updatedAt: at(updatedAt), dueAt: status === 'WAITING' ? at(now + DAY) : null, leaseUntil: null, steps: [], finishedAt: null,
+    ...(automationId === 'once' ? { onceKey: `${automationId}:${subscriberId}` } : {}),
   });
   await runs().insertMany([
-    old('old-ann', 'once', 'sub-ann', 'COMPLETED', true),
-    old('old-bob', 'once', 'sub-bob', 'WAITING', true),
-    old('old-every', 'every', 'sub-ann', 'EXITED', false),
+    old('ann-long-ago', 'once', 'sub-ann', 'COMPLETED', now - 199 * DAY),
+    old('bob-waiting', 'once', 'sub-bob', 'WAITING', now - 199 * DAY),
+    old('cid-lately', 'once', 'sub-cid', 'COMPLETED', now - 10 * DAY),
+    old('every-long-ago', 'every', 'sub-ann', 'EXITED', now - 199 * DAY),
+    old('every-lately', 'every', 'sub-ann', 'FAILED', now - 10 * DAY),
   ]);
   // as the older build stored them: no finish time at all
   await runs().updateMany({ accountId: ACCOUNT }, { $unset: { finishedAt: '' } });
+  const migrate = () => migrateRuns(temp.store, runs(), onceEntryCollection(temp.store), { days: 90, now: at(now) });
 
-  expect(await migrateRuns(temp.store, runs(), onceEntryCollection(temp.store))).toEqual({ found: 3 });
-  expect(await runsOfAccount().get('old-ann')).toMatchObject({ finishedAt: at(clock + DAY) });
-  const waiting = (await runsOfAccount().get('old-bob'))!;
-  expect([waiting.status, waiting.finishedAt ?? null]).toEqual(['WAITING', null]); // unfinished: no finish time
-  expect((await runs().find({ accountId: ACCOUNT })).filter((r) => r.onceKey !== undefined)).toEqual([]);
+  expect(await migrate()).toEqual({ found: 5 });
+  // finished past the retention: gone; finished within it: dated by its last update; unfinished: kept as it was
+  expect(await runIds()).toEqual(['bob-waiting', 'cid-lately', 'every-lately']);
+  const kept = await runs().find({ accountId: ACCOUNT }, { sort: { _id: 1 } });
+  expect(kept.map((r) => [r.finishedAt ?? null, r.onceKey])).toEqual([[null, undefined], [at(now - 10 * DAY), undefined], [at(now - 10 * DAY), undefined]]);
 
-  clock = Date.now();
-  expect(await send('visit')).toEqual({ outcome: 'NO_MATCHING_AUTOMATION', runId: undefined });
-  expect(await send('visit', 'bob@example.org')).toEqual({ outcome: 'NO_MATCHING_AUTOMATION', runId: undefined });
-  // finished 199 days ago: pruned now that they have a finish time; the waiting run stays
-  await until(async () => (await runIds()).join() === 'old-bob', 'the migrated finished runs to go');
-  expect(await send('visit')).toEqual({ outcome: 'NO_MATCHING_AUTOMATION', runId: undefined });
+  clock = now;
+  for (const email of ['ann@example.org', 'bob@example.org', 'cid@example.org']) expect(await send('visit', email)).toEqual({ outcome: 'NO_MATCHING_AUTOMATION', runId: undefined });
+  expect((await send('order')).outcome).toBe('RUNS_STARTED');
 
   // the next start finds nothing left and records the migration done; the one after skips it
-  expect(await migrateRuns(temp.store, runs(), onceEntryCollection(temp.store))).toEqual({ found: 0 });
-  expect(await migrateRuns(temp.store, runs(), onceEntryCollection(temp.store))).toBeNull();
+  expect(await migrate()).toEqual({ found: 0 });
+  expect(await migrate()).toBeNull();
 });

@@ -86,8 +86,8 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
   } catch (err) {
     // Two deliveries of one event at once: the other one recorded it.
     if (err instanceof DuplicateKeyError && err.collection === EVENTS) return { recorded: false };
-    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other run).
-    if (err instanceof DuplicateKeyError && (err.collection === RUNS || err.collection === ONCE_ENTRIES)) throw new Error(`event ${event.eventId}: an entry rule's run key was taken concurrently; retrying`);
+    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other's entry or run).
+    if (err instanceof DuplicateKeyError && (err.collection === RUNS || err.collection === ONCE_ENTRIES)) throw new Error(`event ${event.eventId}: an entry rule's key was taken concurrently; retrying`);
     throw err;
   }
   deps.notifyOutbox();
@@ -213,6 +213,7 @@ async function prepareEvent(deps: RecordEventDeps, event: CustomEvent, lookups: 
           ...(a.entry === 'ONE_AT_A_TIME' ? { activeKey: entryKey(a.id, subscriberId!) } : {}),
         }))
       : [];
+  // (newRuns[i] is the run of entering[i])
   const onceEntries = newRuns.flatMap((r, i) =>
     entering[i].entry === 'ONCE' ? [{ _id: r._id, accountId: r.accountId, automationId: r.automationId, subscriberId: r.subscriberId, enteredAt: now }] : [],
   );
