@@ -645,6 +645,11 @@ describe('email: reader-facing HTTP, bounce listener, mail settings and secrets'
         // Sending domains must be verified, with a generated sealing key for their DKIM keys; the pod's resolvers.
         MAIL_DOMAIN_VERIFICATION: 'required',
         DNS_SERVERS: [],
+        // retention.*
+        MESSAGE_RETENTION_DAYS: values.retention.messageDays,
+        EVENT_RETENTION_DAYS: values.retention.eventDays,
+        REPORT_RETENTION_DAYS: values.retention.reportDays,
+        RUN_RETENTION_DAYS: values.retention.runDays,
       });
       expect(parsed.data?.SECRET_SEALING_KEY).toHaveLength(32);
       expect(env.DNS_SERVERS).toBeUndefined();

@@ -77,6 +77,8 @@ Call with (dict "root" $ "name" $name).
   value: {{ $r.eventDays | quote }}
 - name: REPORT_RETENTION_DAYS
   value: {{ $r.reportDays | quote }}
+- name: RUN_RETENTION_DAYS
+  value: {{ $r.runDays | quote }}
 {{- else if eq .name "webhook" }}
 - name: WEBHOOK_DELIVERY_RETENTION_DAYS
   value: {{ $r.webhookDeliveryDays | quote }}

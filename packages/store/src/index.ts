@@ -14,6 +14,7 @@ export { DuplicateKeyError, DocumentValidationError } from './errors';
 export type { ValidationProblem } from './errors';
 export { SUPPORTED_STAGES } from './pipeline';
 export { convertStringTimes, datePaths, isoTime, type StringTimesResult } from './string-times';
+export { migrateOnce } from './migrations';
 /** The mongoose instance schemas must be defined with (same package copy as the adapters). */
 export { mongoose };
 

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openStore, type Store } from '@mailer/store';
+import { openStore, type Store, type StoreConfig } from '@mailer/store';
 
 export interface TempStore {
   store: Store;
@@ -12,9 +12,10 @@ export interface TempStore {
   close(): Promise<void>;
 }
 
-export async function openTempStore(prefix = 'mailer-store'): Promise<TempStore> {
+/** `options`: other settings of the embedded store (a retention test's short `pruneIntervalMs`). */
+export async function openTempStore(prefix = 'mailer-store', options: Omit<StoreConfig, 'dataDir' | 'mongodbUri'> = {}): Promise<TempStore> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
-  const store = await openStore({ dataDir: dir });
+  const store = await openStore({ ...options, dataDir: dir });
   return {
     store,
     dir,

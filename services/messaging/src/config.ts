@@ -153,6 +153,8 @@ export const configSchema = z.object({
   EVENT_RETENTION_DAYS: retentionDays(30),
   /** Days the email and event reports' daily aggregates are kept: reports over older periods count nothing. */
   REPORT_RETENTION_DAYS: retentionDays(730),
+  /** Days a finished automation run is kept after it finished (unfinished runs are kept; ONCE entries outlive them). */
+  RUN_RETENTION_DAYS: retentionDays(90),
   /** Outbox relay of the email.* facts. */
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /**

@@ -47,6 +47,8 @@ import { messageCollections, messagesOf } from './mail/store/messages';
 import { startReportRollUps } from './mail/app/roll-up-reports';
 import { outboxRepository } from '@mailer/nats';
 import { runCollection } from './automations/store/runs';
+import { onceEntryCollection } from './automations/store/once-entries';
+import { migrateRuns } from './automations/store/migrate-runs';
 import { suppressionCollection } from './readers/store/suppressions';
 
 /** Registers the messaging service's handlers (layout: handlers/ -> app/ -> domain/, store/; see docs/architecture.md). */
@@ -205,7 +207,11 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   });
 
   // Automations (the API contract): CRUD, every step's ids checked against the account when saved.
-  const runs = runCollection(ctx.store);
+  const runs = runCollection(ctx.store, config.RUN_RETENTION_DAYS);
+  const onceEntries = onceEntryCollection(ctx.store);
+  // before events and runs are consumed: runs of an older build get their ONCE entries and finish times
+  const migrated = await migrateRuns(ctx.store, runs, onceEntries, { days: config.RUN_RETENTION_DAYS, now: ctx.now() });
+  if (migrated) ctx.logger.info({ runs: migrated.found }, 'automation runs: ONCE entries and finish times migrated');
   ctx.grpc.add(automationsV1.AutomationServiceService, automationHandlers({ store: ctx.store, automations, runs, catalog: subscribers, segments, now: ctx.now, newId: ctx.newId }));
 
   // Custom events: EVENTS events.> -> the event log (GET /events) and event.received facts, once per
@@ -261,6 +267,7 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       events,
       automations,
       runs,
+      onceEntries,
       newId: ctx.newId,
       outbox,
       subscribers,

@@ -11,6 +11,7 @@ import { recordEvent, recordEvents, type ConsentSignup, type RecordEventDeps } f
 import { AUTOMATIONS, automationRepository, automationSchema } from '../src/automations/store/automations';
 import { eventCollection } from '../src/automations/store/events';
 import { outboxRepository } from '@mailer/nats';
+import { onceEntryCollection } from '../src/automations/store/once-entries';
 import { runCollection, runsOf } from '../src/automations/store/runs';
 
 const ACCOUNT = 'acc-1';
@@ -29,6 +30,7 @@ function deps(consentSignup: ConsentSignup = noSignup): RecordEventDeps {
     events: eventCollection(temp.store),
     automations: automationRepository(temp.store),
     runs: runCollection(temp.store),
+    onceEntries: onceEntryCollection(temp.store),
     newId: () => `run-${++ids}`,
     outbox: outboxRepository(temp.store),
     subscribers: {

@@ -92,7 +92,7 @@ async function startRun(steps: unknown[]): Promise<RunDoc> {
   await automations.insert({ _id: automationId, accountId: A, name: 'x', trigger: { type: 'API_REQUEST', eventKey: 'k' }, entry: 'EVERY_EVENT', active: true, steps: steps as never, createdAt: new Date(clock) });
   const run: RunDoc = {
     _id: randomUUID(), accountId: A, automationId, eventId: randomUUID(), subscriberId: SUB, email: ann.email, status: 'RUNNING', stepIndex: 0,
-    startedAt: new Date(clock), updatedAt: new Date(clock), dueAt: null, leaseUntil: null, steps: [],
+    startedAt: new Date(clock), updatedAt: new Date(clock), dueAt: null, leaseUntil: null, steps: [], finishedAt: null,
   };
   await tmp.store.transaction((tx) => runsOf(deps.runs, A).insert([run], tx));
   return run;

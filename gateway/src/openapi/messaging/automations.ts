@@ -83,7 +83,7 @@ export const automationPaths = {
       tags: ['Automations'],
       operationId: 'listAutomationRuns',
       summary: 'List the runs of an automation (paginated)',
-      description: `Newest first. ${RUNS_NOTE} ${NOT_FOUND}`,
+      description: `Newest first. A finished run is listed for 90 days after it finished (the operator's \`RUN_RETENTION_DAYS\`), then removed; unfinished runs stay, and a subscriber whose \`ONCE\` run was removed still does not enter again. ${RUNS_NOTE} ${NOT_FOUND}`,
       parameters: [
         ...automationPath,
         { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: RUN_STATUSES }, description: 'Only runs with this status.' },

@@ -61,7 +61,7 @@ export async function updateAutomation(deps: AutomationDeps, accountId: string, 
 /**
  * Deleting it cancels its unfinished runs (the API contract): a waiting run never resumes, a run in work
  * stops before its next step (the executor finds the automation gone). Its runs stay listed
- * nowhere (the automation is gone) but keep their records, so ONCE entries are not forgotten.
+ * nowhere (the automation is gone) and go with the retention; its ONCE entries are kept.
  */
 export async function deleteAutomation(deps: AutomationDeps, accountId: string, id: string): Promise<void> {
   if (!(await deps.automations.delete(accountId, id.toLowerCase()))) throw automationNotFound(id);

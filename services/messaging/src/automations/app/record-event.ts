@@ -5,7 +5,8 @@
 // the record, commits nothing and is acknowledged.
 //
 // An event that active automations match starts their runs (at most one per automation and event,
-// the entry rules permitting) in this same transaction: the run records, the automations' runsStarted
+// the entry rules permitting) in this same transaction: the run records (with the entry of a ONCE
+// automation, which outlives its run), the automations' runsStarted
 // and one `automation-run` job per run through the outbox. A redelivered event therefore finds its
 // record and starts nothing; a crash before the commit leaves nothing behind to run twice.
 //
@@ -21,6 +22,7 @@ import type { EntryRule } from '../domain/automation';
 import type { AutomationRepository } from '../store/automations';
 import { EVENTS, eventsOf, type EventDoc } from '../store/events';
 import type { OutboxRepository } from '@mailer/nats';
+import { ONCE_ENTRIES, onceEntriesOf, type OnceEntryDoc } from '../store/once-entries';
 import { entryKey, RUNS, runsOf, type RunDoc } from '../store/runs';
 import type { RecipientLookup } from '../../mail/app/accept-message';
 
@@ -57,6 +59,7 @@ export interface RecordEventDeps {
   events: Collection<EventDoc>;
   automations: Pick<AutomationRepository, 'activeTriggeredBy' | 'countRuns'>;
   runs: Collection<RunDoc>;
+  onceEntries: Collection<OnceEntryDoc>;
   newId: () => string;
   outbox: OutboxRepository;
   subscribers: RecipientLookup;
@@ -83,8 +86,8 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
   } catch (err) {
     // Two deliveries of one event at once: the other one recorded it.
     if (err instanceof DuplicateKeyError && err.collection === EVENTS) return { recorded: false };
-    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other run).
-    if (err instanceof DuplicateKeyError && err.collection === RUNS) throw new Error(`event ${event.eventId}: an entry rule's run key was taken concurrently; retrying`);
+    // Two events of one subscriber raced past the entry rule: retried (then the rule sees the other's entry or run).
+    if (err instanceof DuplicateKeyError && (err.collection === RUNS || err.collection === ONCE_ENTRIES)) throw new Error(`event ${event.eventId}: an entry rule's key was taken concurrently; retrying`);
     throw err;
   }
   deps.notifyOutbox();
@@ -131,6 +134,8 @@ export async function recordEvents(deps: RecordEventDeps, events: readonly Custo
 interface PreparedEvent {
   doc: EventDoc;
   newRuns: RunDoc[];
+  /** The entries of the ONCE automations it enters. */
+  onceEntries: OnceEntryDoc[];
   /** The payload of its event.received fact. */
   fact: DomainMessage['payload'];
 }
@@ -172,12 +177,19 @@ async function prepareEvent(deps: RecordEventDeps, event: CustomEvent, lookups: 
     }
   }
   const runs = runsOf(deps.runs, event.accountId);
+  const entries = onceEntriesOf(deps.onceEntries, event.accountId);
   const matched = event.triggerAutomations && subscriberId !== null && !subscriberCreated ? await lookups.automations(event.accountId, event.eventKey) : [];
-  // The entry rules (the API contract): ONCE never a second run for the subscriber, ONE_AT_A_TIME not while one
-  // is unfinished. Two events racing past this check meet the runs' unique keys: the loser's
-  // transaction fails and its event is retried, which then finds the winner's run here.
-  const entering = [];
-  for (const a of matched) if (subscriberId !== null && (await runs.mayEnter(a.id, a.entry, subscriberId))) entering.push(a);
+  // The entry rules (the API contract): ONCE never a second run for the subscriber (its entry),
+  // ONE_AT_A_TIME not while one is unfinished. Two events racing past this check meet the unique
+  // keys of the entries and runs: the loser's transaction fails and its event is retried, which
+  // then finds the winner's entry or run here.
+  const mayEnter = async (a: { id: string; entry: EntryRule }, subscriber: string): Promise<boolean> => {
+    if (a.entry === 'ONCE') return !(await entries.has(a.id, subscriber));
+    if (a.entry === 'ONE_AT_A_TIME') return !(await runs.hasUnfinished(a.id, subscriber));
+    return true;
+  };
+  const entering: Array<{ id: string; entry: EntryRule }> = [];
+  for (const a of matched) if (subscriberId !== null && (await mayEnter(a, subscriberId))) entering.push(a);
   const matchedAutomationIds = entering.map((a) => a.id);
   const outcome = eventOutcome({ triggerAutomations: event.triggerAutomations, subscriberId, subscriberCreated, matchedAutomationIds });
   const now = deps.now();
@@ -197,10 +209,14 @@ async function prepareEvent(deps: RecordEventDeps, event: CustomEvent, lookups: 
           dueAt: null,
           leaseUntil: null,
           steps: [],
-          ...(a.entry === 'ONCE' ? { onceKey: entryKey(a.id, subscriberId!) } : {}),
+          finishedAt: null,
           ...(a.entry === 'ONE_AT_A_TIME' ? { activeKey: entryKey(a.id, subscriberId!) } : {}),
         }))
       : [];
+  // (newRuns[i] is the run of entering[i])
+  const onceEntries = newRuns.flatMap((r, i) =>
+    entering[i].entry === 'ONCE' ? [{ _id: r._id, accountId: r.accountId, automationId: r.automationId, subscriberId: r.subscriberId, enteredAt: now }] : [],
+  );
 
   const doc: EventDoc = {
     _id: event.eventId,
@@ -235,7 +251,7 @@ async function prepareEvent(deps: RecordEventDeps, event: CustomEvent, lookups: 
     runIds: doc.runIds,
     consentDecision: doc.consentDecision ?? null,
   });
-  return { doc, newRuns, fact };
+  return { doc, newRuns, onceEntries, fact };
 }
 
 /** Writes the events' records and runs in the caller's transaction; the facts and jobs to record with them. */
@@ -245,6 +261,7 @@ async function writeEvents(deps: RecordEventDeps, prepared: PreparedEvent[], tx:
     await eventsOf(deps.events, accountId).insertAll(ps.map((p) => p.doc), tx);
     const newRuns = ps.flatMap((p) => p.newRuns);
     await runsOf(deps.runs, accountId).insert(newRuns, tx);
+    await onceEntriesOf(deps.onceEntries, accountId).insert(ps.flatMap((p) => p.onceEntries), tx);
     for (const r of newRuns) {
       const key = `${accountId}\0${r.automationId}`;
       const counted = started.get(key) ?? { accountId, automationId: r.automationId, runs: 0 };

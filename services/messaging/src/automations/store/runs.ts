@@ -4,6 +4,10 @@
 // unfinished step, and a step's outcome is written with a compare-and-set on it, so a redelivered job
 // or a second executor never records (nor repeats) a finished step. Every query of the API is
 // scoped to one account; the wait scheduler's query is the one cross-account read (due runs).
+//
+// A finished run is kept RUN_RETENTION_DAYS after it finished (`finishedAt`: MongoDB's TTL index, the
+// embedded store's pruner); an unfinished one has no `finishedAt` and is never removed. What keeps a
+// subscriber out of a ONCE automation is its entry (once-entries.ts), which outlives the run.
 import { type AccountFilter, acrossAccounts, type Collection, mongoose, type Store, type Transaction } from '@mailer/store';
 
 export const RUN_STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
@@ -36,7 +40,12 @@ export interface RunDoc {
   /** The wait scheduler's claim on a due run (another replica leaves it alone until then). */
   leaseUntil: Date | null;
   steps: RunStepDoc[];
-  /** Entry ONCE: `<automationId>:<subscriberId>`, kept forever (unique: a second run cannot start). */
+  /** When the run reached a final status; null while it is unfinished. Retention counts from it. */
+  finishedAt: Date | null;
+  /**
+   * Entry ONCE, as builds before once-entries.ts recorded it (`<automationId>:<subscriberId>`): no
+   * longer written; the start-up migration (migrate-runs.ts) moves it into an entry.
+   */
   onceKey?: string;
   /** Entry ONE_AT_A_TIME: the same key while the run is unfinished, removed when it ends. */
   activeKey?: string;
@@ -60,6 +69,7 @@ export const runSchema = new Schema(
     dueAt: { type: Date, default: null },
     leaseUntil: { type: Date, default: null },
     steps: { type: [Schema.Types.Mixed], default: [] },
+    finishedAt: { type: Date, default: null },
     onceKey: { type: String },
     activeKey: { type: String },
   },
@@ -67,15 +77,16 @@ export const runSchema = new Schema(
 );
 // At most one run per automation and event (the API contract).
 runSchema.index({ automationId: 1, eventId: 1 }, { unique: true });
-// The entry rules, enforced by the store whatever two concurrent events do.
-runSchema.index({ onceKey: 1 }, { unique: true, sparse: true });
+// The entry rule ONE_AT_A_TIME, enforced by the store whatever two concurrent events do (ONCE: once-entries.ts).
 runSchema.index({ activeKey: 1 }, { unique: true, sparse: true });
 // GET /automations/{id}/runs (newest first, optionally by status).
 runSchema.index({ accountId: 1, automationId: 1, startedAt: -1, _id: -1 });
 // The wait scheduler: waiting runs by due time.
 runSchema.index({ status: 1, dueAt: 1 });
 
-export const runCollection = (store: Store): Collection<RunDoc> => store.collection<RunDoc>(RUNS, runSchema);
+/** The runs; a finished one is kept `retentionDays` (RUN_RETENTION_DAYS) after it finished. */
+export const runCollection = (store: Store, retentionDays = 90): Collection<RunDoc> =>
+  store.collection<RunDoc>(RUNS, runSchema, { expireAfter: { path: 'finishedAt', days: retentionDays } });
 
 export const entryKey = (automationId: string, subscriberId: string) => `${automationId}:${subscriberId}`;
 const UNFINISHED: RunStatus[] = ['RUNNING', 'WAITING'];
@@ -87,12 +98,9 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
       if (docs.some((d) => d.accountId !== accountId)) throw new Error('runsOf.insert: a run belongs to another account');
       if (docs.length) await runs.insertMany(docs, { tx });
     },
-    /** Whether the entry rule lets a new run of the automation start for the subscriber. */
-    async mayEnter(automationId: string, entry: string, subscriberId: string): Promise<boolean> {
-      if (entry === 'ONCE') return (await runs.countDocuments({ accountId, onceKey: entryKey(automationId, subscriberId) })) === 0;
-      if (entry === 'ONE_AT_A_TIME') return (await runs.countDocuments({ accountId, activeKey: entryKey(automationId, subscriberId) })) === 0;
-      return true;
-    },
+    /** Whether a run of the ONE_AT_A_TIME automation is unfinished for the subscriber. */
+    hasUnfinished: async (automationId: string, subscriberId: string): Promise<boolean> =>
+      (await runs.countDocuments({ accountId, activeKey: entryKey(automationId, subscriberId) })) > 0,
     async list(automationId: string, q: { status?: RunStatus; pageNumber: number; pageSize: number }): Promise<{ items: RunDoc[]; totalItems: number }> {
       const filter: AccountFilter = { accountId, automationId };
       if (q.status) filter.status = q.status;
@@ -112,7 +120,7 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
         { _id: runId, accountId, stepIndex: step.index, status: { $in: UNFINISHED } },
         {
           $push: { steps: step },
-          $set: { status: next.status, stepIndex: next.stepIndex, dueAt: next.dueAt ?? null, leaseUntil: null, updatedAt: now },
+          $set: { status: next.status, stepIndex: next.stepIndex, dueAt: next.dueAt ?? null, leaseUntil: null, updatedAt: now, finishedAt: final ? now : null },
           ...(final ? { $unset: { activeKey: '' } } : {}),
         },
         { tx },
@@ -128,7 +136,7 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
     async end(runId: string, status: RunStatus, now: Date): Promise<boolean> {
       const r = await runs.updateOne(
         { _id: runId, accountId, status: { $in: UNFINISHED } },
-        { $set: { status, dueAt: null, leaseUntil: null, updatedAt: now }, $unset: { activeKey: '' } },
+        { $set: { status, dueAt: null, leaseUntil: null, updatedAt: now, finishedAt: now }, $unset: { activeKey: '' } },
       );
       return r.matchedCount > 0;
     },
@@ -136,7 +144,7 @@ export function runsOf(runs: Collection<RunDoc>, accountId: string) {
     async cancelUnfinished(automationId: string, now: Date): Promise<number> {
       const r = await runs.updateMany(
         { accountId, automationId, status: { $in: UNFINISHED } },
-        { $set: { status: 'CANCELLED', dueAt: null, leaseUntil: null, updatedAt: now }, $unset: { activeKey: '' } },
+        { $set: { status: 'CANCELLED', dueAt: null, leaseUntil: null, updatedAt: now, finishedAt: now }, $unset: { activeKey: '' } },
       );
       return r.modifiedCount;
     },
