@@ -1,13 +1,13 @@
 import { DomainError, fromServiceError, GrpcStatus, type Problem } from '@mailer/kit';
+import type { Schemas } from './openapi/types';
 
 export type { Problem };
 
-/** The body of every error response (ErrorMessageDto). */
-export interface ErrorMessageDto {
-  errorId: string;
-  message: string;
-  details?: Problem[];
-}
+/**
+ * The body of every error response (the ErrorMessageDto schema). `errorId` is any text here: ids
+ * answered by services pass through, and a test checks every id the gateway uses is catalogued.
+ */
+export type ErrorMessageDto = Omit<Schemas['ErrorMessageDto'], 'errorId'> & { errorId: string };
 
 /**
  * An error the gateway answers with on purpose. Thrown from middleware and routes; the error

@@ -19,7 +19,6 @@ import {
   fieldValueRequestFromProto,
   fieldValueResponseFromProto,
   fieldValueToProto,
-  type FieldValueRequest,
 } from '../src/mapping/field-values';
 import { int64, present } from '../src/mapping/numbers';
 import {
@@ -38,6 +37,7 @@ import {
   taggingRemovalResultJson,
   taggingToProto,
 } from '../src/mapping/subscribers';
+import type { Schemas } from '../src/openapi/types';
 import { schemaErrors } from '../src/openapi/validator';
 
 // The request and response mappers between the API's JSON and the subscriber service's messages.
@@ -97,7 +97,7 @@ describe('int64 strings -> JSON numbers', () => {
 });
 
 describe('field values: every kind both ways', () => {
-  const cases: Array<[FieldValueRequest, subscriberV1.FieldValue['value']]> = [
+  const cases: Array<[Schemas['FieldValueRequest'], subscriberV1.FieldValue['value']]> = [
     [{ kind: 'TEXT', text: 'hello' }, { $case: 'text', value: 'hello' }],
     [{ kind: 'EMAIL', text: 'a@b.org' }, { $case: 'email', value: 'a@b.org' }],
     [{ kind: 'NUMBER', number: -1.5 }, { $case: 'number', value: -1.5 }],

@@ -1,6 +1,7 @@
 import { protoEnum } from '@mailer/kit';
-import { automationStepFromProto, automationStepToProto, automationsV1, type AutomationStep } from '@mailer/proto';
+import { automationStepFromProto, automationStepToProto, automationsV1 } from '@mailer/proto';
 import { ApiError } from '../errors';
+import type { Schemas } from '../openapi/types';
 import { canonicalFieldValue } from './field-values';
 import { int64, present } from './numbers';
 
@@ -10,24 +11,9 @@ import { int64, present } from './numbers';
 export const AutomationEntries = protoEnum(automationsV1.AutomationEntry, 'AUTOMATION_ENTRY_');
 export const AutomationTriggerTypes = protoEnum(automationsV1.AutomationTriggerType, 'AUTOMATION_TRIGGER_TYPE_');
 export const AutomationRunStatuses = protoEnum(automationsV1.AutomationRunStatus, 'AUTOMATION_RUN_STATUS_');
-type Entry = (typeof AutomationEntries.names)[number];
-type RunStatus = (typeof AutomationRunStatuses.names)[number];
 
-export type AutomationStepJson = AutomationStep;
-
-export interface AutomationBody {
-  name: string;
-  trigger: { type: 'API_REQUEST'; eventKey: string };
-  entry: Entry; // defaulted by the validator
-  steps: AutomationStepJson[];
-  active: boolean; // defaulted by the validator
-}
-
-export interface ListAutomationRunsQuery {
-  pageNumber: number;
-  pageSize: number;
-  status?: RunStatus;
-}
+/** The API's step (the OpenAPI schema); passing it to and from `@mailer/proto`'s AutomationStep checks that both describe the same steps. */
+type AutomationStepJson = Schemas['AutomationStep'];
 
 export function stepToProto(s: AutomationStepJson, i: number): automationsV1.AutomationStep {
   if (s.type !== 'SET_FIELD') return automationStepToProto(s);
@@ -40,7 +26,7 @@ export function stepToProto(s: AutomationStepJson, i: number): automationsV1.Aut
   return automationStepToProto(s.value === undefined ? s : { ...s, value: canonicalFieldValue(s.value) });
 }
 
-export function automationToProto(b: AutomationBody): automationsV1.AutomationInput {
+export function automationToProto(b: Schemas['AutomationRequest']): automationsV1.AutomationInput {
   return {
     name: b.name,
     trigger: { type: AutomationTriggerTypes.toProto(b.trigger.type), eventKey: b.trigger.eventKey },

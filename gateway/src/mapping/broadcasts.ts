@@ -2,6 +2,7 @@
 // answer are answered as JSON `null`.
 import { protoEnum } from '@mailer/kit';
 import { broadcastsV1 as v1 } from '@mailer/proto';
+import type { Schemas } from '../openapi/types';
 import { present } from './numbers';
 
 export const BroadcastStatuses = protoEnum(v1.BroadcastStatus, 'BROADCAST_STATUS_');
@@ -9,21 +10,9 @@ export const AbTestMetrics = protoEnum(v1.AbTestMetric, 'AB_TEST_METRIC_');
 export const RecipientStatuses = protoEnum(v1.RecipientStatus, 'RECIPIENT_STATUS_');
 export const ExclusionReasons = protoEnum(v1.ExclusionReason, 'EXCLUSION_REASON_');
 
-/** BroadcastRequest as the OpenAPI document validated it. */
-export interface BroadcastBody {
-  name: string;
-  templateName: string;
-  senderProfileId?: string | null;
-  segmentId?: string | null;
-  topicId?: string | null;
-  subject?: string | null;
-  abTest?: { subjects: string[]; testPercent: number; decideAfterMinutes: number; metric: (typeof AbTestMetrics.names)[number] } | null;
-  sendWindow?: { startHour: number; endHour: number; timeZoneField?: string | null; defaultTimeZone: string } | null;
-}
-
 const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
-export const broadcastToProto = (b: BroadcastBody): v1.BroadcastInput => ({
+export const broadcastToProto = (b: Schemas['BroadcastRequest']): v1.BroadcastInput => ({
   name: b.name,
   templateName: b.templateName,
   senderProfileId: opt(b.senderProfileId),

@@ -1,5 +1,6 @@
 import type { commonV1, subscriberV1 } from '@mailer/proto';
-import { BuiltInFields, FieldTypes, FieldUsageCategories, type FieldType } from './enums';
+import type { Schemas } from '../openapi/types';
+import { BuiltInFields, FieldTypes, FieldUsageCategories } from './enums';
 import { int64, present } from './numbers';
 
 // The field catalogue, tags and topics: API bodies <-> subscriber service messages.
@@ -28,17 +29,8 @@ export function fieldJson(f: subscriberV1.Field | undefined) {
 
 export const fieldCatalogJson = (fields: subscriberV1.Field[]) => ({ fields: fields.map(fieldJson) });
 
-export interface AddFieldBody {
-  personalizationTagName?: string;
-  label: string;
-  fieldType: FieldType;
-  required: boolean;
-  internal: boolean;
-  options?: string[];
-}
-
 /** An empty personalizationTagName means "derive one from the label", as an absent one does. */
-export function addFieldToProto(accountId: string, body: AddFieldBody): subscriberV1.AddFieldRequest {
+export function addFieldToProto(accountId: string, body: Schemas['AddField']): subscriberV1.AddFieldRequest {
   return {
     accountId,
     personalizationTagName: body.personalizationTagName || undefined,
@@ -50,27 +42,12 @@ export function addFieldToProto(accountId: string, body: AddFieldBody): subscrib
   };
 }
 
-export interface FieldOptionUpdate {
-  id?: string | null;
-  label: string;
-  position?: number;
-  active?: boolean;
-}
-
-export interface UpdateFieldBody {
-  label?: string;
-  required?: boolean;
-  internal?: boolean;
-  position?: number;
-  options?: FieldOptionUpdate[];
-}
-
 /**
  * PATCH /fields/{id}: only given members change. `options`, when given, is the complete list: an
  * option without id (or `id: null`) is added, an omitted one is deactivated by the service. An
  * option's position defaults to its place in the list, `active` to true.
  */
-export function updateFieldToProto(accountId: string, fieldId: string, body: UpdateFieldBody): subscriberV1.UpdateFieldRequest {
+export function updateFieldToProto(accountId: string, fieldId: string, body: Schemas['UpdateField']): subscriberV1.UpdateFieldRequest {
   return {
     accountId,
     fieldId,
@@ -132,26 +109,12 @@ export function topicJson(t: subscriberV1.Topic | undefined) {
   };
 }
 
-export interface AddTopicBody {
-  label: string;
-  description?: string | null;
-  enrollExistingSubscribers: boolean;
-  isDefault?: boolean;
-}
-
-export function addTopicToProto(accountId: string, body: AddTopicBody): subscriberV1.AddTopicRequest {
+export function addTopicToProto(accountId: string, body: Schemas['AddTopic']): subscriberV1.AddTopicRequest {
   return { accountId, label: body.label, description: body.description ?? undefined, enrollExistingSubscribers: body.enrollExistingSubscribers, isDefault: body.isDefault ?? false };
 }
 
-export interface UpdateTopicBody {
-  label?: string;
-  description?: string | null;
-  active?: boolean;
-  isDefault?: boolean;
-}
-
 /** PATCH /topics/{id}: `description: null` clears it, an absent description leaves it. */
-export function updateTopicToProto(accountId: string, topicId: string, body: UpdateTopicBody): subscriberV1.UpdateTopicRequest {
+export function updateTopicToProto(accountId: string, topicId: string, body: Schemas['UpdateTopic']): subscriberV1.UpdateTopicRequest {
   return {
     accountId,
     topicId,

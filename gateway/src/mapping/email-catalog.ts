@@ -1,31 +1,10 @@
 import type { emailTemplatesV1, senderProfilesV1 } from '@mailer/proto';
+import type { Schemas } from '../openapi/types';
 
 // Sender profiles and email templates: API bodies <-> messaging service messages. JSON `null` and
 // absence both become an absent proto member, and an absent member is answered as `null`.
 
-export interface SenderProfileBody {
-  name: string;
-  fromEmail: string;
-  fromName: string;
-  replyTo?: string | null;
-  isDefault?: boolean | null;
-}
-
-export interface EmailTemplateBody {
-  name: string;
-  subject: string;
-  html: string;
-  text?: string | null;
-  senderProfileId?: string | null;
-  tracking?: { opens?: boolean | null; clicks?: boolean | null } | null;
-}
-
-export interface RenderBody {
-  email?: string | null;
-  substitutionData?: Record<string, unknown> | null;
-}
-
-export const senderProfileToProto = (b: SenderProfileBody): senderProfilesV1.SenderProfileInput => ({
+export const senderProfileToProto = (b: Schemas['SenderProfileRequest']): senderProfilesV1.SenderProfileInput => ({
   name: b.name,
   fromEmail: b.fromEmail,
   fromName: b.fromName,
@@ -44,7 +23,7 @@ export const senderProfileJson = (p: senderProfilesV1.SenderProfile | undefined)
   updatedAt: p!.updatedAt,
 });
 
-export const emailTemplateToProto = (b: EmailTemplateBody): emailTemplatesV1.EmailTemplateInput => ({
+export const emailTemplateToProto = (b: Schemas['EmailTemplateRequest']): emailTemplatesV1.EmailTemplateInput => ({
   name: b.name,
   subject: b.subject,
   html: b.html,

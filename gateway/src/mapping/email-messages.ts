@@ -1,5 +1,6 @@
 import { protoEnum } from '@mailer/kit';
 import { emailMessagesV1 } from '@mailer/proto';
+import type { QueryOf, Schemas } from '../openapi/types';
 import type { ItemError } from '../openapi/validator';
 import { int64, present } from './numbers';
 
@@ -7,43 +8,23 @@ import { int64, present } from './numbers';
 
 export const EmailMessageStatuses = protoEnum(emailMessagesV1.EmailMessageStatus, 'EMAIL_MESSAGE_STATUS_');
 export const EmailKinds = protoEnum(emailMessagesV1.EmailKind, 'EMAIL_KIND_');
-export type EmailMessageStatus = (typeof EmailMessageStatuses.names)[number];
-
-export interface SendEmailMessageBody {
-  name: string;
-  email: string;
-  substitutionData?: Record<string, unknown> | null;
-  eventProperties?: Record<string, unknown> | null;
-}
-
-export interface ListEmailMessagesQuery {
-  pageNumber: number;
-  pageSize: number;
-  email?: string;
-  templateName?: string;
-  status?: EmailMessageStatus;
-}
 
 const jsonText = (v: Record<string, unknown> | null | undefined) => (v === undefined || v === null ? '' : JSON.stringify(v));
 const parsed = (text: string) => (text ? (JSON.parse(text) as Record<string, unknown>) : null);
 
-export function sendEmailMessageToProto(accountId: string, b: SendEmailMessageBody): emailMessagesV1.SendEmailMessageRequest {
+export function sendEmailMessageToProto(accountId: string, b: Schemas['SendEmailMessageRequestDto']): emailMessagesV1.SendEmailMessageRequest {
   // The sender profile, dedupe key and built-in templates are for the services' own sends (form confirmations); the
   // customer API has neither (its retries use Idempotency-Key).
   return { accountId, templateName: b.name, email: b.email, substitutionDataJson: jsonText(b.substitutionData), eventPropertiesJson: jsonText(b.eventProperties), senderProfileId: '', dedupeKey: '', builtinTemplate: 0 };
 }
 
-export interface SendEmailMessagesBody {
-  messages: Array<SendEmailMessageBody & { idempotencyKey?: string }>;
-}
-
-type BatchResult = { index: number; messageId: string; status: 'QUEUED' | 'SUPPRESSED' } | { index: number; errorId: string; message: string };
+type BatchResult = Schemas['SendEmailMessagesResult']['results'][number];
 
 /**
  * The messages the schema accepted, for the service (with their request indexes), and the answers of
  * those it refused (validation_failed, invalid_email, ...: as POST /email-messages would answer them).
  */
-export function sendEmailMessagesToProto(accountId: string, b: SendEmailMessagesBody, itemErrors: ItemError[]) {
+export function sendEmailMessagesToProto(accountId: string, b: Schemas['SendEmailMessagesRequest'], itemErrors: ItemError[]) {
   const refused = new Map<number, BatchResult>(itemErrors.map(({ index, error }) => [index, { index, errorId: error.errorId, message: error.message }]));
   const indexes: number[] = [];
   const messages: emailMessagesV1.BatchEmailMessage[] = [];
@@ -65,7 +46,7 @@ export function batchResultsJson(response: emailMessagesV1.SendEmailMessagesResp
   return { results: [...all.values()].sort((a, b) => a.index - b.index) };
 }
 
-export function listEmailMessagesToProto(accountId: string, q: ListEmailMessagesQuery): emailMessagesV1.ListEmailMessagesRequest {
+export function listEmailMessagesToProto(accountId: string, q: QueryOf<'listEmailMessages'>): emailMessagesV1.ListEmailMessagesRequest {
   return { accountId, pageNumber: q.pageNumber, pageSize: q.pageSize, email: q.email, templateName: q.templateName, status: EmailMessageStatuses.toProtoOrUnspecified(q.status) };
 }
 

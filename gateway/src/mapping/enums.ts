@@ -10,7 +10,6 @@ export const SyncOutcomes = protoEnum(subscriberV1.SyncOutcome, 'SYNC_OUTCOME_')
 export const FieldUsageCategories = protoEnum(commonV1.FieldUsageCategory, 'FIELD_USAGE_CATEGORY_');
 
 export type SubscriberStatus = (typeof SubscriberStatuses.names)[number];
-export type FieldType = (typeof FieldTypes.names)[number];
 export type SyncMode = (typeof SyncModes.names)[number];
 
 /** Statuses a client may set by hand (replacements); anything else is `subscriber_status_not_manual`. */

@@ -1,20 +1,14 @@
 import { protoEnum } from '@mailer/kit';
 import { eventsV1 } from '@mailer/proto';
 import { numberFormatter, type ApiNumber, type ReportBuckets } from '@mailer/reports';
+import type { QueryOf } from '../openapi/types';
 import { int64 } from './numbers';
 
 // The event log (GET /events): query -> EventService request, recorded events -> API items.
 
 export const EventOutcomes = protoEnum(eventsV1.EventOutcome, 'EVENT_OUTCOME_');
 
-export interface ListEventsQuery {
-  pageNumber: number;
-  pageSize: number;
-  eventKey?: string;
-  email?: string;
-}
-
-export function listEventsToProto(accountId: string, q: ListEventsQuery): eventsV1.ListEventsRequest {
+export function listEventsToProto(accountId: string, q: QueryOf<'listEvents'>): eventsV1.ListEventsRequest {
   return { accountId, pageNumber: q.pageNumber, pageSize: q.pageSize, eventKey: q.eventKey, email: q.email };
 }
 

@@ -1,21 +1,13 @@
-import { fieldValueFromCase, fieldValueToCase, type FieldValue, type FieldValueCase, type subscriberV1 } from '@mailer/proto';
+import { fieldValueFromCase, fieldValueToCase, type FieldValueCase, type subscriberV1 } from '@mailer/proto';
+import type { Schemas } from '../openapi/types';
 
 /**
  * Field values: a discriminated object on `kind` in the API, a oneof in proto (converted in
  * `@mailer/proto`, for every side of every call). Request variants carry what a client sets;
- * response variants add `labels` to the option kinds.
+ * response variants add `labels` to the option kinds. The types are the OpenAPI schemas'; passing
+ * them to and from `@mailer/proto`'s FieldValue checks that both describe the same values.
  */
-export type FieldValueRequest = FieldValue;
-
-export type FieldValueResponse =
-  | Exclude<FieldValueRequest, { kind: 'SINGLE_OPTION' | 'MULTI_OPTION' }>
-  | { kind: 'SINGLE_OPTION'; optionId: string; labels: string[] }
-  | { kind: 'MULTI_OPTION'; optionIds: string[]; labels: string[] };
-
-export interface FieldValueInput {
-  fieldId: string;
-  value: FieldValueRequest;
-}
+type FieldValueRequest = Schemas['FieldValueRequest'];
 
 export function fieldValueToProto(v: FieldValueRequest): subscriberV1.FieldValue {
   return { value: protoCase(v), labels: [] };
@@ -39,17 +31,17 @@ export function fieldValueRequestFromProto(v: { value?: FieldValueCase } | undef
 }
 
 /** The response variant: option kinds carry their labels. */
-export function fieldValueResponseFromProto(v: subscriberV1.FieldValue | undefined): FieldValueResponse {
+export function fieldValueResponseFromProto(v: subscriberV1.FieldValue | undefined): Schemas['FieldValueResponse'] {
   const value = fieldValueRequestFromProto(v);
   if (value.kind === 'SINGLE_OPTION' || value.kind === 'MULTI_OPTION') return { ...value, labels: v!.labels };
   return value;
 }
 
-export function fieldValueInputToProto(input: FieldValueInput): subscriberV1.FieldValueInput {
+export function fieldValueInputToProto(input: Schemas['FieldValueInput']): subscriberV1.FieldValueInput {
   return { fieldId: input.fieldId.toLowerCase(), value: fieldValueToProto(input.value) };
 }
 
-export function fieldValueInputFromProto(input: subscriberV1.FieldValueInput): FieldValueInput {
+export function fieldValueInputFromProto(input: subscriberV1.FieldValueInput): Schemas['FieldValueInput'] {
   return { fieldId: input.fieldId, value: fieldValueRequestFromProto(input.value) };
 }
 

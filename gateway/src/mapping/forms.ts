@@ -1,5 +1,6 @@
 import { protoEnum } from '@mailer/kit';
 import { formV1, type subscriberV1 } from '@mailer/proto';
+import type { Schemas } from '../openapi/types';
 import { BuiltInFields, FieldTypes } from './enums';
 import { fieldRefJson } from './subscribers';
 
@@ -11,35 +12,12 @@ export const FormStatuses = protoEnum(formV1.FormStatus, 'FORM_STATUS_');
 export const LandingPageStatuses = protoEnum(formV1.LandingPageStatus, 'LANDING_PAGE_STATUS_');
 export const FormInputControls = protoEnum(formV1.FormInputControl, 'FORM_INPUT_CONTROL_');
 
-type FieldRefBody = { type: 'BUILT_IN'; builtInField: 'EMAIL' | 'FIRST_NAME' } | { type: 'CUSTOM'; fieldId: string };
-
-export interface FormFieldBody {
-  fieldRef: FieldRefBody;
-  label?: string | null;
-  placeholder?: string | null;
-  isRequired: boolean;
-  inputControl?: (typeof FormInputControls.names)[number] | null;
-}
-
-export interface FormBody {
-  name: string;
-  type: (typeof FormTypes.names)[number];
-  inputFields: FormFieldBody[];
-  topicIds?: string[];
-  doubleOptIn?: boolean | null;
-  senderProfileId?: string | null;
-  confirmationTemplateName?: string | null;
-  routePath?: string | null;
-  domain?: string | null;
-  allowedOrigins?: string[];
-}
-
-const refToProto = (ref: FieldRefBody): subscriberV1.FieldRef =>
+const refToProto = (ref: Schemas['FieldRef']): subscriberV1.FieldRef =>
   ref.type === 'BUILT_IN'
     ? { ref: { $case: 'builtInField', value: BuiltInFields.toProto(ref.builtInField) } }
     : { ref: { $case: 'fieldId', value: ref.fieldId.toLowerCase() } };
 
-export const formToProto = (b: FormBody): formV1.FormInput => ({
+export const formToProto = (b: Schemas['FormRequest']): formV1.FormInput => ({
   name: b.name,
   type: FormTypes.toProto(b.type),
   inputFields: b.inputFields.map((f) => ({

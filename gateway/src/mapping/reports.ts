@@ -3,13 +3,12 @@
 // service counts between the bucket boundaries; the gateway writes every count as a Number in the
 // request's Accept-Language.
 import { DomainError } from '@mailer/kit';
-import { numberFormatter, parseReportPeriod, reportBuckets, type ApiNumber, type ReportBuckets, type ReportPeriodDto } from '@mailer/reports';
+import { numberFormatter, parseReportPeriod, reportBuckets, type ApiNumber, type ReportBuckets } from '@mailer/reports';
+import type { Schemas } from '../openapi/types';
 import { int64 } from './numbers';
 
-export type { ReportPeriodDto };
-
 /** The buckets of a request's period; throws the period's 400s (report_period_invalid, report_invalid_time_zone, report_too_many_points). */
-export function bucketsOf(body: ReportPeriodDto): ReportBuckets {
+export function bucketsOf(body: Schemas['ReportPeriodDto']): ReportBuckets {
   try {
     return reportBuckets(parseReportPeriod(body));
   } catch (err) {

@@ -2,6 +2,7 @@
 // the service's answer are answered as JSON `null`.
 import { protoEnum } from '@mailer/kit';
 import { rssNewslettersV1 as v1 } from '@mailer/proto';
+import type { Schemas } from '../openapi/types';
 import { int64, present } from './numbers';
 
 export const RssTriggerModes = protoEnum(v1.RssTriggerMode, 'RSS_TRIGGER_MODE_');
@@ -9,32 +10,10 @@ export const RssReleasePolicies = protoEnum(v1.RssReleasePolicy, 'RSS_RELEASE_PO
 export const RssNewsletterStatuses = protoEnum(v1.RssNewsletterStatus, 'RSS_NEWSLETTER_STATUS_');
 export const RssIssueStatuses = protoEnum(v1.RssIssueStatus, 'RSS_ISSUE_STATUS_');
 
-/** RssNewsletterRequestDto. `id` is accepted and ignored (the service assigns it on create; the path names it otherwise). */
-export interface RssNewsletterBody {
-  id?: string;
-  name: string;
-  sourceUrl: string;
-  siteUrl?: string | null;
-  feedUrl?: string | null;
-  feedTitle?: string | null;
-  triggerMode: (typeof RssTriggerModes.names)[number];
-  schedule?: string | null;
-  minItems?: number | null;
-  thresholdMaxAgeDays?: number | null;
-  releasePolicy?: (typeof RssReleasePolicies.names)[number];
-  reviewAutoReleaseMinutes?: number | null;
-  segmentId?: string | null;
-  senderProfileId: string;
-  topicId?: string | null;
-  subjectPattern: string;
-  htmlContent: string;
-  cssContent?: string | null;
-  maxItemsPerIssue?: number | null;
-}
-
 const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
-export const newsletterToProto = (b: RssNewsletterBody): v1.RssNewsletterInput => ({
+/** `id` is accepted and ignored: the service assigns it on create, the path names it otherwise. */
+export const newsletterToProto = (b: Schemas['RssNewsletterRequestDto']): v1.RssNewsletterInput => ({
   name: b.name,
   sourceUrl: b.sourceUrl,
   siteUrl: opt(b.siteUrl),

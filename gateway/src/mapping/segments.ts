@@ -1,5 +1,6 @@
 import { protoEnum } from '@mailer/kit';
 import { segmentV1 } from '@mailer/proto';
+import type { Schemas } from '../openapi/types';
 import { BuiltInFields, SubscriberStatuses } from './enums';
 import { int64, present } from './numbers';
 
@@ -15,62 +16,10 @@ export const SegmentFieldRefTypes = protoEnum(segmentV1.SegmentFieldRefType, 'SE
 export const PurchaseScopeKinds = protoEnum(segmentV1.PurchaseScopeKind, 'PURCHASE_SCOPE_KIND_');
 export const PurchasePeriodKinds = protoEnum(segmentV1.PurchasePeriodKind, 'PURCHASE_PERIOD_KIND_');
 
-type NameOf<T extends { names: readonly string[] }> = T['names'][number];
-
-export interface FieldRefBody {
-  type: NameOf<typeof SegmentFieldRefTypes>;
-  builtInField?: NameOf<typeof BuiltInFields> | null;
-  fieldId?: string | null;
-}
-
-export interface PurchaseConditionBody {
-  sourceId?: string | null;
-  scopeKind?: NameOf<typeof PurchaseScopeKinds>;
-  products?: Array<{ productId: string; variantId?: string | null }> | null;
-  groupId?: string | null;
-  period?: { kind: NameOf<typeof PurchasePeriodKinds>; days?: number | null; from?: string | null; to?: string | null } | null;
-  count?: number | null;
-  currency?: string | null;
-  amount?: number | null;
-  couponCode?: string | null;
-  timeZoneId?: string | null;
-}
-
-export interface OperandBody {
-  kind: NameOf<typeof SegmentOperandKinds>;
-  text?: string | null;
-  number?: number | null;
-  date?: string | null;
-  optionIds?: string[] | null;
-  segmentId?: string | null;
-  purchase?: PurchaseConditionBody | null;
-}
-
-export interface ConditionBody {
-  subjectType: NameOf<typeof SegmentSubjectTypes>;
-  fieldRef?: FieldRefBody | null;
-  operator: NameOf<typeof SegmentOperators>;
-  operand: OperandBody;
-}
-
-export interface ExpressionBody {
-  conditionGroups: Array<{ conditions: ConditionBody[] }>;
-}
-
-export interface SegmentBody {
-  name: string;
-  expression: ExpressionBody;
-}
-
-export interface PreviewExpressionBody {
-  expression: ExpressionBody;
-  topicId?: string;
-}
-
 const undef = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 const lower = (v: string | null | undefined) => (v ? v.toLowerCase() : undefined);
 
-function purchaseToProto(p: PurchaseConditionBody | null | undefined): segmentV1.PurchaseSegmentCondition | undefined {
+function purchaseToProto(p: Schemas['PurchaseSegmentCondition'] | null | undefined): segmentV1.PurchaseSegmentCondition | undefined {
   if (!p) return undefined;
   return {
     sourceId: lower(p.sourceId),
@@ -86,7 +35,7 @@ function purchaseToProto(p: PurchaseConditionBody | null | undefined): segmentV1
   };
 }
 
-function operandToProto(o: OperandBody): segmentV1.SegmentOperand {
+function operandToProto(o: Schemas['SegmentOperand']): segmentV1.SegmentOperand {
   return {
     kind: SegmentOperandKinds.toProto(o.kind),
     text: undef(o.text),
@@ -98,7 +47,7 @@ function operandToProto(o: OperandBody): segmentV1.SegmentOperand {
   };
 }
 
-export function expressionToProto(e: ExpressionBody): segmentV1.SegmentExpression {
+export function expressionToProto(e: Schemas['SegmentExpression']): segmentV1.SegmentExpression {
   return {
     conditionGroups: e.conditionGroups.map((g) => ({
       conditions: g.conditions.map((c) => ({
@@ -117,7 +66,7 @@ export function expressionToProto(e: ExpressionBody): segmentV1.SegmentExpressio
   };
 }
 
-export const segmentToProto = (accountId: string, body: SegmentBody): segmentV1.CreateSegmentRequest => ({
+export const segmentToProto = (accountId: string, body: Schemas['SegmentRequest']): segmentV1.CreateSegmentRequest => ({
   accountId,
   name: body.name,
   expression: expressionToProto(body.expression),
@@ -202,31 +151,7 @@ export function segmentPreviewJson(p: segmentV1.SegmentPreview | undefined) {
 
 // ---- purchase sources ---------------------------------------------------------------------------
 
-export interface PurchaseSourceBody {
-  name: string;
-  timeZone: string;
-}
-
-export interface PurchaseOrderBody {
-  orderId: string;
-  email: string;
-  orderedAt: string;
-  currency: string;
-  amount: number;
-  couponCode?: string | null;
-  items: Array<{ productId: string; variantId?: string | null; groupId?: string | null }>;
-}
-
-export interface IngestOrdersBody {
-  orders: PurchaseOrderBody[];
-}
-
-export interface PurchaseBaselineBody {
-  capturedOrdersFromUtc: string;
-  complete: boolean;
-}
-
-export const purchaseOrderToProto = (o: PurchaseOrderBody): segmentV1.PurchaseOrder => ({
+export const purchaseOrderToProto = (o: Schemas['PurchaseOrder']): segmentV1.PurchaseOrder => ({
   orderId: o.orderId,
   email: o.email,
   orderedAt: o.orderedAt,

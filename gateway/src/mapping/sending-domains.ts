@@ -6,10 +6,6 @@ import { sendingDomainsV1 } from '@mailer/proto';
 export const SendingDomainStatuses = protoEnum(sendingDomainsV1.SendingDomainStatus, 'SENDING_DOMAIN_STATUS_');
 export const DnsRecordPurposes = protoEnum(sendingDomainsV1.DnsRecordPurpose, 'DNS_RECORD_PURPOSE_');
 
-export interface SendingDomainBody {
-  domain: string;
-}
-
 export const sendingDomainJson = (d: sendingDomainsV1.SendingDomain | undefined) => ({
   domain: d!.domain,
   status: SendingDomainStatuses.fromProto(d!.status),

@@ -1,18 +1,12 @@
 // A form's submissions log (form service's SubmissionService) between REST and gRPC.
 import { protoEnum } from '@mailer/kit';
 import { submissionsV1 } from '@mailer/proto';
+import type { QueryOf } from '../openapi/types';
 import { int64 } from './numbers';
 
 export const FormDecisions = protoEnum(submissionsV1.FormDecision, 'FORM_DECISION_');
-export type FormDecision = (typeof FormDecisions.names)[number];
 
-export interface ListSubmissionsQuery {
-  pageNumber: number;
-  pageSize: number;
-  decision?: FormDecision;
-}
-
-export const listSubmissionsToProto = (accountId: string, formId: string, q: ListSubmissionsQuery): submissionsV1.ListSubmissionsRequest => ({
+export const listSubmissionsToProto = (accountId: string, formId: string, q: QueryOf<'listFormSubmissions'>): submissionsV1.ListSubmissionsRequest => ({
   accountId,
   formId,
   decision: FormDecisions.toProtoOrUnspecified(q.decision),

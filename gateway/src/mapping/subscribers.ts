@@ -1,6 +1,7 @@
 import type { subscriberV1 } from '@mailer/proto';
+import type { QueryOf, Schemas } from '../openapi/types';
 import { BuiltInFields, SubscriberStatuses, SyncModes, SyncOutcomes, type SubscriberStatus, type SyncMode } from './enums';
-import { fieldValueInputFromProto, fieldValueInputToProto, type FieldValueInput } from './field-values';
+import { fieldValueInputFromProto, fieldValueInputToProto } from './field-values';
 import { int64, present } from './numbers';
 
 // Subscribers: API bodies (as validated by the OpenAPI document) <-> subscriber service messages.
@@ -61,17 +62,7 @@ export function pageJson(page: subscriberV1.ListSubscribersResponse) {
   };
 }
 
-export interface ListSubscribersQuery {
-  pageNumber: number;
-  pageSize: number;
-  status?: SubscriberStatus;
-  tagId?: string;
-  topicId?: string;
-  search?: string;
-  segmentId?: string;
-}
-
-export function listSubscribersToProto(accountId: string, q: ListSubscribersQuery): subscriberV1.ListSubscribersRequest {
+export function listSubscribersToProto(accountId: string, q: QueryOf<'listSubscribers'>): subscriberV1.ListSubscribersRequest {
   return {
     accountId,
     pageNumber: q.pageNumber,
@@ -84,15 +75,6 @@ export function listSubscribersToProto(accountId: string, q: ListSubscribersQuer
   };
 }
 
-export interface AddSubscriberBody {
-  email: string;
-  firstName?: string | null;
-  subscriberStatus?: SubscriberStatus;
-  fields?: FieldValueInput[];
-  tags?: string[];
-  topicIds?: string[];
-}
-
 /**
  * AddSubscriber. Absent members stay distinguishable for the service: no status is UNSPECIFIED
  * (ACTIVE on create; "leave as is" when a sync row updates), no topicIds is `topicIdsGiven: false`
@@ -100,7 +82,7 @@ export interface AddSubscriberBody {
  * `firstName: null` travels as "" (a blank name is none for the service): null then clears the
  * name of an existing subscriber in a sync row, where an absent firstName leaves it.
  */
-export function addSubscriberToProto(accountId: string, body: AddSubscriberBody): subscriberV1.AddSubscriberRequest {
+export function addSubscriberToProto(accountId: string, body: Schemas['AddSubscriber']): subscriberV1.AddSubscriberRequest {
   return {
     accountId,
     email: body.email,
@@ -126,15 +108,7 @@ export function subscriberDataJson(d: subscriberV1.SubscriberData | undefined) {
   };
 }
 
-export interface ReplaceSubscriberDataBody {
-  email: string;
-  firstName: string | null;
-  subscriberStatus: SubscriberStatus;
-  fields: FieldValueInput[];
-  tags: string[];
-}
-
-export function replaceSubscriberDataToProto(accountId: string, subscriberId: string, body: ReplaceSubscriberDataBody): subscriberV1.ReplaceSubscriberDataRequest {
+export function replaceSubscriberDataToProto(accountId: string, subscriberId: string, body: Schemas['ReplaceSubscriberData']): subscriberV1.ReplaceSubscriberDataRequest {
   return {
     accountId,
     subscriberId,
@@ -159,21 +133,11 @@ export function subscriberTopicsJson(topics: subscriberV1.SubscriberTopic[]) {
   };
 }
 
-export interface ReplaceSubscriberTopicsBody {
-  topicIds: string[];
-  overrideOptOuts: boolean;
-}
-
-export function replaceSubscriberTopicsToProto(accountId: string, subscriberId: string, body: ReplaceSubscriberTopicsBody): subscriberV1.ReplaceSubscriberTopicsRequest {
+export function replaceSubscriberTopicsToProto(accountId: string, subscriberId: string, body: Schemas['ReplaceSubscriberTopics']): subscriberV1.ReplaceSubscriberTopicsRequest {
   return { accountId, subscriberId, topicIds: ids(body.topicIds), overrideOptOuts: body.overrideOptOuts };
 }
 
-export interface TaggingBody {
-  subscriberIds: string[];
-  tagIds: string[];
-}
-
-export function taggingToProto(accountId: string, body: TaggingBody) {
+export function taggingToProto(accountId: string, body: Schemas['SelectedSubscriberTaggingRequest']) {
   return { accountId, subscriberIds: ids(body.subscriberIds), tagIds: ids(body.tagIds) };
 }
 
@@ -199,35 +163,14 @@ export function taggingRemovalResultJson(r: subscriberV1.RemoveTagsFromSubscribe
 
 // ---- sync --------------------------------------------------------------------------------------
 
-export type SyncOutcome = (typeof SyncOutcomes.names)[number];
-
-export interface SyncResultJson {
-  index: number;
-  email: string;
-  subscriberId: string | null;
-  outcome: SyncOutcome;
-  errorId?: string;
-  message?: string;
-}
-
-export interface SyncBody {
-  subscribers: unknown[];
-  mode: SyncMode;
-}
-
 /** A row the gateway already refused (schema), answered FAILED without reaching the service. */
-export interface RefusedRow {
-  index: number;
-  email: string;
-  errorId: string;
-  message: string;
-}
+export type RefusedRow = Required<Pick<Schemas['SyncResult'], 'index' | 'email' | 'errorId' | 'message'>>;
 
 /**
  * The sync request of the rows that passed validation. The service numbers its results by the
  * position in this request; `indexes[i]` is the client's index of that row.
  */
-export function syncToProto(accountId: string, mode: SyncMode, rows: Array<{ index: number; row: AddSubscriberBody }>) {
+export function syncToProto(accountId: string, mode: SyncMode, rows: Array<{ index: number; row: Schemas['AddSubscriber'] }>) {
   return {
     request: { accountId, mode: SyncModes.toProto(mode), subscribers: rows.map(({ row }) => addSubscriberToProto('', row)) } satisfies subscriberV1.SyncSubscribersRequest,
     indexes: rows.map(({ index }) => index),
@@ -235,8 +178,8 @@ export function syncToProto(accountId: string, mode: SyncMode, rows: Array<{ ind
 }
 
 /** Results of the service (renumbered to the client's indexes) and refused rows, in the client's order. */
-export function syncResultsJson(response: subscriberV1.SyncSubscribersResponse | undefined, indexes: number[], refused: RefusedRow[]): { results: SyncResultJson[] } {
-  const results: SyncResultJson[] = (response?.results ?? []).map((r) => {
+export function syncResultsJson(response: subscriberV1.SyncSubscribersResponse | undefined, indexes: number[], refused: RefusedRow[]): Schemas['SyncSubscribersResponse'] {
+  const results: Schemas['SyncResult'][] = (response?.results ?? []).map((r) => {
     const index = indexes[r.index];
     if (index === undefined) throw new Error(`the service answered a sync result for row ${r.index} of ${indexes.length}`);
     return {

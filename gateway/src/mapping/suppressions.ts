@@ -1,19 +1,12 @@
 // The suppression list (messaging service's SuppressionService) between REST and gRPC.
 import { protoEnum } from '@mailer/kit';
 import { suppressionsV1 } from '@mailer/proto';
+import type { QueryOf } from '../openapi/types';
 import { int64 } from './numbers';
 
 export const SuppressionReasons = protoEnum(suppressionsV1.SuppressionReason, 'SUPPRESSION_REASON_');
-export type SuppressionReason = (typeof SuppressionReasons.names)[number];
 
-export interface ListSuppressionsQuery {
-  pageNumber: number;
-  pageSize: number;
-  email?: string;
-  reason?: SuppressionReason;
-}
-
-export const listSuppressionsToProto = (accountId: string, q: ListSuppressionsQuery): suppressionsV1.ListSuppressionsRequest => ({
+export const listSuppressionsToProto = (accountId: string, q: QueryOf<'listSuppressions'>): suppressionsV1.ListSuppressionsRequest => ({
   accountId,
   email: q.email,
   reason: SuppressionReasons.toProtoOrUnspecified(q.reason),

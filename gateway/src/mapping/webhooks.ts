@@ -2,20 +2,13 @@
 // absence of optional response members: an absent proto member is answered as `null`.
 import { protoEnum } from '@mailer/kit';
 import { webhookDeliveriesV1, type webhookSubscriptionsV1 } from '@mailer/proto';
+import type { QueryOf, Schemas } from '../openapi/types';
 import { int64, present } from './numbers';
 
 export const DeliveryStatuses = protoEnum(webhookDeliveriesV1.DeliveryStatus, 'DELIVERY_STATUS_');
-export type DeliveryStatus = (typeof DeliveryStatuses.names)[number];
 
-/** AccountWebhookSubscriptionRequestDto (PUT adds `active`). The OpenAPI schema refuses an explicit null deliveryContentType. */
-export interface WebhookSubscriptionBody {
-  targetUrl: string;
-  event: string;
-  deliveryContentType?: 'application/json' | 'text/plain';
-  active?: boolean;
-}
-
-export const subscriptionToProto = (b: WebhookSubscriptionBody): webhookSubscriptionsV1.WebhookSubscriptionInput => ({
+/** Create and update (PUT adds `active`). The OpenAPI schema refuses an explicit null deliveryContentType. */
+export const subscriptionToProto = (b: Schemas['UpdateWebhookSubscriptionRequest']): webhookSubscriptionsV1.WebhookSubscriptionInput => ({
   targetUrl: b.targetUrl,
   event: b.event,
   deliveryContentType: b.deliveryContentType,
@@ -38,13 +31,7 @@ export function subscriptionJson(s: webhookSubscriptionsV1.WebhookSubscription |
   };
 }
 
-export interface ListDeliveriesQuery {
-  pageNumber: number;
-  pageSize: number;
-  status?: DeliveryStatus;
-}
-
-export const listDeliveriesToProto = (accountId: string, subscriptionId: string, q: ListDeliveriesQuery): webhookDeliveriesV1.ListDeliveriesRequest => ({
+export const listDeliveriesToProto = (accountId: string, subscriptionId: string, q: QueryOf<'listWebhookDeliveries'>): webhookDeliveriesV1.ListDeliveriesRequest => ({
   accountId,
   subscriptionId,
   status: DeliveryStatuses.toProtoOrUnspecified(q.status),

@@ -6,8 +6,6 @@ import {
   automationRunPageJson,
   AutomationRunStatuses,
   automationToProto,
-  type AutomationBody,
-  type ListAutomationRunsQuery,
 } from '../mapping/automations';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
@@ -18,25 +16,25 @@ export const automationOperations: Operation[] = [
     ok({ items: (await clients.automations.listAutomations({ accountId }, call)).items.map(automationJson) }),
   ),
 
-  operation<AutomationBody>('post', '/automations', 'createAutomation', async ({ clients, accountId, body, call }) => {
+  operation('post', '/automations', 'createAutomation', async ({ clients, accountId, body, call }) => {
     const automation = automationOf(await clients.automations.createAutomation({ accountId, automation: automationToProto(body) }, call));
     return created(automation, `/automations/${automation.id}`);
   }),
 
-  operation<never, never, { automationId: string }>('get', '/automations/:automationId', 'getAutomation', async ({ clients, accountId, params, call }) =>
+  operation('get', '/automations/:automationId', 'getAutomation', async ({ clients, accountId, params, call }) =>
     ok(automationOf(await clients.automations.getAutomation({ accountId, automationId: params.automationId }, call))),
   ),
 
-  operation<AutomationBody, never, { automationId: string }>('put', '/automations/:automationId', 'updateAutomation', async ({ clients, accountId, params, body, call }) =>
+  operation('put', '/automations/:automationId', 'updateAutomation', async ({ clients, accountId, params, body, call }) =>
     ok(automationOf(await clients.automations.updateAutomation({ accountId, automationId: params.automationId, automation: automationToProto(body) }, call))),
   ),
 
-  operation<never, never, { automationId: string }>('delete', '/automations/:automationId', 'deleteAutomation', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/automations/:automationId', 'deleteAutomation', async ({ clients, accountId, params, call }) => {
     await clients.automations.deleteAutomation({ accountId, automationId: params.automationId }, call);
     return noContent();
   }),
 
-  operation<never, ListAutomationRunsQuery, { automationId: string }>('get', '/automations/:automationId/runs', 'listAutomationRuns', async ({ clients, accountId, params, query, call }) =>
+  operation('get', '/automations/:automationId/runs', 'listAutomationRuns', async ({ clients, accountId, params, query, call }) =>
     ok(
       automationRunPageJson(
         await clients.automations.listAutomationRuns(

@@ -11,55 +11,47 @@ import {
   topicJson,
   updateFieldToProto,
   updateTopicToProto,
-  type AddFieldBody,
-  type AddTopicBody,
-  type UpdateFieldBody,
-  type UpdateTopicBody,
 } from '../mapping/catalog';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
 // Fields, tags, topics (subscriber service): one operation per row of the API contract's table.
 
-type ByField = { fieldId: string };
-type ByTag = { tagId: string };
-type ByTopic = { topicId: string };
-
 export const fieldOperations: Operation[] = [
-  operation<never, { includeArchived: boolean }>('get', '/fields', 'listFields', async ({ clients, accountId, query, call }) =>
+  operation('get', '/fields', 'listFields', async ({ clients, accountId, query, call }) =>
     ok(fieldCatalogJson((await clients.subscriber.listFields({ accountId, includeArchived: query.includeArchived }, call)).fields)),
   ),
 
-  operation<AddFieldBody>('post', '/fields', 'addField', async ({ clients, accountId, body, call }) => {
+  operation('post', '/fields', 'addField', async ({ clients, accountId, body, call }) => {
     const field = fieldJson((await clients.subscriber.addField(addFieldToProto(accountId, body), call)).field);
     if (!('fieldId' in field)) throw new Error('the service answered AddField with a built-in field');
     return created(field, `/fields/${field.fieldId}`);
   }),
 
-  operation<never, never, ByField>('get', '/fields/:fieldId', 'getField', async ({ clients, accountId, params, call }) =>
+  operation('get', '/fields/:fieldId', 'getField', async ({ clients, accountId, params, call }) =>
     ok(fieldJson((await clients.subscriber.getField({ accountId, fieldId: params.fieldId }, call)).field)),
   ),
 
-  operation<UpdateFieldBody, never, ByField>('patch', '/fields/:fieldId', 'updateField', async ({ clients, accountId, params, body, call }) =>
+  operation('patch', '/fields/:fieldId', 'updateField', async ({ clients, accountId, params, body, call }) =>
     ok(fieldJson((await clients.subscriber.updateField(updateFieldToProto(accountId, params.fieldId, body), call)).field)),
   ),
 
-  operation<never, never, ByField>('post', '/fields/:fieldId/archive', 'archiveField', async ({ clients, accountId, params, call }) =>
+  operation('post', '/fields/:fieldId/archive', 'archiveField', async ({ clients, accountId, params, call }) =>
     ok(fieldJson((await clients.subscriber.archiveField({ accountId, fieldId: params.fieldId }, call)).field)),
   ),
 
-  operation<never, never, ByField>('post', '/fields/:fieldId/restore', 'restoreField', async ({ clients, accountId, params, call }) =>
+  operation('post', '/fields/:fieldId/restore', 'restoreField', async ({ clients, accountId, params, call }) =>
     ok(fieldJson((await clients.subscriber.restoreField({ accountId, fieldId: params.fieldId }, call)).field)),
   ),
 
-  operation<never, never, ByField>('get', '/fields/:fieldId/usage', 'getFieldUsage', async ({ clients, accountId, params, call }) =>
+  operation('get', '/fields/:fieldId/usage', 'getFieldUsage', async ({ clients, accountId, params, call }) =>
     ok(fieldUsageReportJson((await clients.subscriber.getFieldUsage({ accountId, fieldId: params.fieldId }, call)).report)),
   ),
 
-  operation<never, never, ByField>('get', '/fields/:fieldId/forms', 'listFieldForms', async ({ clients, accountId, params, call }) =>
+  operation('get', '/fields/:fieldId/forms', 'listFieldForms', async ({ clients, accountId, params, call }) =>
     ok(fieldFormsJson((await clients.subscriber.listFieldForms({ accountId, fieldId: params.fieldId }, call)).forms)),
   ),
 
-  operation<never, never, ByField>('delete', '/fields/:fieldId', 'deleteField', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/fields/:fieldId', 'deleteField', async ({ clients, accountId, params, call }) => {
     await clients.subscriber.deleteField({ accountId, fieldId: params.fieldId }, call);
     return noContent();
   }),
@@ -70,20 +62,20 @@ export const tagOperations: Operation[] = [
     ok({ items: (await clients.subscriber.listTags({ accountId }, call)).items.map(tagJson) }),
   ),
 
-  operation<{ name: string }>('post', '/tags', 'addTag', async ({ clients, accountId, body, call }) => {
+  operation('post', '/tags', 'addTag', async ({ clients, accountId, body, call }) => {
     const tag = tagJson((await clients.subscriber.addTag({ accountId, name: body.name }, call)).tag);
     return created(tag, `/tags/${tag.id}`);
   }),
 
-  operation<never, never, ByTag>('get', '/tags/:tagId', 'getTag', async ({ clients, accountId, params, call }) =>
+  operation('get', '/tags/:tagId', 'getTag', async ({ clients, accountId, params, call }) =>
     ok(tagJson((await clients.subscriber.getTag({ accountId, tagId: params.tagId }, call)).tag)),
   ),
 
-  operation<{ name: string }, never, ByTag>('put', '/tags/:tagId', 'renameTag', async ({ clients, accountId, params, body, call }) =>
+  operation('put', '/tags/:tagId', 'renameTag', async ({ clients, accountId, params, body, call }) =>
     ok(tagJson((await clients.subscriber.renameTag({ accountId, tagId: params.tagId, name: body.name }, call)).tag)),
   ),
 
-  operation<never, never, ByTag>('delete', '/tags/:tagId', 'deleteTag', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/tags/:tagId', 'deleteTag', async ({ clients, accountId, params, call }) => {
     await clients.subscriber.deleteTag({ accountId, tagId: params.tagId }, call);
     return noContent();
   }),
@@ -94,20 +86,20 @@ export const topicOperations: Operation[] = [
     ok({ items: (await clients.subscriber.listTopics({ accountId }, call)).items.map(topicJson) }),
   ),
 
-  operation<AddTopicBody>('post', '/topics', 'addTopic', async ({ clients, accountId, body, call }) => {
+  operation('post', '/topics', 'addTopic', async ({ clients, accountId, body, call }) => {
     const topic = topicJson((await clients.subscriber.addTopic(addTopicToProto(accountId, body), call)).topic);
     return created(topic, `/topics/${topic.id}`);
   }),
 
-  operation<never, never, ByTopic>('get', '/topics/:topicId', 'getTopic', async ({ clients, accountId, params, call }) =>
+  operation('get', '/topics/:topicId', 'getTopic', async ({ clients, accountId, params, call }) =>
     ok(topicJson((await clients.subscriber.getTopic({ accountId, topicId: params.topicId }, call)).topic)),
   ),
 
-  operation<UpdateTopicBody, never, ByTopic>('patch', '/topics/:topicId', 'updateTopic', async ({ clients, accountId, params, body, call }) =>
+  operation('patch', '/topics/:topicId', 'updateTopic', async ({ clients, accountId, params, body, call }) =>
     ok(topicJson((await clients.subscriber.updateTopic(updateTopicToProto(accountId, params.topicId, body), call)).topic)),
   ),
 
-  operation<never, never, ByTopic>('delete', '/topics/:topicId', 'deleteTopic', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/topics/:topicId', 'deleteTopic', async ({ clients, accountId, params, call }) => {
     await clients.subscriber.deleteTopic({ accountId, topicId: params.topicId }, call);
     return noContent();
   }),

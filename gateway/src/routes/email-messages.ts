@@ -8,32 +8,29 @@ import {
   listEmailMessagesToProto,
   sendEmailMessagesToProto,
   sendEmailMessageToProto,
-  type ListEmailMessagesQuery,
-  type SendEmailMessagesBody,
-  type SendEmailMessageBody,
 } from '../mapping/email-messages';
 import { accepted, mount, ok, operation, type Operation } from './operation';
 
 // Transactional email (messaging service): one operation per row of the API contract's table.
 
 export const emailMessageOperations: Operation[] = [
-  operation<SendEmailMessageBody>('post', '/email-messages', 'sendEmailMessage', async ({ clients, accountId, body, call }) => {
+  operation('post', '/email-messages', 'sendEmailMessage', async ({ clients, accountId, body, call }) => {
     const res = await clients.emailMessages.sendEmailMessage(sendEmailMessageToProto(accountId, body), call);
     return accepted({ messageId: res.messageId, status: EmailMessageStatuses.fromProto(res.status) });
   }),
 
   // Before /email-messages/:messageId: a literal path is matched first (mount()).
-  operation<SendEmailMessagesBody>('post', '/email-messages/batch', 'sendEmailMessages', async ({ clients, accountId, body, itemErrors, call }) => {
+  operation('post', '/email-messages/batch', 'sendEmailMessages', async ({ clients, accountId, body, itemErrors, call }) => {
     const { request, indexes, refused } = sendEmailMessagesToProto(accountId, body, itemErrors);
     const response = request.messages.length ? await clients.emailMessages.sendEmailMessages(request, call) : undefined;
     return ok(batchResultsJson(response, indexes, refused));
   }),
 
-  operation<never, ListEmailMessagesQuery>('get', '/email-messages', 'listEmailMessages', async ({ clients, accountId, query, call }) =>
+  operation('get', '/email-messages', 'listEmailMessages', async ({ clients, accountId, query, call }) =>
     ok(emailMessagePageJson(await clients.emailMessages.listEmailMessages(listEmailMessagesToProto(accountId, query), call))),
   ),
 
-  operation<never, never, { messageId: string }>('get', '/email-messages/:messageId', 'getEmailMessage', async ({ clients, accountId, params, call }) =>
+  operation('get', '/email-messages/:messageId', 'getEmailMessage', async ({ clients, accountId, params, call }) =>
     ok(emailMessageOf(await clients.emailMessages.getEmailMessage({ accountId, messageId: params.messageId }, call))),
   ),
 ];

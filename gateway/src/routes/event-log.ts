@@ -1,13 +1,13 @@
 import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
-import { eventPageJson, listEventsToProto, type ListEventsQuery } from '../mapping/events';
+import { eventPageJson, listEventsToProto } from '../mapping/events';
 import { mount, ok, operation, type Operation } from './operation';
 
 // The event log (messaging service): what the events consumer recorded. POST /events, which stores an
 // event on the EVENTS stream, is routes/events.ts.
 
 export const eventLogOperations: Operation[] = [
-  operation<never, ListEventsQuery>('get', '/events', 'listEvents', async ({ clients, accountId, query, call }) =>
+  operation('get', '/events', 'listEvents', async ({ clients, accountId, query, call }) =>
     ok(eventPageJson(await clients.events.listEvents(listEventsToProto(accountId, query), call))),
   ),
 ];

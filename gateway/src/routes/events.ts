@@ -4,17 +4,6 @@ import { eventIdFor } from '../events/event-id';
 import type { AcceptedEventKeys, CustomEvent, EventSink } from '../events/publisher';
 import { validated } from './validated';
 
-interface CustomEventRequestDto {
-  eventKey: string;
-  email: string;
-  occurredAt?: string;
-  idempotencyKey?: string;
-  triggerAutomations: boolean;
-  properties?: unknown;
-  consent?: { source: string; givenAt: string };
-  _serviceExampleRequest?: unknown;
-}
-
 const encoder = new TextEncoder();
 
 /** How far in the future occurredAt may lie (client clocks drift). */
@@ -29,7 +18,7 @@ export function eventRoutes(deps: { sink: EventSink; acceptedKeys: AcceptedEvent
   const now = deps.now ?? (() => new Date());
 
   router.post('/events', async (req, res) => {
-    const { body } = validated<CustomEventRequestDto>('sendCustomEvent', req);
+    const { body } = validated('sendCustomEvent', req);
     const accountId = req.account!.accountId;
     const receivedAt = now();
 

@@ -1,15 +1,15 @@
 import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
-import { formEmbeddingJson, formJson, formOverviewJson, formToProto, type FormBody } from '../mapping/forms';
-import { listSubmissionsToProto, submissionPageJson, type ListSubmissionsQuery } from '../mapping/submissions';
+import { formEmbeddingJson, formJson, formOverviewJson, formToProto } from '../mapping/forms';
+import { listSubmissionsToProto, submissionPageJson } from '../mapping/submissions';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
 // Signup forms (form service): one operation per row of the API contract's "Forms" table.
 
-type ByForm = { formId: string };
+type Transition = 'activateForm' | 'deactivateForm' | 'publishForm' | 'unpublishForm';
 
-const transition = (path: string, operationId: string, rpc: 'activateForm' | 'deactivateForm' | 'publishForm' | 'unpublishForm') =>
-  operation<never, never, ByForm>('post', `/forms/:formId/${path}`, operationId, async ({ clients, accountId, params, call }) =>
+const transition = (path: string, operationId: Transition, rpc: Transition) =>
+  operation('post', `/forms/:formId/${path}`, operationId, async ({ clients, accountId, params, call }) =>
     ok(formOverviewJson((await clients.forms[rpc]({ accountId, formId: params.formId }, call)).form)),
   );
 
@@ -17,17 +17,17 @@ export const formOperations: Operation[] = [
   operation('get', '/forms', 'listForms', async ({ clients, accountId, call }) =>
     ok({ items: (await clients.forms.listForms({ accountId }, call)).items.map(formOverviewJson) }),
   ),
-  operation<FormBody>('post', '/forms', 'createForm', async ({ clients, accountId, body, call }) => {
+  operation('post', '/forms', 'createForm', async ({ clients, accountId, body, call }) => {
     const form = formJson((await clients.forms.createForm({ accountId, form: formToProto(body) }, call)).form);
     return created(form, `/forms/${form.id}`);
   }),
-  operation<never, never, ByForm>('get', '/forms/:formId', 'getForm', async ({ clients, accountId, params, call }) =>
+  operation('get', '/forms/:formId', 'getForm', async ({ clients, accountId, params, call }) =>
     ok(formJson((await clients.forms.getForm({ accountId, formId: params.formId }, call)).form)),
   ),
-  operation<FormBody, never, ByForm>('put', '/forms/:formId', 'updateForm', async ({ clients, accountId, params, body, call }) =>
+  operation('put', '/forms/:formId', 'updateForm', async ({ clients, accountId, params, body, call }) =>
     ok(formJson((await clients.forms.updateForm({ accountId, formId: params.formId, form: formToProto(body) }, call)).form)),
   ),
-  operation<never, never, ByForm>('delete', '/forms/:formId', 'deleteForm', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/forms/:formId', 'deleteForm', async ({ clients, accountId, params, call }) => {
     await clients.forms.deleteForm({ accountId, formId: params.formId }, call);
     return noContent();
   }),
@@ -35,10 +35,10 @@ export const formOperations: Operation[] = [
   transition('deactivate', 'deactivateForm', 'deactivateForm'),
   transition('publish', 'publishForm', 'publishForm'),
   transition('unpublish', 'unpublishForm', 'unpublishForm'),
-  operation<never, never, ByForm>('get', '/forms/:formId/embedding', 'getFormEmbedding', async ({ clients, accountId, params, call }) =>
+  operation('get', '/forms/:formId/embedding', 'getFormEmbedding', async ({ clients, accountId, params, call }) =>
     ok(formEmbeddingJson((await clients.forms.getFormEmbedding({ accountId, formId: params.formId }, call)).form)),
   ),
-  operation<never, ListSubmissionsQuery, ByForm>('get', '/forms/:formId/submissions', 'listFormSubmissions', async ({ clients, accountId, params, query, call }) =>
+  operation('get', '/forms/:formId/submissions', 'listFormSubmissions', async ({ clients, accountId, params, query, call }) =>
     ok(submissionPageJson(await clients.submissions.listSubmissions(listSubmissionsToProto(accountId, params.formId, query), call))),
   ),
 ];

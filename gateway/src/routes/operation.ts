@@ -2,18 +2,22 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Router } from 'express';
 import type { CallSettings } from '@mailer/kit';
 import type { ServiceClients } from '../clients';
+import type { BodyOf, OperationId, PathOf, QueryOf } from '../openapi/types';
 import { requestValidator, type ItemError, type RequestValidator } from '../openapi/validator';
 import { OPERATION_DEADLINES } from './deadlines';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** What one operation's handler gets: the validated request, the account (from the key, never the request), and the services. */
-export interface OperationInput<B, Q, P> {
+/**
+ * What one operation's handler gets: the validated request, typed from the OpenAPI document by
+ * operationId (openapi/types.ts), the account (from the key, never the request), and the services.
+ */
+export interface OperationInput<K extends OperationId> {
   accountId: string;
-  body: B;
-  query: Q;
+  body: BodyOf<K>;
+  query: QueryOf<K>;
   /** Path parameters; ids (`...Id`) lowercased, since paths accept UUIDs in any case. */
-  params: P;
+  params: PathOf<K>;
   /** Items of a per-item validated body that the schema refused (sync rows); empty elsewhere. */
   itemErrors: ItemError[];
   /** The request's headers (lowercase names), for the few operations that read one (reports: Accept-Language). */
@@ -39,16 +43,11 @@ export const accepted = (body: unknown): Reply => ({ status: 202, body });
 export interface Operation {
   method: HttpMethod;
   path: string;
-  operationId: string;
-  handle(input: OperationInput<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  operationId: OperationId;
+  handle(input: OperationInput<any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-export function operation<B = never, Q = never, P = Record<string, never>>(
-  method: HttpMethod,
-  path: string,
-  operationId: string,
-  handle: (input: OperationInput<B, Q, P>) => Promise<Reply>,
-): Operation {
+export function operation<K extends OperationId>(method: HttpMethod, path: string, operationId: K, handle: (input: OperationInput<K>) => Promise<Reply>): Operation {
   return { method, path, operationId, handle };
 }
 

@@ -9,20 +9,12 @@ import {
   segmentJson,
   segmentPreviewJson,
   segmentToProto,
-  type IngestOrdersBody,
-  type PreviewExpressionBody,
-  type PurchaseBaselineBody,
-  type PurchaseSourceBody,
-  type SegmentBody,
 } from '../mapping/segments';
 import { listSubscribersToProto, pageJson } from '../mapping/subscribers';
 import { created, mount, noContent, ok, operation, type Operation } from './operation';
 
 // Segments and purchase sources (segment service): one operation per row of the API contract's table. `/segments/preview` (literal)
 // comes before `/segments/:segmentId`.
-
-type BySegment = { segmentId: string };
-type BySource = { sourceId: string };
 
 /**
  * The service answers a SEGMENT operand naming an unknown segment with INVALID_ARGUMENT
@@ -41,7 +33,7 @@ async function segmentCall<T>(run: () => Promise<T>): Promise<T> {
 }
 
 export const segmentOperations: Operation[] = [
-  operation<PreviewExpressionBody>('post', '/segments/preview', 'previewSegmentExpression', async ({ clients, accountId, body, call }) =>
+  operation('post', '/segments/preview', 'previewSegmentExpression', async ({ clients, accountId, body, call }) =>
     ok(
       segmentPreviewJson(
         (await segmentCall(() => clients.segment.previewExpression({ accountId, expression: expressionToProto(body.expression), topicId: body.topicId?.toLowerCase() }, call)))
@@ -54,16 +46,16 @@ export const segmentOperations: Operation[] = [
     ok({ items: (await segmentCall(() => clients.segment.listSegments({ accountId }, call))).items.map(segmentJson) }),
   ),
 
-  operation<SegmentBody>('post', '/segments', 'createSegment', async ({ clients, accountId, body, call }) => {
+  operation('post', '/segments', 'createSegment', async ({ clients, accountId, body, call }) => {
     const segment = segmentJson((await segmentCall(() => clients.segment.createSegment(segmentToProto(accountId, body), call))).segment);
     return created(segment, `/segments/${segment.id}`);
   }),
 
-  operation<never, never, BySegment>('get', '/segments/:segmentId', 'getSegment', async ({ clients, accountId, params, call }) =>
+  operation('get', '/segments/:segmentId', 'getSegment', async ({ clients, accountId, params, call }) =>
     ok(segmentJson((await segmentCall(() => clients.segment.getSegment({ accountId, segmentId: params.segmentId }, call))).segment)),
   ),
 
-  operation<SegmentBody, never, BySegment>('put', '/segments/:segmentId', 'updateSegment', async ({ clients, accountId, params, body, call }) =>
+  operation('put', '/segments/:segmentId', 'updateSegment', async ({ clients, accountId, params, body, call }) =>
     ok(
       segmentJson(
         (await segmentCall(() => clients.segment.updateSegment({ ...segmentToProto(accountId, body), segmentId: params.segmentId }, call))).segment,
@@ -71,22 +63,22 @@ export const segmentOperations: Operation[] = [
     ),
   ),
 
-  operation<never, never, BySegment>('delete', '/segments/:segmentId', 'deleteSegment', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/segments/:segmentId', 'deleteSegment', async ({ clients, accountId, params, call }) => {
     await segmentCall(() => clients.segment.deleteSegment({ accountId, segmentId: params.segmentId }, call));
     return noContent();
   }),
 
-  operation<never, never, BySegment>('get', '/segments/:segmentId/count', 'countSegment', async ({ clients, accountId, params, call }) =>
+  operation('get', '/segments/:segmentId/count', 'countSegment', async ({ clients, accountId, params, call }) =>
     ok(segmentCountJson((await segmentCall(() => clients.segment.countSegment({ accountId, segmentId: params.segmentId }, call))).count)),
   ),
 
   // The members of a saved segment: the subscriber list with segmentId (the subscriber service asks
   // the segment service for the page of ids and loads the overviews).
-  operation<never, { pageNumber: number; pageSize: number }, BySegment>('get', '/segments/:segmentId/subscribers', 'listSegmentSubscribers', async ({ clients, accountId, params, query, call }) =>
+  operation('get', '/segments/:segmentId/subscribers', 'listSegmentSubscribers', async ({ clients, accountId, params, query, call }) =>
     ok(pageJson(await clients.subscriber.listSubscribers(listSubscribersToProto(accountId, { pageNumber: query.pageNumber, pageSize: query.pageSize, segmentId: params.segmentId }), call))),
   ),
 
-  operation<never, { topicId?: string }, BySegment>('get', '/segments/:segmentId/preview', 'previewSegment', async ({ clients, accountId, params, query, call }) =>
+  operation('get', '/segments/:segmentId/preview', 'previewSegment', async ({ clients, accountId, params, query, call }) =>
     ok(
       segmentPreviewJson(
         (await segmentCall(() => clients.segment.previewSegment({ accountId, segmentId: params.segmentId, topicId: query.topicId?.toLowerCase() }, call))).preview,
@@ -100,19 +92,19 @@ export const segmentOperations: Operation[] = [
     ok({ items: (await segmentCall(() => clients.segment.listPurchaseSources({ accountId }, call))).items.map(purchaseSourceJson) }),
   ),
 
-  operation<PurchaseSourceBody>('post', '/purchase-sources', 'createPurchaseSource', async ({ clients, accountId, body, call }) => {
+  operation('post', '/purchase-sources', 'createPurchaseSource', async ({ clients, accountId, body, call }) => {
     const source = purchaseSourceJson(
       (await segmentCall(() => clients.segment.createPurchaseSource({ accountId, name: body.name, timeZone: body.timeZone }, call))).source,
     );
     return created(source, `/purchase-sources/${source.id}`);
   }),
 
-  operation<IngestOrdersBody, never, BySource>('post', '/purchase-sources/:sourceId/orders', 'ingestPurchaseOrders', async ({ clients, accountId, params, body, call }) => {
+  operation('post', '/purchase-sources/:sourceId/orders', 'ingestPurchaseOrders', async ({ clients, accountId, params, body, call }) => {
     const res = await segmentCall(() => clients.segment.ingestOrders({ accountId, sourceId: params.sourceId, orders: body.orders.map(purchaseOrderToProto) }, call));
     return ok({ accepted: res.accepted, duplicates: res.duplicates });
   }),
 
-  operation<PurchaseBaselineBody, never, BySource>('post', '/purchase-sources/:sourceId/baseline', 'setPurchaseBaseline', async ({ clients, accountId, params, body, call }) =>
+  operation('post', '/purchase-sources/:sourceId/baseline', 'setPurchaseBaseline', async ({ clients, accountId, params, body, call }) =>
     ok(
       purchaseSourceJson(
         (

@@ -1,12 +1,10 @@
 import type { Router } from 'express';
 import type { ServiceClients } from '../clients';
-import { deliveryPageJson, listDeliveriesToProto, subscriptionJson, subscriptionToProto, type ListDeliveriesQuery, type WebhookSubscriptionBody } from '../mapping/webhooks';
+import { deliveryPageJson, listDeliveriesToProto, subscriptionJson, subscriptionToProto } from '../mapping/webhooks';
 import { accepted, created, mount, noContent, ok, operation, type Operation } from './operation';
 
 // Webhooks (webhook service): one operation per row of the API contract's "Webhooks" table. Subscriptions are
 // its WebhookSubscriptionService, deliveries its WebhookDeliveryService.
-
-type BySubscription = { subscriptionId: string };
 
 export const webhookOperations: Operation[] = [
   operation('get', '/webhook-events', 'listWebhookEvents', async ({ clients, accountId, call }) =>
@@ -15,31 +13,31 @@ export const webhookOperations: Operation[] = [
   operation('get', '/webhook-subscriptions', 'listWebhookSubscriptions', async ({ clients, accountId, call }) =>
     ok({ items: (await clients.webhookSubscriptions.listWebhookSubscriptions({ accountId }, call)).items.map(subscriptionJson) }),
   ),
-  operation<WebhookSubscriptionBody>('post', '/webhook-subscriptions', 'createWebhookSubscription', async ({ clients, accountId, body, call }) => {
+  operation('post', '/webhook-subscriptions', 'createWebhookSubscription', async ({ clients, accountId, body, call }) => {
     const sub = subscriptionJson((await clients.webhookSubscriptions.createWebhookSubscription({ accountId, subscription: subscriptionToProto(body) }, call)).subscription);
     return created(sub, `/webhook-subscriptions/${sub.id}`);
   }),
-  operation<never, never, BySubscription>('get', '/webhook-subscriptions/:subscriptionId', 'getWebhookSubscription', async ({ clients, accountId, params, call }) =>
+  operation('get', '/webhook-subscriptions/:subscriptionId', 'getWebhookSubscription', async ({ clients, accountId, params, call }) =>
     ok(subscriptionJson((await clients.webhookSubscriptions.getWebhookSubscription({ accountId, subscriptionId: params.subscriptionId }, call)).subscription)),
   ),
-  operation<WebhookSubscriptionBody, never, BySubscription>('put', '/webhook-subscriptions/:subscriptionId', 'updateWebhookSubscription', async ({ clients, accountId, params, body, call }) =>
+  operation('put', '/webhook-subscriptions/:subscriptionId', 'updateWebhookSubscription', async ({ clients, accountId, params, body, call }) =>
     ok(
       subscriptionJson(
         (await clients.webhookSubscriptions.updateWebhookSubscription({ accountId, subscriptionId: params.subscriptionId, subscription: subscriptionToProto(body) }, call)).subscription,
       ),
     ),
   ),
-  operation<never, never, BySubscription>('delete', '/webhook-subscriptions/:subscriptionId', 'deleteWebhookSubscription', async ({ clients, accountId, params, call }) => {
+  operation('delete', '/webhook-subscriptions/:subscriptionId', 'deleteWebhookSubscription', async ({ clients, accountId, params, call }) => {
     await clients.webhookSubscriptions.deleteWebhookSubscription({ accountId, subscriptionId: params.subscriptionId }, call);
     return noContent();
   }),
-  operation<never, never, BySubscription>('post', '/webhook-subscriptions/:subscriptionId/rotate-secret', 'rotateWebhookSecret', async ({ clients, accountId, params, call }) =>
+  operation('post', '/webhook-subscriptions/:subscriptionId/rotate-secret', 'rotateWebhookSecret', async ({ clients, accountId, params, call }) =>
     ok({ secret: (await clients.webhookSubscriptions.rotateWebhookSecret({ accountId, subscriptionId: params.subscriptionId }, call)).secret }),
   ),
-  operation<never, ListDeliveriesQuery, BySubscription>('get', '/webhook-subscriptions/:subscriptionId/deliveries', 'listWebhookDeliveries', async ({ clients, accountId, params, query, call }) =>
+  operation('get', '/webhook-subscriptions/:subscriptionId/deliveries', 'listWebhookDeliveries', async ({ clients, accountId, params, query, call }) =>
     ok(deliveryPageJson(await clients.webhookDeliveries.listDeliveries(listDeliveriesToProto(accountId, params.subscriptionId, query), call))),
   ),
-  operation<never, never, BySubscription & { deliveryId: string }>(
+  operation(
     'post',
     '/webhook-subscriptions/:subscriptionId/deliveries/:deliveryId/redeliver',
     'redeliverWebhookDelivery',
@@ -48,7 +46,7 @@ export const webhookOperations: Operation[] = [
       return accepted({ deliveryId: params.deliveryId });
     },
   ),
-  operation<never, never, BySubscription>('post', '/webhook-subscriptions/:subscriptionId/test', 'sendWebhookTestEvent', async ({ clients, accountId, params, call }) =>
+  operation('post', '/webhook-subscriptions/:subscriptionId/test', 'sendWebhookTestEvent', async ({ clients, accountId, params, call }) =>
     accepted({ deliveryId: (await clients.webhookDeliveries.sendTestEvent({ accountId, subscriptionId: params.subscriptionId }, call)).deliveryId }),
   ),
 ];
