@@ -79,6 +79,8 @@ async function main() {
       TRACKING_SECRET: crypto.randomBytes(32).toString('base64url'), SMTP_URL: sink.url, MAIL_ACCOUNT_RATE_PER_SECOND: '100000',
       // profile the messaging service: BENCH_PROFILE=/tmp/prof npm run bench:rss
       ...(process.env.BENCH_PROFILE ? { NODE_EXEC_ARGS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` } : {}),
+      // the heap flags the messaging service runs with (e.g. BENCH_MESSAGING_NODE_OPTIONS=--max-old-space-size=256)
+      ...(process.env.BENCH_MESSAGING_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_MESSAGING_NODE_OPTIONS } : {}),
     });
     // with BENCH_PROFILE, the rounds' wall-clock windows and the stop, to cut the profile to the rounds
     const profiled = (...words) => process.env.BENCH_PROFILE && console.log(`profile: ${words.join(' ')}`);
