@@ -34,7 +34,8 @@ const NATS_PORT = port('NATS_PORT', 4222);
 const GRPC_BASE_PORT = port('GRPC_BASE_PORT', 7051);
 const METRICS_BASE_PORT = port('METRICS_BASE_PORT', 9100);
 const SERVICES = ['subscriber', 'segment', 'form', 'rss', 'messaging', 'webhook'];
-// Heap caps: the gateway as the chart runs it (RSS < 200 MB under load); the subscriber service for
+// Heap caps: the gateway and messaging as the chart runs them (gateway RSS < 200 MB under load;
+// messaging 343 MB at the peak of an RSS issue to 100,000 readers, 502 MB uncapped); the subscriber service for
 // the embedded store's worst case (1,000,000 subscribers in ~840 MB RSS instead of ~1.2 GB). The
 // segment service holds every contact with its orders in memory (~5 GB at 1,000,000 contacts): no
 // cap, but a larger young generation, which loads its data ~20% faster at start (bench/segments.js).
@@ -42,6 +43,7 @@ const NODE_OPTIONS = {
   gateway: { NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=16' },
   subscriber: { NODE_OPTIONS: '--max-old-space-size=768' },
   segment: { NODE_OPTIONS: '--max-semi-space-size=32' },
+  messaging: { NODE_OPTIONS: '--max-old-space-size=256' },
 };
 const children = [];
 let stopping = false;
