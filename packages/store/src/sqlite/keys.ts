@@ -42,6 +42,7 @@ export class KeyColumns {
   private readonly keys = new Map<string, KeyColumn>();
   private readonly presence = new Map<string, KeyColumn>();
   private readonly updates = new Map<string, string>();
+  private insert?: string;
   private readonly table: string;
 
   constructor(private readonly name: string) {
@@ -88,9 +89,12 @@ export class KeyColumns {
 
   /** Inserts a row: `?1` the _id, `?2` the document's JSON; every column computed from it. */
   insertSql(): string {
-    const columns = this.list.map((c) => `, ${c.sql}`).join('');
-    const values = this.list.map((c) => `, ${c.expr('?2')}`).join('');
-    return `INSERT INTO ${this.table} (_id, doc${columns}) VALUES (?1, ?2${values})`;
+    if (this.insert === undefined) {
+      const columns = this.list.map((c) => `, ${c.sql}`).join('');
+      const values = this.list.map((c) => `, ${c.expr('?2')}`).join('');
+      this.insert = `INSERT INTO ${this.table} (_id, doc${columns}) VALUES (?1, ?2${values})`;
+    }
+    return this.insert;
   }
 
   /** The columns whose paths hold another value in `after` than in `before` (an update sets those only). */
