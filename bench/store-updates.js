@@ -22,6 +22,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
+const { median } = require('./lib');
 
 const ROOT = path.resolve(__dirname, '..');
 const IN_FLIGHT = 20;
@@ -121,15 +122,18 @@ async function child(build, records) {
 
 // ---- the parent: interleaved rounds ----
 
+/** Sends a message to a bench process and waits for its answer. */
 function ask(worker, msg) {
   return new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('exit', (code) => reject(new Error(`a bench process exited (${code})`)));
-    worker.send(msg);
+    const exited = (code) => reject(new Error(`a bench process exited (${code})`));
+    worker.once('exit', exited);
+    worker.once('message', (answer) => {
+      worker.off('exit', exited);
+      resolve(answer);
+    });
+    if (msg) worker.send(msg);
   });
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
 
 async function main() {
@@ -147,10 +151,7 @@ async function main() {
     for (const build of runs) {
       const worker = fork(__filename, ['--child', build, '--records', args.records], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       workers.push(worker);
-      await new Promise((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('exit', (code) => reject(new Error(`${build}: exited (${code}) before it was ready`)));
-      });
+      await ask(worker); // ready: its records stored
     }
     const results = runs.map(() => Object.fromEntries(SHAPES.map((s) => [s, []])));
     for (let round = 0; round <= Number(args.rounds); round++) {

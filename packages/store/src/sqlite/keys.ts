@@ -21,7 +21,7 @@
  */
 import mongoose from 'mongoose';
 import type { Doc } from '../values';
-import { deepEqual, getPath } from '../values';
+import { deepEqual } from '../values';
 import type { Connection } from './connection';
 import { ident, jsonPath, keyExpr, pathKind, ScalarKind, sqlString } from './paths';
 
@@ -29,8 +29,9 @@ export interface KeyColumn {
   /** The column's name (`key:string:accountId`); `sql` is it quoted. */
   name: string;
   sql: string;
-  /** The path whose value the column is computed from. */
+  /** The path whose value the column is computed from, and its segments. */
   path: string;
+  parts: string[];
   /** The column's value computed from a document's JSON (a column name or a bound parameter). */
   expr(json: string): string;
 }
@@ -60,7 +61,7 @@ export class KeyColumns {
   }
 
   private add(name: string, path: string, expr: (json: string) => string): KeyColumn {
-    const column = { name, sql: ident(name), path, expr };
+    const column = { name, sql: ident(name), path, parts: path.split('.'), expr };
     this.list.push(column);
     return column;
   }
@@ -99,7 +100,7 @@ export class KeyColumns {
 
   /** The columns whose paths hold another value in `after` than in `before` (an update sets those only). */
   changed(before: Doc, after: Doc): KeyColumn[] {
-    return this.list.filter((c) => !deepEqual(getPath(before, c.path), getPath(after, c.path)));
+    return this.list.filter((c) => !deepEqual(valueAt(before, c.parts), valueAt(after, c.parts)));
   }
 
   /** Updates a row: `?1` the document's new JSON, `?2` its _id; the `changed` columns computed from it. */
@@ -143,6 +144,16 @@ export class KeyColumns {
     const rows = db.prepare(`SELECT name FROM pragma_table_info(?)`).all(this.name) as { name: string }[];
     return rows.map((r) => r.name).filter((name) => PREFIXES.some((p) => name.startsWith(p)));
   }
+}
+
+/** The value at a path (getPath in values.ts, its segments split once). */
+function valueAt(doc: unknown, parts: string[]): unknown {
+  let v = doc as Record<string, unknown> | undefined;
+  for (const part of parts) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = v[part] as Record<string, unknown> | undefined;
+  }
+  return v;
 }
 
 /**
