@@ -11,7 +11,8 @@
  *
  * - `key:<kind>:<path>`: the comparable key of a scalar path (`keyExpr` in paths.ts), for every
  *   path an index, a partial index's condition, a multikey index's prefix or a kept count names.
- * - `has:<path>`: whether a path is present (1 or 0), for the conditions of sparse indexes.
+ * - `has:<path>`: whether a path is present (1 or 0), for the conditions of sparse indexes and the
+ *   `$exists` of partial ones.
  * Filters, sorts, index conditions and the side tables' triggers read the columns in place of the
  * expressions (`key`, `has`), so SQLite's planner matches them to the indexes.
  *

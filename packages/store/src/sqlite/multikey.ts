@@ -3,11 +3,11 @@
  * 'orders.sourceId': 1 }`) has one entry per element. SQLite indexes one value per row, so such an
  * index becomes a side table `<collection>.<index>.keys (prefix keys..., v, rid)`, one row per element,
  * kept by triggers on the collection's table (insert, an update that changes the array or the
- * prefix, delete) and filled from the stored documents when it is created. A query that pins the index's scalar prefix and compares the
- * array's elements to values (`tags: id`, `'orders.sourceId': { $in: [...] }`, an `$elemMatch` on the
- * element path, or an `$or` of such) gets `rid IN (SELECT rid FROM <side table> WHERE ...)`: the
- * rows it reads are the matching ones, not the account's. The filter itself stays in the WHERE, so
- * the result is unchanged.
+ * prefix, delete) and filled from the stored documents when it is created. A query that pins the
+ * index's scalar prefix and compares the array's elements to values (`tags: id`,
+ * `'orders.sourceId': { $in: [...] }`, an `$elemMatch` on the element path, or an `$or` of such)
+ * gets `rid IN (SELECT rid FROM <side table> WHERE ...)`: the rows it reads are the matching ones,
+ * not the account's. The filter itself stays in the WHERE, so the result is unchanged.
  */
 import mongoose from 'mongoose';
 import { defaultIndexName } from '../schema';

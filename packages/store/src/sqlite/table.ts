@@ -1,6 +1,6 @@
 /**
  * One collection's table: `(rid INTEGER PRIMARY KEY, _id TEXT UNIQUE, doc TEXT)`, the document as
- * JSON (codec.ts), plus the schema's indexes (indexes.ts). Reads and row writes, synchronous, on the
+ * JSON (codec.ts), the key columns (keys.ts), and the schema's indexes on them (indexes.ts). Reads and row writes, synchronous, on the
  * connection they are given (reads on the reader, writes on the writer inside its transaction).
  *
  * A read is planned as: the filter's translatable part as WHERE (translate.ts) plus the conditions of
