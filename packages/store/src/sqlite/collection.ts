@@ -223,7 +223,7 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
       if (next !== current) {
         const updatedAt = this.timestamps.updatedAt;
         if (updatedAt && !setsPath(update, updatedAt)) setPath(next, updatedAt, now);
-        this.table.replace(db, next);
+        this.table.replace(db, next, current);
         modifiedCount++;
       }
       before ??= current;

@@ -10,7 +10,8 @@ import mongoose from 'mongoose';
 import type { Filter } from '../types';
 import type { Connection } from './connection';
 import { pinnedValues } from './indexes';
-import { ident, keyExpr, pathKind, ScalarKind } from './paths';
+import type { KeyColumns } from './keys';
+import { ident, pathKind, ScalarKind } from './paths';
 import { sqlValue } from './translate';
 
 export class KeptCounts {
@@ -23,6 +24,7 @@ export class KeptCounts {
     collection: string,
     schema: mongoose.Schema,
     readonly path: string,
+    keys: KeyColumns,
   ) {
     const kind = pathKind(schema, path);
     if (kind === undefined || kind === 'id' || kind === 'string[]' || kind === 'number[]') {
@@ -32,30 +34,36 @@ export class KeptCounts {
     this.table = `${collection}.counts`;
     const t = ident(this.table);
     const coll = ident(collection);
-    const key = (row: string) => keyExpr(path, kind, `${row}.doc`);
-    const add = (row: string, delta: number) => `INSERT INTO ${t} (k, n) VALUES (${key(row)}, ${delta}) ON CONFLICT (k) DO UPDATE SET n = n + ${delta};`;
+    // the path's key column (keys.ts): an update that does not set it does not run the trigger
+    const column = keys.keyColumn(path)!.sql;
+    const add = (row: string, delta: number) => `INSERT INTO ${t} (k, n) VALUES (${row}.${column}, ${delta}) ON CONFLICT (k) DO UPDATE SET n = n + ${delta};`;
     this.ddl = [
       `CREATE TABLE ${t} (k PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID`,
       `CREATE TRIGGER ${ident(`${this.table}.insert`)} AFTER INSERT ON ${coll} BEGIN ${add('NEW', 1)} END`,
-      `CREATE TRIGGER ${ident(`${this.table}.update`)} AFTER UPDATE OF doc ON ${coll} WHEN ${key('OLD')} IS NOT ${key('NEW')} BEGIN ${add('OLD', -1)} ${add('NEW', 1)} END`,
+      `CREATE TRIGGER ${ident(`${this.table}.update`)} AFTER UPDATE OF ${column} ON ${coll} WHEN OLD.${column} IS NOT NEW.${column} BEGIN ${add('OLD', -1)} ${add('NEW', 1)} END`,
       `CREATE TRIGGER ${ident(`${this.table}.delete`)} AFTER DELETE ON ${coll} BEGIN ${add('OLD', -1)} END`,
     ];
-    this.fill = `INSERT INTO ${t} (k, n) SELECT ${keyExpr(path, kind)}, count(*) FROM ${coll} GROUP BY 1`;
+    this.fill = `INSERT INTO ${t} (k, n) SELECT ${column}, count(*) FROM ${coll} GROUP BY 1`;
   }
 
-  /** Creates (and fills) the side table, or rebuilds it when its definition changed. Writer, at open. */
+  /**
+   * Creates (and fills) the side table, or rebuilds it when its definition changed; when only the
+   * triggers did (they read the key column since it exists), the counts they kept stay. Writer, at open.
+   */
   sync(db: Connection): void {
     const stored = db.prepare(`SELECT value FROM _store_meta WHERE key = ?`).get(`counts:${this.table}`) as { value: string } | undefined;
     if (stored?.value === this.ddl.join(';\n')) return;
-    KeptCounts.drop(db, this.table);
-    for (const sql of this.ddl) db.exec(sql);
-    db.exec(this.fill);
+    const sameTable = stored?.value.split(';\n')[0] === this.ddl[0];
+    KeptCounts.drop(db, this.table, sameTable);
+    for (const sql of sameTable ? this.ddl.slice(1) : this.ddl) db.exec(sql);
+    if (!sameTable) db.exec(this.fill);
     db.prepare(`INSERT OR REPLACE INTO _store_meta (key, value) VALUES (?, ?)`).run(`counts:${this.table}`, this.ddl.join(';\n'));
   }
 
-  /** Drops a collection's side table that its options no longer declare. */
-  static drop(db: Connection, table: string): void {
+  /** Drops a collection's side table that its options no longer declare (or only its triggers). */
+  static drop(db: Connection, table: string, triggersOnly = false): void {
     for (const trigger of ['insert', 'update', 'delete']) db.exec(`DROP TRIGGER IF EXISTS ${ident(`${table}.${trigger}`)}`);
+    if (triggersOnly) return;
     db.exec(`DROP TABLE IF EXISTS ${ident(table)}`);
     db.prepare(`DELETE FROM _store_meta WHERE key = ?`).run(`counts:${table}`);
   }

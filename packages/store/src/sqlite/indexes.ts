@@ -1,6 +1,6 @@
 /**
  * The schema's index declarations (`schema.index(...)`, field-level `unique`/`index`) as SQLite
- * indexes on the keys of paths.ts, kept in step with the schema at start-up like `syncIndexes` on
+ * indexes on the key columns of keys.ts, kept in step with the schema at start-up like `syncIndexes` on
  * MongoDB: missing ones are created, changed ones rebuilt, undeclared ones dropped.
  *
  * - Fields are index columns while the schema types them as scalars. An index whose later fields are
@@ -17,7 +17,8 @@ import { compileFilter } from '../filter';
 import { defaultIndexName } from '../schema';
 import type { Filter } from '../types';
 import { isPlainObject, setPath } from '../values';
-import { ident, jsonPath, keyExpr, sqlString } from './paths';
+import type { KeyColumns } from './keys';
+import { ident } from './paths';
 import { FilterTranslator, Params } from './translate';
 
 export interface IndexDef {
@@ -31,23 +32,26 @@ export interface IndexDef {
   /** The partial/sparse condition, SQL, and the rule deciding whether a query implies it. */
   where?: string;
   implied?: (filter: Filter) => boolean;
-  /** The key columns, SQL. */
+  /** The key columns, SQL, and their names. */
   columns: string;
+  columnNames: string[];
   sql: string;
 }
 
-export function indexDefs(collection: string, schema: mongoose.Schema, translator: FilterTranslator): IndexDef[] {
+export function indexDefs(collection: string, schema: mongoose.Schema, translator: FilterTranslator, keys: KeyColumns): IndexDef[] {
   const defs: IndexDef[] = [];
   for (const [fields, options = {}] of schema.indexes() as [Record<string, unknown>, Record<string, unknown> | undefined][]) {
     const name = (options.name as string | undefined) ?? defaultIndexName(fields);
     const paths = Object.keys(fields);
     const columns: string[] = [];
+    const columnNames: string[] = [];
     for (const path of paths) {
       const kind = translator.kindOf(path);
       if (kind === undefined || kind === 'string[]' || kind === 'number[]') break;
       const dir = fields[path];
       if (dir !== 1 && dir !== -1) break; // text, hashed, 2dsphere: not an ordered key
-      columns.push(`${keyExpr(path, kind)}${dir === -1 ? ' DESC' : ''}`);
+      columns.push(`${keys.key(path, kind)}${dir === -1 ? ' DESC' : ''}`);
+      columnNames.push(kind === 'id' ? '_id' : keys.keyColumn(path)!.name);
     }
     const unique = Boolean(options.unique);
     if (unique && columns.length < paths.length) {
@@ -57,7 +61,7 @@ export function indexDefs(collection: string, schema: mongoose.Schema, translato
     const conditions: string[] = [];
     const rules: ((filter: Filter) => boolean)[] = [];
     if (options.sparse) {
-      conditions.push(`(${paths.map((p) => `json_type(doc, ${sqlString(jsonPath(p))}) IS NOT NULL`).join(' OR ')})`);
+      conditions.push(`(${paths.map((p) => keys.has(p)).join(' OR ')})`);
       rules.push((filter) => paths.some((p) => pinnedValues(filter, p)?.every((v) => v !== null)));
     }
     const partial = options.partialFilterExpression as Filter | undefined;
@@ -69,9 +73,9 @@ export function indexDefs(collection: string, schema: mongoose.Schema, translato
     }
     const where = conditions.length ? conditions.join(' AND ') : undefined;
     const sqlName = `${collection}.${name}`;
-    const keys = columns.join(', ');
-    const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${ident(sqlName)} ON ${ident(collection)} (${keys})${where ? ` WHERE ${where}` : ''}`;
-    defs.push({ sqlName, name, fields: paths, unique, where, implied: rules.length ? (f) => rules.every((r) => r(f)) : undefined, columns: keys, sql });
+    const keyList = columns.join(', ');
+    const sql = `CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${ident(sqlName)} ON ${ident(collection)} (${keyList})${where ? ` WHERE ${where}` : ''}`;
+    defs.push({ sqlName, name, fields: paths, unique, where, implied: rules.length ? (f) => rules.every((r) => r(f)) : undefined, columns: keyList, columnNames, sql });
   }
   // a non-unique index whose columns begin another one's (same condition) adds nothing but write cost
   const redundant = (d: IndexDef) => !d.unique && defs.some((o) => o !== d && o.where === d.where && (o.columns.startsWith(`${d.columns}, `) || (o.columns === d.columns && defs.indexOf(o) < defs.indexOf(d))));

@@ -2,12 +2,12 @@
  * Multikey indexes: a MongoDB index on an array (`{ accountId: 1, tags: 1 }`, `{ accountId: 1,
  * 'orders.sourceId': 1 }`) has one entry per element. SQLite indexes one value per row, so such an
  * index becomes a side table `<collection>.<index>.keys (prefix keys..., v, rid)`, one row per element,
- * kept by triggers on the collection's table (insert, update of doc, delete) and filled from the
- * stored documents when it is created. A query that pins the index's scalar prefix and compares the
- * array's elements to values (`tags: id`, `'orders.sourceId': { $in: [...] }`, an `$elemMatch` on the
- * element path, or an `$or` of such) gets `rid IN (SELECT rid FROM <side table> WHERE ...)`: the
- * rows it reads are the matching ones, not the account's. The filter itself stays in the WHERE, so
- * the result is unchanged.
+ * kept by triggers on the collection's table (insert, an update that changes the array or the
+ * prefix, delete) and filled from the stored documents when it is created. A query that pins the
+ * index's scalar prefix and compares the array's elements to values (`tags: id`,
+ * `'orders.sourceId': { $in: [...] }`, an `$elemMatch` on the element path, or an `$or` of such)
+ * gets `rid IN (SELECT rid FROM <side table> WHERE ...)`: the rows it reads are the matching ones,
+ * not the account's. The filter itself stays in the WHERE, so the result is unchanged.
  */
 import mongoose from 'mongoose';
 import { defaultIndexName } from '../schema';
@@ -15,7 +15,8 @@ import type { Filter } from '../types';
 import { isPlainObject } from '../values';
 import type { Connection } from './connection';
 import { pinnedValues } from './indexes';
-import { documentArrayOf, ident, jsonPath, keyExpr, pathKind, ScalarKind, sqlString } from './paths';
+import type { KeyColumns } from './keys';
+import { documentArrayOf, ident, jsonPath, pathKind, rawExpr, ScalarKind, sqlString } from './paths';
 import { FilterTranslator, sqlValue } from './translate';
 
 interface Multikey {
@@ -38,6 +39,7 @@ export class MultikeyIndexes {
     private readonly collection: string,
     schema: mongoose.Schema,
     translator: FilterTranslator,
+    private readonly keys: KeyColumns,
   ) {
     for (const [fields, options = {}] of schema.indexes() as [Record<string, unknown>, Record<string, unknown> | undefined][]) {
       if (options.unique || options.sparse || options.partialFilterExpression) continue;
@@ -62,23 +64,32 @@ export class MultikeyIndexes {
     const cols = prefix.map((_p, i) => `k${i}`);
     const inner = sqlString(e.kind === 'date' ? `${jsonPath(e.rest)}."$date"` : jsonPath(e.rest));
     const value = (row: string) => (e.rest === '' ? `${row}.value` : `json_extract(${row}.value, ${inner})`);
-    const select = (doc: string, rid: string) =>
-      `SELECT ${prefix.map((p) => keyExpr(p.path, p.kind, doc)).join(', ')}, ${value('e')}, ${rid} FROM json_each(${doc}, ${sqlString(jsonPath(e.array))}) AS e WHERE ${value('e')} IS NOT NULL`;
+    // `row`: the collection's row (a trigger's NEW, or the table itself when filling)
+    const select = (row: string) =>
+      `SELECT ${prefix.map((p) => this.keys.key(p.path, p.kind, row)).join(', ')}, ${value('e')}, ${row}.rid FROM json_each(${row}.doc, ${sqlString(jsonPath(e.array))}) AS e WHERE ${value('e')} IS NOT NULL`;
+    // an update rewrites the document's entries only when the array or the prefix changed
+    const changed = [`${rawExpr(e.array, 'OLD.doc')} IS NOT ${rawExpr(e.array, 'NEW.doc')}`, ...prefix.map((p) => `${this.keys.key(p.path, p.kind, 'OLD')} IS NOT ${this.keys.key(p.path, p.kind, 'NEW')}`)];
     const ddl = [
       `CREATE TABLE ${t} (${cols.join(', ')}, v, rid INTEGER NOT NULL, PRIMARY KEY (${cols.join(', ')}, v, rid)) WITHOUT ROWID`,
       `CREATE INDEX ${ident(`${table}.rid`)} ON ${t} (rid)`,
-      `CREATE TRIGGER ${ident(`${table}.insert`)} AFTER INSERT ON ${coll} BEGIN INSERT OR IGNORE INTO ${t} ${select('NEW.doc', 'NEW.rid')}; END`,
-      `CREATE TRIGGER ${ident(`${table}.update`)} AFTER UPDATE OF doc ON ${coll} BEGIN DELETE FROM ${t} WHERE rid = OLD.rid; INSERT OR IGNORE INTO ${t} ${select('NEW.doc', 'NEW.rid')}; END`,
+      `CREATE TRIGGER ${ident(`${table}.insert`)} AFTER INSERT ON ${coll} BEGIN INSERT OR IGNORE INTO ${t} ${select('NEW')}; END`,
+      `CREATE TRIGGER ${ident(`${table}.update`)} AFTER UPDATE OF doc ON ${coll} WHEN ${changed.join(' OR ')} BEGIN DELETE FROM ${t} WHERE rid = OLD.rid; INSERT OR IGNORE INTO ${t} ${select('NEW')}; END`,
       `CREATE TRIGGER ${ident(`${table}.delete`)} AFTER DELETE ON ${coll} BEGIN DELETE FROM ${t} WHERE rid = OLD.rid; END`,
     ];
-    const fill = `INSERT OR IGNORE INTO ${t} ${select(`${coll}.doc`, `${coll}.rid`).replace(`FROM json_each(`, `FROM ${coll}, json_each(`)}`;
+    const fill = `INSERT OR IGNORE INTO ${t} ${select(coll).replace(`FROM json_each(`, `FROM ${coll}, json_each(`)}`;
     return { table, prefix, path, array: e.array, rest: e.rest, kind: e.kind, ddl, fill };
   }
 
-  /** Creates what is missing or changed, drops what the schema no longer declares (the definitions are kept in _store_meta). */
+  /**
+   * Creates what is missing or changed, drops what the schema no longer declares (the definitions
+   * are kept in _store_meta). A side table whose triggers alone changed keeps its rows.
+   */
   sync(db: Connection): void {
     const existing = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ? ESCAPE '\\'`).all(`${this.collection.replace(/[\\%_]/g, '\\$&')}.%.keys`) as { name: string }[];
     const wanted = new Map(this.defs.map((d) => [d.table, d]));
+    const dropTriggers = (name: string) => {
+      for (const trigger of ['insert', 'update', 'delete']) db.exec(`DROP TRIGGER IF EXISTS ${ident(`${name}.${trigger}`)}`);
+    };
     for (const { name } of existing) {
       const def = wanted.get(name);
       const stored = db.prepare(`SELECT value FROM _store_meta WHERE key = ?`).get(`multikey:${name}`) as { value: string } | undefined;
@@ -86,12 +97,19 @@ export class MultikeyIndexes {
         wanted.delete(name);
         continue;
       }
-      for (const trigger of ['insert', 'update', 'delete']) db.exec(`DROP TRIGGER IF EXISTS ${ident(`${name}.${trigger}`)}`);
+      if (def && stored?.value.split(';\n').slice(0, 2).join(';\n') === def.ddl.slice(0, 2).join(';\n')) {
+        dropTriggers(name);
+        for (const sql of def.ddl.slice(2)) db.exec(sql);
+        db.prepare(`UPDATE _store_meta SET value = ? WHERE key = ?`).run(def.ddl.join(';\n'), `multikey:${name}`);
+        wanted.delete(name);
+        continue;
+      }
+      dropTriggers(name);
       db.exec(`DROP TABLE ${ident(name)}`);
       db.prepare(`DELETE FROM _store_meta WHERE key = ?`).run(`multikey:${name}`);
     }
     for (const def of wanted.values()) {
-      for (const trigger of ['insert', 'update', 'delete']) db.exec(`DROP TRIGGER IF EXISTS ${ident(`${def.table}.${trigger}`)}`);
+      dropTriggers(def.table);
       for (const sql of def.ddl) db.exec(sql);
       db.exec(def.fill);
       db.prepare(`INSERT OR REPLACE INTO _store_meta (key, value) VALUES (?, ?)`).run(`multikey:${def.table}`, def.ddl.join(';\n'));

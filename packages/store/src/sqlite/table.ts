@@ -1,6 +1,6 @@
 /**
  * One collection's table: `(rid INTEGER PRIMARY KEY, _id TEXT UNIQUE, doc TEXT)`, the document as
- * JSON (codec.ts), plus the schema's indexes (indexes.ts). Reads and row writes, synchronous, on the
+ * JSON (codec.ts), the key columns (keys.ts), and the schema's indexes on them (indexes.ts). Reads and row writes, synchronous, on the
  * connection they are given (reads on the reader, writes on the writer inside its transaction).
  *
  * A read is planned as: the filter's translatable part as WHERE (translate.ts) plus the conditions of
@@ -19,9 +19,10 @@ import type { CollectionOptions, Filter } from '../types';
 import { Doc, getPath } from '../values';
 import type { Connection } from './connection';
 import { IndexDef, indexDefs } from './indexes';
+import { KeyColumns, keyColumnsOf } from './keys';
 import { MultikeyIndexes } from './multikey';
 import { KeptCounts } from './counts';
-import { ident, keyExpr, NULL_KEY } from './paths';
+import { ident, NULL_KEY } from './paths';
 import { FilterTranslator, orderBy, Params } from './translate';
 
 export interface ReadOptions {
@@ -75,6 +76,7 @@ interface Plan {
 
 export class Table {
   readonly sqlName: string;
+  readonly keys: KeyColumns;
   readonly translator: FilterTranslator;
   readonly indexes: IndexDef[];
   readonly multikey: MultikeyIndexes;
@@ -94,11 +96,12 @@ export class Table {
     options: CollectionOptions = {},
   ) {
     this.sqlName = ident(name);
-    this.translator = new FilterTranslator(schema);
-    this.indexes = indexDefs(name, schema, this.translator);
-    this.multikey = new MultikeyIndexes(name, schema, this.translator);
-    if (options.countBy) this.counts = new KeptCounts(name, schema, options.countBy);
-    if (options.expireAfter) this.expiry = { key: keyExpr(options.expireAfter.path, 'date'), ms: options.expireAfter.days * 86_400_000 };
+    this.keys = keyColumnsOf(name, schema, options.countBy);
+    this.translator = new FilterTranslator(schema, this.keys);
+    this.indexes = indexDefs(name, schema, this.translator, this.keys);
+    this.multikey = new MultikeyIndexes(name, schema, this.translator, this.keys);
+    if (options.countBy) this.counts = new KeptCounts(name, schema, options.countBy, this.keys);
+    if (options.expireAfter) this.expiry = { key: this.keys.key(options.expireAfter.path, 'date'), ms: options.expireAfter.days * 86_400_000 };
   }
 
   static createSql(name: string): string {
@@ -117,6 +120,7 @@ export class Table {
       if (wanted.get(name)?.sql === sql) wanted.delete(name);
       else db.exec(`DROP INDEX ${ident(name)}`);
     }
+    this.keys.addMissing(db);
     for (const def of wanted.values()) {
       try {
         db.exec(def.sql);
@@ -127,6 +131,7 @@ export class Table {
     this.multikey.sync(db);
     if (this.counts) this.counts.sync(db);
     else KeptCounts.drop(db, `${this.name}.counts`);
+    this.keys.dropUnwanted(db); // nothing reads them any more
     this.ready = true;
   }
 
@@ -331,11 +336,12 @@ export class Table {
   // ---- row writes (writer connection, inside its transaction) ----
 
   insert(db: Connection, doc: Doc): void {
-    this.run(db, `INSERT INTO ${this.sqlName} (_id, doc) VALUES (?, ?)`, [doc._id, encodeDocument(doc)], doc);
+    this.run(db, this.keys.insertSql(), [doc._id, encodeDocument(doc)], doc);
   }
 
-  replace(db: Connection, doc: Doc): void {
-    this.run(db, `UPDATE ${this.sqlName} SET doc = ? WHERE _id = ?`, [encodeDocument(doc), doc._id], doc);
+  /** Stores `doc`, the new version of `before`: the key columns whose paths it changed are set, no other. */
+  replace(db: Connection, doc: Doc, before: Doc): void {
+    this.run(db, this.keys.updateSql(this.keys.changed(before, doc)), [encodeDocument(doc), doc._id], doc);
   }
 
   delete(db: Connection, id: string): void {
@@ -371,8 +377,9 @@ export class Table {
   private duplicateOf(err: unknown, offender: () => Doc | undefined): DuplicateKeyError | undefined {
     const e = err as { errcode?: number; message?: string };
     if (e?.errcode !== 2067 && e?.errcode !== 1555) return undefined; // SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY
-    const message = String(e.message);
-    const index = this.indexes.find((d) => message.includes(`index '${d.sqlName}'`));
+    // SQLite names the columns of the index: `UNIQUE constraint failed: <table>.<column>, ...`
+    const columns = String(e.message).replace(/^.*UNIQUE constraint failed: /s, '');
+    const index = this.indexes.find((d) => d.unique && d.columnNames.map((c) => `${this.name}.${c}`).join(', ') === columns);
     const doc = offender();
     if (!index) return new DuplicateKeyError(this.name, '_id_', { _id: doc?._id ?? null });
     const key: Record<string, unknown> = {};

@@ -17,6 +17,7 @@
 import mongoose from 'mongoose';
 import type { Filter } from '../types';
 import { isPlainObject } from '../values';
+import type { KeyColumns } from './keys';
 import { documentArrayOf, keyExpr, NULL_KEY, pathKind, PathKind, rawExpr, ScalarKind, jsonPath, sqlString } from './paths';
 
 export interface SqlCondition {
@@ -62,14 +63,28 @@ export class FilterTranslator {
   private readonly elements = new Map<string, FilterTranslator>();
 
   /**
+   * @param keys the table's key columns (keys.ts), which filters on the table's rows read in place
+   *   of the paths' expressions
    * @param base the JSON the paths are read from: a row's `doc`, or inside a document array the
    *   `value` of a json_each row (`e1.value`, numbered by depth).
    */
   constructor(
     private readonly schema: mongoose.Schema,
+    private readonly keys?: KeyColumns,
     private readonly base = 'doc',
     private readonly depth = 0,
   ) {}
+
+  /** The comparable key of a scalar path (its key column on the table's rows). */
+  keyOf(path: string, kind: ScalarKind | 'id'): string {
+    return this.keys ? this.keys.key(path, kind) : keyExpr(path, kind, this.base);
+  }
+
+  /** Whether a path is present (its presence column on the table's rows). */
+  private exists(path: string, present: boolean): SqlCondition {
+    if (this.keys) return { sql: present ? this.keys.has(path) : `NOT ${this.keys.has(path)}`, exact: true };
+    return { sql: `json_type(${this.base}, ${sqlString(jsonPath(path))}) IS ${present ? 'NOT ' : ''}NULL`, exact: true };
+  }
 
   kindOf(path: string): PathKind | undefined {
     if (path === '_id' && this.depth > 0) return undefined; // an element's _id is an ObjectId, not the row's
@@ -107,7 +122,7 @@ export class FilterTranslator {
       const inArray = this.inDocumentArray(key, cond, params);
       if (inArray) return inArray;
       // $exists on a top-level field is exact whatever its type: a top-level field is never inside an array
-      if (!key.includes('.') && isPlainObject(cond) && Object.keys(cond).length === 1 && typeof cond.$exists === 'boolean') return exists(key, cond.$exists, this.base);
+      if (!key.includes('.') && isPlainObject(cond) && Object.keys(cond).length === 1 && typeof cond.$exists === 'boolean') return this.exists(key, cond.$exists);
       return NONE;
     }
     if (cond instanceof RegExp) return NONE;
@@ -129,7 +144,7 @@ export class FilterTranslator {
     const found = documentArrayOf(this.schema, key);
     if (!found) return undefined;
     let elements = this.elements.get(found.array);
-    if (!elements) this.elements.set(found.array, (elements = new FilterTranslator(found.schema, `e${this.depth + 1}.value`, this.depth + 1)));
+    if (!elements) this.elements.set(found.array, (elements = new FilterTranslator(found.schema, undefined, `e${this.depth + 1}.value`, this.depth + 1)));
     const array = sqlString(jsonPath(found.array));
     // the json_type test first: most documents hold no such array, and it costs far less than json_each
     const exists = (where: string) => `(json_type(${this.base}, ${array}) = 'array' AND EXISTS (SELECT 1 FROM json_each(${this.base}, ${array}) AS e${this.depth + 1} WHERE ${where}))`;
@@ -159,10 +174,10 @@ export class FilterTranslator {
   private operator(path: string, kind: PathKind, op: string, operand: unknown, params: Params): SqlCondition {
     if (op === '$exists') {
       if (typeof operand !== 'boolean') return NONE;
-      return kind === 'id' ? (operand ? ALL : { sql: '0', exact: true }) : exists(path, operand, this.base);
+      return kind === 'id' ? (operand ? ALL : { sql: '0', exact: true }) : this.exists(path, operand);
     }
     if (kind === 'string[]' || kind === 'number[]') return arrayOperator(path, kind, op, operand, params, this.base);
-    const key = keyExpr(path, kind, this.base);
+    const key = this.keyOf(path, kind);
     const raw = rawExpr(path, this.base);
     if (kind === 'date' && typeof operand === 'string' && ['$eq', '$gt', '$gte', '$lt', '$lte'].includes(op)) {
       // a time an older build stored as a string (before its migration) compares as a string
@@ -220,10 +235,6 @@ export class FilterTranslator {
   }
 }
 
-function exists(path: string, present: boolean, base: string): SqlCondition {
-  return { sql: `json_type(${base}, ${sqlString(jsonPath(path))}) IS ${present ? 'NOT ' : ''}NULL`, exact: true };
-}
-
 /** Arrays of strings or numbers: an element (or the value itself) equal to the operand, as MongoDB matches arrays. */
 function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, operand: unknown, params: Params, base: string): SqlCondition {
   const scalar = kind === 'string[]' ? 'string' : 'number';
@@ -253,7 +264,7 @@ export function orderBy(translator: FilterTranslator, sort: Record<string, 1 | -
   for (const path of paths) {
     const kind = translator.kindOf(path);
     if (kind === undefined || kind === 'string[]' || kind === 'number[]') return undefined;
-    terms.push(`${keyExpr(path, kind)} ${sort![path] === -1 ? 'DESC' : 'ASC'}`);
+    terms.push(`${translator.keyOf(path, kind)} ${sort![path] === -1 ? 'DESC' : 'ASC'}`);
   }
   return terms.join(', ');
 }
