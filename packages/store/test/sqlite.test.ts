@@ -348,6 +348,21 @@ describe('indexes from the schema serve filters and sorts', () => {
     expect(await subs.countDocuments({ accountId: 'acc', _id: { $in: ids } })).toBe(result.length);
   });
 
+  test('a list of addresses in an account ($in on an index field) reads the matches, not the account', async () => {
+    const numbers = Array.from({ length: 30 }, (_, i) => i + 1);
+    const emails = [...numbers.map((i) => `user${i}@example.com`), 'nobody@example.com'];
+    const inAccount = numbers.filter((i) => i % 10 !== 0); // every tenth is another account's
+    const { result, rows } = await read(() => subs.find({ accountId: 'acc', email: { $in: emails } }));
+    expect(result.map((d) => d.email).sort()).toEqual(inAccount.map((i) => `user${i}@example.com`).sort());
+    expect(rows).toBe(inAccount.length);
+    // both index columns searched: one probe per address (not a walk of the account's index entries)
+    expect(subs.explain({ accountId: 'acc', email: { $in: emails } }).plan.join('\n')).toMatch(/USING INDEX subs\.accountId_1_email_1 \(<expr>=\? AND <expr>=\?\)/);
+    // another condition besides: only the listed addresses' rows are tested against it
+    const unsubscribed = await read(() => subs.find({ accountId: 'acc', email: { $in: emails }, status: 'unsubscribed' }));
+    expect(unsubscribed.result.map((d) => d.email).sort()).toEqual(inAccount.filter((i) => i % 3 === 0).map((i) => `user${i}@example.com`).sort());
+    expect(unsubscribed.rows).toBe(inAccount.length);
+  });
+
   test('a filter SQL cannot decide (a regex) is checked row by row in index order, stopping at the page', async () => {
     const { result, rows } = await read(() => subs.find({ accountId: 'acc', email: { $regex: '5@' } }, { sort: { registeredAt: 1, _id: 1 }, limit: 10 }));
     expect(result).toHaveLength(10);

@@ -5,6 +5,7 @@ export * from './proxy';
 export * from './smtp';
 export * from './health';
 export * from './wait';
+export * from './metrics';
 export * from './mesh';
 export * from './refusal';
 export * from './internal-access';

@@ -18,8 +18,11 @@ const ACCOUNT = 'acc-1';
 const ANN: Recipient = { id: 'sub-ann', email: 'ann@example.org', firstName: 'Ann', fields: {}, status: 'ACTIVE' };
 
 let temp: TempStore;
+/** Addresses asked, one by one or in a batch call. */
 let lookups = 0;
 let lookup: RecipientLookup['recipientByEmail'];
+/** The batch calls made: one account's addresses each. */
+let batchCalls: Array<{ accountId: string; emails: string[] }> = [];
 
 /** A port that signs nothing up (the form service's answer for a known address this event did not sign up). */
 const noSignup: ConsentSignup = async () => null;
@@ -37,6 +40,17 @@ function deps(consentSignup: ConsentSignup = noSignup): RecordEventDeps {
       recipientByEmail: async (accountId, email) => {
         lookups++;
         return lookup(accountId, email);
+      },
+      // the service's answer to a list: each address's subscriber, or the call fails as a whole
+      subscriberIdsByEmail: async (accountId, emails) => {
+        batchCalls.push({ accountId, emails });
+        const ids = new Map<string, string>();
+        for (const email of emails) {
+          lookups++;
+          const found = await lookup(accountId, email);
+          if (found) ids.set(email, found.id);
+        }
+        return ids;
       },
     },
     consentSignup,
@@ -68,6 +82,7 @@ const factsOf = async (eventId: string) => (await outboxFacts()).filter((d) => (
 beforeEach(async () => {
   temp = await openTempStore('messaging-record-event');
   lookups = 0;
+  batchCalls = [];
   lookup = async (_accountId, email) => (email === ANN.email ? ANN : null);
 });
 afterEach(() => temp.close());
@@ -319,6 +334,43 @@ describe('recordEvents (a batch)', () => {
     // its redelivery, once the service answers
     lookup = async () => null;
     expect(await recordEvents(deps(), [batch[1]])).toEqual([{ recorded: true, outcome: 'NO_SUBSCRIBER' }]);
+  });
+
+  it('asks for the subscribers of a batch in one call per account, every address once; events with consent ask on their own', async () => {
+    const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
+    const batch = [
+      ...Array.from({ length: 30 }, (_, i) => event({ email: `reader${i % 10}@example.org` })),
+      event(),
+      event({ accountId: 'acc-2', email: 'reader1@example.org' }),
+      event({ email: 'new@example.org', consent }),
+    ];
+    const asked: string[] = [];
+    lookup = async (accountId, email) => (asked.push(`${accountId} ${email}`), email === ANN.email ? ANN : null);
+    const results = await recordEvents(deps(), batch);
+    expect(results.filter((r) => 'recorded' in r && r.recorded)).toHaveLength(batch.length);
+    expect(batchCalls.map((c) => ({ accountId: c.accountId, emails: [...c.emails].sort() }))).toEqual([
+      { accountId: ACCOUNT, emails: [...Array.from({ length: 10 }, (_, i) => `reader${i}@example.org`), ANN.email].sort() },
+      { accountId: 'acc-2', emails: ['reader1@example.org'] },
+    ]);
+    expect(asked.filter((a) => a.endsWith('new@example.org'))).toEqual([`${ACCOUNT} new@example.org`]); // on its own
+    expect(results[30]).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' }); // ann, answered from the batch
+    expect(results[0]).toEqual({ recorded: true, outcome: 'NO_SUBSCRIBER' });
+  });
+
+  it('a batch call that fails leaves each address to ask on its own: a refused one has no subscriber, the others their answer', async () => {
+    lookup = async (_accountId, email) => {
+      if (email === 'bad@') throw new DomainError(GrpcStatus.INVALID_ARGUMENT, 'invalid_email', 'not an address');
+      return email === ANN.email ? ANN : null;
+    };
+    const batch = [event(), event({ email: 'bad@' }), event({ email: 'new@example.org' }), event()];
+    expect(await recordEvents(deps(), batch)).toEqual([
+      { recorded: true, outcome: 'NO_MATCHING_AUTOMATION' },
+      { recorded: true, outcome: 'NO_SUBSCRIBER' },
+      { recorded: true, outcome: 'NO_SUBSCRIBER' },
+      { recorded: true, outcome: 'NO_MATCHING_AUTOMATION' },
+    ]);
+    expect(batchCalls).toHaveLength(1);
+    expect((await eventCollection(temp.store).findOne({ _id: batch[0].eventId }))!.subscriberId).toBe(ANN.id);
   });
 
   it('an event with consent is never answered from the lookups of the batch (it may sign its address up)', async () => {

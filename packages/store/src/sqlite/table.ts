@@ -18,7 +18,7 @@ import { sortPage } from '../sort';
 import type { CollectionOptions, Filter } from '../types';
 import { Doc, getPath } from '../values';
 import type { Connection } from './connection';
-import { IndexDef, indexDefs } from './indexes';
+import { IndexDef, indexDefs, pinnedValues } from './indexes';
 import { KeyColumns, keyColumnsOf } from './keys';
 import { MultikeyIndexes } from './multikey';
 import { KeptCounts } from './counts';
@@ -161,7 +161,7 @@ export class Table {
    */
   private slicedRead(filter: Filter, sort: ReadOptions['sort'], what: 'doc' | 'm'): { sql: string; params: (string | number)[]; exact: boolean; served: boolean } {
     const full = this.plan(filter, sort);
-    const prefix = this.fixedPrefix(filter);
+    const prefix = this.fixedPrefix(filter, sort !== undefined && Object.keys(sort).length > 0);
     const served = Object.keys(filter).every((k) => prefix.includes(k)) || this.multikey.restriction(filter, []) !== undefined;
     const range = served ? full : this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
     const column = served ? (what === 'm' ? '1 AS m' : 'doc') : what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN doc END AS doc`;
@@ -173,9 +173,15 @@ export class Table {
     };
   }
 
-  /** The longest run of an index's leading fields that the filter fixes to one scalar each. */
-  private fixedPrefix(filter: Filter): string[] {
-    const fixed = (k: string) => ['string', 'number', 'boolean'].includes(typeof filter[k]);
+  /**
+   * The longest run of an index's leading fields that the filter fixes to one scalar each, or, in a
+   * read without a sort, to a list of them (`$in`), which SQLite reads as one index probe per value
+   * (a batch of addresses in an account: the matches, not the account). With a sort, such a list
+   * would have SQLite sort every match before the first row comes back.
+   */
+  private fixedPrefix(filter: Filter, sorted: boolean): string[] {
+    const scalar = (v: unknown) => ['string', 'number', 'boolean'].includes(typeof v);
+    const fixed = (k: string) => scalar(filter[k]) || (!sorted && (pinnedValues(filter, k)?.every(scalar) ?? false));
     let prefix: string[] = [];
     for (const index of this.indexes) {
       if (index.where && !index.implied?.(filter)) continue;

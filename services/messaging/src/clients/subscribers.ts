@@ -6,6 +6,7 @@ import { fieldValueToCase, subscriberV1 } from '@mailer/proto';
 import type { Recipient, RecipientLookup } from '../mail/app/accept-message';
 import type { SubscriberLookup, SubscriberView } from '../mail/app/render-values';
 import type { FieldInfo, FieldType, FieldValue } from '../automations/domain/automation';
+import type { SubscriberIdLookup } from '../automations/app/record-event';
 
 const SubscriberStatusNames = protoEnum(subscriberV1.SubscriberStatus, 'SUBSCRIBER_STATUS_');
 const FieldTypeNames = protoEnum(subscriberV1.FieldType, 'FIELD_TYPE_');
@@ -52,7 +53,7 @@ export interface SubscriberChanges {
   setFieldValue(accountId: string, subscriberId: string, fieldId: string, value: FieldValue): Promise<void>;
 }
 
-export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberTopics, SubscriberStatuses, SubscriberCatalog, SubscriberChanges {
+export interface SubscriberClient extends SubscriberLookup, RecipientLookup, SubscriberIdLookup, SubscriberTopics, SubscriberStatuses, SubscriberCatalog, SubscriberChanges {
   close(): void;
 }
 
@@ -66,6 +67,8 @@ const DELIVERY_STATUS = {
  * gateway's deadlines allow for; the other calls (pages, bounce jobs) use the client's 5 s.
  */
 const LOOKUP_DEADLINE_MS = TIME_LIMITS.peerCall;
+/** Addresses FindSubscribersByEmail takes in one call. */
+const EMAILS_PER_LOOKUP = 500;
 
 export function subscriberClient(address: string, logger?: Logger): SubscriberClient {
   const client = peerClient(createClient(subscriberV1.SubscriberServiceClient, address), {
@@ -94,6 +97,22 @@ export function subscriberClient(address: string, logger?: Logger): SubscriberCl
       return found && { id: found.id, email: found.email, firstName: found.firstName, fields: found.fields };
     },
     recipientByEmail,
+    async subscriberIdsByEmail(accountId, emails) {
+      const ids = new Map<string, string>();
+      const calls = [];
+      for (let i = 0; i < emails.length; i += EMAILS_PER_LOOKUP) calls.push(emails.slice(i, i + EMAILS_PER_LOOKUP));
+      await Promise.all(
+        calls.map(async (asked) => {
+          // one match per address asked, in order
+          const { matches } = await client.findSubscribersByEmail({ accountId, emails: asked });
+          asked.forEach((email, k) => {
+            const id = matches[k]?.subscriberId;
+            if (id) ids.set(email, id);
+          });
+        }),
+      );
+      return ids;
+    },
     async accountTopics(accountId) {
       const { items } = await client.listTopics({ accountId });
       return items.map((t) => ({ topicId: t.id, label: t.label, description: t.description ?? null, active: t.active }));

@@ -1,5 +1,5 @@
-// Use cases of subscribers: AddSubscriber, GetSubscriber, GetSubscriberByEmail, DeleteSubscriber,
-// ListSubscribers, SyncSubscribers. Inputs are parsed by handlers/subscribers.ts.
+// Use cases of subscribers: AddSubscriber, GetSubscriber, GetSubscriberByEmail, FindSubscribersByEmail,
+// DeleteSubscriber, ListSubscribers, SyncSubscribers. Inputs are parsed by handlers/subscribers.ts.
 import { DomainError, GrpcStatus, notFound } from '@mailer/kit';
 import { newSubscriber } from '../domain/contacts';
 import type { Catalog } from '../domain/fields';
@@ -38,6 +38,12 @@ export async function getSubscriberByEmail(deps: Deps, input: { accountId: strin
   const state = await deps.subscribers.getByEmail(input.accountId, input.email);
   if (!state) throw notFound('subscriber_not_found', `no subscriber has the email ${input.email}`);
   return { state, catalog: await loadCatalog(deps, input.accountId) };
+}
+
+/** Each address's subscriber in the account, or null, in the order asked: one store query. `emails` canonical. */
+export async function findSubscribersByEmail(deps: Deps, input: { accountId: string; emails: string[] }): Promise<Array<SubscriberState | null>> {
+  const found = await deps.subscribers.findByEmails(input.accountId, [...new Set(input.emails)]);
+  return input.emails.map((email) => found.get(email) ?? null);
 }
 
 export async function deleteSubscriber(deps: Deps, input: { accountId: string; subscriberId: string }): Promise<void> {

@@ -21,6 +21,7 @@
  * | field values per request               | <= 1,000              | validation_failed          |
  * | subscriberIds per bulk tagging request | 1..10,000             | validation_failed          |
  * | rows per sync request                  | <= 1,000              | sync_too_many_rows         |
+ * | emails per FindSubscribersByEmail      | 1..500                | validation_failed          |
  * | opt-out source                         | 1..100 chars          | validation_failed          |
  * | search (list filter)                   | <= 254 chars          | validation_failed          |
  * | page size                              | 1..1,000              | validation_failed          |
@@ -41,6 +42,7 @@ export const LIMITS = {
   fieldValuesPerRequest: 1_000,
   subscribersPerBulkRequest: 10_000,
   syncRows: 1_000,
+  emailsPerLookup: 500,
   optOutSource: 100,
   search: 254,
   pageSize: 1_000,

@@ -109,6 +109,10 @@ export function subscriberToProto(s: SubscriberState, catalog: Catalog): subscri
   return { id: s.id, email: s.email, firstName: s.firstName ?? undefined, subscriberStatus: statusToProto(s.status), values, tags: s.tags, registeredAt: s.registeredAt, gdprAgreement: gdprAgreementOf(s.consent) };
 }
 
+/** FindSubscribersByEmail's answer for one address: its subscriber's id and status, or none. */
+export const subscriberMatchToProto = (email: string, s: SubscriberState | null): subscriberV1.SubscriberMatch =>
+  s ? { email, subscriberId: s.id, subscriberStatus: statusToProto(s.status) } : { email, subscriberStatus: P.SubscriberStatus.SUBSCRIBER_STATUS_UNSPECIFIED };
+
 /** A send's recipient: the personalization tags of its custom fields, displayed as GetSubscriber's values are. */
 const displayedFields = (s: SubscriberState, catalog: Catalog) =>
   Object.fromEntries(displayedFieldValues(s.fields, catalog).map((v) => [v.field.personalizationTagName, v.displayValue]));

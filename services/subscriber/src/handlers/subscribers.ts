@@ -3,13 +3,14 @@ import { accountOf, type AsyncHandlers, DomainError, pageAnswer, pageOf } from '
 import { statusCountsToProto, type subscriberV1 } from '@mailer/proto';
 import type { Deps } from '../app/deps';
 import * as subscribers from '../app/subscribers';
-import { canonicalEmail } from '../domain/email';
+import { canonicalEmail, canonicalEmails } from '../domain/email';
+import { LIMITS } from '../domain/limits';
 import { parseId } from '../domain/ids';
 import { prefixPattern } from '../domain/subscriber';
 import { assertSyncSize, type SyncRow } from '../domain/sync';
-import { overviewToProto, statusFromProto, subscriberInputFromProto, subscriberToProto, syncModeFromProto, syncOutcomeToProto } from './mapping';
+import { overviewToProto, statusFromProto, subscriberInputFromProto, subscriberMatchToProto, subscriberToProto, syncModeFromProto, syncOutcomeToProto } from './mapping';
 
-type SubscriberRpcs = 'addSubscriber' | 'getSubscriber' | 'getSubscriberByEmail' | 'deleteSubscriber' | 'listSubscribers' | 'syncSubscribers';
+type SubscriberRpcs = 'addSubscriber' | 'getSubscriber' | 'getSubscriberByEmail' | 'findSubscribersByEmail' | 'deleteSubscriber' | 'listSubscribers' | 'syncSubscribers';
 
 export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.SubscriberServiceServer>, SubscriberRpcs> {
   return {
@@ -29,6 +30,13 @@ export function subscriberHandlers(deps: Deps): Pick<AsyncHandlers<subscriberV1.
       const accountId = accountOf(req);
       const { state, catalog } = await subscribers.getSubscriberByEmail(deps, { accountId, email: canonicalEmail(req.email) });
       return { subscriber: subscriberToProto(state, catalog) };
+    },
+
+    async findSubscribersByEmail(req) {
+      const accountId = accountOf(req);
+      const emails = canonicalEmails(req.emails, 'emails', LIMITS.emailsPerLookup);
+      const found = await subscribers.findSubscribersByEmail(deps, { accountId, emails });
+      return { matches: found.map((s, i) => subscriberMatchToProto(emails[i], s)) };
     },
 
     async deleteSubscriber(req) {

@@ -161,9 +161,6 @@ export const statusCountsSchema = new mongoose.Schema<StatusCountsDoc>(
   { versionKey: false, minimize: false },
 );
 
-/** Measured on the embedded store: one indexed findOne costs about what testing ~400 documents does. */
-const EQUALITY_LOOKUP_RATIO = 400;
-
 const zeroCounts = (): Record<SubscriberStatus, number> => Object.fromEntries(SUBSCRIBER_STATUSES.map((s) => [s, 0])) as Record<SubscriberStatus, number>;
 
 export interface SubscriberQuery {
@@ -267,19 +264,12 @@ export function subscriberRepository(store: Store) {
     },
 
     /**
-     * Subscribers of the account holding any of the emails: one `$in` query for a whole sync request.
-     * The embedded store answers `$in` by testing every subscriber of the account (its planner uses
-     * the unique (accountId, email) index for equalities only), so for a large account and few
-     * emails, equality lookups through that index are cheaper there.
+     * Subscribers of the account holding any of the emails, by email: one `$in` query on the
+     * (accountId, email) index (a sync request, a batch of lookups), which reads the matches only.
      */
     async findByEmails(accountId: string, emails: string[]): Promise<Map<string, SubscriberState>> {
       if (emails.length === 0) return new Map();
-      let docs: SubscriberDoc[];
-      if (store.kind === 'embedded' && (await subscribers.countDocuments({ accountId })) > EQUALITY_LOOKUP_RATIO * emails.length) {
-        docs = (await Promise.all(emails.map((email) => subscribers.findOne({ accountId, email })))).filter((d): d is SubscriberDoc => d !== null);
-      } else {
-        docs = await subscribers.find({ accountId, email: { $in: emails } });
-      }
+      const docs = await subscribers.find({ accountId, email: { $in: emails } });
       return new Map(docs.map((d) => [d.email, toState(d)]));
     },
 

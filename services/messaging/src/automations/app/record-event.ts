@@ -11,9 +11,10 @@
 // record and starts nothing; a crash before the commit leaves nothing behind to run twice.
 //
 // RecordEvents does the same for a batch of events in one transaction, with one read of the events
-// recorded already and one subscriber lookup per address and one automations lookup per event key of
-// the batch. When the transaction meets a unique key (a concurrent delivery recorded one of the
-// events, or two of them raced for one entry rule), the batch is recorded event by event instead.
+// recorded already, one subscriber lookup call per account (every address of the batch at once) and
+// one automations lookup per event key of the batch. When the transaction meets a unique key (a
+// concurrent delivery recorded one of the events, or two of them raced for one entry rule), the batch
+// is recorded event by event instead.
 import { domainFact, factSubject, job, type CustomEvent, type DomainMessage } from '@mailer/nats/facts';
 import { DomainError, GrpcStatus, groupBy, PeerUnavailable } from '@mailer/kit';
 import { DuplicateKeyError, type Collection, type Store, type Transaction } from '@mailer/store';
@@ -54,6 +55,12 @@ export interface ConsentSignupAnswer {
   subscriberStatus: string | null;
 }
 
+/** The subscriber service's lookup of many addresses of one account in one call (clients/subscribers.ts). */
+export interface SubscriberIdLookup {
+  /** The id of the account's subscriber with each of these addresses that has one, by the address as given. */
+  subscriberIdsByEmail(accountId: string, emails: string[]): Promise<Map<string, string>>;
+}
+
 export interface RecordEventDeps {
   store: Store;
   events: Collection<EventDoc>;
@@ -62,7 +69,8 @@ export interface RecordEventDeps {
   onceEntries: Collection<OnceEntryDoc>;
   newId: () => string;
   outbox: OutboxRepository;
-  subscribers: RecipientLookup;
+  /** The batch's addresses at once; one address on its own (an event with consent, or when the batch call failed). */
+  subscribers: RecipientLookup & SubscriberIdLookup;
   consentSignup: ConsentSignup;
   now: () => Date;
   notifyOutbox: () => void;
@@ -80,7 +88,7 @@ export const automationRunJobId = (runId: string) => `automation-run:${runId}`;
 export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Promise<RecordEventResult> {
   // Most redeliveries stop here, before asking the subscriber service anything.
   if (await eventsOf(deps.events, event.accountId).exists(event.eventId)) return { recorded: false };
-  const prepared = await prepareEvent(deps, event, sharedLookups(deps));
+  const prepared = await prepareEvent(deps, event, sharedLookups(deps, [event]));
   try {
     await deps.store.transaction(async (tx) => deps.outbox.record(tx, await writeEvents(deps, [prepared], tx)));
   } catch (err) {
@@ -107,7 +115,7 @@ export async function recordEvents(deps: RecordEventDeps, events: readonly Custo
       else (known.add(id), fresh.push(i));
     }
   }));
-  const lookups = sharedLookups(deps);
+  const lookups = sharedLookups(deps, fresh.map((i) => events[i]));
   const prepared = new Map<number, PreparedEvent>();
   await Promise.all(fresh.map(async (i) => {
     try {
@@ -140,14 +148,19 @@ interface PreparedEvent {
   fact: DomainMessage['payload'];
 }
 
-/** Lookups the events of a batch share: each subscriber address and event key is looked up once. */
+/** Lookups the events of a batch share: the subscribers of each account's addresses in one call, each event key once. */
 interface SharedLookups {
   subscriber(event: CustomEvent): Promise<string | null>;
   automations(accountId: string, eventKey: string): Promise<Array<{ id: string; entry: EntryRule }>>;
 }
 
-function sharedLookups(deps: RecordEventDeps): SharedLookups {
-  const subscribers = new Map<string, Promise<string | null>>();
+function sharedLookups(deps: RecordEventDeps, events: readonly CustomEvent[]): SharedLookups {
+  // An event with consent is left out: it may sign its address up, so it asks on its own (and the next
+  // one of that address asks again).
+  const addresses = new Map<string, Set<string>>();
+  for (const e of events) if (!e.consent) addresses.set(e.accountId, (addresses.get(e.accountId) ?? new Set()).add(e.email));
+  const batches = new Map<string, Promise<Map<string, string> | null>>();
+  const single = new Map<string, Promise<string | null>>();
   const automations = new Map<string, Promise<Array<{ id: string; entry: EntryRule }>>>();
   const once = <T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> => {
     let found = cache.get(key);
@@ -155,8 +168,14 @@ function sharedLookups(deps: RecordEventDeps): SharedLookups {
     return found;
   };
   return {
-    // (an event with consent may sign its address up: the next one of that address asks again)
-    subscriber: (event) => (event.consent ? subscriberOf(deps, event) : once(subscribers, `${event.accountId}\0${event.email}`, () => subscriberOf(deps, event))),
+    async subscriber(event) {
+      if (event.consent) return subscriberOf(deps, event);
+      // A failed batch call (the service not answering, or refusing the list for one address it does not
+      // take, or too old to know the call) is not the events' answer: each address then asks on its
+      // own, as before batching, so that an address's refusal or failure stays that address's.
+      const batch = await once(batches, event.accountId, () => deps.subscribers.subscriberIdsByEmail(event.accountId, [...addresses.get(event.accountId)!]).catch(() => null));
+      return batch ? (batch.get(event.email) ?? null) : once(single, `${event.accountId}\0${event.email}`, () => subscriberOf(deps, event));
+    },
     automations: (accountId, eventKey) => once(automations, `${accountId}\0${eventKey}`, () => deps.automations.activeTriggeredBy(accountId, eventKey)),
   };
 }

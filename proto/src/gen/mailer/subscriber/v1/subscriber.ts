@@ -418,6 +418,29 @@ export interface GetSubscriberByEmailResponse {
   subscriber: Subscriber | undefined;
 }
 
+export interface FindSubscribersByEmailRequest {
+  accountId: string;
+  /** 1..500 addresses, canonicalized as GetSubscriberByEmail does (trimmed, lowercased); one may repeat. */
+  emails: string[];
+}
+
+/** The answer for one address asked. */
+export interface SubscriberMatch {
+  /** canonical */
+  email: string;
+  /** absent: the account has no subscriber with this address */
+  subscriberId?:
+    | string
+    | undefined;
+  /** UNSPECIFIED when absent */
+  subscriberStatus: SubscriberStatus;
+}
+
+export interface FindSubscribersByEmailResponse {
+  /** one per address asked, in the order asked */
+  matches: SubscriberMatch[];
+}
+
 export interface DeleteSubscriberRequest {
   accountId: string;
   subscriberId: string;
@@ -2703,6 +2726,275 @@ export const GetSubscriberByEmailResponse: MessageFns<GetSubscriberByEmailRespon
     message.subscriber = (object.subscriber !== undefined && object.subscriber !== null)
       ? Subscriber.fromPartial(object.subscriber)
       : undefined;
+    return message;
+  },
+};
+
+function createBaseFindSubscribersByEmailRequest(): FindSubscribersByEmailRequest {
+  return { accountId: "", emails: [] };
+}
+
+export const FindSubscribersByEmailRequest: MessageFns<FindSubscribersByEmailRequest> = {
+  encode(message: FindSubscribersByEmailRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    for (const v of message.emails) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindSubscribersByEmailRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindSubscribersByEmailRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.emails.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindSubscribersByEmailRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      emails: globalThis.Array.isArray(object?.emails) ? object.emails.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: FindSubscribersByEmailRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.emails?.length) {
+      obj.emails = message.emails;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FindSubscribersByEmailRequest>): FindSubscribersByEmailRequest {
+    return FindSubscribersByEmailRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FindSubscribersByEmailRequest>): FindSubscribersByEmailRequest {
+    const message = createBaseFindSubscribersByEmailRequest();
+    message.accountId = object.accountId ?? "";
+    message.emails = object.emails?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSubscriberMatch(): SubscriberMatch {
+  return { email: "", subscriberId: undefined, subscriberStatus: 0 };
+}
+
+export const SubscriberMatch: MessageFns<SubscriberMatch> = {
+  encode(message: SubscriberMatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.email !== "") {
+      writer.uint32(10).string(message.email);
+    }
+    if (message.subscriberId !== undefined) {
+      writer.uint32(18).string(message.subscriberId);
+    }
+    if (message.subscriberStatus !== 0) {
+      writer.uint32(24).int32(message.subscriberStatus);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubscriberMatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubscriberMatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.subscriberId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.subscriberStatus = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubscriberMatch {
+    return {
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      subscriberId: isSet(object.subscriberId)
+        ? globalThis.String(object.subscriberId)
+        : isSet(object.subscriber_id)
+        ? globalThis.String(object.subscriber_id)
+        : undefined,
+      subscriberStatus: isSet(object.subscriberStatus)
+        ? subscriberStatusFromJSON(object.subscriberStatus)
+        : isSet(object.subscriber_status)
+        ? subscriberStatusFromJSON(object.subscriber_status)
+        : 0,
+    };
+  },
+
+  toJSON(message: SubscriberMatch): unknown {
+    const obj: any = {};
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.subscriberId !== undefined) {
+      obj.subscriberId = message.subscriberId;
+    }
+    if (message.subscriberStatus !== 0) {
+      obj.subscriberStatus = subscriberStatusToJSON(message.subscriberStatus);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SubscriberMatch>): SubscriberMatch {
+    return SubscriberMatch.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SubscriberMatch>): SubscriberMatch {
+    const message = createBaseSubscriberMatch();
+    message.email = object.email ?? "";
+    message.subscriberId = object.subscriberId ?? undefined;
+    message.subscriberStatus = object.subscriberStatus ?? 0;
+    return message;
+  },
+};
+
+function createBaseFindSubscribersByEmailResponse(): FindSubscribersByEmailResponse {
+  return { matches: [] };
+}
+
+export const FindSubscribersByEmailResponse: MessageFns<FindSubscribersByEmailResponse> = {
+  encode(message: FindSubscribersByEmailResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.matches) {
+      SubscriberMatch.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FindSubscribersByEmailResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFindSubscribersByEmailResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.matches.push(SubscriberMatch.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FindSubscribersByEmailResponse {
+    return {
+      matches: globalThis.Array.isArray(object?.matches)
+        ? object.matches.map((e: any) => SubscriberMatch.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: FindSubscribersByEmailResponse): unknown {
+    const obj: any = {};
+    if (message.matches?.length) {
+      obj.matches = message.matches.map((e) => SubscriberMatch.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FindSubscribersByEmailResponse>): FindSubscribersByEmailResponse {
+    return FindSubscribersByEmailResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FindSubscribersByEmailResponse>): FindSubscribersByEmailResponse {
+    const message = createBaseFindSubscribersByEmailResponse();
+    message.matches = object.matches?.map((e) => SubscriberMatch.fromPartial(e)) || [];
     return message;
   },
 };
@@ -11606,6 +11898,24 @@ export const SubscriberServiceService = {
       Buffer.from(GetSubscriberByEmailResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetSubscriberByEmailResponse => GetSubscriberByEmailResponse.decode(value),
   },
+  /**
+   * Many addresses of one account at once (the messaging service's events consumer: one call per
+   * account and batch of events), read with one store query: one match per address asked, in order,
+   * with its subscriber or none. INVALID_ARGUMENT validation_failed for no address or more than 500,
+   * invalid_email (details path emails[i]) for one that is not an address.
+   */
+  findSubscribersByEmail: {
+    path: "/mailer.subscriber.v1.SubscriberService/FindSubscribersByEmail" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FindSubscribersByEmailRequest): Buffer =>
+      Buffer.from(FindSubscribersByEmailRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FindSubscribersByEmailRequest => FindSubscribersByEmailRequest.decode(value),
+    responseSerialize: (value: FindSubscribersByEmailResponse): Buffer =>
+      Buffer.from(FindSubscribersByEmailResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FindSubscribersByEmailResponse =>
+      FindSubscribersByEmailResponse.decode(value),
+  },
   deleteSubscriber: {
     path: "/mailer.subscriber.v1.SubscriberService/DeleteSubscriber" as const,
     requestStream: false as const,
@@ -11989,6 +12299,13 @@ export interface SubscriberServiceServer extends UntypedServiceImplementation {
   addSubscriber: handleUnaryCall<AddSubscriberRequest, AddSubscriberResponse>;
   getSubscriber: handleUnaryCall<GetSubscriberRequest, GetSubscriberResponse>;
   getSubscriberByEmail: handleUnaryCall<GetSubscriberByEmailRequest, GetSubscriberByEmailResponse>;
+  /**
+   * Many addresses of one account at once (the messaging service's events consumer: one call per
+   * account and batch of events), read with one store query: one match per address asked, in order,
+   * with its subscriber or none. INVALID_ARGUMENT validation_failed for no address or more than 500,
+   * invalid_email (details path emails[i]) for one that is not an address.
+   */
+  findSubscribersByEmail: handleUnaryCall<FindSubscribersByEmailRequest, FindSubscribersByEmailResponse>;
   deleteSubscriber: handleUnaryCall<DeleteSubscriberRequest, DeleteSubscriberResponse>;
   listSubscribers: handleUnaryCall<ListSubscribersRequest, ListSubscribersResponse>;
   syncSubscribers: handleUnaryCall<SyncSubscribersRequest, SyncSubscribersResponse>;
@@ -12081,6 +12398,27 @@ export interface SubscriberServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetSubscriberByEmailResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Many addresses of one account at once (the messaging service's events consumer: one call per
+   * account and batch of events), read with one store query: one match per address asked, in order,
+   * with its subscriber or none. INVALID_ARGUMENT validation_failed for no address or more than 500,
+   * invalid_email (details path emails[i]) for one that is not an address.
+   */
+  findSubscribersByEmail(
+    request: FindSubscribersByEmailRequest,
+    callback: (error: ServiceError | null, response: FindSubscribersByEmailResponse) => void,
+  ): ClientUnaryCall;
+  findSubscribersByEmail(
+    request: FindSubscribersByEmailRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FindSubscribersByEmailResponse) => void,
+  ): ClientUnaryCall;
+  findSubscribersByEmail(
+    request: FindSubscribersByEmailRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FindSubscribersByEmailResponse) => void,
   ): ClientUnaryCall;
   deleteSubscriber(
     request: DeleteSubscriberRequest,
