@@ -356,7 +356,7 @@ describe('indexes from the schema serve filters and sorts', () => {
     expect(result.map((d) => d.email).sort()).toEqual(inAccount.map((i) => `user${i}@example.com`).sort());
     expect(rows).toBe(inAccount.length);
     // both index columns searched: one probe per address (not a walk of the account's index entries)
-    expect(subs.explain({ accountId: 'acc', email: { $in: emails } }).plan.join('\n')).toMatch(/USING INDEX subs\.accountId_1_email_1 \(<expr>=\? AND <expr>=\?\)/);
+    expect(subs.explain({ accountId: 'acc', email: { $in: emails } }).plan.join('\n')).toMatch(/USING INDEX subs\.accountId_1_email_1 \(\S*accountId=\? AND \S*email=\?\)/);
     // another condition besides: only the listed addresses' rows are tested against it
     const unsubscribed = await read(() => subs.find({ accountId: 'acc', email: { $in: emails }, status: 'unsubscribed' }));
     expect(unsubscribed.result.map((d) => d.email).sort()).toEqual(inAccount.filter((i) => i % 3 === 0).map((i) => `user${i}@example.com`).sort());
