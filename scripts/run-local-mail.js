@@ -20,16 +20,22 @@ const OUTBOUND_DEFAULTS = { OUTBOUND_ALLOW_HTTP: 'true', OUTBOUND_ALLOWED_CIDRS:
  */
 async function mailPorts(env, movable) {
   const ports = {};
+  const wanted = {};
   for (const [name, fallback] of Object.entries(MAIL_PORT_DEFAULTS)) {
     // maildev runs only without SMTP_URL: its ports are not even looked for otherwise.
     if (name.startsWith('MAIL_') && env.SMTP_URL) continue;
     const configured = Number(env[name] ?? fallback);
     if (!Number.isInteger(configured) || configured < 0 || configured > 65535) throw new Error(`${name} must be a port number (0 = any free port), not ${JSON.stringify(env[name])}`);
-    ports[name] = await movable(name, configured);
+    wanted[name] = configured;
   }
-  for (const [name, fallback] of Object.entries(HTTP_ADDR_DEFAULTS)) {
-    ports[name] = env[name] || `127.0.0.1:${await movable(name, fallback)}`;
+  for (const [name, fallback] of Object.entries(HTTP_ADDR_DEFAULTS)) if (!env[name]) wanted[name] = fallback;
+  // A port moved off a busy one never lands on a port another of these settings asks for.
+  const others = (name) => new Set(Object.entries(wanted).filter(([n, p]) => n !== name && p !== 0).map(([, p]) => p));
+  for (const [name, configured] of Object.entries(wanted)) {
+    const port = await movable(name, configured, others(name));
+    ports[name] = name in HTTP_ADDR_DEFAULTS ? `127.0.0.1:${port}` : port;
   }
+  for (const name of Object.keys(HTTP_ADDR_DEFAULTS)) if (env[name]) ports[name] = env[name];
   return ports;
 }
 

@@ -278,12 +278,13 @@ const bindable = (p) =>
 /**
  * The ports of the email half (mail catcher, bounce listener, reader-facing HTTP): `configured`,
  * or when something already listens there the next free port after it (said on the console);
- * 0: any free port. The other ports stay exact: a busy one stops the start with the cause.
+ * 0: any free port. A moved port skips `avoid` (ports other settings ask for). The other ports stay
+ * exact: a busy one stops the start with the cause.
  */
-async function movable(name, configured) {
+async function movable(name, configured, avoid = new Set()) {
   if (configured === 0) return freePort();
   for (let p = configured; p < configured + 100 && p <= 65535; p++) {
-    if (taken.has(p) || !(await bindable(p))) continue;
+    if (taken.has(p) || (p !== configured && avoid.has(p)) || !(await bindable(p))) continue;
     if (p !== configured) console.error(`up: port ${configured} (${name}) is in use; using ${p}`);
     return claim(p);
   }

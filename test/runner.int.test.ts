@@ -38,7 +38,7 @@ async function runnerEnv(): Promise<NodeJS.ProcessEnv> {
     METRICS_BASE_PORT: '0',
     MAIL_SMTP_PORT: String(busyPort),
     MAIL_UI_PORT: String(await freePort()),
-    BOUNCE_SMTP_PORT: String(await freePort()),
+    BOUNCE_SMTP_PORT: String(busyPort + 1),
     MESSAGING_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
     FORM_HTTP_ADDR: `127.0.0.1:${await freePort()}`,
   };
@@ -52,6 +52,13 @@ function spawnRunner(): { child: ChildProcess; output: () => string } {
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   return { child, output: () => out };
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
 }
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, context = () => ''): Promise<T> {
@@ -120,9 +127,15 @@ async function json(res: Response, status: number): Promise<any> { // eslint-dis
 }
 
 beforeAll(async () => {
-  busy = net.createServer();
-  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-  busyPort = (busy.address() as net.AddressInfo).port;
+  // A busy port whose next one is free: the bounce listener asks for that next one, where the busy
+  // mail catcher's port would move if the runner did not keep it for the setting that names it.
+  for (;;) {
+    busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    busyPort = (busy.address() as net.AddressInfo).port;
+    if (await bindable(busyPort + 1)) break;
+    busy.close();
+  }
   env = await runnerEnv();
   // a lock left by a runner that died (kill -9): stale, taken over
   const dead = spawnSync('true').pid;
@@ -241,7 +254,7 @@ it('without SMTP_URL: maildev on the given ports (a busy one moves to the next f
   const out = runner.output();
   const [, uiUrl, uiPort, smtpPort] = out.match(/mail UI:\s+(http:\/\/127\.0\.0\.1:(\d+))\s+\(every mail sent lands here; SMTP on 127\.0\.0\.1:(\d+)\)/)!;
   expect(Number(uiPort)).toBe(Number(env.MAIL_UI_PORT));
-  expect(Number(smtpPort)).toBeGreaterThan(busyPort);
+  expect(Number(smtpPort)).toBeGreaterThan(busyPort + 1); // not the bounce listener's port
   expect(out).toContain(`up: port ${busyPort} (MAIL_SMTP_PORT) is in use; using ${smtpPort}`);
   // the mail line sits beside the gateway URL and the key
   expect(out).toMatch(/gateway:.*\n\s+API key:.*\n\s+mail UI:/);
