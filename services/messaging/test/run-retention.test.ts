@@ -49,7 +49,10 @@ function deps(): RecordEventDeps {
     onceEntries: onceEntryCollection(temp.store),
     newId: () => `run-${++ids}`,
     outbox: outboxRepository(temp.store),
-    subscribers: { recipientByEmail: async (_accountId, email) => (SUBSCRIBERS[email] ? { id: SUBSCRIBERS[email], email, firstName: 'Ann', fields: {}, status: 'ACTIVE' } : null) },
+    subscribers: {
+      recipientByEmail: async (_accountId, email) => (SUBSCRIBERS[email] ? { id: SUBSCRIBERS[email], email, firstName: 'Ann', fields: {}, status: 'ACTIVE' } : null),
+      subscriberIdsByEmail: async (_accountId, emails) => new Map(emails.filter((e) => SUBSCRIBERS[e]).map((e) => [e, SUBSCRIBERS[e]])),
+    },
     consentSignup: async () => null,
     now: () => new Date(clock),
     notifyOutbox: () => undefined,
