@@ -110,10 +110,14 @@ it('fails loudly when NATS cannot be reached', () => {
 });
 
 it('NATS_REPLICAS: more copies than a single NATS server can hold stop the process, naming the stream; 0 is a configuration error', async () => {
-  // One server: the streams are created with the configured copies, so 3 is refused by the server.
-  await expect(startService('rss', { NATS_URL: nats.url, NATS_REPLICAS: '3' })).rejects.toThrow(
-    /cannot (create|update) JetStream stream (DOMAIN|JOBS|EVENTS) .*replicas/i,
-  );
+  // A server of its own, so the streams are created here, with the configured copies: one server
+  // refuses 3. (A single server takes an update of an existing stream's copies without a word.)
+  const own = await startNatsServer();
+  try {
+    await expect(startService('rss', { NATS_URL: own.url, NATS_REPLICAS: '3' })).rejects.toThrow(/cannot create JetStream stream (DOMAIN|JOBS|EVENTS) .*replicas/i);
+  } finally {
+    await own.stop();
+  }
   const res = spawnSync(process.execPath, [path.join(repoRoot, 'services/rss/dist/main.js')], { env: { ...process.env, NATS_REPLICAS: '0' }, encoding: 'utf8', timeout: 10_000 });
   expect(res.status).toBe(78);
   expect(res.stderr).toContain('NATS_REPLICAS');
