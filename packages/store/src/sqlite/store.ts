@@ -33,6 +33,8 @@ import { Table } from './table';
 export const DATABASE_FILE = 'store.sqlite';
 /** Expired documents deleted per write (a pruning round is many of them, each a group commit of its own). */
 const PRUNE_BATCH = 500;
+/** How often the planner's statistics are checked (refreshStatistics); also at every open. */
+const REFRESH_STATISTICS_EVERY_MS = 3_600_000;
 
 class SqliteTransaction implements Transaction {
   active = true;
@@ -55,6 +57,7 @@ export class SqliteStore implements Store {
   readonly scans: ScanPool;
   private readonly collections = new Map<string, { collection: SqliteCollection<any>; options?: CollectionOptions }>();
   private readonly pruneTimer: NodeJS.Timeout;
+  private readonly statisticsTimer: NodeJS.Timeout;
   private pruning?: Promise<number>;
   private readonly writeLock = new Mutex();
   private readonly currentTx = new AsyncLocalStorage<SqliteTransaction>();
@@ -76,6 +79,8 @@ export class SqliteStore implements Store {
     this.scans = new ScanPool(path.join(dir, DATABASE_FILE));
     this.pruneTimer = setInterval(() => void this.prune().catch(() => undefined), pruneIntervalMs);
     this.pruneTimer.unref();
+    this.statisticsTimer = setInterval(() => this.refreshStatistics(), REFRESH_STATISTICS_EVERY_MS);
+    this.statisticsTimer.unref();
   }
 
   static async open(config: StoreConfig): Promise<SqliteStore> {
@@ -86,14 +91,15 @@ export class SqliteStore implements Store {
     try {
       const file = path.join(dir, DATABASE_FILE);
       const common = ['busy_timeout = 5000', 'cache_size = -16000'];
-      // analysis_limit: `PRAGMA optimize` at close samples indexes instead of reading them whole
+      // analysis_limit: `PRAGMA optimize` (at open, hourly, at close) samples indexes instead of reading them whole
       const writer = new Connection(file, ['journal_mode = WAL', `synchronous = ${config.fsync ? 'FULL' : 'NORMAL'}`, 'journal_size_limit = 67108864', 'analysis_limit = 1000', ...common]);
       opened.push(writer);
       writer.exec(`CREATE TABLE IF NOT EXISTS _store_meta (key TEXT PRIMARY KEY, value TEXT)`);
-      const reader = new Connection(file, [...common, 'query_only = 1']);
-      opened.push(reader);
       const log = config.log ?? ((message, fields) => console.error(JSON.stringify({ msg: `@mailer/store: ${message}`, ...fields })));
       importLegacy(dir, writer, log);
+      analyzeStale(writer); // before the reader opens: a connection loads the statistics as it opens
+      const reader = new Connection(file, [...common, 'query_only = 1']);
+      opened.push(reader);
       return new SqliteStore(dir, writer, reader, config.pruneIntervalMs ?? 60_000);
     } catch (err) {
       for (const c of opened) c.close();
@@ -146,6 +152,25 @@ export class SqliteStore implements Store {
     return total;
   }
 
+  /**
+   * Refreshes stale planner statistics, unless a transaction holds the writer (then at the next
+   * round). Other connections keep the statistics they loaded, and their prepared statements the
+   * plans made with them, until the schema changes: an empty schema change makes them reload both.
+   */
+  /** @internal Runs hourly (tests call it). */
+  refreshStatistics(): void {
+    if (this.closed || !this.writeLock.tryLock()) return;
+    try {
+      if (analyzeStale(this.writer)) this.writer.exec('BEGIN IMMEDIATE; CREATE TABLE _store_replan (x); DROP TABLE _store_replan; COMMIT');
+    } catch {
+      if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+      // statistics are an optimisation
+    } finally {
+      this.writeLock.unlock();
+      this.scheduleFlush();
+    }
+  }
+
   async transaction<R>(fn: (tx: Transaction) => Promise<R>): Promise<R> {
     this.assertUsable();
     this.assertNotInTransaction();
@@ -185,6 +210,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     clearInterval(this.pruneTimer);
+    clearInterval(this.statisticsTimer);
     await this.scans.close(); // long reads stop at their next slice
     await this.writeLock.lock(); // a running transaction finishes first
     try {
@@ -323,4 +349,24 @@ export class SqliteStore implements Store {
       throw new Error('@mailer/store: inside store.transaction(), pass { tx } to every write (a write outside the transaction would wait for it forever)');
     }
   }
+}
+
+/**
+ * Re-analyzes every table whose size changed 25-fold since its statistics were taken (0x10000: all
+ * tables, not only those this connection queried, which for the writer are few), sampling within the
+ * connection's analysis_limit: milliseconds. Statistics taken while a collection was small make SQLite
+ * prefer scanning and sorting a whole account to walking an index once it is large. True when any
+ * statistics changed.
+ */
+function analyzeStale(db: Connection): boolean {
+  const statistics = () => {
+    try {
+      return (db.prepare(`SELECT group_concat(tbl || ' ' || idx || ' ' || stat, ';') AS s FROM sqlite_stat1`).get() as { s: string | null }).s;
+    } catch {
+      return null; // no statistics yet
+    }
+  };
+  const before = statistics();
+  db.exec('PRAGMA optimize = 0x10002');
+  return statistics() !== before;
 }

@@ -335,7 +335,8 @@ export class Table {
   explain(db: Connection, filter: Filter, options: ReadOptions = {}): { sql: string; exact: boolean; plan: string[] } {
     const plan = this.plan(filter, options.sort);
     const sql = `SELECT doc FROM ${plan.from}${plan.where}${plan.order ? ` ORDER BY ${plan.order}` : ''}`;
-    const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...plan.params) as { detail: string }[];
+    // prepared anew: a cached EXPLAIN never notices a schema change, so it would keep its first plan
+    const rows = db.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...plan.params) as { detail: string }[];
     return { sql, exact: plan.exact, plan: rows.map((r) => r.detail) };
   }
 
