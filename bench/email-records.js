@@ -3,7 +3,7 @@
 // Real messages are sent and delivered first (NATS, subscriber, messaging, gateway, a local SMTP sink);
 // their stored records (delivered: the body is gone, the record and its status history stay) are then
 // copied into the service's store, with new ids, addresses and times, up to each checkpoint. At each
-// checkpoint the real service is started on that store and measured: time until ready, RSS once ready, the latency of GET /email-messages pages and single
+// checkpoint the real service is started on that store and measured: time until ready, RSS once ready, the latency and CPU of GET /email-messages pages (all, and by status) and single
 // messages through the gateway, and RSS after them. The ratio is against the same service with only
 // the sent records (the baseline of this run). The embedded store (SQLite) reads records from disk;
 // at its first start on the copies the service also rolls up the report aggregates (one pass).
@@ -16,7 +16,7 @@ const path = require('node:path');
 const { startNatsServer, startService, startGateway } = require('@mailer/testing');
 const { openStore } = require('@mailer/store');
 const { messageCollections } = require('../services/messaging/dist/mail/store/messages');
-const { benchAccount, rssMb, startSmtpSink } = require('./lib');
+const { benchAccount, cpuSeconds, rssMb, startSmtpSink } = require('./lib');
 
 const { values: args } = parseArgs({ options: { records: { type: 'string', default: '1000000' } } });
 const RECORDS = Number(args.records);
@@ -58,12 +58,20 @@ async function measureService(env, dataDir, gwEnv, account, ids) {
     ms.sort((a, b) => a - b);
     return { p50: ms[Math.floor(ms.length / 2)].toFixed(1), p99: ms[Math.floor(ms.length * 0.99)].toFixed(1) };
   };
-  const pages = await timed(Array.from({ length: 100 }, (_, i) => `/email-messages?pageSize=50&pageNumber=${(i % 10) + 1}`));
-  const single = await timed(Array.from({ length: 200 }, (_, i) => `/email-messages/${ids[i % ids.length]}`));
+  // CPU of the messaging process per request (the gateway's is the same whatever the store holds)
+  const withCpu = async (urls) => {
+    const before = cpuSeconds(messaging.pid);
+    const figures = await timed(urls);
+    return { ...figures, cpuUs: Math.round(((cpuSeconds(messaging.pid) - before) * 1e6) / urls.length) };
+  };
+  const pages = await withCpu(Array.from({ length: 100 }, (_, i) => `/email-messages?pageSize=50&pageNumber=${(i % 10) + 1}`));
+  // every copy is DELIVERED: this page's total counts the whole account's entries of that status
+  const byStatus = await withCpu(Array.from({ length: 20 }, (_, i) => `/email-messages?status=DELIVERED&pageSize=50&pageNumber=${(i % 10) + 1}`));
+  const single = await withCpu(Array.from({ length: 200 }, (_, i) => `/email-messages/${ids[i % ids.length]}`));
   const rssAfter = rssMb(messaging.pid).rss;
   await gw.stop();
   await messaging.stop();
-  return { readyS, rssReady, rssAfter, pages, single };
+  return { readyS, rssReady, rssAfter, pages, byStatus, single };
 }
 
 async function main() {
@@ -115,7 +123,7 @@ async function main() {
       console.log(`${target} records: ${JSON.stringify(rows[`${target.toLocaleString('en-US')} copies`])}`);
     }
     const table = Object.fromEntries(Object.entries(rows).map(([k, r]) => [k, {
-      'ready s': r.readyS.toFixed(1), 'RSS ready MB': r.rssReady, 'RSS after reads MB': r.rssAfter, 'page p50/p99 ms': `${r.pages.p50}/${r.pages.p99}`, 'one p50/p99 ms': `${r.single.p50}/${r.single.p99}`, 'store MB': r['store MB'] ?? '',
+      'ready s': r.readyS.toFixed(1), 'RSS ready MB': r.rssReady, 'RSS after reads MB': r.rssAfter, 'page p50/p99 ms': `${r.pages.p50}/${r.pages.p99}`, 'page CPU µs': r.pages.cpuUs, 'by status p50/p99 ms': `${r.byStatus.p50}/${r.byStatus.p99}`, 'by status CPU µs': r.byStatus.cpuUs, 'one p50/p99 ms': `${r.single.p50}/${r.single.p99}`, 'one CPU µs': r.single.cpuUs, 'store MB': r['store MB'] ?? '',
     }]));
     console.log(`\nbench/email-records: messaging service with stored message records (embedded store)`);
     console.table(table);

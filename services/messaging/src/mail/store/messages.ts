@@ -152,9 +152,14 @@ export const DEDUPE_INDEX = 'accountId_dedupeKey';
 messageSchema.index({ accountId: 1, dedupeKey: 1 }, { unique: true, partialFilterExpression: { dedupeKey: { $gt: '' } }, name: DEDUPE_INDEX });
 // CountAudienceSends: an audience send's messages, delivered ones apart.
 messageSchema.index({ accountId: 1, audienceKey: 1, status: 1 }, { partialFilterExpression: { audienceKey: { $gt: '' } } });
-// GET /email-messages: newest first, optionally by address, template or status.
-messageSchema.index({ accountId: 1, createdAt: -1 });
-messageSchema.index({ accountId: 1, email: 1, createdAt: -1 });
+// GET /email-messages: newest first, optionally by address, template or status. Each filter has an
+// index whose keys end with the page's order, so a page walks its own entries and its total counts
+// index entries, never documents. The tie-break on _id is part of the keys: messages accepted
+// together share createdAt (a batch, a broadcast page), and an index without it leaves every group of
+// ties to be sorted, page after page.
+export const LIST_ORDER = { createdAt: -1, _id: -1 } as const;
+messageSchema.index({ accountId: 1, ...LIST_ORDER });
+for (const filter of ['email', 'templateName', 'status'] as const) messageSchema.index({ accountId: 1, [filter]: 1, ...LIST_ORDER });
 // The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
 messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
 // POST /reports/emails: one range scan per metric over its fact time (REPORT_TIME_FIELDS).
@@ -272,7 +277,7 @@ export function messagesOf(c: MessageCollections, accountId: string) {
       if (q.templateName !== undefined) filter.templateName = q.templateName;
       if (q.status !== undefined) filter.status = q.status;
       const [items, totalItems] = await Promise.all([
-        messages.find(filter, { sort: { createdAt: -1, _id: -1 }, skip: (q.pageNumber - 1) * q.pageSize, limit: q.pageSize }),
+        messages.find(filter, { sort: LIST_ORDER, skip: (q.pageNumber - 1) * q.pageSize, limit: q.pageSize }),
         messages.countDocuments(filter),
       ]);
       return { items, totalItems };

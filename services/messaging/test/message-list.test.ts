@@ -1,0 +1,57 @@
+// GET /email-messages on the embedded store: every filter the list takes (none, address, template,
+// status) has an index ending in the list's order, so a page walks its own index entries and sorts
+// nothing, even where many messages share createdAt (a batch, a broadcast page). SQLite's query plan
+// proves it; the pages are checked against the same order computed in JavaScript.
+import { openTempStore, type TempStore } from '@mailer/testing/store';
+import { listEmailMessages } from '../src/mail/app/email-messages';
+import { MESSAGE_STATUSES, messageCollections, messagesOf, type EmailMessageDoc, type MessageCollections } from '../src/mail/store/messages';
+import { messageRecord } from './support/report-messages';
+
+const A = 'acct-a';
+let tmp: TempStore;
+let messages: MessageCollections;
+let stored: EmailMessageDoc[];
+
+beforeAll(async () => {
+  tmp = await openTempStore('message-list');
+  messages = messageCollections(tmp.store);
+  // 3,000 messages accepted 500 at a time: each batch shares one createdAt
+  const docs = Array.from({ length: 3_000 }, (_, i) => ({
+    ...messageRecord(`m-${String((i * 7919) % 3_000).padStart(4, '0')}`, {}),
+    createdAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 500) * 60_000),
+    email: `r${i % 40}@example.org`,
+    templateName: i % 3 ? 'receipt' : 'welcome',
+    status: MESSAGE_STATUSES[i % MESSAGE_STATUSES.length],
+  }));
+  const repo = messagesOf(messages, A);
+  await tmp.store.transaction(async (tx) => repo.insertMany(docs.map((message) => ({ message, body: null })), tx));
+  await messagesOf(messages, 'acct-b').insert({ ...messageRecord('m-other', {}), createdAt: new Date(Date.UTC(2027, 0, 1)) }, null);
+  stored = docs.map((d) => ({ ...d, accountId: A }));
+}, 60_000);
+afterAll(() => tmp.close());
+
+const newestFirst = (a: EmailMessageDoc, b: EmailMessageDoc) => +b.createdAt - +a.createdAt || (a._id < b._id ? 1 : -1);
+/** SQLite's plan for a find (the embedded collection's test hook). */
+const planOf = (filter: Record<string, unknown>) =>
+  (messages.messages as unknown as { explain(f: object, o: object): { plan: string[] } }).explain({ accountId: A, ...filter }, { sort: { createdAt: -1, _id: -1 }, skip: 100, limit: 50 }).plan.join('\n');
+
+describe.each([
+  ['no filter', {}, 'accountId_1_createdAt_-1__id_-1'],
+  ['an address', { email: 'r7@example.org' }, 'accountId_1_email_1_createdAt_-1__id_-1'],
+  ['a template', { templateName: 'welcome' }, 'accountId_1_templateName_1_createdAt_-1__id_-1'],
+  ['a status', { status: 'BOUNCED' }, 'accountId_1_status_1_createdAt_-1__id_-1'],
+] as const)('a list page with %s', (_, filter, index) => {
+  it('is the newest-first slice of the matches, with their total', async () => {
+    const matches = stored.filter((m) => Object.entries(filter).every(([k, v]) => m[k as keyof EmailMessageDoc] === v)).sort(newestFirst);
+    const pageSize = Object.keys(filter).length ? 5 : 50;
+    const { items, totalItems } = await listEmailMessages({ messages }, A, { ...filter, pageNumber: 3, pageSize });
+    expect(totalItems).toBe(matches.length);
+    expect(items.map((m) => m._id)).toEqual(matches.slice(2 * pageSize, 3 * pageSize).map((m) => m._id));
+  });
+
+  it(`walks ${index} and sorts nothing`, () => {
+    const plan = planOf(filter);
+    expect(plan).toMatch(new RegExp(`^SEARCH email_messages USING INDEX email_messages\\.${index.replace(/[.]/g, '\\.')} `));
+    expect(plan).not.toMatch(/TEMP B-TREE/);
+  });
+});
