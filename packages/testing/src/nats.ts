@@ -59,11 +59,31 @@ export function natsServerBinary(candidates: string[] = natsServerCandidates()):
  * connection's local end before the process we hand it to binds it (a CI run failed so). The window
  * between probe and bind remains; startNatsServer and startService retry on a bind failure.
  */
+// Ports are handed out below the kernel's ephemeral range (32768+), so no outgoing connection takes
+// one between the pick and the bind. Each jest worker picks from a slice of its own, so two workers
+// never pick the same port, and a port handed out once is not handed out again by this process: the
+// stacks pick every address before any process binds it.
+const PORT_BASE = 20_000;
+const PORT_SPAN = 12_000;
+const SLICES = 4;
+const handedOut = new Set<number>();
+
+function portSlice(): { from: number; size: number } {
+  const worker = Number(process.env.JEST_WORKER_ID);
+  if (!Number.isInteger(worker) || worker < 1) return { from: PORT_BASE, size: PORT_SPAN };
+  const size = PORT_SPAN / SLICES;
+  return { from: PORT_BASE + ((worker - 1) % SLICES) * size, size };
+}
+
 export async function freePort(): Promise<number> {
+  const { from, size } = portSlice();
   for (let attempt = 0; ; attempt++) {
-    const port = 20_000 + crypto.randomInt(12_000);
-    if (await canListen(port)) return port;
-    if (attempt > 50) throw new Error('could not find a free port in 20000-31999');
+    const port = from + crypto.randomInt(size);
+    if (!handedOut.has(port) && (await canListen(port))) {
+      handedOut.add(port);
+      return port;
+    }
+    if (attempt > 100) throw new Error(`could not find a free port in ${from}-${from + size - 1}`);
   }
 }
 
