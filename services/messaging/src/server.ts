@@ -219,8 +219,6 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
   const events = eventCollection(ctx.store, config.EVENT_RETENTION_DAYS);
   // Runs: automation-run jobs (started with their event) and the wait scheduler share one bound.
   const runLimit = semaphore(config.AUTOMATION_RUN_CONCURRENCY);
-  // the reports' daily aggregates, rolled up before message records and events are pruned
-  const rollUps = startReportRollUps({ store: ctx.store, messages, events, reportRetentionDays: config.REPORT_RETENTION_DAYS, now: ctx.now, logger: ctx.logger });
   let scheduler: ReturnType<typeof startRunScheduler> | null = null;
   const runDeps = {
     runs,
@@ -276,6 +274,9 @@ export async function setup(ctx: ServiceRuntime<Config>): Promise<Array<() => Pr
       notifyOutbox: ctx.notifyOutbox,
     },
   });
+  // the reports' daily aggregates, rolled up before message records and events are pruned, once the
+  // events received while the service was stopped are recorded
+  const rollUps = startReportRollUps({ store: ctx.store, messages, events, reportRetentionDays: config.REPORT_RETENTION_DAYS, now: ctx.now, logger: ctx.logger, backlog: () => eventsConsumer.lag() });
   return [
     // Events in work finish (recorded and acknowledged) before the subscriber client closes.
     () => eventsConsumer.stop(),
