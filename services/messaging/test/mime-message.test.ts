@@ -2,9 +2,12 @@
 // MailComposer makes of the same fields, boundary and date given: plain ASCII, accents and scripts in
 // names, subjects and bodies, long lines, trailing whitespace, dots at line starts, bodies past the
 // quoted-printable encoder's 64 KiB slices, one part or none; and every reader of a skeleton shares its
-// boundary, unless a reader's own text holds it.
+// boundary, unless a reader's own text holds it. SendPartsCache: one skeleton and DKIM key per send.
+import { generateKeyPairSync } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { MailSkeleton, type MailSender, type ReaderMail } from '../src/mail/domain/mime-message';
+import { SendPartsCache } from '../src/mail/domain/outgoing-mail';
+import type { EmailMessageDoc } from '../src/mail/store/messages';
 
 const BASE = '0123456789abcdef';
 const DATE = new Date('2026-11-28T07:00:00.000Z');
@@ -78,5 +81,29 @@ describe('MailSkeleton.fill', () => {
     const sly = skeleton.fill(reader({ text: `Hi\n--${skeleton.boundary}\nContent-Type: text/html\n\n<script>x</script>\n` })).toString();
     expect(sly).not.toContain(`boundary="${skeleton.boundary}"`);
     expect(sly).toMatch(/boundary="--_NmP-[0-9a-f]{16}-Part_1"/);
+  });
+});
+
+describe('SendPartsCache', () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+  const dkim = { selector: 's1', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+  const message = (over: Partial<EmailMessageDoc> = {}) => ({ accountId: 'acc-1', audienceKey: 'rss:issue-1', fromEmail: 'blog@example.com', fromName: 'The Blog', replyTo: null, ...over }) as EmailMessageDoc;
+
+  it('builds the parts of an audience send once: every reader of the send gets the same skeleton and parsed key', () => {
+    const cache = new SendPartsCache();
+    const first = cache.for(message(), dkim);
+    expect(cache.for(message(), dkim)).toBe(first);
+    expect(first.dkim).toMatchObject({ domainName: 'example.com', keySelector: 's1' });
+    expect(first.dkim!.privateKey.asymmetricKeyType).toBe('rsa');
+    // another send, another account, another sender or key: parts of their own
+    for (const other of [message({ audienceKey: 'rss:issue-2' }), message({ accountId: 'acc-2' }), message({ fromName: 'Renamed' })]) expect(cache.for(other, dkim)).not.toBe(first);
+    expect(cache.for(message(), null)).not.toBe(first);
+    expect(cache.for(message(), null).dkim).toBeNull();
+  });
+
+  it('gives a message of no audience send (transactional, automation, a test send) parts of its own', () => {
+    const cache = new SendPartsCache();
+    const single = message({ audienceKey: null });
+    expect(cache.for(single, dkim)).not.toBe(cache.for(single, dkim));
   });
 });
