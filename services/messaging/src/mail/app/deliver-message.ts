@@ -49,8 +49,6 @@ export interface DeliveryDeps {
   };
   /** The signing key of the sending account's From domain (never another account's). */
   domains: Pick<DomainPolicy, 'dkimKeyFor'>;
-  /** What the readers of an audience send share in their mail, built once per send (the process's own cache unless given). */
-  sendParts?: SendPartsCache;
   now(): Date;
   newId(): string;
   /** Wakes the outbox relay after a commit that recorded facts. */
@@ -85,7 +83,8 @@ const DUE_SLACK_MS = 1_000;
 const IN_FLIGHT: DeliveryResult = { outcome: 'IN_FLIGHT', retryInMs: IN_FLIGHT_RETRY_MS };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const processSendParts = new SendPartsCache();
+/** What the readers of an audience send share in their mail, built with the send's first mail this process sends. */
+const sendParts = new SendPartsCache();
 
 /** One message of the batch on its way: what was read, then claimed, then sent. */
 interface Delivery {
@@ -220,7 +219,7 @@ async function send(deps: DeliveryDeps, deliveries: Delivery[]): Promise<void> {
     }
     try {
       if (d.rateWaitMs > 0) await sleep(d.rateWaitMs);
-      const parts = (deps.sendParts ?? processSendParts).for(claimed, await dkimKeyFor(d.job.accountId, domainOf(claimed.fromEmail)));
+      const parts = sendParts.for(claimed, await dkimKeyFor(d.job.accountId, domainOf(claimed.fromEmail)));
       const mail = outgoingMail(claimed, body, { returnPath: deps.links.returnPath(claimed._id), parts, now: deps.now() });
       d.outcome = sentOutcome((await deps.transport.send(mail)).response);
     } catch (err) {
