@@ -60,10 +60,11 @@ export function outgoingMail(
   opts: { returnPath: string; parts: SendParts; now: Date },
 ): SendMailOptions {
   const { skeleton, dkim } = opts.parts;
+  const messageId = messageIdHeader(message);
   const raw = skeleton.fill({
     to: message.email,
     subject: message.subject,
-    messageId: messageIdHeader(message),
+    messageId,
     date: opts.now,
     headers: body.headers ?? {},
     html: body.html,
@@ -71,6 +72,8 @@ export function outgoingMail(
   });
   return {
     raw,
+    // not written (the raw message has it), but spares nodemailer generating a random one per mail
+    messageId,
     envelope: { from: opts.returnPath, to: [message.email] },
     // nodemailer's DKIM signer takes the key as node:crypto accepts it: a KeyObject is not parsed again per mail
     ...(dkim ? { dkim: dkim as unknown as NonNullable<SendMailOptions['dkim']> } : {}),
