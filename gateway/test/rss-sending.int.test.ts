@@ -3,8 +3,12 @@
 // a real SMTP relay: the audience rules (segment TRUE members, ACTIVE, in the topic and not opted out,
 // not suppressed; another account never), Liquid with items / newsletter / subscriber, escaping, CSS
 // inlined, List-Unsubscribe, the counts on the issue, the rss.issue_sent fact, and at most one mail
-// per recipient per issue when the rss service is killed mid-send.
-import { startCaptureRelay, waitFor, type CaptureRelay } from '@mailer/testing';
+// per recipient per issue when the rss service is killed mid-send. The readers of an issue share the
+// MIME skeleton of its send (one boundary) and each gets their own values; every mail is DKIM-signed
+// (DKIM_KEYS) and verifies.
+import { generateKeyPairSync } from 'node:crypto';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { startCaptureRelay, waitFor, type CaptureRelay, type CapturedMail } from '@mailer/testing';
 import { rss2, startRssStack, type RssStack } from './support/rss-stack';
 import { expectStatus, INSTANT_PATTERN, type Api } from './support/subscriber-stack';
 
@@ -15,11 +19,26 @@ let env: RssStack;
 let a: Api;
 let b: Api;
 let profileA: string;
+const dkimKey = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const DKIM_TXT = `v=DKIM1; k=rsa; p=${dkimKey.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+
+/** What a receiving server concludes of the mail's DKIM signatures (rss2026._domainkey.example.com is DKIM_TXT). */
+async function dkimOf(mail: CapturedMail) {
+  const resolver = async (name: string, rr: string) => {
+    if (rr === 'TXT' && name === 'rss2026._domainkey.example.com') return [[DKIM_TXT]];
+    throw Object.assign(new Error(`no ${rr} ${name}`), { code: 'ENOTFOUND' });
+  };
+  const { results } = await dkimVerify(Buffer.from(mail.raw), { resolver } as never);
+  return results.map((r: { signingDomain?: string; status: { result: string } }) => `${r.signingDomain}: ${r.status.result}`);
+}
 
 beforeAll(async () => {
   relay = await startCaptureRelay();
   // Small pages: a send of a few hundred recipients takes many pages, so a kill lands mid-send.
-  env = await startRssStack({ messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false' }, rssEnv: { RSS_SEND_PAGE_SIZE: '25', RSS_SEND_LEASE_SECONDS: '3' } });
+  env = await startRssStack({
+    messagingEnv: { SMTP_URL: relay.url, MAIL_SEND_PAUSED: 'false', DKIM_KEYS: JSON.stringify({ 'example.com': { selector: 'rss2026', privateKey: dkimKey.privateKey.export({ type: 'pkcs8', format: 'pem' }) } }) },
+    rssEnv: { RSS_SEND_PAGE_SIZE: '25', RSS_SEND_LEASE_SECONDS: '3' },
+  });
   a = await env.account('send-a');
   b = await env.account('send-b');
   profileA = expectStatus(await a.post('/sender-profiles', { name: 'Blog', fromEmail: 'blog@example.com', fromName: 'The Blog' }), 201).id;
@@ -117,6 +136,22 @@ it('sends an issue to its audience only: segment members, ACTIVE, in the topic, 
   const bob = relay.receivedFor('bob@anglers.test')[0];
   expect(bob.html).toContain('Hi &lt;b&gt;Bob&lt;/b&gt;');
   expect(bob.html).not.toContain('<b>Bob</b>');
+  expect(bob.subject).toBe('Trout & <chips> for <b>Bob</b>');
+  // One MIME skeleton for the send: both mails have its boundary; each has its own values.
+  const boundaryOf = (m: CapturedMail) => /boundary="([^"]+)"/.exec(m.raw)![1];
+  expect(boundaryOf(ann)).toMatch(/^--_NmP-[0-9a-f]{16}-Part_1$/);
+  expect(boundaryOf(bob)).toBe(boundaryOf(ann));
+  expect(bob.messageId).not.toBe(ann.messageId);
+  expect(bob.headers['list-unsubscribe']).not.toBe(ann.headers['list-unsubscribe']);
+  for (const m of [ann, bob]) {
+    // the template's unsubscribe link is the reader's own (never tracked); the item link goes through the reader's own click redirect
+    expect(m.html).toContain(`href="${(m.headers['list-unsubscribe'] as string).slice(1, -1)}"`);
+    expect(m.html).toMatch(new RegExp(`href="https://mail\\.rss\\.test/t/c/[^"]+"`));
+    expect(m.text).toContain((m.headers['list-unsubscribe'] as string).slice(1, -1));
+    expect(await dkimOf(m)).toEqual(['example.com: pass']);
+  }
+  const clickOf = (m: CapturedMail) => /href="(https:\/\/mail\.rss\.test\/t\/c\/[^"]+)"/.exec(m.html as string)![1];
+  expect(clickOf(bob)).not.toBe(clickOf(ann));
 
   expect(await lastIssueSentFact()).toEqual({ type: 'rss.issue_sent', accountId: a.accountId, occurredAt: issue.sentAt, newsletterId: n.id, issueId, itemCount: 1, recipientCount: 2 });
   // The mail is marketing mail of kind RSS in the account's message log.

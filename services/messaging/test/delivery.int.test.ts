@@ -2,6 +2,7 @@
 // store, messages accepted by the accepting use case, the production consumer and use case, and a real
 // SMTP relay that captures what was sent.
 import crypto from 'node:crypto';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { startCaptureRelay, type CaptureRelay } from '@mailer/testing';
 import { eventsOf } from '@mailer/testing/subscriber';
 import { messageCollections, messagesOf, noEngagementYet, type EmailMessageDoc } from '../src/mail/store/messages';
@@ -246,7 +247,7 @@ describe('delivery worker settings', () => {
 
   it('signs with DKIM when DKIM_KEYS has the sender domain, and only then', async () => {
     relay = await startCaptureRelay();
-    const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const h = await startDeliveryHarness(relay, { DKIM_KEYS: JSON.stringify({ 'Example.com': { selector: 'mail2026', privateKey: pem } }) });
     try {
@@ -259,6 +260,11 @@ describe('delivery worker settings', () => {
       expect(sig).toMatch(/(^|;\s*)d=example\.com;/);
       expect(sig).toMatch(/(^|;\s*)s=mail2026;/);
       expect(sig).toMatch(/(^|;\s*)h=[^;]*from/i);
+      // and a receiving server that looks the key up finds the signature good
+      const txt = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+      const resolver = async (name: string, rr: string) => (rr === 'TXT' && name === 'mail2026._domainkey.example.com' ? [[txt]] : Promise.reject(Object.assign(new Error(name), { code: 'ENOTFOUND' })));
+      const { results } = await dkimVerify(Buffer.from(mail.raw), { resolver } as never);
+      expect(results.map((r: { signingDomain?: string; status: { result: string } }) => `${r.signingDomain}: ${r.status.result}`)).toEqual(['example.com: pass']);
       expect(relay.receivedFor('nodkim@example.org')[0].headers['dkim-signature']).toBeUndefined();
     } finally {
       await h.stop();

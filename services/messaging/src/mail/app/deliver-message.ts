@@ -26,7 +26,7 @@ import type { MailTransport } from '../../clients/smtp-transport';
 import { recordBounce, type BounceDeps } from '../../readers/app/bounces';
 import type { EmailOutcome } from './email-outcomes';
 import { failureOutcome, mayTakeOver, retryDelayMs, sentOutcome, type SendOutcome, type SmtpError } from '../domain/delivery';
-import { domainOf, outgoingMail, type DkimKey } from '../domain/outgoing-mail';
+import { domainOf, outgoingMail, SendPartsCache, type DkimKey } from '../domain/outgoing-mail';
 import type { AccountSendRate } from '../domain/send-rate';
 import type { DomainPolicy } from '../../templates/app/sending-domains';
 import { emailFact } from '../events/email-facts';
@@ -83,6 +83,8 @@ const DUE_SLACK_MS = 1_000;
 const IN_FLIGHT: DeliveryResult = { outcome: 'IN_FLIGHT', retryInMs: IN_FLIGHT_RETRY_MS };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** What the readers of an audience send share in their mail, built with the send's first mail this process sends. */
+const sendParts = new SendPartsCache();
 
 /** One message of the batch on its way: what was read, then claimed, then sent. */
 interface Delivery {
@@ -217,8 +219,8 @@ async function send(deps: DeliveryDeps, deliveries: Delivery[]): Promise<void> {
     }
     try {
       if (d.rateWaitMs > 0) await sleep(d.rateWaitMs);
-      const dkim = await dkimKeyFor(d.job.accountId, domainOf(claimed.fromEmail));
-      const mail = outgoingMail(claimed, body, { returnPath: deps.links.returnPath(claimed._id), dkim });
+      const parts = sendParts.for(claimed, await dkimKeyFor(d.job.accountId, domainOf(claimed.fromEmail)));
+      const mail = outgoingMail(claimed, body, { returnPath: deps.links.returnPath(claimed._id), parts, now: deps.now() });
       d.outcome = sentOutcome((await deps.transport.send(mail)).response);
     } catch (err) {
       d.outcome = failureOutcome(err as SmtpError);
