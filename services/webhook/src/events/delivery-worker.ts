@@ -9,7 +9,8 @@
 //
 // Work moves in batches, not one store round trip per delivery: the pump claims, in one write,
 // what every lane has room for; the attempts run concurrently; their outcomes are recorded in one
-// transaction per batch (whatever ended while the previous batch was being written). A job is
+// write per batch (whatever ended while the previous batch was being written), which commits with the
+// claims written in the same turn. A job is
 // acknowledged once its ids are queued: the stored delivery is the truth (due, claimed, settled), so the
 // job is only a wake-up and no handler ever waits for a target. Retries are stored due times the scan
 // finds. A worker killed mid-batch leaves claims that expire and unrecorded attempts: the scan takes
@@ -27,7 +28,7 @@ import { NATS_ACCESS } from '../nats-access';
 const MAX_WAITING = 1000;
 /** Deliveries waiting in memory in all (beyond: left due in the store for the scan). */
 const MAX_QUEUED = 100_000;
-/** Outcomes recorded in one transaction at most. */
+/** Outcomes recorded in one write at most. */
 const SETTLE_BATCH = 500;
 
 export interface DeliveryWorkerOptions {
@@ -111,7 +112,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     return ids;
   };
 
-  // ---- outcomes: recorded in batches, one transaction each ----
+  // ---- outcomes: recorded in batches, one write each ----
   const pending: Array<{ outcome: Outcome; lane?: Lane }> = [];
   let settling: Promise<void> | null = null;
   const settle = (): Promise<void> =>

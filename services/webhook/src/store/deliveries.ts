@@ -3,8 +3,8 @@
 // the JOBS message only wakes a worker, which claims the record before it posts (`claimedUntil`, and the
 // claim's id `claimId`), so two workers never attempt one delivery at once, and a worker killed
 // mid-attempt leaves a claim that expires and a due record that the due-time scan picks up again. Claims
-// and outcomes are written in batches, one transaction each. Every query filters by accountId first,
-// except the due-time scan and the claim of a batch, which are cross-account by nature (named so).
+// and outcomes are written in batches, one write each. Every query filters by accountId first, except
+// the due-time scans and the claim of a batch, which are cross-account by nature (named so).
 import { acrossAccounts, DuplicateKeyError, mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 
 const { Schema } = mongoose;
