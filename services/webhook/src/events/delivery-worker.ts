@@ -175,8 +175,9 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
       enqueue(lane.accountId, lane.subscriptionId, due);
       if (due.length === MAX_WAITING) lane.leftInStore = true; // a full page: there may be more
     } catch (err) {
-      logger.warn({ err, accountId: lane.accountId, subscriptionId: lane.subscriptionId }, 'reading due webhook deliveries back failed; retried when the lane has room');
-      lane.leftInStore = true;
+      // the due-time scan takes the lane's deliveries instead (it no longer counts the lane as busy)
+      logger.warn({ err, accountId: lane.accountId, subscriptionId: lane.subscriptionId }, 'reading due webhook deliveries back failed; left to the due-time scan');
+      overflow = true;
     } finally {
       lane.refilling = false;
       forgetIfIdle(lane);
