@@ -326,6 +326,20 @@ describe('indexes from the schema serve filters and sorts', () => {
     expect(plan).not.toMatch(/TEMP B-TREE/);
   });
 
+  test('a range on the index field after the fixed prefix bounds a sliced read: rows outside it are not stepped through', async () => {
+    // other conditions (here the status) keep the read sliced; the range is where SQLite walks
+    const until = new Date(1_700_000_000_000 + 2_000 * 1000);
+    const filter = { accountId: 'other', registeredAt: { $lte: until }, status: { $ne: 'unsubscribed' } };
+    const options = { sort: { registeredAt: 1 as const }, limit: 1_000 };
+    const { result, rows } = await read(() => subs.find(filter, options));
+    const all = (await subs.find({ accountId: 'other' })).filter((d) => d.registeredAt <= until && d.status !== 'unsubscribed');
+    expect(result.map((d) => d._id)).toEqual(all.sort((a, b) => a.registeredAt.getTime() - b.registeredAt.getTime()).map((d) => d._id));
+    expect(result.length).toBeGreaterThan(0);
+    // the account's 10,000 rows before: only the ~200 up to `until` now
+    expect(rows).toBeLessThanOrEqual(250);
+    expect((await read(() => subs.countDocuments(filter))).rows).toBeLessThanOrEqual(250);
+  });
+
   test('point lookups by a unique key, and by a partial unique key whose value passes its filter', async () => {
     const { result, rows } = await read(() => subs.findOne({ accountId: 'acc', email: 'user77@example.com' }));
     expect(result!._id).toBe('s-000077');

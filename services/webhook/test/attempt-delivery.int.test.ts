@@ -12,6 +12,7 @@ import { freePort, startNatsServer, waitFor, waitForSettled, type NatsServerHand
 import { openTempStore, type TempStore } from '@mailer/testing/store';
 import { abandoned, attemptDelivery, claimDeliveries, settleDeliveries, type AttemptOutcome } from '../src/app/attempt-delivery';
 import { sendTestEvent } from '../src/app/deliveries';
+import { newDelivery } from '../src/app/fan-out';
 import { DISABLE_AFTER_FAILING_MS, newSecret, type DisabledReason, type Subscription } from '../src/domain/subscription';
 import { startDeliveryWorker, type DeliveryWorkerOptions } from '../src/events/delivery-worker';
 import { NATS_ACCESS } from '../src/nats-access';
@@ -196,5 +197,28 @@ describe('the delivery worker', () => {
     } finally {
       await worker.stop();
     }
+  });
+
+  it('a job naming more deliveries than a lane holds in memory: the lane reads the rest back itself (no due-time scan), each posted once', async () => {
+    const { sub, receiver } = await deliveryTo(() => ({ status: 204 }));
+    const made = Array.from({ length: 1_500 }, (_, i) => newDelivery(sub, crypto.randomUUID(), 'subscriber.created', `{"n":${i}}`, now));
+    await tmp.store.transaction((tx) => current.deliveries.create(made, tx));
+    const scans: string[] = [];
+    // the due-time scan never answers: whatever goes beyond the in-memory queue is the lane's to read back
+    const noScan = { ...deps(), deliveries: { ...current.deliveries, dueAcrossAccounts: async () => (scans.push('scan'), Promise.reject(new Error('no scan in this test'))) } };
+    const worker = startDeliveryWorker({ nc, deps: noScan, perSubscription: 8, concurrency: 64, scanIntervalMs: 60_000, logger: { warn: () => undefined, error: () => undefined } as never });
+    try {
+      // two jobs (a job names 1,000 at most), both read before the lane has posted much
+      for (const part of [made.slice(0, 1_000), made.slice(1_000)]) {
+        await publish(nc.jetstream(), `jobs.webhook.${ACC}`, { accountId: ACC, subscriptionId: sub.id, deliveryIds: part.map((d) => d._id) });
+      }
+      await waitFor('every delivery posted', () => made.every((d) => receiver.succeeded.has(d.eventId)), 30_000);
+    } finally {
+      await worker.stop();
+    }
+    const posted = receiver.received.map((r) => r.headers['webhook-id']);
+    expect(new Set(posted).size).toBe(posted.length); // none twice
+    expect(made.every((d) => receiver.succeeded.get(d.eventId) === 1)).toBe(true);
+    expect(scans).toEqual([]);
   });
 });

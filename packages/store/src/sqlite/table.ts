@@ -16,7 +16,7 @@ import { DuplicateKeyError } from '../errors';
 import { compileFilter } from '../filter';
 import { sortPage } from '../sort';
 import type { CollectionOptions, Filter } from '../types';
-import { Doc, getPath } from '../values';
+import { Doc, getPath, isPlainObject } from '../values';
 import type { Connection } from './connection';
 import { IndexDef, indexDefs, pinnedValues } from './indexes';
 import { KeyColumns, keyColumnsOf } from './keys';
@@ -163,7 +163,8 @@ export class Table {
     const full = this.plan(filter, sort);
     const prefix = this.fixedPrefix(filter, sort !== undefined && Object.keys(sort).length > 0);
     const served = Object.keys(filter).every((k) => prefix.includes(k)) || this.multikey.restriction(filter, []) !== undefined;
-    const range = served ? full : this.plan(Object.fromEntries(prefix.map((k) => [k, filter[k]])), sort);
+    const bounds = [...prefix, ...this.rangeAfter(filter, prefix, sort)];
+    const range = served ? full : this.plan(Object.fromEntries(bounds.map((k) => [k, filter[k]])), sort);
     const column = served ? (what === 'm' ? '1 AS m' : 'doc') : what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN doc END AS doc`;
     return {
       sql: `SELECT ${column} FROM ${range.from}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
@@ -190,6 +191,30 @@ export class Table {
       if (run.length > prefix.length) prefix = run;
     }
     return prefix;
+  }
+
+  /**
+   * The index field right after `prefix` when the filter bounds it to a range ($gt, $gte, $lt, $lte of
+   * a scalar or date) and the sort, if any, is that index's order from there on: SQLite then walks that
+   * range of the index, in order, and nothing outside it (the due entries among a history that keeps
+   * growing, instead of the history). Empty when no index qualifies.
+   */
+  private rangeAfter(filter: Filter, prefix: string[], sort: ReadOptions['sort']): string[] {
+    const bound = (v: unknown) => ['string', 'number'].includes(typeof v) || v instanceof Date;
+    const ranged = (k: string) => {
+      const cond = filter[k];
+      if (!isPlainObject(cond)) return false;
+      const ops = Object.entries(cond);
+      return ops.length > 0 && ops.every(([op, v]) => ['$gt', '$gte', '$lt', '$lte'].includes(op) && bound(v));
+    };
+    const sortKeys = Object.keys(sort ?? {});
+    for (const index of this.indexes) {
+      if (index.where && !index.implied?.(filter)) continue;
+      const next = index.fields[prefix.length];
+      if (next === undefined || !prefix.every((f, i) => index.fields[i] === f) || !ranged(next)) continue;
+      if (sortKeys.every((k, i) => index.fields[prefix.length + i] === k)) return [next];
+    }
+    return [];
   }
 
   /**

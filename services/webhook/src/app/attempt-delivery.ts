@@ -1,7 +1,7 @@
 // Attempts of deliveries (the API contract "Webhooks"), in batches: claim the due deliveries of a batch in one
 // transaction, post each one signed with its subscription's secrets through the outbound guard (15 s, no
 // redirects), then record a batch of attempts and what follows from them (delivered, the next retry,
-// failed; 410 and 5 days of failures disable the subscription) in one transaction. The claim makes a
+// failed; 410 and 5 days of failures disable the subscription) in one write. The claim makes a
 // redelivered or duplicated job harmless: only its holder posts and records.
 import { randomUUID } from 'node:crypto';
 import { failedTooLong, signingSecrets, type DisabledReason, type Subscription } from '../domain/subscription';
@@ -142,7 +142,7 @@ export async function attemptDelivery(deps: AttemptDeps, sub: Subscription, deli
 }
 
 /**
- * Records a batch of outcomes in one transaction, then what they mean for their subscriptions: healthy
+ * Records a batch of outcomes in one write, then what they mean for their subscriptions: healthy
  * again after a success, failing since the first failure after the last success (disabled once that is
  * 5 days ago), disabled on a 410. Outcomes are in the order the attempts ended.
  */

@@ -43,8 +43,20 @@ export function webhookHeaders(eventId: string, body: string, secrets: string[],
   return {
     'webhook-id': eventId,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(eventId, now, body)).join(' '),
+    'webhook-signature': secrets.map((secret) => signer(secret).sign(eventId, now, body)).join(' '),
   };
+}
+
+/** Signers by secret, so that a secret's key is decoded once, not per attempt (oldest dropped first). */
+const signers = new Map<string, Webhook>();
+const SIGNERS = 10_000;
+function signer(secret: string): Webhook {
+  let wh = signers.get(secret);
+  if (!wh) {
+    if (signers.size >= SIGNERS) signers.delete(signers.keys().next().value!);
+    signers.set(secret, (wh = new Webhook(secret)));
+  }
+  return wh;
 }
 
 /** The Content-Type of a subscription's deliveries: the same bytes either way. */

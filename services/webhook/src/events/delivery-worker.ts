@@ -3,12 +3,14 @@
 // `perSubscription` attempts of one subscription in flight and `concurrency` in all.
 //
 // Each subscription has a lane of its own: the delivery ids it knows are due (in memory, at most
-// MAX_WAITING; beyond that they stay due in the store for the scan) and its attempts in flight, with its
-// own timeout per attempt. Lanes share no slots, so a slow or dead target holds only its own.
+// MAX_WAITING; beyond that they stay due in the store, and the lane reads them back itself once its
+// queue runs low) and its attempts in flight, with its own timeout per attempt.
+// Lanes share no slots, so a slow or dead target holds only its own.
 //
 // Work moves in batches, not one store round trip per delivery: the pump claims, in one write,
 // what every lane has room for; the attempts run concurrently; their outcomes are recorded in one
-// transaction per batch (whatever ended while the previous batch was being written). A job is
+// write per batch (whatever ended while the previous batch was being written), which commits with the
+// claims written in the same turn. A job is
 // acknowledged once its ids are queued: the stored delivery is the truth (due, claimed, settled), so the
 // job is only a wake-up and no handler ever waits for a target. Retries are stored due times the scan
 // finds. A worker killed mid-batch leaves claims that expire and unrecorded attempts: the scan takes
@@ -26,12 +28,12 @@ import { NATS_ACCESS } from '../nats-access';
 const MAX_WAITING = 1000;
 /** Deliveries waiting in memory in all (beyond: left due in the store for the scan). */
 const MAX_QUEUED = 100_000;
-/** Outcomes recorded in one transaction at most. */
+/** Outcomes recorded in one write at most. */
 const SETTLE_BATCH = 500;
 
 export interface DeliveryWorkerOptions {
   nc: NatsConnection;
-  deps: AttemptDeps & { deliveries: Pick<DeliveryRepository, 'dueAcrossAccounts'> };
+  deps: AttemptDeps & { deliveries: Pick<DeliveryRepository, 'dueAcrossAccounts' | 'dueOfSubscription'> };
   /** Attempts of one subscription in flight at once (WEBHOOK_SUBSCRIPTION_IN_FLIGHT). */
   perSubscription: number;
   /** Attempts in flight in all (WEBHOOK_DELIVERY_CONCURRENCY). */
@@ -58,6 +60,9 @@ interface Lane {
   claiming: number;
   /** Outcomes that disable the subscription, not recorded yet: the lane starts nothing meanwhile. */
   disabling: number;
+  /** Due deliveries were left in the store when the queue was full: the lane reads them back (refill). */
+  leftInStore: boolean;
+  refilling: boolean;
 }
 
 export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker {
@@ -73,17 +78,21 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
 
   const laneOf = (accountId: string, subscriptionId: string): Lane => {
     let lane = lanes.get(subscriptionId);
-    if (!lane) lanes.set(subscriptionId, (lane = { accountId, subscriptionId, queue: new Set(), inFlight: 0, claiming: 0, disabling: 0 }));
+    if (!lane) lanes.set(subscriptionId, (lane = { accountId, subscriptionId, queue: new Set(), inFlight: 0, claiming: 0, disabling: 0, leftInStore: false, refilling: false }));
     return lane;
   };
   const forgetIfIdle = (lane: Lane) => {
-    if (lane.queue.size === 0 && lane.inFlight === 0 && lane.claiming === 0 && lane.disabling === 0) lanes.delete(lane.subscriptionId);
+    if (lane.queue.size === 0 && lane.inFlight === 0 && lane.claiming === 0 && lane.disabling === 0 && !lane.leftInStore && !lane.refilling) lanes.delete(lane.subscriptionId);
   };
   const enqueue = (accountId: string, subscriptionId: string, ids: readonly string[]) => {
     const lane = laneOf(accountId, subscriptionId);
     for (const id of ids) {
       if (lane.queue.has(id)) continue;
-      if (lane.queue.size >= MAX_WAITING || queued >= MAX_QUEUED) {
+      if (lane.queue.size >= MAX_WAITING) {
+        lane.leftInStore = true;
+        break;
+      }
+      if (queued >= MAX_QUEUED) {
         overflow = true;
         break;
       }
@@ -103,7 +112,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     return ids;
   };
 
-  // ---- outcomes: recorded in batches, one transaction each ----
+  // ---- outcomes: recorded in batches, one write each ----
   const pending: Array<{ outcome: Outcome; lane?: Lane }> = [];
   let settling: Promise<void> | null = null;
   const settle = (): Promise<void> =>
@@ -157,12 +166,33 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     running.add(p);
   };
 
+  // ---- a lane whose queue overflowed reads its due deliveries back from the store ----
+  const refill = async (lane: Lane) => {
+    lane.leftInStore = false;
+    lane.refilling = true;
+    try {
+      const due = await deps.deliveries.dueOfSubscription(lane.accountId, lane.subscriptionId, deps.now(), MAX_WAITING);
+      enqueue(lane.accountId, lane.subscriptionId, due);
+      if (due.length === MAX_WAITING) lane.leftInStore = true; // a full page: there may be more
+    } catch (err) {
+      // the due-time scan takes the lane's deliveries instead (it no longer counts the lane as busy)
+      logger.warn({ err, accountId: lane.accountId, subscriptionId: lane.subscriptionId }, 'reading due webhook deliveries back failed; left to the due-time scan');
+      overflow = true;
+    } finally {
+      lane.refilling = false;
+      forgetIfIdle(lane);
+      schedulePump();
+    }
+  };
+
   // ---- the pump: claims what every lane has room for, in one write ----
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
   let pumpScheduled = false;
   const claimAndStart = async (): Promise<void> => {
     let free = opts.concurrency - inFlight;
+    // Refilled while it still has a slot's worth queued, so the lane does not run dry meanwhile.
+    for (const lane of lanes.values()) if (lane.leftInStore && !lane.refilling && lane.queue.size < perSubscription) void refill(lane);
     const batch: Array<{ lane: Lane; ids: string[] }> = [];
     for (const lane of lanes.values()) {
       if (free <= 0) break;
@@ -230,8 +260,10 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
     (scanning ??= (async () => {
       try {
         if (stopped) return;
-        // Lanes with enough in memory to fill their slots take nothing from the scan.
-        const busy = [...lanes.values()].filter((l) => l.disabling || l.queue.size + l.inFlight + l.claiming >= perSubscription).map((l) => l.subscriptionId);
+        // Lanes with enough in memory to fill their slots, or that read their own back, take nothing from the scan.
+        const busy = [...lanes.values()]
+          .filter((l) => l.disabling || l.leftInStore || l.refilling || l.queue.size + l.inFlight + l.claiming >= perSubscription)
+          .map((l) => l.subscriptionId);
         const page = opts.concurrency;
         overflow = false;
         const due = await deps.deliveries.dueAcrossAccounts(deps.now(), page, busy);

@@ -3,8 +3,8 @@
 // the JOBS message only wakes a worker, which claims the record before it posts (`claimedUntil`, and the
 // claim's id `claimId`), so two workers never attempt one delivery at once, and a worker killed
 // mid-attempt leaves a claim that expires and a due record that the due-time scan picks up again. Claims
-// and outcomes are written in batches, one transaction each. Every query filters by accountId first,
-// except the due-time scan and the claim of a batch, which are cross-account by nature (named so).
+// and outcomes are written in batches, one write each. Every query filters by accountId first, except
+// the due-time scans and the claim of a batch, which are cross-account by nature (named so).
 import { acrossAccounts, DuplicateKeyError, mongoose, type AccountFilter, type Collection, type Store, type Transaction } from '@mailer/store';
 
 const { Schema } = mongoose;
@@ -153,23 +153,22 @@ export function deliveryRepository(store: Store, retentionDays?: number) {
 
     /**
      * Records attempts' outcomes (and deliveries given up without an attempt: `attempt` null) in one
-     * transaction, releasing their claims; only a claim's holder may (`claimId` matches).
+     * write, releasing their claims; only a claim's holder may (`claimId` matches). Each update stands
+     * alone (conditional on its claim), so the batch needs no transaction of its own: as a plain write
+     * it shares the store's group commit with the claims written in the same turn.
      */
     async settle(outcomes: Settlement[]): Promise<void> {
       if (!outcomes.length) return;
-      await store.transaction((tx) =>
-        deliveries.bulkWrite(
-          outcomes.map((o) => ({
-            updateOne: {
-              filter: { accountId: o.accountId, _id: o.deliveryId, claimId: o.claimId },
-              update: {
-                ...(o.attempt ? { $push: { attempts: o.attempt } } : {}),
-                $set: { status: o.status, nextAttemptAt: o.nextAttemptAt, failures: o.failures, claimedUntil: UNCLAIMED, claimId: null },
-              },
+      await deliveries.bulkWrite(
+        outcomes.map((o) => ({
+          updateOne: {
+            filter: { accountId: o.accountId, _id: o.deliveryId, claimId: o.claimId },
+            update: {
+              ...(o.attempt ? { $push: { attempts: o.attempt } } : {}),
+              $set: { status: o.status, nextAttemptAt: o.nextAttemptAt, failures: o.failures, claimedUntil: UNCLAIMED, claimId: null },
             },
-          })),
-          { tx },
-        ),
+          },
+        })),
       );
     },
 
@@ -181,6 +180,20 @@ export function deliveryRepository(store: Store, retentionDays?: number) {
         { tx },
       );
       return result.matchedCount > 0;
+    },
+
+    /**
+     * The ids of one subscription's deliveries due by `now` and not held, oldest due first (a lane
+     * reading back what did not fit in memory). By subscription id across accounts (the id comes from
+     * this service's own jobs), so that the read walks the due range of the due-time index and not
+     * the subscription's whole history; each record's account is checked against the lane's.
+     */
+    async dueOfSubscription(accountId: string, subscriptionId: string, now: Date, limit: number): Promise<string[]> {
+      const due = await acrossAccounts(deliveries).find(
+        { nextAttemptAt: { $lte: now }, claimedUntil: { $lte: now }, subscriptionId },
+        { sort: { nextAttemptAt: 1 }, limit, projection: { _id: 1, accountId: 1 } },
+      );
+      return due.filter((d) => d.accountId === accountId).map((d) => d._id);
     },
 
     /**
