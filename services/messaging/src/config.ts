@@ -143,8 +143,8 @@ export const configSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** Treat opens/clicks within this many ms of delivery as machine events (the API contract: 2 s). */
   MACHINE_EVENT_WINDOW_MS: z.coerce.number().int().min(0).default(2_000),
-  /** Custom events (EVENTS stream) one replica records at once. */
-  EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  /** Custom events (EVENTS stream) one replica records at once, in two batches of half as many (one store transaction each). */
+  EVENTS_CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(256),
   /** Automation runs one replica executes at once (automation-run jobs and resumed waits together). */
   AUTOMATION_RUN_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /** Days a message record is kept after it was created (its rendered body goes once it is final). */

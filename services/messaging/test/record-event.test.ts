@@ -336,6 +336,21 @@ describe('recordEvents (a batch)', () => {
     expect(await recordEvents(deps(), [batch[1]])).toEqual([{ recorded: true, outcome: 'NO_SUBSCRIBER' }]);
   });
 
+  it('an event the store refuses is that event\'s error: the others of its batch are recorded, and not again when the batch comes back', async () => {
+    // (the event record requires an eventKey: a store-side refusal that no parse catches upstream here)
+    const batch = [event(), event({ eventKey: '' }), event()];
+    const results = await recordEvents(deps(), batch);
+    expect(results[0]).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    expect(results[1]).toEqual({ error: expect.any(Error) });
+    expect(results[2]).toEqual({ recorded: true, outcome: 'NO_MATCHING_AUTOMATION' });
+    expect(await eventCollection(temp.store).countDocuments({})).toBe(2);
+    // the consumer retries the refused one; a redelivery of the whole batch redoes nothing
+    const again = await recordEvents(deps(), batch);
+    expect([again[0], again[2]]).toEqual([{ recorded: false }, { recorded: false }]);
+    expect(again[1]).toEqual({ error: expect.any(Error) });
+    expect((await outboxFacts()).map((f) => f._id).sort()).toEqual([`event.received:${batch[0].eventId}`, `event.received:${batch[2].eventId}`].sort());
+  });
+
   it('asks for the subscribers of a batch in one call per account, every address once; events with consent ask on their own', async () => {
     const consent = { source: 'checkout', givenAt: '2024-03-01T10:00:00.000Z' };
     const batch = [

@@ -12,9 +12,9 @@
 //
 // RecordEvents does the same for a batch of events in one transaction, with one read of the events
 // recorded already, one subscriber lookup call per account (every address of the batch at once) and
-// one automations lookup per event key of the batch. When the transaction meets a unique key (a
-// concurrent delivery recorded one of the events, or two of them raced for one entry rule), the batch
-// is recorded event by event instead.
+// one automations lookup per event key of the batch. When the transaction fails (a concurrent delivery
+// recorded one of the events, two of them raced for one entry rule, the store refused one of them),
+// the batch is recorded event by event instead.
 import { domainFact, factSubject, job, type CustomEvent, type DomainMessage } from '@mailer/nats/facts';
 import { DomainError, GrpcStatus, groupBy, PeerUnavailable } from '@mailer/kit';
 import { DuplicateKeyError, type Collection, type Store, type Transaction } from '@mailer/store';
@@ -102,7 +102,7 @@ export async function recordEvent(deps: RecordEventDeps, event: CustomEvent): Pr
   return { recorded: true, outcome: prepared.doc.outcome };
 }
 
-/** Use case RecordEvents: a batch of events, one result per event in order. Throws when the store fails. */
+/** Use case RecordEvents: a batch of events, one result per event in order. Throws when the store cannot be read. */
 export async function recordEvents(deps: RecordEventDeps, events: readonly CustomEvent[]): Promise<RecordEventsResult[]> {
   const results: RecordEventsResult[] = new Array(events.length);
   // Recorded already (one read per account), or twice in the batch: nothing to do.
@@ -128,10 +128,11 @@ export async function recordEvents(deps: RecordEventDeps, events: readonly Custo
   try {
     await deps.store.transaction(async (tx) => deps.outbox.recordTogether(tx, await writeEvents(deps, [...prepared.values()], tx)));
     for (const [i, p] of prepared) results[i] = { recorded: true, outcome: p.doc.outcome };
-  } catch (err) {
-    if (!(err instanceof DuplicateKeyError)) throw err;
-    // A concurrent delivery recorded one of them, or two of them raced for one entry rule: one by one,
-    // each with its own answer.
+  } catch {
+    // A concurrent delivery recorded one of them, two of them raced for one entry rule, or the store
+    // refused one of them: one by one, each with its own answer, so that one event the store refuses
+    // is retried alone and the others of its batch are neither held back nor redone. (A store that
+    // fails for all of them fails each, and the consumer retries them all.)
     for (const i of prepared.keys()) results[i] = await recordEvent(deps, events[i]).catch((error: unknown) => ({ error }));
   }
   deps.notifyOutbox();

@@ -99,9 +99,13 @@ export function eventsOf(events: Collection<EventDoc>, accountId: string, days?:
     async exists(eventId: string): Promise<boolean> {
       return (await events.countDocuments({ _id: eventId, accountId })) > 0;
     },
-    /** Which of these events are recorded already (one read). */
+    /**
+     * Which of these events are recorded already (one read, for every batch of the consumer). No
+     * projection: the ones found are few (redeliveries), and the embedded store reads whole documents
+     * anyway, where a projection adds a query-engine set-up to every read.
+     */
     async recorded(eventIds: string[]): Promise<Set<string>> {
-      return new Set((await events.find({ _id: { $in: eventIds }, accountId }, { projection: { _id: 1 } })).map((e) => e._id));
+      return new Set((await events.find({ _id: { $in: eventIds }, accountId })).map((e) => e._id));
     },
     /** Throws DuplicateKeyError when one of them is recorded already (the transaction then commits nothing). */
     async insertAll(docs: EventDoc[], tx: Transaction): Promise<void> {
