@@ -21,7 +21,9 @@
  * the ones no index needs any more are dropped.
  */
 import mongoose from 'mongoose';
+import type { CollectionOptions } from '../types';
 import type { Doc } from '../values';
+import { countKeys } from './counts';
 import { deepEqual } from '../values';
 import type { Connection } from './connection';
 import { ident, jsonPath, keyExpr, pathKind, ScalarKind, sqlString } from './paths';
@@ -160,9 +162,9 @@ function valueAt(doc: unknown, parts: string[]): unknown {
 /**
  * The key columns of a collection: the scalar paths its indexes are built on (up to the first path
  * that is not one, as indexes.ts and multikey.ts read them), the paths their partial conditions
- * test, the presence of a sparse index's paths, and the path of its kept counts.
+ * test, the presence of a sparse index's paths, and the paths of its kept counts.
  */
-export function keyColumnsOf(collection: string, schema: mongoose.Schema, countBy?: string): KeyColumns {
+export function keyColumnsOf(collection: string, schema: mongoose.Schema, countBy?: CollectionOptions['countBy']): KeyColumns {
   const keys = new KeyColumns(collection);
   const scalar = (path: string) => {
     const kind = pathKind(schema, path);
@@ -183,7 +185,9 @@ export function keyColumnsOf(collection: string, schema: mongoose.Schema, countB
       if (cond !== null && typeof cond === 'object' && '$exists' in cond) keys.addPresence(path);
     }
   }
-  const counted = countBy === undefined ? undefined : scalar(countBy);
-  if (countBy !== undefined && counted !== undefined) keys.addKey(countBy, counted);
+  for (const path of countBy === undefined ? [] : countKeys(countBy).flat()) {
+    const kind = scalar(path);
+    if (kind) keys.addKey(path, kind);
+  }
   return keys;
 }

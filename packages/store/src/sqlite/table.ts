@@ -21,7 +21,7 @@ import type { Connection } from './connection';
 import { IndexDef, indexDefs, pinnedValues } from './indexes';
 import { KeyColumns, keyColumnsOf } from './keys';
 import { MultikeyIndexes } from './multikey';
-import { KeptCounts } from './counts';
+import { KeptCounts, keptCounts } from './counts';
 import { ident, NULL_KEY } from './paths';
 import { FilterTranslator, orderBy, Params } from './translate';
 
@@ -86,7 +86,7 @@ export class Table {
   ready = false;
   private readonly indexOnlyPlans = new Map<string, boolean>();
 
-  readonly counts?: KeptCounts;
+  readonly counts: KeptCounts[];
   /** The retention rule (CollectionOptions.expireAfter): its path's key, and how old a document may get. */
   readonly expiry?: { key: string; ms: number };
 
@@ -100,7 +100,7 @@ export class Table {
     this.translator = new FilterTranslator(schema, this.keys);
     this.indexes = indexDefs(name, schema, this.translator, this.keys);
     this.multikey = new MultikeyIndexes(name, schema, this.translator, this.keys);
-    if (options.countBy) this.counts = new KeptCounts(name, schema, options.countBy, this.keys);
+    this.counts = options.countBy ? keptCounts(name, schema, options.countBy, this.keys) : [];
     if (options.expireAfter) this.expiry = { key: this.keys.key(options.expireAfter.path, 'date'), ms: options.expireAfter.days * 86_400_000 };
   }
 
@@ -129,8 +129,8 @@ export class Table {
       }
     }
     this.multikey.sync(db);
-    if (this.counts) this.counts.sync(db);
-    else KeptCounts.drop(db, `${this.name}.counts`);
+    for (const kept of this.counts) kept.sync(db);
+    KeptCounts.dropOthers(db, this.name, this.counts);
     this.keys.dropUnwanted(db); // nothing reads them any more
     this.ready = true;
   }
@@ -283,7 +283,7 @@ export class Table {
    * conditions SQLite evaluates on the stored documents).
    */
   countQuery(db: Connection, filter: Filter): RowQuery<number> & { native: boolean } {
-    const kept = this.counts?.lookup(filter);
+    const kept = this.counts.map((c) => c.lookup(filter)).find((k) => k !== undefined);
     if (kept) return { native: true, ...kept, collector: single((row) => row.n as number) };
     const plan = this.plan(filter, undefined);
     if (plan.exact) {

@@ -160,6 +160,7 @@ messageSchema.index({ accountId: 1, audienceKey: 1, status: 1 }, { partialFilter
 export const LIST_ORDER = { createdAt: -1, _id: -1 } as const;
 messageSchema.index({ accountId: 1, ...LIST_ORDER });
 for (const filter of ['email', 'templateName', 'status'] as const) messageSchema.index({ accountId: 1, [filter]: 1, ...LIST_ORDER });
+const LIST_COUNTS = ['accountId', ['accountId', 'templateName'], ['accountId', 'status']] as const;
 // The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
 messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
 // POST /reports/emails: one range scan per metric over its fact time (REPORT_TIME_FIELDS).
@@ -197,8 +198,9 @@ export const DEFAULT_MESSAGE_RETENTION: MessageRetention = { messageDays: 30, re
 export function messageCollections(store: Store, retention: MessageRetention = DEFAULT_MESSAGE_RETENTION): MessageCollections {
   return {
     // a record goes `messageDays` after it was created (its body went once it was final); the
-    // account's total of an unfiltered list page is a kept count, not a count of a million rows
-    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: 'accountId' }),
+    // account's total of a list page, unfiltered or by template or status, is a kept count, not a
+    // count of a million index entries (an address has few messages: its index range is counted)
+    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: LIST_COUNTS }),
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
     days: reportDayCollections(store, retention.reportDays),
     broadcasts: broadcastProgress(recipientCollections(store)),
