@@ -91,12 +91,12 @@ export class KeyColumns {
     return column ? column.sql : `(json_type(doc, ${sqlString(jsonPath(path))}) IS NOT NULL)`;
   }
 
-  /** Inserts a row: `?1` the _id, `?2` the document's JSON; every column computed from it. */
+  /** Inserts a row: `?1` the _id, `?2` the document's JSON (stored as binary JSON); every column computed from it. */
   insertSql(): string {
     if (this.insert === undefined) {
       const columns = this.list.map((c) => `, ${c.sql}`).join('');
       const values = this.list.map((c) => `, ${c.expr('?2')}`).join('');
-      this.insert = `INSERT INTO ${this.table} (_id, doc${columns}) VALUES (?1, ?2${values})`;
+      this.insert = `INSERT INTO ${this.table} (_id, doc${columns}) VALUES (?1, jsonb(?2)${values})`;
     }
     return this.insert;
   }
@@ -106,12 +106,12 @@ export class KeyColumns {
     return this.list.filter((c) => !deepEqual(valueAt(before, c.parts), valueAt(after, c.parts)));
   }
 
-  /** Updates a row: `?1` the document's new JSON, `?2` its _id; the `changed` columns computed from it. */
+  /** Updates a row: `?1` the document's new JSON (stored as binary JSON), `?2` its _id; the `changed` columns computed from it. */
   updateSql(changed: KeyColumn[]): string {
     const signature = changed.map((c) => c.name).join('\n');
     let sql = this.updates.get(signature);
     if (sql === undefined) {
-      sql = `UPDATE ${this.table} SET doc = ?1${changed.map((c) => `, ${c.sql} = ${c.expr('?1')}`).join('')} WHERE _id = ?2`;
+      sql = `UPDATE ${this.table} SET doc = jsonb(?1)${changed.map((c) => `, ${c.sql} = ${c.expr('?1')}`).join('')} WHERE _id = ?2`;
       this.updates.set(signature, sql);
     }
     return sql;

@@ -61,7 +61,7 @@ export function importLegacy(dir: string, db: Connection, log: (message: string,
         tables.add(collection);
       }
       const table = ident(collection);
-      if (doc) db.prepare(`INSERT INTO ${table} (_id, doc) VALUES (?, ?) ON CONFLICT (_id) DO UPDATE SET doc = excluded.doc`).run(id, encodeDocument(doc));
+      if (doc) db.prepare(`INSERT INTO ${table} (_id, doc) VALUES (?, jsonb(?)) ON CONFLICT (_id) DO UPDATE SET doc = excluded.doc`).run(id, encodeDocument(doc));
       else db.prepare(`DELETE FROM ${table} WHERE _id = ?`).run(id);
     }
   };
