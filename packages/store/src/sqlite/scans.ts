@@ -15,7 +15,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SQLInputValue } from 'node:sqlite';
 import { Connection } from './connection';
-import type { ChunkedCount, RowQuery } from './table';
+import type { RowQuery } from './table';
 
 /** How long a sliced read steps before the event loop gets a turn. */
 export const SLICE_MS = 8;
@@ -25,9 +25,19 @@ const SCAN_CONNECTIONS = 4;
 const CHECK_EVERY = 64;
 /** Table rows a counted chunk (countInChunks) starts with, and the most it grows to. */
 const FIRST_CHUNK = 256;
-const MAX_CHUNK = 1 << 16;
+const MAX_CHUNK = 1 << 14;
 
 export type Row = Record<string, unknown>;
+
+/**
+ * A count in chunks of table rows in rid order (table.ts tableWalk), each one statement returning
+ * how many rows it read, how many match and the last rid: `sql` takes `params`, then the rid to
+ * start after and the chunk's number of rows.
+ */
+export interface ChunkedCount {
+  sql: string;
+  params: (string | number)[];
+}
 
 export class ScanPool {
   private readonly idle: Connection[] = [];
@@ -67,7 +77,7 @@ export class ScanPool {
   }
 
   /**
-   * A count in chunks of table rows (table.ts ChunkedCount), each chunk one synchronous statement
+   * A count in chunks of table rows (ChunkedCount), each chunk one synchronous statement
    * sized to take about SLICE_MS, with a turn of the event loop between them. The chunks run in one
    * read transaction, so they count one committed state, as a single statement would.
    */
@@ -86,7 +96,8 @@ export class ScanPool {
         if (chunk.rows < size) return n;
         after = chunk.last!;
         const ms = performance.now() - started;
-        size = Math.min(MAX_CHUNK, Math.max(FIRST_CHUNK, Math.round((size * SLICE_MS) / Math.max(ms, 0.1))));
+        // toward SLICE_MS, at most doubling: rows further on may cost more than these did
+        size = Math.min(MAX_CHUNK, 2 * size, Math.max(FIRST_CHUNK, Math.round((size * SLICE_MS) / Math.max(ms, 0.1))));
         await nextTurn();
         if (this.closing) throw closed();
       }

@@ -1,8 +1,8 @@
 /**
  * One collection's table: `(rid INTEGER PRIMARY KEY, _id TEXT UNIQUE, doc)`, the document as SQLite's
  * binary JSON of its JSON text (codec.ts), the key columns (keys.ts), and the schema's indexes on them
- * (indexes.ts). Reads and row writes, synchronous, on the
- * connection they are given (reads on the reader, writes on the writer inside its transaction).
+ * (indexes.ts). Reads and row writes, synchronous, on the connection they are given (reads on the
+ * reader, writes on the writer inside its transaction).
  *
  * A read is planned as: the filter's translatable part as WHERE (translate.ts) plus the conditions of
  * the partial indexes it implies, the sort as ORDER BY when its paths are typed scalars; SQLite picks
@@ -24,6 +24,7 @@ import { KeyColumns, keyColumnsOf } from './keys';
 import { MultikeyIndexes } from './multikey';
 import { KeptCounts, keptCounts } from './counts';
 import { ident, NULL_KEY } from './paths';
+import type { ChunkedCount } from './scans';
 import { FilterTranslator, orderBy, Params } from './translate';
 
 export interface ReadOptions {
@@ -38,16 +39,6 @@ export interface RowQuery<R> {
   sql: string;
   params: (string | number)[];
   collector(): Collector<R>;
-}
-
-/**
- * A count in chunks of table rows in rid order, each one statement returning how many rows it read,
- * how many match and the last rid: `sql` takes `params`, then the rid to start after and the chunk's
- * number of rows (scans.ts countInChunks).
- */
-export interface ChunkedCount {
-  sql: string;
-  params: (string | number)[];
 }
 
 export interface Collector<R> {
@@ -68,7 +59,7 @@ export function runNow<R>(db: Connection, query: RowQuery<R>): R {
  * which conditions on many rows read without parsing the document; rows written as text by an
  * earlier build read the same way (json() and json_extract take both).
  */
-export const DOC = 'json(doc) AS doc';
+const DOC = 'json(doc) AS doc';
 
 const single = <R>(read: (row: Record<string, unknown>) => R) => (): Collector<R> => {
   let value: R;
