@@ -433,28 +433,36 @@ async function main() {
     const previewLoop = loop(true);
 
     const timed = async (url) => {
-      // warm-up; after a long start the gateway's channel may still be backing off (503): asked again
+      // warm-up; after a long start the gateway's channel may still be backing off (a fast 503): asked again
       for (const deadline = Date.now() + 300_000; ; ) {
+        const t = Date.now();
         try {
           await call('GET', url);
           break;
         } catch (err) {
-          if (!/-> 503/.test(String(err)) || Date.now() > deadline) throw err;
+          if (!/-> 503/.test(String(err)) || Date.now() - t > 2000 || Date.now() > deadline) break; // a slow 503: the gateway's deadline, counted below
           await new Promise((resolve) => setTimeout(resolve, 1000));
         }
       }
       const times = [];
       let body;
+      let failed = 0;
       const cpu = cpuSeconds(segment.pid);
       for (let i = 0; i < RUNS; i++) {
         const t = process.hrtime.bigint();
-        body = await call('GET', url);
+        try {
+          body = await call('GET', url);
+        } catch (err) {
+          // past the gateway's deadline for segment reads the caller gets 503 service_unavailable
+          if (!/-> 503/.test(String(err))) throw err;
+          failed++;
+        }
         times.push(ms(t));
       }
       // segment service CPU per request and per contact it evaluates
       const cpuMs = ((cpuSeconds(segment.pid) - cpu) * 1000) / RUNS;
       times.sort((a, b) => a - b);
-      return { body, p50: percentile(times, 50), p99: percentile(times, 99), min: times[0], cpuMs, cpuNsPerContact: (cpuMs * 1e6) / CONTACTS };
+      return { body, failed, p50: percentile(times, 50), p99: percentile(times, 99), min: times[0], cpuMs, cpuNsPerContact: (cpuMs * 1e6) / CONTACTS };
     };
     const count = await timed(`/segments/${seg.id}/count`);
     const preview = await timed(`/segments/${seg.id}/preview`);
@@ -462,12 +470,13 @@ async function main() {
 
     const expected = previewLoop.result;
     const problems = [];
-    if (count.body.subscriberCount !== countLoop.result.matching) problems.push(`count ${count.body.subscriberCount} != loop ${countLoop.result.matching}`);
+    for (const [name, r] of [['count', count], ['preview', preview]]) if (r.failed) problems.push(`${name}: ${r.failed} of ${RUNS} answered 503 (past the gateway's deadline for segment reads)`);
+    if (count.body && count.body.subscriberCount !== countLoop.result.matching) problems.push(`count ${count.body.subscriberCount} != loop ${countLoop.result.matching}`);
     const pv = preview.body;
-    if (pv.matchingCount !== expected.matching || pv.unknownCount !== expected.unknown || pv.reachableCount !== expected.reachable) {
+    if (pv && (pv.matchingCount !== expected.matching || pv.unknownCount !== expected.unknown || pv.reachableCount !== expected.reachable)) {
       problems.push(`preview counts ${pv.matchingCount}/${pv.unknownCount}/${pv.reachableCount} != loop ${expected.matching}/${expected.unknown}/${expected.reachable}`);
     }
-    if (pv.contacts.map((x) => x.id).join() !== expected.ids.join()) problems.push('preview contacts differ from the loop\'s first 25');
+    if (pv && pv.contacts.map((x) => x.id).join() !== expected.ids.join()) problems.push('preview contacts differ from the loop\'s first 25');
 
     console.table({
       'GET /segments/{id}/count': { 'p50 ms': count.p50.toFixed(0), 'p99 ms': count.p99.toFixed(0), 'CPU ms': count.cpuMs.toFixed(0), 'CPU ns/contact': count.cpuNsPerContact.toFixed(0), 'loop ms': countLoop.p50.toFixed(0), 'ratio p50/loop': (count.p50 / countLoop.p50).toFixed(1) },
