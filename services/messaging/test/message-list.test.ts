@@ -1,5 +1,5 @@
-// GET /email-messages on the embedded store: every filter the list takes (none, address, template,
-// status) has an index ending in the list's order, so a page walks its own index entries and sorts
+// GET /email-messages on the embedded store: a page of every filter the list takes (none, address,
+// template, status) walks an index in the list's order (the address's, else the account's) and sorts
 // nothing, even where many messages share createdAt (a batch, a broadcast page); its total is a kept
 // count (an address's few messages: their index entries are counted). SQLite's query plan and the
 // count's statement prove it; the pages are checked against the same order computed in JavaScript.
@@ -47,8 +47,8 @@ const countOf = (filter: Record<string, unknown>) => {
 describe.each([
   ['no filter', {}, 'accountId_1_createdAt_-1__id_-1', /FROM "email_messages\.counts" /],
   ['an address', { email: 'r7@example.org' }, 'accountId_1_email_1_createdAt_-1__id_-1', /^SELECT count\(\*\) AS n FROM "email_messages" WHERE/],
-  ['a template', { templateName: 'welcome' }, 'accountId_1_templateName_1_createdAt_-1__id_-1', /FROM "email_messages\.counts\.accountId_templateName" /],
-  ['a status', { status: 'BOUNCED' }, 'accountId_1_status_1_createdAt_-1__id_-1', /FROM "email_messages\.counts\.accountId_status" /],
+  ['a template', { templateName: 'welcome' }, 'accountId_1_createdAt_-1__id_-1', /FROM "email_messages\.counts\.accountId_templateName" /],
+  ['a status', { status: 'BOUNCED' }, 'accountId_1_createdAt_-1__id_-1', /FROM "email_messages\.counts\.accountId_status" /],
 ] as const)('a list page with %s', (_, filter, index, counted) => {
   it('is the newest-first slice of the matches, with their total', async () => {
     const matches = stored.filter((m) => Object.entries(filter).every(([k, v]) => m[k as keyof EmailMessageDoc] === v)).sort(newestFirst);
