@@ -40,6 +40,7 @@ export interface KeyColumn {
 }
 
 const PREFIXES = ['key:', 'has:'];
+const KINDS: ScalarKind[] = ['string', 'number', 'boolean', 'date'];
 
 export class KeyColumns {
   readonly list: KeyColumn[] = [];
@@ -141,6 +142,21 @@ export class KeyColumns {
   dropUnwanted(db: Connection): void {
     const wanted = new Set(this.list.map((c) => c.name));
     for (const name of this.existing(db)) if (!wanted.has(name)) db.exec(`ALTER TABLE ${this.table} DROP COLUMN ${ident(name)}`);
+  }
+
+  /**
+   * The key columns an existing table has, read back from their names (`key:<kind>:<path>`,
+   * `has:<path>`): for a write that knows no schema (legacy.ts importing old files into a table a
+   * store already created), so that it fills them as an insert does.
+   */
+  static ofTable(db: Connection, name: string): KeyColumns {
+    const keys = new KeyColumns(name);
+    for (const column of keys.existing(db)) {
+      const [prefix, ...rest] = column.split(':');
+      if (prefix === 'has') keys.addPresence(rest.join(':'));
+      else if (KINDS.includes(rest[0] as ScalarKind)) keys.addKey(rest.slice(1).join(':'), rest[0] as ScalarKind);
+    }
+    return keys;
   }
 
   private existing(db: Connection): string[] {
