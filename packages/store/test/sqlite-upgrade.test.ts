@@ -49,7 +49,7 @@ function open() {
 }
 
 test('the fixture holds documents as JSON text (what the earlier build wrote)', () => {
-  const db = new DatabaseSync(FIXTURE, { readOnly: true });
+  const db = new DatabaseSync(path.join(dir, 'store.sqlite'), { readOnly: true }); // the copy: no -shm beside the fixture
   try {
     expect(storedAs(db, 'contacts')).toEqual({ text: 299 });
     expect((db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'contacts'`).get() as { sql: string }).sql).toMatch(/doc TEXT NOT NULL, "key:string:accountId"/);
