@@ -23,9 +23,9 @@
 import mongoose from 'mongoose';
 import type { CollectionOptions } from '../types';
 import type { Doc } from '../values';
-import { countKeys } from './counts';
 import { deepEqual } from '../values';
 import type { Connection } from './connection';
+import { countKeys } from './counts';
 import { ident, jsonPath, keyExpr, pathKind, ScalarKind, sqlString } from './paths';
 
 export interface KeyColumn {
