@@ -21,8 +21,9 @@
 // Then: --runs (default 9) GET /segments/{id}/count and GET /segments/{id}/preview -> p50 / p99,
 // printed beside a hand-written single-pass loop over the same contacts in this process's memory
 // computing the same count (and, for the preview, the same three counts and first page), as
-// "ratio = endpoint p50 / loop" (how many times slower than the in-process limit). The answers of
-// the endpoints are checked against the loop's. Target: p50 < 1.5 s each. Also the service's RSS.
+// "ratio = endpoint p50 / loop" (how many times slower than the in-process limit), with the segment
+// service's CPU per request and per contact. The answers of the endpoints are checked against the
+// loop's. Targets: count p50 <= 1.0 s, preview p50 < 1.5 s. Also the service's RSS.
 //
 // --profile writes a CPU profile of the segment service (node --cpu-prof) into --profile-dir.
 // --service-node-options (default --max-old-space-size=10240 --max-semi-space-size=32, the young generation
@@ -50,7 +51,7 @@ const { openStore } = require('@mailer/store');
 const { encodeRecord } = require('@mailer/store/dist/codec');
 const { contactsCollection } = require('../services/segment/dist/store/contacts');
 const { scopedSources, instantBounds } = require('../services/segment/dist/domain/purchase-scope');
-const { rssMb, verdict, benchAccount } = require('./lib');
+const { rssMb, verdict, benchAccount, cpuSeconds } = require('./lib');
 
 const { values: args } = parseArgs({
   options: {
@@ -64,7 +65,9 @@ const { values: args } = parseArgs({
 });
 const CONTACTS = Number(args.contacts);
 const RUNS = Number(args.runs);
-const TARGET_MS = 1500;
+/** The issue's targets: count p50 <= 1.0 s, preview p50 < 1.5 s. */
+const COUNT_TARGET_MS = 1000;
+const PREVIEW_TARGET_MS = 1500;
 const DAY = 86_400_000;
 
 // ------------------------------------------------------------------ data
@@ -403,7 +406,7 @@ async function main() {
     const proc = await spawnReady(
       'services/segment/dist/main.js',
       { LOG_LEVEL: 'info', METRICS_PORT: '0', ...segmentEnv, SEGMENT_GRPC_ADDR: address, NODE_OPTIONS: `${args['service-node-options']}${profileEnv}` },
-      900_000,
+      1_800_000, // the one-time import of a million contacts took 712 s at a load average of 8
     );
     segment = { ...proc, address };
     const startMs = ms(t0);
@@ -430,16 +433,36 @@ async function main() {
     const previewLoop = loop(true);
 
     const timed = async (url) => {
-      await call('GET', url); // warm-up
+      // warm-up; after a long start the gateway's channel may still be backing off (a fast 503): asked again
+      for (const deadline = Date.now() + 300_000; ; ) {
+        const t = Date.now();
+        try {
+          await call('GET', url);
+          break;
+        } catch (err) {
+          if (!/-> 503/.test(String(err)) || Date.now() - t > 2000 || Date.now() > deadline) break; // a slow 503: the gateway's deadline, counted below
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
       const times = [];
       let body;
+      let failed = 0;
+      const cpu = cpuSeconds(segment.pid);
       for (let i = 0; i < RUNS; i++) {
         const t = process.hrtime.bigint();
-        body = await call('GET', url);
+        try {
+          body = await call('GET', url);
+        } catch (err) {
+          // past the gateway's deadline for segment reads the caller gets 503 service_unavailable
+          if (!/-> 503/.test(String(err))) throw err;
+          failed++;
+        }
         times.push(ms(t));
       }
+      // segment service CPU per request and per contact it evaluates
+      const cpuMs = ((cpuSeconds(segment.pid) - cpu) * 1000) / RUNS;
       times.sort((a, b) => a - b);
-      return { body, p50: percentile(times, 50), p99: percentile(times, 99), min: times[0] };
+      return { body, failed, p50: percentile(times, 50), p99: percentile(times, 99), min: times[0], cpuMs, cpuNsPerContact: (cpuMs * 1e6) / CONTACTS };
     };
     const count = await timed(`/segments/${seg.id}/count`);
     const preview = await timed(`/segments/${seg.id}/preview`);
@@ -447,21 +470,22 @@ async function main() {
 
     const expected = previewLoop.result;
     const problems = [];
-    if (count.body.subscriberCount !== countLoop.result.matching) problems.push(`count ${count.body.subscriberCount} != loop ${countLoop.result.matching}`);
+    for (const [name, r] of [['count', count], ['preview', preview]]) if (r.failed) problems.push(`${name}: ${r.failed} of ${RUNS} answered 503 (past the gateway's deadline for segment reads)`);
+    if (count.body && count.body.subscriberCount !== countLoop.result.matching) problems.push(`count ${count.body.subscriberCount} != loop ${countLoop.result.matching}`);
     const pv = preview.body;
-    if (pv.matchingCount !== expected.matching || pv.unknownCount !== expected.unknown || pv.reachableCount !== expected.reachable) {
+    if (pv && (pv.matchingCount !== expected.matching || pv.unknownCount !== expected.unknown || pv.reachableCount !== expected.reachable)) {
       problems.push(`preview counts ${pv.matchingCount}/${pv.unknownCount}/${pv.reachableCount} != loop ${expected.matching}/${expected.unknown}/${expected.reachable}`);
     }
-    if (pv.contacts.map((x) => x.id).join() !== expected.ids.join()) problems.push('preview contacts differ from the loop\'s first 25');
+    if (pv && pv.contacts.map((x) => x.id).join() !== expected.ids.join()) problems.push('preview contacts differ from the loop\'s first 25');
 
     console.table({
-      'GET /segments/{id}/count': { 'p50 ms': count.p50.toFixed(0), 'p99 ms': count.p99.toFixed(0), 'loop ms': countLoop.p50.toFixed(0), 'ratio p50/loop': (count.p50 / countLoop.p50).toFixed(1) },
-      'GET /segments/{id}/preview': { 'p50 ms': preview.p50.toFixed(0), 'p99 ms': preview.p99.toFixed(0), 'loop ms': previewLoop.p50.toFixed(0), 'ratio p50/loop': (preview.p50 / previewLoop.p50).toFixed(1) },
+      'GET /segments/{id}/count': { 'p50 ms': count.p50.toFixed(0), 'p99 ms': count.p99.toFixed(0), 'CPU ms': count.cpuMs.toFixed(0), 'CPU ns/contact': count.cpuNsPerContact.toFixed(0), 'loop ms': countLoop.p50.toFixed(0), 'ratio p50/loop': (count.p50 / countLoop.p50).toFixed(1) },
+      'GET /segments/{id}/preview': { 'p50 ms': preview.p50.toFixed(0), 'p99 ms': preview.p99.toFixed(0), 'CPU ms': preview.cpuMs.toFixed(0), 'CPU ns/contact': preview.cpuNsPerContact.toFixed(0), 'loop ms': previewLoop.p50.toFixed(0), 'ratio p50/loop': (preview.p50 / previewLoop.p50).toFixed(1) },
     });
     console.log(`answers: matching ${expected.matching.toLocaleString('en')}, unknown ${expected.unknown.toLocaleString('en')}, reachable ${expected.reachable.toLocaleString('en')}; endpoints vs loop: ${problems.length ? `DIFFER (${problems.join('; ')})` : 'identical'}`);
     console.log(`loop = hand-written single pass over the same ${CONTACTS.toLocaleString('en')} contacts in this process (count only / count + unknown + reachable + first 25); ratio = endpoint p50 / loop (x times the in-process limit)`);
-    console.log(`count:   p50 ${count.p50.toFixed(0)} ms, p99 ${count.p99.toFixed(0)} ms over ${RUNS} runs (target p50 < ${TARGET_MS} ms: ${verdict(count.p50 < TARGET_MS)})`);
-    console.log(`preview: p50 ${preview.p50.toFixed(0)} ms, p99 ${preview.p99.toFixed(0)} ms over ${RUNS} runs (target p50 < ${TARGET_MS} ms: ${verdict(preview.p50 < TARGET_MS)})`);
+    console.log(`count:   p50 ${count.p50.toFixed(0)} ms, p99 ${count.p99.toFixed(0)} ms over ${RUNS} runs (target p50 <= ${COUNT_TARGET_MS} ms: ${verdict(count.p50 <= COUNT_TARGET_MS)})`);
+    console.log(`preview: p50 ${preview.p50.toFixed(0)} ms, p99 ${preview.p99.toFixed(0)} ms over ${RUNS} runs (target p50 < ${PREVIEW_TARGET_MS} ms: ${verdict(preview.p50 < PREVIEW_TARGET_MS)})`);
     console.log(`segment service RSS ${after.rss} MB, peak ${after.peak} MB (NODE_OPTIONS ${args['service-node-options']})`);
     if (args.profile) console.log(`CPU profile of the segment service: ${args['profile-dir']} (written when it stops)`);
     if (problems.length) process.exitCode = 1;

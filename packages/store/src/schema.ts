@@ -64,7 +64,7 @@ export function collectionSchema(collection: string, schema: mongoose.Schema, op
 
 /** Whether two collection options declare the same (a collection is opened twice with the same ones). */
 export function sameOptions(a: CollectionOptions = {}, b: CollectionOptions = {}): boolean {
-  return a.countBy === b.countBy && a.expireAfter?.path === b.expireAfter?.path && a.expireAfter?.days === b.expireAfter?.days;
+  return JSON.stringify(a.countBy) === JSON.stringify(b.countBy) && a.expireAfter?.path === b.expireAfter?.path && a.expireAfter?.days === b.expireAfter?.days;
 }
 
 export interface TimestampPaths {

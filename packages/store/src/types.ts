@@ -104,11 +104,12 @@ export interface CollectionOptions {
    */
   expireAfter?: { path: string; days: number };
   /**
-   * Embedded engine: keeps the number of documents per value of this path (a scalar the schema
-   * types), so that a count whose filter is exactly `{ [path]: value }` is read, not counted (a
-   * list's total over a million records). MongoDB ignores it.
+   * Embedded engine: keeps the number of documents per value of a key, so that a count whose filter
+   * is exactly one value of each of the key's paths is read, not counted (a list's total over a
+   * million records). A key is one path or several counted together (scalars the schema types):
+   * `'accountId'`, or `['accountId', ['accountId', 'status']]`. MongoDB ignores it.
    */
-  countBy?: string;
+  countBy?: string | ReadonlyArray<string | readonly string[]>;
 }
 
 /**

@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { acrossAccounts, mongoose, openStore, type Store } from '../src';
 import { collectionSchema } from '../src/schema';
+import type { SqliteCollection } from '../src/sqlite/collection';
+import type { SqliteStore } from '../src/sqlite/store';
 
 interface Log {
   _id: string;
@@ -87,4 +89,32 @@ test('countBy: the kept count of a value follows inserts, updates, deletes and r
   const again = await openStore({ dataDir: dir });
   stores.push(again);
   expect(await again.collection<Log>('logs', schema, { countBy: 'accountId' }).countDocuments({ accountId: 'a' })).toBe(37);
+});
+
+test('countBy with a key of several paths: counts per combination follow every write, are read instead of counted, and go when no longer declared', async () => {
+  const { store, dir } = await open();
+  const byKind = { countBy: ['accountId', ['accountId', 'kind']] } as const;
+  const logs = store.collection<Log>('logs', schema, byKind) as SqliteCollection<Log>;
+  await logs.insertMany(Array.from({ length: 60 }, (_, i) => ({ _id: `l${i}`, accountId: i % 2 ? 'a' : 'b', kind: i % 3 ? 'sent' : 'bounced' })));
+  await logs.updateMany({ accountId: 'a', kind: 'bounced' }, { $set: { kind: 'sent' } }); // 10 move
+  await logs.updateOne({ _id: 'l1' }, { $set: { accountId: 'b' } });
+  await logs.deleteMany({ accountId: 'b', kind: 'bounced' });
+  const expected = async (filter: Partial<Log>) => (await logs.find({})).filter((d) => Object.entries(filter).every(([k, v]) => d[k as keyof Log] === v)).length;
+  for (const filter of [{ accountId: 'a', kind: 'sent' }, { accountId: 'a', kind: 'bounced' }, { accountId: 'b', kind: 'sent' }, { accountId: 'b', kind: 'bounced' }, { accountId: 'c', kind: 'sent' }]) {
+    expect(await logs.countDocuments(filter)).toBe(await expected(filter));
+  }
+  expect(await logs.countDocuments({ accountId: 'a', kind: 'sent' })).toBe(29);
+  const countSql = (s: Store, c: SqliteCollection<Log>, filter: Partial<Log>) => c.table.countQuery((s as SqliteStore).reader(c.table)!, filter).sql;
+  expect(countSql(store, logs, { accountId: 'a', kind: 'sent' })).toMatch(/FROM "logs\.counts\.accountId_kind" WHERE k0 = \? AND k1 = \?/);
+  expect(countSql(store, logs, { accountId: 'a' })).toMatch(/FROM "logs\.counts" WHERE k = \?/);
+  await store.close();
+
+  // reopened with the single key only: the combination's table and triggers go, the account's stays
+  const again = await openStore({ dataDir: dir });
+  stores.push(again);
+  const plain = again.collection<Log>('logs', schema, { countBy: 'accountId' }) as SqliteCollection<Log>;
+  expect(await plain.countDocuments({ accountId: 'a' })).toBe(29);
+  expect(countSql(again, plain, { accountId: 'a', kind: 'sent' })).not.toMatch(/counts/);
+  await plain.insertOne({ _id: 'new', accountId: 'a', kind: 'sent' }); // no trigger of the dropped table left to fail
+  expect(await plain.countDocuments({ accountId: 'a', kind: 'sent' })).toBe(30);
 });

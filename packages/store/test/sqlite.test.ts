@@ -597,6 +597,23 @@ describe('import of a data directory written by the previous engine', () => {
     await again.close();
   });
 
+  test('old files put beside a store that already created the tables: the imported rows get their key columns and are counted', async () => {
+    // a service started on SQLite (its tables, key columns and kept counts created), then stopped and
+    // given an old engine's files (what bench/segments does to load a million contacts)
+    const dir = tempDir();
+    const first = await open(dir);
+    await first.collection('people', people, { countBy: 'accountId' }).insertOne({ _id: 'p0', accountId: 'b', email: 'zero@x', joinedAt: new Date('2023-12-31T00:00:00Z') });
+    await first.close();
+    for (const f of ['snapshot.jsonl', 'journal.jsonl', 'LOCK']) fs.copyFileSync(path.join(legacyDir(), f), path.join(dir, f));
+    const store = await open(dir, { log: () => undefined });
+    const p = store.collection<{ _id: string; accountId: string; email: string; joinedAt: Date }>('people', people, { countBy: 'accountId' });
+    expect(await p.countDocuments({ accountId: 'a' })).toBe(2); // the kept count
+    expect(await p.countDocuments({ accountId: 'b' })).toBe(2);
+    expect((await p.find({ accountId: 'a', email: 'two@x' })).map((d) => d.joinedAt)).toEqual([new Date('2025-05-05T00:00:00Z')]); // by the index
+    await expect(p.insertOne({ _id: 'p4', accountId: 'b', email: 'three@x', joinedAt: new Date() })).rejects.toBeInstanceOf(DuplicateKeyError);
+    await store.close();
+  });
+
   test('an unreadable record followed by more records is corruption: the start fails and imports nothing', async () => {
     const dir = legacyDir();
     const journalPath = path.join(dir, 'journal.jsonl');

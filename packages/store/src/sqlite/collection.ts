@@ -70,7 +70,8 @@ export class SqliteCollection<T extends { _id: string }> implements Collection<T
     const db = this.store.reader(this.table);
     if (!db) return 0;
     const query = this.table.countQuery(db, cast);
-    return query.native || namesIds(cast) ? runNow(db, query) : this.store.scans.run(query);
+    if (query.native || namesIds(cast)) return runNow(db, query);
+    return query.chunked ? this.store.scans.countInChunks(query.chunked) : this.store.scans.run(query);
   }
 
   scan(filter: Filter, options: ScanOptions = {}): AsyncIterable<T[]> {

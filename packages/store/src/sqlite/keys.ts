@@ -21,9 +21,11 @@
  * the ones no index needs any more are dropped.
  */
 import mongoose from 'mongoose';
+import type { CollectionOptions } from '../types';
 import type { Doc } from '../values';
 import { deepEqual } from '../values';
 import type { Connection } from './connection';
+import { countKeys } from './counts';
 import { ident, jsonPath, keyExpr, pathKind, ScalarKind, sqlString } from './paths';
 
 export interface KeyColumn {
@@ -38,6 +40,7 @@ export interface KeyColumn {
 }
 
 const PREFIXES = ['key:', 'has:'];
+const KINDS: ScalarKind[] = ['string', 'number', 'boolean', 'date'];
 
 export class KeyColumns {
   readonly list: KeyColumn[] = [];
@@ -89,12 +92,12 @@ export class KeyColumns {
     return column ? column.sql : `(json_type(doc, ${sqlString(jsonPath(path))}) IS NOT NULL)`;
   }
 
-  /** Inserts a row: `?1` the _id, `?2` the document's JSON; every column computed from it. */
+  /** Inserts a row: `?1` the _id, `?2` the document's JSON (stored as binary JSON); every column computed from it. */
   insertSql(): string {
     if (this.insert === undefined) {
       const columns = this.list.map((c) => `, ${c.sql}`).join('');
       const values = this.list.map((c) => `, ${c.expr('?2')}`).join('');
-      this.insert = `INSERT INTO ${this.table} (_id, doc${columns}) VALUES (?1, ?2${values})`;
+      this.insert = `INSERT INTO ${this.table} (_id, doc${columns}) VALUES (?1, jsonb(?2)${values})`;
     }
     return this.insert;
   }
@@ -104,12 +107,12 @@ export class KeyColumns {
     return this.list.filter((c) => !deepEqual(valueAt(before, c.parts), valueAt(after, c.parts)));
   }
 
-  /** Updates a row: `?1` the document's new JSON, `?2` its _id; the `changed` columns computed from it. */
+  /** Updates a row: `?1` the document's new JSON (stored as binary JSON), `?2` its _id; the `changed` columns computed from it. */
   updateSql(changed: KeyColumn[]): string {
     const signature = changed.map((c) => c.name).join('\n');
     let sql = this.updates.get(signature);
     if (sql === undefined) {
-      sql = `UPDATE ${this.table} SET doc = ?1${changed.map((c) => `, ${c.sql} = ${c.expr('?1')}`).join('')} WHERE _id = ?2`;
+      sql = `UPDATE ${this.table} SET doc = jsonb(?1)${changed.map((c) => `, ${c.sql} = ${c.expr('?1')}`).join('')} WHERE _id = ?2`;
       this.updates.set(signature, sql);
     }
     return sql;
@@ -141,6 +144,21 @@ export class KeyColumns {
     for (const name of this.existing(db)) if (!wanted.has(name)) db.exec(`ALTER TABLE ${this.table} DROP COLUMN ${ident(name)}`);
   }
 
+  /**
+   * The key columns an existing table has, read back from their names (`key:<kind>:<path>`,
+   * `has:<path>`): for a write that knows no schema (legacy.ts importing old files into a table a
+   * store already created), so that it fills them as an insert does.
+   */
+  static ofTable(db: Connection, name: string): KeyColumns {
+    const keys = new KeyColumns(name);
+    for (const column of keys.existing(db)) {
+      const [prefix, ...rest] = column.split(':');
+      if (prefix === 'has') keys.addPresence(rest.join(':'));
+      else if (KINDS.includes(rest[0] as ScalarKind)) keys.addKey(rest.slice(1).join(':'), rest[0] as ScalarKind);
+    }
+    return keys;
+  }
+
   private existing(db: Connection): string[] {
     const rows = db.prepare(`SELECT name FROM pragma_table_info(?)`).all(this.name) as { name: string }[];
     return rows.map((r) => r.name).filter((name) => PREFIXES.some((p) => name.startsWith(p)));
@@ -160,9 +178,9 @@ function valueAt(doc: unknown, parts: string[]): unknown {
 /**
  * The key columns of a collection: the scalar paths its indexes are built on (up to the first path
  * that is not one, as indexes.ts and multikey.ts read them), the paths their partial conditions
- * test, the presence of a sparse index's paths, and the path of its kept counts.
+ * test, the presence of a sparse index's paths, and the paths of its kept counts.
  */
-export function keyColumnsOf(collection: string, schema: mongoose.Schema, countBy?: string): KeyColumns {
+export function keyColumnsOf(collection: string, schema: mongoose.Schema, countBy?: CollectionOptions['countBy']): KeyColumns {
   const keys = new KeyColumns(collection);
   const scalar = (path: string) => {
     const kind = pathKind(schema, path);
@@ -183,7 +201,9 @@ export function keyColumnsOf(collection: string, schema: mongoose.Schema, countB
       if (cond !== null && typeof cond === 'object' && '$exists' in cond) keys.addPresence(path);
     }
   }
-  const counted = countBy === undefined ? undefined : scalar(countBy);
-  if (countBy !== undefined && counted !== undefined) keys.addKey(countBy, counted);
+  for (const path of countBy === undefined ? [] : countKeys(countBy).flat()) {
+    const kind = scalar(path);
+    if (kind) keys.addKey(path, kind);
+  }
   return keys;
 }

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decodeRecord, encodeDocument, JournalOp } from '../codec';
 import type { Connection } from './connection';
+import { KeyColumns } from './keys';
 import { ident } from './paths';
 import { Table } from './table';
 
@@ -53,16 +54,20 @@ export function importLegacy(dir: string, db: Connection, log: (message: string,
   const done = new Map<string, number>();
   if (files.length === 0 || db.prepare(`SELECT 1 FROM _store_meta WHERE key = ?`).get(MARKER)) return done;
   const started = Date.now();
-  const tables = new Set<string>();
+  // per collection: its upsert, which fills the key columns of a table a store already created
+  // (with its kept counts' triggers reading them); a new table has none yet (filled at open, keys.ts)
+  const upserts = new Map<string, string>();
   const apply = (ops: JournalOp[]) => {
     for (const [collection, id, doc] of ops) {
-      if (!tables.has(collection)) {
+      let upsert = upserts.get(collection);
+      if (upsert === undefined) {
         db.exec(Table.createSql(collection));
-        tables.add(collection);
+        const keys = KeyColumns.ofTable(db, collection);
+        upsert = `${keys.insertSql()} ON CONFLICT (_id) DO UPDATE SET ${['doc', ...keys.list.map((c) => c.sql)].map((c) => `${c} = excluded.${c}`).join(', ')}`;
+        upserts.set(collection, upsert);
       }
-      const table = ident(collection);
-      if (doc) db.prepare(`INSERT INTO ${table} (_id, doc) VALUES (?, ?) ON CONFLICT (_id) DO UPDATE SET doc = excluded.doc`).run(id, encodeDocument(doc));
-      else db.prepare(`DELETE FROM ${table} WHERE _id = ?`).run(id);
+      if (doc) db.prepare(upsert).run(id, encodeDocument(doc));
+      else db.prepare(`DELETE FROM ${ident(collection)} WHERE _id = ?`).run(id);
     }
   };
   db.exec('BEGIN IMMEDIATE');
@@ -87,7 +92,7 @@ export function importLegacy(dir: string, db: Connection, log: (message: string,
     if (db.inTransaction) db.exec('ROLLBACK');
     throw err;
   }
-  for (const collection of tables) {
+  for (const collection of upserts.keys()) {
     const n = (db.prepare(`SELECT count(*) AS n FROM ${ident(collection)}`).get() as { n: number }).n;
     done.set(collection, n);
     log('imported a collection from the previous engine\'s data files', { collection, documents: n, ms: Date.now() - started });

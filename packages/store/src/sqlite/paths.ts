@@ -26,6 +26,20 @@ type AnyType = mongoose.SchemaType & { schema?: mongoose.Schema; caster?: { inst
 /** The kind of a dotted path in a schema, or undefined when SQL cannot compare it exactly. */
 export function pathKind(schema: mongoose.Schema, path: string): PathKind | undefined {
   if (path === '_id') return 'id';
+  const type = schemaTypeAt(schema, path);
+  return type ? leafKind(type) : undefined;
+}
+
+/** Whether a path names one embedded document per document (a single subdocument, a Map's value): an object or nothing. */
+export function isSubdocumentPath(schema: mongoose.Schema, path: string): boolean {
+  return schemaTypeAt(schema, path)?.instance === 'Embedded';
+}
+
+/**
+ * The schema type a dotted path names, through nested objects, single subdocuments and Maps (whose
+ * keys are any segment: `fields.<id>.number`), never through an array or Mixed; undefined otherwise.
+ */
+function schemaTypeAt(schema: mongoose.Schema, path: string): AnyType | undefined {
   const parts = path.split('.');
   if (parts.some((p) => p === '' || p.startsWith('$') || /^\d+$/.test(p))) return undefined;
   let current = schema;
@@ -34,7 +48,8 @@ export function pathKind(schema: mongoose.Schema, path: string): PathKind | unde
     // nested objects are declared by their leaves ('profile.city'): a prefix without a type is one of them
     const type = current.path(parts.slice(start, k).join('.')) as AnyType | undefined;
     if (!type) continue;
-    if (k === parts.length) return leafKind(type);
+    if (k === parts.length) return type;
+    if (type.instance === 'Map') continue; // the next segment is a key: mongoose resolves `map.<key>` to the value's type
     if (type.instance !== 'Embedded' || !type.schema) return undefined; // an array, Mixed or a scalar with more path after it
     current = type.schema;
     start = k;

@@ -23,8 +23,21 @@ export const SLICE_MS = 8;
 const SCAN_CONNECTIONS = 4;
 /** Rows between two looks at the clock. */
 const CHECK_EVERY = 64;
+/** Table rows a counted chunk (countInChunks) starts with, and the most it grows to. */
+const FIRST_CHUNK = 256;
+const MAX_CHUNK = 1 << 14;
 
 export type Row = Record<string, unknown>;
+
+/**
+ * A count in chunks of table rows in rid order (table.ts tableWalk), each one statement returning
+ * how many rows it read, how many match and the last rid: `sql` takes `params`, then the rid to
+ * start after and the chunk's number of rows.
+ */
+export interface ChunkedCount {
+  sql: string;
+  params: (string | number)[];
+}
 
 export class ScanPool {
   private readonly idle: Connection[] = [];
@@ -59,6 +72,37 @@ export class ScanPool {
       }
     } finally {
       rows?.return?.(); // resets the statement: its read transaction ends
+      this.release(db);
+    }
+  }
+
+  /**
+   * A count in chunks of table rows (ChunkedCount), each chunk one synchronous statement
+   * sized to take about SLICE_MS, with a turn of the event loop between them. The chunks run in one
+   * read transaction, so they count one committed state, as a single statement would.
+   */
+  async countInChunks(count: ChunkedCount): Promise<number> {
+    const db = await this.acquire();
+    try {
+      const statement = db.prepare(count.sql);
+      db.exec('BEGIN');
+      let after = Number.MIN_SAFE_INTEGER;
+      let size = FIRST_CHUNK;
+      let n = 0;
+      for (;;) {
+        const started = performance.now();
+        const chunk = statement.get(...count.params, after, size) as { rows: number; n: number; last: number | null };
+        n += chunk.n;
+        if (chunk.rows < size) return n;
+        after = chunk.last!;
+        const ms = performance.now() - started;
+        // toward SLICE_MS, at most doubling: rows further on may cost more than these did
+        size = Math.min(MAX_CHUNK, 2 * size, Math.max(FIRST_CHUNK, Math.round((size * SLICE_MS) / Math.max(ms, 0.1))));
+        await nextTurn();
+        if (this.closing) throw closed();
+      }
+    } finally {
+      if (db.inTransaction) db.exec('COMMIT');
       this.release(db);
     }
   }

@@ -153,11 +153,11 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Refreshes stale planner statistics, unless a transaction holds the writer (then at the next
-   * round). Other connections keep the statistics they loaded, and their prepared statements the
-   * plans made with them, until the schema changes: an empty schema change makes them reload both.
+   * @internal Refreshes stale planner statistics (hourly; tests call it), unless a transaction holds
+   * the writer (then at the next round). Other connections keep the statistics they loaded, and their
+   * prepared statements the plans made with them, until the schema changes: an empty schema change
+   * makes them reload both.
    */
-  /** @internal Runs hourly (tests call it). */
   refreshStatistics(): void {
     if (this.closed || !this.writeLock.tryLock()) return;
     try {

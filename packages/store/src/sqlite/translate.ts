@@ -18,7 +18,7 @@ import mongoose from 'mongoose';
 import type { Filter } from '../types';
 import { isPlainObject } from '../values';
 import type { KeyColumns } from './keys';
-import { documentArrayOf, keyExpr, NULL_KEY, pathKind, PathKind, rawExpr, ScalarKind, jsonPath, sqlString } from './paths';
+import { documentArrayOf, isSubdocumentPath, keyExpr, NULL_KEY, pathKind, PathKind, rawExpr, ScalarKind, jsonPath, sqlString } from './paths';
 
 export interface SqlCondition {
   /** undefined: every row. */
@@ -121,14 +121,20 @@ export class FilterTranslator {
     if (kind === undefined) {
       const inArray = this.inDocumentArray(key, cond, params);
       if (inArray) return inArray;
+      const ops = isPlainObject(cond) ? cond : {};
+      const only = Object.keys(ops).length === 1 ? Object.keys(ops)[0] : undefined;
       // $exists on a top-level field is exact whatever its type: a top-level field is never inside an array
-      if (!key.includes('.') && isPlainObject(cond) && Object.keys(cond).length === 1 && typeof cond.$exists === 'boolean') return this.exists(key, cond.$exists);
+      if (!key.includes('.') && only === '$exists' && typeof ops.$exists === 'boolean') return this.exists(key, ops.$exists);
+      // a single subdocument (a Map's value) is an object or nothing
+      if (only === '$type' && (ops.$type === 'object' || ops.$type === 3) && isSubdocumentPath(this.schema, key)) return { sql: `json_type(${this.base}, ${sqlString(jsonPath(key))}) = 'object'`, exact: true };
       return NONE;
     }
-    if (cond instanceof RegExp) return NONE;
+    if (cond instanceof RegExp) return cond.flags === '' ? this.operator(key, kind, '$regex', cond.source, params) : NONE;
     if (isPlainObject(cond)) {
       const ops = Object.keys(cond);
       if (ops.length === 0 || !ops.every((op) => op.startsWith('$'))) return NONE; // sub-document equality
+      // a case-insensitive (or multiline...) match is no subset of the case-sensitive SQL one
+      if ('$options' in cond && cond.$options !== '') return NONE;
       return and(ops.map((op) => this.operator(key, kind, op, cond[op], params)));
     }
     return this.operator(key, kind, '$eq', cond, params);
@@ -147,7 +153,8 @@ export class FilterTranslator {
     if (!elements) this.elements.set(found.array, (elements = new FilterTranslator(found.schema, undefined, `e${this.depth + 1}.value`, this.depth + 1)));
     const array = sqlString(jsonPath(found.array));
     // the json_type test first: most documents hold no such array, and it costs far less than json_each
-    const exists = (where: string) => `(json_type(${this.base}, ${array}) = 'array' AND EXISTS (SELECT 1 FROM json_each(${this.base}, ${array}) AS e${this.depth + 1} WHERE ${where}))`;
+    // jsonb_each: an element that is an object comes as binary JSON, which conditions read without parsing it
+    const exists = (where: string) => `(json_type(${this.base}, ${array}) = 'array' AND EXISTS (SELECT 1 FROM jsonb_each(${this.base}, ${array}) AS e${this.depth + 1} WHERE ${where}))`;
     const mark = params.values.length;
     const within = (filter: Filter): SqlCondition => {
       const c = elements!.translate(filter, params);
@@ -187,6 +194,12 @@ export class FilterTranslator {
     const isNull = () => (kind === 'date' ? `(${key} = ${NULL_KEY} AND ${raw} IS NULL)` : `${key} = ${NULL_KEY}`);
     const notNull = () => (kind === 'date' ? `${raw} IS NOT NULL` : `${key} != ${NULL_KEY}`);
     switch (op) {
+      case '$options':
+        return ALL; // '' (anything else was refused with its $regex)
+      case '$regex':
+        return kind === 'string' || kind === 'id' ? literalMatch(kind === 'id' ? '_id' : raw, operand, params) : NONE;
+      case '$type':
+        return typeIs(kind, kind === 'date' ? `json_extract(${this.base}, ${sqlString(`${jsonPath(path)}."$date"`)})` : raw, operand);
       case '$eq':
       case '$ne': {
         if (operand === null || operand === undefined) return { sql: op === '$eq' ? isNull() : notNull(), exact: true };
@@ -235,10 +248,59 @@ export class FilterTranslator {
   }
 }
 
-/** Arrays of strings or numbers: an element (or the value itself) equal to the operand, as MongoDB matches arrays. */
+/**
+ * `$type` on a typed path, which holds its type or null: an alias of that type tests for a value
+ * (MongoDB's 'number' is any numeric type). Other types are left to JavaScript (a Date path may still
+ * hold a string an older build wrote).
+ */
+function typeIs(kind: PathKind, raw: string, operand: unknown): SqlCondition {
+  const aliases: Partial<Record<PathKind, unknown[]>> = { string: ['string', 2], date: ['date', 9], boolean: ['bool', 8], number: ['number'] };
+  return aliases[kind]?.includes(operand) ? { sql: `${raw} IS NOT NULL`, exact: true } : NONE;
+}
+
+/**
+ * A regular expression that only matches a literal text (what the segment compiler writes for
+ * "starts with", "ends with", "contains": escaped text, optionally anchored by `^` at the start and
+ * by `(?![\s\S])` at the end) as SQL on a string value: substr or instr compare characters, which
+ * for a text without surrogates is what a JavaScript or PCRE match of it does. Anything else
+ * (classes, quantifiers, `$`, flags) is left to JavaScript.
+ */
+function literalMatch(raw: string, pattern: unknown, params: Params): SqlCondition {
+  if (typeof pattern !== 'string') return NONE;
+  const END = '(?![\\s\\S])';
+  let body = pattern;
+  const start = body.startsWith('^');
+  if (start) body = body.slice(1);
+  const end = body.endsWith(END);
+  if (end) body = body.slice(0, -END.length);
+  let text = '';
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (ch === '\\') {
+      const next = body[i + 1];
+      if (next === undefined || /[A-Za-z0-9]/.test(next)) return NONE; // \d, \b, \1, \u...: not a literal character
+      text += next;
+      i++;
+    } else if ('^$.*+?()[]{}|'.includes(ch)) return NONE;
+    else text += ch;
+  }
+  if (/[\uD800-\uDFFF]/.test(text)) return NONE;
+  if (text === '') return { sql: `${raw} IS NOT NULL`, exact: true }; // every string
+  const v = params.bind(text);
+  if (start && end) return { sql: `${raw} = ${v}`, exact: true };
+  if (start) return { sql: `substr(${raw}, 1, ${text.length}) = ${v}`, exact: true };
+  if (end) return { sql: `substr(${raw}, ${-text.length}) = ${v}`, exact: true };
+  return { sql: `instr(${raw}, ${v}) > 0`, exact: true };
+}
+
+/**
+ * Arrays of strings or numbers: an element (or the value itself) equal to the operand, as MongoDB
+ * matches arrays; `$ne` / `$nin`: no element equal (a missing array has none).
+ */
 function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, operand: unknown, params: Params, base: string): SqlCondition {
   const scalar = kind === 'string[]' ? 'string' : 'number';
-  const values = op === '$eq' ? [operand] : op === '$in' && Array.isArray(operand) ? operand : undefined;
+  const none = op === '$ne' || op === '$nin';
+  const values = op === '$eq' || op === '$ne' ? [operand] : (op === '$in' || op === '$nin') && Array.isArray(operand) ? operand : undefined;
   if (!values) return NONE;
   const bound: (string | number)[] = [];
   for (const x of values) {
@@ -246,9 +308,9 @@ function arrayOperator(path: string, kind: 'string[]' | 'number[]', op: string, 
     if (v === undefined) return NONE; // null, arrays, other types: JavaScript decides
     bound.push(v);
   }
-  if (bound.length === 0) return { sql: '0', exact: true };
+  if (bound.length === 0) return none ? ALL : { sql: '0', exact: true };
   const test = bound.length === 1 ? `value = ${params.bind(bound[0])}` : `value IN (${bound.map((v) => params.bind(v)).join(', ')})`;
-  return { sql: `EXISTS (SELECT 1 FROM json_each(${base}, ${sqlString(jsonPath(path))}) WHERE ${test})`, exact: true };
+  return { sql: `${none ? 'NOT ' : ''}EXISTS (SELECT 1 FROM jsonb_each(${base}, ${sqlString(jsonPath(path))}) WHERE ${test})`, exact: true };
 }
 
 function and(parts: SqlCondition[]): SqlCondition {

@@ -152,14 +152,16 @@ export const DEDUPE_INDEX = 'accountId_dedupeKey';
 messageSchema.index({ accountId: 1, dedupeKey: 1 }, { unique: true, partialFilterExpression: { dedupeKey: { $gt: '' } }, name: DEDUPE_INDEX });
 // CountAudienceSends: an audience send's messages, delivered ones apart.
 messageSchema.index({ accountId: 1, audienceKey: 1, status: 1 }, { partialFilterExpression: { audienceKey: { $gt: '' } } });
-// GET /email-messages: newest first, optionally by address, template or status. Each filter has an
-// index whose keys end with the page's order, so a page walks its own entries and its total counts
-// index entries, never documents. The tie-break on _id is part of the keys: messages accepted
-// together share createdAt (a batch, a broadcast page), and an index without it leaves every group of
-// ties to be sorted, page after page.
+// GET /email-messages: newest first, optionally by address, template or status. A page walks an
+// index in the list's order: the account's, or the address's (few messages); a template or status
+// page walks the account's and tests each record until its page is full (an index per filter would
+// cost every status change of every message two more index writes). The tie-break on _id is part of
+// the keys: messages accepted together share createdAt (a batch, a broadcast page), and an index
+// without it leaves every group of ties to be sorted, page after page. The totals are kept counts.
 export const LIST_ORDER = { createdAt: -1, _id: -1 } as const;
 messageSchema.index({ accountId: 1, ...LIST_ORDER });
-for (const filter of ['email', 'templateName', 'status'] as const) messageSchema.index({ accountId: 1, [filter]: 1, ...LIST_ORDER });
+messageSchema.index({ accountId: 1, email: 1, ...LIST_ORDER });
+const LIST_COUNTS = ['accountId', ['accountId', 'templateName'], ['accountId', 'status']] as const;
 // The soft-bounce threshold: an address's soft bounces in the last 7 days (softBouncesSince).
 messageSchema.index({ accountId: 1, email: 1, bouncedAt: -1 });
 // POST /reports/emails: one range scan per metric over its fact time (REPORT_TIME_FIELDS).
@@ -197,8 +199,9 @@ export const DEFAULT_MESSAGE_RETENTION: MessageRetention = { messageDays: 30, re
 export function messageCollections(store: Store, retention: MessageRetention = DEFAULT_MESSAGE_RETENTION): MessageCollections {
   return {
     // a record goes `messageDays` after it was created (its body went once it was final); the
-    // account's total of an unfiltered list page is a kept count, not a count of a million rows
-    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: 'accountId' }),
+    // account's total of a list page, unfiltered or by template or status, is a kept count, not a
+    // count of a million index entries (an address has few messages: its index range is counted)
+    messages: store.collection<EmailMessageDoc>(EMAIL_MESSAGES, messageSchema, { expireAfter: { path: 'createdAt', days: retention.messageDays }, countBy: LIST_COUNTS }),
     bodies: store.collection<EmailBodyDoc>('email_bodies', bodySchema),
     days: reportDayCollections(store, retention.reportDays),
     broadcasts: broadcastProgress(recipientCollections(store)),
