@@ -313,8 +313,12 @@ it('keeps consuming across a nats-server restart', async () => {
         return false; // still reconnecting
       }
     }, 15_000);
-    await waitFor('delivery after restart', () => got.length === 2, 15_000);
-    expect(got).toEqual([1, 2]);
+    await waitFor('delivery after restart', () => got.includes(2), 15_000);
+    // At least once: an ack the server confirmed just before it stopped may not be in its stored
+    // consumer state yet, so the restarted server can hand message 1 over again (seen here under
+    // load: 1, 1, 2). Handlers are idempotent for that reason; what must hold is that nothing is lost.
+    expect(got[0]).toBe(1);
+    expect(new Set(got)).toEqual(new Set([1, 2]));
   } finally {
     await h.stop();
     await conn.close();
