@@ -117,6 +117,31 @@ test('a count over an account holding most of the table walks it in chunks SQLit
   expect(await walked.countDocuments(filter)).toBe(expected + 45);
 });
 
+test('a count SQLite tests row by row stops at the condition that decides a row (an $or or $nor at its first branch that holds, an AND at its first term that fails)', async () => {
+  // SQLite computes an AND / OR used as a value from all its operands (its program's And / Or
+  // opcodes), where a WHERE or a CASE jumps past the rest: a segment's groups and conditions each
+  // walk the document's JSON, so every one of them cost every row.
+  const marked = store.collection<Contact>('marked', schema, { countBy: 'accountId' }) as SqliteCollection<Contact>;
+  await marked.insertMany(Array.from({ length: 2000 }, (_, i) => contact(i)));
+  const filter = {
+    accountId: 'acc',
+    $or: [{ email: { $gte: 'reader5' } }, { n: { $lt: 10 }, at: { $gte: new Date(T0 + 5 * DAY) } }],
+    $nor: [{ n: 3 }, { email: 'reader51@example.com' }],
+  };
+  const db = (store as SqliteStore).reader(marked.table)!;
+  const planned = marked.table.countQuery(db, filter);
+  expect(planned.native).toBe(false);
+  expect(planned.chunked).toBeDefined(); // the walk in chunks, and the row by row read otherwise
+  for (const sql of [planned.chunked!.sql, planned.sql]) {
+    const opcodes = (db.prepare(`EXPLAIN ${sql}`).all() as { opcode: string }[]).map((r) => r.opcode);
+    expect(opcodes).toContain('Function'); // the conditions on the document are in this program
+    expect(opcodes).not.toContain('Or');
+    expect(opcodes).not.toContain('And');
+  }
+  const expected = Array.from({ length: 2000 }, (_, i) => contact(i)).filter((x) => x.accountId === 'acc' && (x.email >= 'reader5' || (x.n < 10 && x.at.getTime() >= T0 + 5 * DAY)) && !(x.n === 3 || x.email === 'reader51@example.com'));
+  expect(await marked.countDocuments(filter)).toBe(expected.length);
+});
+
 test('a count or scan whose SQL condition matches few rows is sliced too (SQLite never walks the account in one step)', async () => {
   // more rows than SQLite walks within one slice
   const many = store.collection<Contact>('many', schema);

@@ -66,6 +66,15 @@ const single = <R>(read: (row: Record<string, unknown>) => R) => (): Collector<R
   return { onRow: (row) => ((value = read(row)), false), result: () => value };
 };
 
+/**
+ * Whether a row meets a condition, as 1 or 0. A CASE, not the condition's value: SQLite computes an
+ * AND / OR used as a value from both its operands, but tests a CASE's condition as it tests a WHERE,
+ * stopping at the first operand that decides it. A compiled segment is an $or of groups, each an
+ * AND: read as a value, every condition of every group was evaluated on every contact, each a walk
+ * of its binary JSON (measured on bench/segments' 100k contacts: 494 -> 382 ms per count).
+ */
+const mark = (cond: string) => `CASE WHEN ${cond} THEN 1 ELSE 0 END`;
+
 /** Counts the rows a marked read (Table.slicedRead) says match. */
 const counter = (): Collector<number> => {
   let n = 0;
@@ -174,7 +183,7 @@ export class Table {
     const served = Object.keys(filter).every((k) => prefix.includes(k)) || this.multikey.restriction(filter, []) !== undefined;
     const bounds = [...prefix, ...this.rangeAfter(filter, prefix, sort)];
     const range = served ? full : this.plan(Object.fromEntries(bounds.map((k) => [k, filter[k]])), sort);
-    const column = served ? (what === 'm' ? '1 AS m' : DOC) : what === 'm' ? `(${full.cond}) AS m` : `CASE WHEN ${full.cond} THEN json(doc) END AS doc`;
+    const column = served ? (what === 'm' ? '1 AS m' : DOC) : what === 'm' ? `${mark(full.cond)} AS m` : `CASE WHEN ${full.cond} THEN json(doc) END AS doc`;
     return {
       sql: `SELECT ${column} FROM ${range.from}${range.where}${full.order ? ` ORDER BY ${full.order}` : ''}`,
       params: served ? full.params : [...full.params, ...range.params],
@@ -369,7 +378,7 @@ export class Table {
       if (rows * 4 < last) return undefined;
     }
     return {
-      sql: `SELECT count(*) AS rows, total(m) AS n, max(rid) AS last FROM (SELECT rid, (${plan.cond}) AS m FROM ${this.sqlName} NOT INDEXED WHERE rid > ? ORDER BY rid LIMIT ?)`,
+      sql: `SELECT count(*) AS rows, total(m) AS n, max(rid) AS last FROM (SELECT rid, ${mark(plan.cond)} AS m FROM ${this.sqlName} NOT INDEXED WHERE rid > ? ORDER BY rid LIMIT ?)`,
       params: plan.params,
     };
   }

@@ -12,7 +12,7 @@
  * their Date key is null, so they never match a Date comparison, as on MongoDB, and sort as null.)
  *
  * Every generated condition is two-valued once NULL is read as false, which is what `$nor`'s
- * `NOT coalesce(..., 0)` relies on.
+ * `CASE WHEN ... THEN 0 ELSE 1 END` relies on.
  */
 import mongoose from 'mongoose';
 import type { Filter } from '../types';
@@ -114,7 +114,9 @@ export class FilterTranslator {
       const or = `(${parts.map((p) => p.sql).join(' OR ')})`;
       const exact = parts.every((p) => p.exact);
       if (key === '$or') return { sql: or, exact };
-      return exact ? { sql: `NOT coalesce(${or}, 0)`, exact } : discard(NONE);
+      // a CASE, not NOT coalesce(...): SQLite computes every branch of an OR that is a function's
+      // argument, but tests a CASE's condition branch by branch, as a WHERE (the NULL as false alike)
+      return exact ? { sql: `CASE WHEN ${or} THEN 0 ELSE 1 END`, exact } : discard(NONE);
     }
     if (key.startsWith('$')) return NONE;
     const kind = this.kindOf(key);
