@@ -109,19 +109,26 @@ export interface SegmentPreview {
 
 async function preview(deps: SegmentDeps, accountId: string, expression: SegmentExpression, topicId: string | undefined, stored?: SegmentDoc[]): Promise<SegmentPreview> {
   const { contacts } = repositoriesOf(deps, accountId);
-  const { trueFilter, unknownFilter, captureScopes } = await compileFor(deps, accountId, expression, stored);
-  const reach: Filter[] = [trueFilter, { subscriberStatus: 'ACTIVE' }];
+  const { trueFilter, falseFilter, captureScopes } = await compileFor(deps, accountId, expression, stored);
+  // the cheap conditions first: a contact that is not reachable is not tested against the expression
+  const reach: Filter[] = [{ subscriberStatus: 'ACTIVE' }];
   if (topicId) reach.push({ topics: topicId }, { 'optOuts.topicId': { $ne: topicId } });
-  // All four over the account's contacts, issued together. The account condition stays at the top
-  // level of each, where both stores plan by it (an index prefix); the embedded store runs a count it
+  reach.push(trueFilter);
+  // All over the account's contacts, issued together. The account condition stays at the top level
+  // of each, where both stores plan by it (an index prefix); the embedded store runs a count it
   // cannot answer from an index in slices on a connection of its own, so the service keeps
-  // answering other calls meanwhile.
-  const [matching, unknown, reachable, first] = await Promise.all([
+  // answering other calls meanwhile. Every contact is exactly one of TRUE, FALSE and UNKNOWN, so the
+  // unknown ones are the rest: counting them would test the TRUE and the FALSE filter once more
+  // (a quarter of a preview's work over a million contacts). The account's total is a kept count.
+  const [total, matching, notMatching, reachable, first] = await Promise.all([
+    contacts.count({}),
     contacts.count(trueFilter),
-    contacts.count(unknownFilter),
+    contacts.count(falseFilter),
     contacts.count({ accountId, $and: reach }),
     contacts.find(trueFilter, { sort: { registeredAt: 1, _id: 1 }, limit: PREVIEW_CONTACTS, projection: { email: 1, firstName: 1, subscriberStatus: 1 } }),
   ]);
+  // the reads are not one snapshot: contacts removed meanwhile must not make the rest negative
+  const unknown = Math.max(0, total - matching - notMatching);
   return { matching, unknown, reachable, contacts: first.map((c) => ({ id: c._id, email: c.email, firstName: c.firstName, subscriberStatus: c.subscriberStatus })), captureScopes };
 }
 

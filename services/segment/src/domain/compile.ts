@@ -32,7 +32,7 @@ export interface CompiledSegment {
   trueFilter: Filter;
   /** Contacts of the account for which it is FALSE. */
   falseFilter: Filter;
-  /** Contacts of the account for which it is UNKNOWN (preview's unknownCount). */
+  /** Contacts of the account for which it is UNKNOWN (the definition; a preview counts them as the rest of the account). */
   unknownFilter: Filter;
 }
 
