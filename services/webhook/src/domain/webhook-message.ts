@@ -2,6 +2,7 @@
 // event type, and the Standard Webhooks headers. The body is built once, when the delivery is created,
 // and stored: every attempt posts and signs the same bytes.
 import { Webhook } from 'standardwebhooks';
+import { Lru } from '@mailer/kit';
 import type { DomainFact } from '@mailer/nats/facts';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -47,15 +48,11 @@ export function webhookHeaders(eventId: string, body: string, secrets: string[],
   };
 }
 
-/** Signers by secret, so that a secret's key is decoded once, not per attempt (oldest dropped first). */
-const signers = new Map<string, Webhook>();
-const SIGNERS = 10_000;
+/** Signers by secret, so that a secret's key is decoded once, not per attempt. */
+const signers = new Lru<string, Webhook>(10_000);
 function signer(secret: string): Webhook {
   let wh = signers.get(secret);
-  if (!wh) {
-    if (signers.size >= SIGNERS) signers.delete(signers.keys().next().value!);
-    signers.set(secret, (wh = new Webhook(secret)));
-  }
+  if (!wh) signers.set(secret, (wh = new Webhook(secret)));
   return wh;
 }
 
